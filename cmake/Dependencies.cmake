@@ -1,0 +1,14 @@
+# Every external dependency, found once, from Debian 12's packages
+# (cmake/install-deps.sh installs them). Versions and gotchas are measured in
+# ../shared/DEPENDENCIES.md.
+find_package(fmt CONFIG REQUIRED)
+find_package(spdlog CONFIG REQUIRED)
+find_package(dlpack CONFIG REQUIRED)          # its config says 0.1.0: ask for no version
+find_package(nlohmann_json 3 CONFIG REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)
+if(TESSERA_BUILD_TESTS)
+  find_package(Catch2 2 CONFIG REQUIRED)
+  find_program(TESSERA_LIT NAMES lit.py lit PATHS /usr/lib/llvm-19/build/utils/lit NO_DEFAULT_PATH)
+  find_program(TESSERA_FILECHECK FileCheck PATHS /usr/lib/llvm-19/bin NO_DEFAULT_PATH)
+  find_package(Python3 REQUIRED COMPONENTS Interpreter)
+endif()

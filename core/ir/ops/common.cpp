@@ -1,0 +1,70 @@
+//===- ir/ops/common.cpp - Helpers shared by the op families -------------===//
+#include "ir/ops/common.h"
+
+#include <fmt/format.h>
+
+namespace tessera::ir::ops {
+
+Expected<Shape> broadcastShapes(std::span<const int64_t> a, std::span<const int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return Error::format("cannot broadcast {} with {}", shapeStr(a), shapeStr(b));
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank, std::string_view attrName) {
+  if (axis < -rank || axis >= rank || rank == 0)
+    return Error::format("attribute '{}' = {} is out of range for rank {} (expected {}..{})",
+                         attrName, axis, rank, -rank, rank - 1);
+  return axis < 0 ? axis + rank : axis;
+}
+
+Status requireSameDType(std::span<const Type> inputs) {
+  for (size_t i = 1; i < inputs.size(); ++i)
+    if (inputs[i].dtype() != inputs[0].dtype())
+      return Error::format("argument {} has dtype {}, expected {} (as argument 0)", i,
+                           dtypeName(inputs[i].dtype()), dtypeName(inputs[0].dtype()));
+  return okStatus();
+}
+
+Status requireRank(const Op &op, std::span<const Type> inputs, size_t index, size_t rank) {
+  if (inputs[index].rank() == rank)
+    return okStatus();
+  std::string argName = index < op.argNames.size() ? op.argNames[index]
+                        : op.argNames.empty()      ? std::string("arg")
+                                                   : op.argNames.back();
+  return Error::format("argument {} ('{}') must have rank {}, got {}", index, argName, rank,
+                       inputs[index].str());
+}
+
+Status requireFloat(std::span<const Type> inputs, size_t index) {
+  if (isFloat(inputs[index].dtype()))
+    return okStatus();
+  return Error::format("argument {} must be a float tensor, got {}", index, inputs[index].str());
+}
+
+void unravelIndex(int64_t flat, std::span<const int64_t> shape, std::span<int64_t> out) {
+  for (size_t i = shape.size(); i-- > 0;) {
+    int64_t d = shape[i];
+    out[i] = d == 0 ? 0 : flat % d;
+    flat = d == 0 ? 0 : flat / d;
+  }
+}
+
+int64_t broadcastSourceIndex(std::span<const int64_t> outIndex, std::span<const int64_t> inShape) {
+  size_t offset = outIndex.size() - inShape.size();
+  int64_t flat = 0;
+  for (size_t i = 0; i < inShape.size(); ++i) {
+    int64_t idx = inShape[i] == 1 ? 0 : outIndex[offset + i];
+    flat = flat * inShape[i] + idx;
+  }
+  return flat;
+}
+
+} // namespace tessera::ir::ops

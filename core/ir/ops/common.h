@@ -1,0 +1,39 @@
+//===- ir/ops/common.h - Helpers shared by type relations and kernels -*- C++ -*-===//
+#pragma once
+
+#include "ir/op.h"
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace tessera::ir::ops {
+
+/// Numpy broadcasting of two shapes. Error: "cannot broadcast [2, 3] with [4]".
+Expected<Shape> broadcastShapes(std::span<const int64_t> a, std::span<const int64_t> b);
+
+/// Maps a possibly negative axis into [0, rank). Error names the attribute:
+/// "attribute 'axis' = 5 is out of range for rank 4 (expected -4..3)".
+Expected<int64_t> normalizeAxis(int64_t axis, int64_t rank, std::string_view attrName = "axis");
+
+/// Every input must have the dtype of the first. Error names the argument
+/// positions and dtypes: "argument 1 has dtype i64, expected f32 (as argument 0)".
+Status requireSameDType(std::span<const Type> inputs);
+
+/// Requires the tensor at `index` to have rank `rank`. Error: "argument 0
+/// ('data') must have rank 4, got f32[1, 3]".
+Status requireRank(const Op &op, std::span<const Type> inputs, size_t index, size_t rank);
+
+/// Requires the dtype to be a float type. Error: "argument 0 must be a float
+/// tensor, got i32[2]".
+Status requireFloat(std::span<const Type> inputs, size_t index);
+
+/// Row-major multi-index of a flat index.
+void unravelIndex(int64_t flat, std::span<const int64_t> shape, std::span<int64_t> out);
+
+/// For numpy broadcasting: the flat index into an input of shape `inShape`
+/// for the output multi-index `outIndex` (inShape right-aligned with the
+/// output; size-1 dims read index 0).
+int64_t broadcastSourceIndex(std::span<const int64_t> outIndex, std::span<const int64_t> inShape);
+
+} // namespace tessera::ir::ops

@@ -1,0 +1,748 @@
+//===- ir/ops/nn.cpp - NN ops: products, normalisation, softmax, resize --===//
+//
+// The NN op family, except convolution and pooling (nn_conv.cpp):
+//   dense, matmul, batch_matmul   products (ints accumulate in int64, floats in
+//                                 double)
+//   bias_add, batch_norm, layer_norm
+//   softmax, log_softmax
+//   resize2d                      ONNX Resize on the two spatial dims of NCHW
+// Each op has a type relation and a reference kernel; semantics follow ONNX
+// (opset 13-17). registerNNOps() also registers the conv/pool ops.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/ops/common.h"
+#include "ir/ops/ops.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace tessera::ir::ops {
+
+// nn_conv.cpp: conv2d, conv2d_transpose, max/avg/global pooling.
+Status registerConvPoolOps(OpRegistry &r);
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+/// "argument 0 ('data') must have rank 4, got f32[1, 3]" (as requireRank).
+Status requireRankOf(std::span<const Type> inputs, size_t index, size_t rank,
+                     std::string_view argName) {
+  if (inputs[index].rank() == rank)
+    return okStatus();
+  return Error::format("argument {} ('{}') must have rank {}, got {}", index, argName, rank,
+                       inputs[index].str());
+}
+
+/// "argument 0 ('a') must have rank >= 1, got f32[]".
+Status requireMinRank(std::span<const Type> inputs, size_t index, size_t rank,
+                      std::string_view argName) {
+  if (inputs[index].rank() >= rank)
+    return okStatus();
+  return Error::format("argument {} ('{}') must have rank >= {}, got {}", index, argName, rank,
+                       inputs[index].str());
+}
+
+/// Any dtype but bool. "argument 0 must be a numeric tensor, got bool[2]".
+Status requireNumeric(std::span<const Type> inputs, size_t index) {
+  if (!isBool(inputs[index].dtype()))
+    return okStatus();
+  return Error::format("argument {} must be a numeric tensor, got {}", index,
+                       inputs[index].str());
+}
+
+int64_t product(std::span<const int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    p *= d;
+  return p;
+}
+
+// Integer products wrap (two's complement) instead of overflowing.
+int64_t wrapMulAdd(int64_t acc, int64_t a, int64_t b) {
+  return int64_t(uint64_t(acc) + uint64_t(a) * uint64_t(b));
+}
+
+/// out[o] = sum_k a[aOff(o) + k*aStep] * b[bOff(o) + k*bStep]: the one inner
+/// loop behind dense, matmul and batch_matmul. `offsets` yields, per output
+/// element, the start offsets into a and b.
+template <typename Offsets>
+Tensor productKernel(const Tensor &a, const Tensor &b, const Type &outType, int64_t K,
+                     int64_t aStep, int64_t bStep, Offsets offsets) {
+  Tensor y(outType.dtype(), outType.shape());
+  bool fp = isFloat(outType.dtype());
+  for (int64_t o = 0; o < y.numel(); ++o) {
+    auto [ao, bo] = offsets(o);
+    if (fp) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; ++k)
+        acc += a.getDouble(ao + k * aStep) * b.getDouble(bo + k * bStep);
+      y.setDouble(o, acc);
+    } else {
+      int64_t acc = 0;
+      for (int64_t k = 0; k < K; ++k)
+        acc = wrapMulAdd(acc, a.getInt(ao + k * aStep), b.getInt(bo + k * bStep));
+      y.setInt(o, acc);
+    }
+  }
+  return y;
+}
+
+//===----------------------------------------------------------------------===//
+// dense(data [..., K], weight [U, K]) -> [..., U]: y = data x weight^T
+// (ONNX Gemm with transB=1, generalised to leading batch dims).
+//===----------------------------------------------------------------------===//
+
+Expected<Type> denseRelation(std::span<const Type> in, const Attrs &) {
+  TS_RETURN_IF_ERROR(requireMinRank(in, 0, 1, "data"));
+  TS_RETURN_IF_ERROR(requireRankOf(in, 1, 2, "weight"));
+  TS_RETURN_IF_ERROR(requireNumeric(in, 0));
+  TS_RETURN_IF_ERROR(requireSameDType(in));
+  const Shape &x = in[0].shape(), &w = in[1].shape();
+  if (x.back() != w[1])
+    return Error::format("inner dimensions do not match: data has {}, weight has {}", x.back(),
+                         w[1]);
+  Shape out = x;
+  out.back() = w[0];
+  return Type::tensor(in[0].dtype(), out);
+}
+
+Expected<std::vector<Tensor>> denseKernel(std::span<const Tensor> in, const Attrs &,
+                                          const Type &outType) {
+  int64_t K = in[1].shape()[1], U = in[1].shape()[0];
+  return std::vector<Tensor>{productKernel(in[0], in[1], outType, K, 1, 1, [&](int64_t o) {
+    return std::pair<int64_t, int64_t>{(o / U) * K, (o % U) * K};
+  })};
+}
+
+//===----------------------------------------------------------------------===//
+// matmul(a, b): numpy / ONNX MatMul. A 1-D a is [1, K] and a 1-D b is [K, 1],
+// with the added dim removed from the result; leading (batch) dims broadcast.
+//===----------------------------------------------------------------------===//
+
+struct MatmulShapes {
+  Shape a, b;     // promoted to rank >= 2
+  Shape batch;    // broadcast batch dims
+  Shape out;      // result shape (promoted dims removed)
+};
+
+Expected<MatmulShapes> matmulShapes(std::span<const Type> in) {
+  TS_RETURN_IF_ERROR(requireMinRank(in, 0, 1, "a"));
+  TS_RETURN_IF_ERROR(requireMinRank(in, 1, 1, "b"));
+  TS_RETURN_IF_ERROR(requireNumeric(in, 0));
+  TS_RETURN_IF_ERROR(requireSameDType(in));
+  MatmulShapes s;
+  s.a = in[0].shape();
+  s.b = in[1].shape();
+  if (s.a.size() == 1)
+    s.a.insert(s.a.begin(), 1);
+  if (s.b.size() == 1)
+    s.b.push_back(1);
+  int64_t K = s.a.back(), K2 = s.b[s.b.size() - 2];
+  if (K != K2)
+    return Error::format("inner dimensions do not match: a has {}, b has {}", K, K2);
+  std::span<const int64_t> aBatch(s.a.data(), s.a.size() - 2), bBatch(s.b.data(), s.b.size() - 2);
+  auto batch = broadcastShapes(aBatch, bBatch);
+  if (!batch.ok())
+    return Error::format("batch dimensions: {}", batch.error().message());
+  s.batch = *batch;
+  s.out = s.batch;
+  if (in[0].rank() >= 2)
+    s.out.push_back(s.a[s.a.size() - 2]);
+  if (in[1].rank() >= 2)
+    s.out.push_back(s.b.back());
+  return s;
+}
+
+Expected<Type> matmulRelation(std::span<const Type> in, const Attrs &) {
+  TS_ASSIGN_OR_RETURN(MatmulShapes s, matmulShapes(in));
+  return Type::tensor(in[0].dtype(), s.out);
+}
+
+Expected<std::vector<Tensor>> matmulKernel(std::span<const Tensor> in, const Attrs &,
+                                           const Type &outType) {
+  Type types[2] = {in[0].type(), in[1].type()};
+  TS_ASSIGN_OR_RETURN(MatmulShapes s, matmulShapes(types));
+  int64_t M = s.a[s.a.size() - 2], K = s.a.back(), N = s.b.back();
+  std::span<const int64_t> aBatch(s.a.data(), s.a.size() - 2), bBatch(s.b.data(), s.b.size() - 2);
+  std::vector<int64_t> bidx(s.batch.size());
+  return std::vector<Tensor>{productKernel(in[0], in[1], outType, K, 1, N, [&](int64_t o) {
+    int64_t n = o % N, m = (o / N) % M, batch = o / (N * M);
+    unravelIndex(batch, s.batch, bidx);
+    int64_t ab = broadcastSourceIndex(bidx, aBatch), bb = broadcastSourceIndex(bidx, bBatch);
+    return std::pair<int64_t, int64_t>{(ab * M + m) * K, bb * K * N + n};
+  })};
+}
+
+//===----------------------------------------------------------------------===//
+// batch_matmul(a [B, M, K], b [B, K, N]) -> [B, M, N]; transpose_a /
+// transpose_b swap the last two dims of a / b first; a batch of 1 broadcasts.
+//===----------------------------------------------------------------------===//
+
+struct BatchMatmulDims {
+  int64_t B, M, K, N;
+};
+
+Expected<BatchMatmulDims> batchMatmulDims(std::span<const Type> in, const Attrs &attrs) {
+  TS_RETURN_IF_ERROR(requireRankOf(in, 0, 3, "a"));
+  TS_RETURN_IF_ERROR(requireRankOf(in, 1, 3, "b"));
+  TS_RETURN_IF_ERROR(requireNumeric(in, 0));
+  TS_RETURN_IF_ERROR(requireSameDType(in));
+  const Shape &a = in[0].shape(), &b = in[1].shape();
+  bool ta = attrs.getBool("transpose_a"), tb = attrs.getBool("transpose_b");
+  int64_t M = ta ? a[2] : a[1], K = ta ? a[1] : a[2];
+  int64_t K2 = tb ? b[2] : b[1], N = tb ? b[1] : b[2];
+  if (a[0] != b[0] && a[0] != 1 && b[0] != 1)
+    return Error::format("batch sizes {} and {} do not match (must be equal or 1)", a[0], b[0]);
+  if (K != K2)
+    return Error::format("inner dimensions do not match: a has {}, b has {}", K, K2);
+  return BatchMatmulDims{a[0] == 1 ? b[0] : a[0], M, K, N};
+}
+
+Expected<Type> batchMatmulRelation(std::span<const Type> in, const Attrs &attrs) {
+  TS_ASSIGN_OR_RETURN(BatchMatmulDims d, batchMatmulDims(in, attrs));
+  return Type::tensor(in[0].dtype(), {d.B, d.M, d.N});
+}
+
+Expected<std::vector<Tensor>> batchMatmulKernel(std::span<const Tensor> in, const Attrs &attrs,
+                                                const Type &outType) {
+  Type types[2] = {in[0].type(), in[1].type()};
+  TS_ASSIGN_OR_RETURN(BatchMatmulDims d, batchMatmulDims(types, attrs));
+  bool ta = attrs.getBool("transpose_a"), tb = attrs.getBool("transpose_b");
+  bool aBcast = in[0].shape()[0] == 1, bBcast = in[1].shape()[0] == 1;
+  int64_t aStep = ta ? d.M : 1, bStep = tb ? 1 : d.N;
+  return std::vector<Tensor>{
+      productKernel(in[0], in[1], outType, d.K, aStep, bStep, [&](int64_t o) {
+        int64_t n = o % d.N, m = (o / d.N) % d.M, batch = o / (d.N * d.M);
+        int64_t ab = aBcast ? 0 : batch, bb = bBcast ? 0 : batch;
+        int64_t ao = ab * d.M * d.K + (ta ? m : m * d.K);
+        int64_t bo = bb * d.K * d.N + (tb ? n * d.K : n);
+        return std::pair<int64_t, int64_t>{ao, bo};
+      })};
+}
+
+//===----------------------------------------------------------------------===//
+// bias_add(data, bias [C]): y = data + bias broadcast along `axis`
+// (data.shape[axis] == C).
+//===----------------------------------------------------------------------===//
+
+Expected<Type> biasAddRelation(std::span<const Type> in, const Attrs &attrs) {
+  TS_RETURN_IF_ERROR(requireRankOf(in, 1, 1, "bias"));
+  TS_RETURN_IF_ERROR(requireNumeric(in, 0));
+  TS_RETURN_IF_ERROR(requireSameDType(in));
+  TS_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(attrs.getInt("axis"), in[0].rank()));
+  int64_t c = in[0].shape()[size_t(axis)];
+  if (in[1].shape()[0] != c)
+    return Error::format("bias length {} does not match data dimension {} at axis {}",
+                         in[1].shape()[0], c, axis);
+  return in[0];
+}
+
+/// For a flat index into `shape`, the index along `axis`.
+struct AxisIndexer {
+  int64_t inner, dim;
+  AxisIndexer(const Shape &shape, int64_t axis)
+      : inner(product(std::span(shape).subspan(size_t(axis) + 1))), dim(shape[size_t(axis)]) {}
+  int64_t operator()(int64_t flat) const { return (flat / inner) % dim; }
+};
+
+Expected<std::vector<Tensor>> biasAddKernel(std::span<const Tensor> in, const Attrs &attrs,
+                                            const Type &outType) {
+  const Tensor &x = in[0], &bias = in[1];
+  TS_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(attrs.getInt("axis"), x.rank()));
+  AxisIndexer at(x.shape(), axis);
+  Tensor y(outType.dtype(), outType.shape());
+  bool fp = isFloat(x.dtype());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    if (fp)
+      y.setDouble(i, x.getDouble(i) + bias.getDouble(at(i)));
+    else
+      y.setInt(i, int64_t(uint64_t(x.getInt(i)) + uint64_t(bias.getInt(at(i)))));
+  }
+  return std::vector<Tensor>{y};
+}
+
+//===----------------------------------------------------------------------===//
+// batch_norm(data, gamma, beta, mean, var), inference form (ONNX
+// BatchNormalization, training_mode=0):
+//   y = (x - mean[c]) / sqrt(var[c] + epsilon) * gamma[c] + beta[c]
+// where c is the index along `axis`; every parameter has shape [C].
+//===----------------------------------------------------------------------===//
+
+Expected<Type> batchNormRelation(std::span<const Type> in, const Attrs &attrs) {
+  TS_RETURN_IF_ERROR(requireFloat(in, 0));
+  TS_RETURN_IF_ERROR(requireSameDType(in));
+  TS_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(attrs.getInt("axis"), in[0].rank()));
+  Shape c{in[0].shape()[size_t(axis)]};
+  static const char *const names[] = {"data", "gamma", "beta", "mean", "var"};
+  for (size_t i = 1; i < 5; ++i)
+    if (in[i].shape() != c)
+      return Error::format("argument {} ('{}') must have shape {}, got {}", i, names[i],
+                           shapeStr(c), in[i].str());
+  return in[0];
+}
+
+Expected<std::vector<Tensor>> batchNormKernel(std::span<const Tensor> in, const Attrs &attrs,
+                                              const Type &outType) {
+  const Tensor &x = in[0];
+  TS_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(attrs.getInt("axis"), x.rank()));
+  double eps = attrs.getFloat("epsilon");
+  AxisIndexer at(x.shape(), axis);
+  Tensor y(outType.dtype(), outType.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t c = at(i);
+    double norm = (x.getDouble(i) - in[3].getDouble(c)) / std::sqrt(in[4].getDouble(c) + eps);
+    y.setDouble(i, norm * in[1].getDouble(c) + in[2].getDouble(c));
+  }
+  return std::vector<Tensor>{y};
+}
+
+//===----------------------------------------------------------------------===//
+// layer_norm(data, gamma[, beta]) (ONNX LayerNormalization): each slice over
+// dims [axis, rank) is normalised with its own mean and (biased) variance,
+//   y = (x - mean) / sqrt(var + epsilon) * gamma + beta,
+// gamma and beta broadcasting (numpy, unidirectionally) to data.shape[axis:].
+// beta is optional, as in ONNX (opset 17).
+//===----------------------------------------------------------------------===//
+
+/// `s` broadcasts unidirectionally to `target` (right-aligned, dims 1 or equal).
+bool broadcastsTo(const Shape &s, std::span<const int64_t> target) {
+  if (s.size() > target.size())
+    return false;
+  size_t off = target.size() - s.size();
+  for (size_t i = 0; i < s.size(); ++i)
+    if (s[i] != 1 && s[i] != target[off + i])
+      return false;
+  return true;
+}
+
+Expected<Type> layerNormRelation(std::span<const Type> in, const Attrs &attrs) {
+  TS_RETURN_IF_ERROR(requireFloat(in, 0));
+  TS_RETURN_IF_ERROR(requireSameDType(in));
+  TS_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(attrs.getInt("axis"), in[0].rank()));
+  auto normShape = std::span(in[0].shape()).subspan(size_t(axis));
+  static const char *const names[] = {"data", "gamma", "beta"};
+  for (size_t i = 1; i < in.size(); ++i)
+    if (!broadcastsTo(in[i].shape(), normShape))
+      return Error::format("argument {} ('{}') shape {} does not broadcast to normalized shape {}",
+                           i, names[i], shapeStr(in[i].shape()), shapeStr(normShape));
+  return in[0];
+}
+
+Expected<std::vector<Tensor>> layerNormKernel(std::span<const Tensor> in, const Attrs &attrs,
+                                              const Type &outType) {
+  const Tensor &x = in[0];
+  TS_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(attrs.getInt("axis"), x.rank()));
+  double eps = attrs.getFloat("epsilon");
+  std::span<const int64_t> normShape = std::span(x.shape()).subspan(size_t(axis));
+  int64_t inner = product(normShape), outer = inner == 0 ? 0 : x.numel() / inner;
+  // gamma and beta expanded to the normalized shape.
+  std::vector<double> gamma(static_cast<size_t>(inner)), beta(static_cast<size_t>(inner), 0.0);
+  std::vector<int64_t> idx(normShape.size());
+  for (int64_t j = 0; j < inner; ++j) {
+    unravelIndex(j, normShape, idx);
+    gamma[size_t(j)] = in[1].getDouble(broadcastSourceIndex(idx, in[1].shape()));
+    if (in.size() > 2)
+      beta[size_t(j)] = in[2].getDouble(broadcastSourceIndex(idx, in[2].shape()));
+  }
+  Tensor y(outType.dtype(), outType.shape());
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t base = o * inner;
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < inner; ++j)
+      mean += x.getDouble(base + j);
+    mean /= double(inner);
+    for (int64_t j = 0; j < inner; ++j) {
+      double d = x.getDouble(base + j) - mean;
+      var += d * d;
+    }
+    var /= double(inner);
+    double inv = 1.0 / std::sqrt(var + eps);
+    for (int64_t j = 0; j < inner; ++j)
+      y.setDouble(base + j,
+                  (x.getDouble(base + j) - mean) * inv * gamma[size_t(j)] + beta[size_t(j)]);
+  }
+  return std::vector<Tensor>{y};
+}
+
+//===----------------------------------------------------------------------===//
+// softmax / log_softmax along one axis (ONNX opset 13):
+//   softmax(x)_i = exp(x_i - max) / sum_j exp(x_j - max)
+//   log_softmax(x)_i = x_i - max - log(sum_j exp(x_j - max))
+//===----------------------------------------------------------------------===//
+
+Expected<Type> softmaxRelation(std::span<const Type> in, const Attrs &attrs) {
+  TS_RETURN_IF_ERROR(requireFloat(in, 0));
+  TS_RETURN_IF_ERROR(normalizeAxis(attrs.getInt("axis"), in[0].rank()));
+  return in[0];
+}
+
+Expected<std::vector<Tensor>> softmaxKernel(const Tensor &x, const Attrs &attrs,
+                                            const Type &outType, bool log) {
+  TS_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(attrs.getInt("axis"), x.rank()));
+  const Shape &s = x.shape();
+  int64_t n = s[size_t(axis)];
+  int64_t inner = product(std::span(s).subspan(size_t(axis) + 1));
+  int64_t outer = product(std::span(s).subspan(0, size_t(axis)));
+  Tensor y(outType.dtype(), outType.shape());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&](int64_t k) { return (o * n + k) * inner + i; };
+      double mx = -INFINITY;
+      for (int64_t k = 0; k < n; ++k)
+        mx = std::max(mx, x.getDouble(at(k)));
+      double sum = 0;
+      for (int64_t k = 0; k < n; ++k)
+        sum += std::exp(x.getDouble(at(k)) - mx);
+      for (int64_t k = 0; k < n; ++k) {
+        double shifted = x.getDouble(at(k)) - mx;
+        y.setDouble(at(k), log ? shifted - std::log(sum) : std::exp(shifted) / sum);
+      }
+    }
+  return std::vector<Tensor>{y};
+}
+
+//===----------------------------------------------------------------------===//
+// resize2d(data [N, C, H, W]) -> [N, C, size[0], size[1]] (ONNX Resize on the
+// spatial dims, following onnx/reference/ops/op_resize.py). Per output
+// coordinate x and scale s (scales attr, else size/in), the source coordinate
+// x_ori follows coordinate_transformation_mode; neighbours are taken from the
+// edge-padded input, preferring lower indices on ties; the weights are
+//   nearest: one-hot per nearest_mode (x_ori integral -> itself)
+//   linear:  [1 - r, r] on floor/ceil
+//   cubic:   Keys kernel with coefficient cubic_coeff_a on 4 neighbours
+// with r = x_ori - floor(x_ori) (1 when x_ori is integral). exclude_outside
+// zeroes the weights of neighbours outside the input and renormalises.
+// The 2-D result is the tensor product of the per-axis weights (the
+// reference interpolates axis by axis, which is the same sum).
+//===----------------------------------------------------------------------===//
+
+constexpr std::array<std::string_view, 3> kResizeModes = {"nearest", "linear", "cubic"};
+constexpr std::array<std::string_view, 6> kCoordModes = {
+    "half_pixel",    "half_pixel_symmetric", "pytorch_half_pixel",
+    "align_corners", "asymmetric",           "tf_half_pixel_for_nn"};
+constexpr std::array<std::string_view, 4> kNearestModes = {"round_prefer_floor",
+                                                           "round_prefer_ceil", "floor", "ceil"};
+
+template <size_t N>
+Status requireOneOf(const Attrs &attrs, std::string_view name,
+                    const std::array<std::string_view, N> &allowed) {
+  std::string v = attrs.getString(name);
+  if (std::find(allowed.begin(), allowed.end(), v) != allowed.end())
+    return okStatus();
+  return Error::format("attribute '{}' = \"{}\" is not one of: {}", name, v,
+                       fmt::join(allowed, ", "));
+}
+
+Expected<Type> resize2dRelation(std::span<const Type> in, const Attrs &attrs) {
+  TS_RETURN_IF_ERROR(requireRankOf(in, 0, 4, "data"));
+  TS_RETURN_IF_ERROR(requireOneOf(attrs, "mode", kResizeModes));
+  TS_RETURN_IF_ERROR(requireOneOf(attrs, "coordinate_transformation_mode", kCoordModes));
+  TS_RETURN_IF_ERROR(requireOneOf(attrs, "nearest_mode", kNearestModes));
+  if (attrs.getString("mode") != "nearest")
+    TS_RETURN_IF_ERROR(requireFloat(in, 0));
+  auto size = attrs.getInts("size");
+  if (size.size() != 2)
+    return Error::format("attribute 'size' must have 2 values, got {}", size.size());
+  if (size[0] <= 0 || size[1] <= 0)
+    return Error::format("attribute 'size' must be positive, got {}", shapeStr(size));
+  auto scales = attrs.getFloats("scales");
+  if (!scales.empty() && scales.size() != 2)
+    return Error::format("attribute 'scales' must have 0 or 2 values, got {}", scales.size());
+  for (double s : scales)
+    if (!(s > 0))
+      return Error::format("attribute 'scales' must be positive, got {}",
+                           attrValueStr(AttrValue(scales)));
+  const Shape &x = in[0].shape();
+  if (x[2] == 0 || x[3] == 0)
+    return Error::format("spatial size [{}, {}] must not be empty", x[2], x[3]);
+  return Type::tensor(in[0].dtype(), {x[0], x[1], size[0], size[1]});
+}
+
+/// Source indices (clamped into the input) and weights of one output
+/// coordinate along one axis.
+struct Taps {
+  int n = 0;
+  int64_t idx[4];
+  double w[4];
+};
+
+struct ResizeParams {
+  std::string mode, coord, nearest;
+  double cubicA;
+  bool excludeOutside;
+};
+
+/// x_ori for output coordinate x (onnx _interpolate_1d_with_x).
+double sourceCoord(const std::string &coord, double x, double scale, int64_t inSize,
+                   int64_t outSizeInt) {
+  double outSize = scale * double(inSize);
+  if (coord == "align_corners")
+    return outSize == 1 ? 0.0 : x * double(inSize - 1) / (outSize - 1);
+  if (coord == "asymmetric")
+    return x / scale;
+  if (coord == "pytorch_half_pixel")
+    return outSize == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+  if (coord == "half_pixel_symmetric") {
+    double adjustment = double(outSizeInt) / outSize;
+    double center = double(inSize) / 2;
+    double offset = center * (1 - adjustment);
+    return offset + (x + 0.5) / scale - 0.5;
+  }
+  if (coord == "tf_half_pixel_for_nn")
+    return (x + 0.5) / scale;
+  return (x + 0.5) / scale - 0.5; // half_pixel
+}
+
+Taps resizeTaps(const ResizeParams &p, int64_t x, double scale, int64_t inSize,
+                int64_t outSizeInt) {
+  double xo = sourceCoord(p.coord, double(x), scale, inSize, outSizeInt);
+  double fl = std::floor(xo);
+  bool integral = xo == fl;
+  double r = integral ? 1.0 : xo - fl;
+  Taps t;
+  if (p.mode == "cubic") {
+    double A = p.cubicA, s = 1 - r;
+    t.n = 4;
+    t.w[0] = ((A * (r + 1) - 5 * A) * (r + 1) + 8 * A) * (r + 1) - 4 * A;
+    t.w[1] = ((A + 2) * r - (A + 3)) * r * r + 1;
+    t.w[2] = ((A + 2) * s - (A + 3)) * s * s + 1;
+    t.w[3] = ((A * (s + 1) - 5 * A) * (s + 1) + 8 * A) * (s + 1) - 4 * A;
+  } else {
+    t.n = 2;
+    if (p.mode == "linear") {
+      t.w[0] = 1 - r, t.w[1] = r;
+    } else {
+      bool right = integral                           ? true
+                   : p.nearest == "round_prefer_floor" ? r > 0.5
+                   : p.nearest == "round_prefer_ceil"  ? r >= 0.5
+                   : p.nearest == "floor"              ? false
+                                                       : true; // ceil
+      t.w[0] = right ? 0 : 1, t.w[1] = right ? 1 : 0;
+    }
+  }
+  // The n nearest indices to xo in the input edge-padded by ceil(n/2) on each
+  // side (ties prefer the lower index): a window starting at floor(xo) (or
+  // xo - 1 when integral), one lower for cubic, clamped into the padded range.
+  int64_t pad = (t.n + 1) / 2;
+  int64_t left = int64_t(fl) - (integral ? 1 : 0) - (t.n == 4 ? 1 : 0);
+  int64_t start = std::clamp<int64_t>(left + pad, 0, inSize + 2 * pad - t.n) - pad;
+  double sum = 0;
+  for (int k = 0; k < t.n; ++k) {
+    int64_t i = start + k;
+    if (p.excludeOutside && (i < 0 || i >= inSize))
+      t.w[k] = 0;
+    sum += t.w[k];
+    t.idx[k] = std::clamp<int64_t>(i, 0, inSize - 1);
+  }
+  // Nearest weights are one-hot: exclude_outside is not applied to them
+  // (the reference would divide by zero when the chosen neighbour is outside).
+  if (p.excludeOutside && p.mode != "nearest" && sum != 0)
+    for (int k = 0; k < t.n; ++k)
+      t.w[k] /= sum;
+  return t;
+}
+
+Expected<std::vector<Tensor>> resize2dKernel(std::span<const Tensor> in, const Attrs &attrs,
+                                             const Type &outType) {
+  const Tensor &x = in[0];
+  ResizeParams p{attrs.getString("mode"), attrs.getString("coordinate_transformation_mode"),
+                 attrs.getString("nearest_mode"), attrs.getFloat("cubic_coeff_a"),
+                 attrs.getBool("exclude_outside")};
+  if (p.mode == "nearest")
+    p.excludeOutside = false;
+  const Shape &xs = x.shape(), &ys = outType.shape();
+  auto scales = attrs.getFloats("scales");
+  std::vector<Taps> taps[2];
+  for (int a = 0; a < 2; ++a) {
+    int64_t inSize = xs[2 + size_t(a)], outSize = ys[2 + size_t(a)];
+    double scale = scales.empty() ? double(outSize) / double(inSize) : scales[size_t(a)];
+    for (int64_t o = 0; o < outSize; ++o)
+      taps[a].push_back(resizeTaps(p, o, scale, inSize, outSize));
+  }
+  Tensor y(outType.dtype(), ys);
+  bool nearest = p.mode == "nearest";
+  int64_t H = xs[2], W = xs[3], OH = ys[2], OW = ys[3];
+  for (int64_t nc = 0; nc < xs[0] * xs[1]; ++nc)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const Taps &th = taps[0][size_t(oh)], &tw = taps[1][size_t(ow)];
+        int64_t out = (nc * OH + oh) * OW + ow;
+        if (nearest) {
+          // Copy the chosen element exactly (any dtype).
+          int64_t ih = th.w[0] != 0 ? th.idx[0] : th.idx[1];
+          int64_t iw = tw.w[0] != 0 ? tw.idx[0] : tw.idx[1];
+          int64_t src = (nc * H + ih) * W + iw;
+          if (isFloat(x.dtype()))
+            y.setDouble(out, x.getDouble(src));
+          else
+            y.setInt(out, x.getInt(src));
+          continue;
+        }
+        double acc = 0;
+        for (int i = 0; i < th.n; ++i) {
+          if (th.w[i] == 0)
+            continue;
+          double row = 0;
+          for (int j = 0; j < tw.n; ++j)
+            row += tw.w[j] * x.getDouble((nc * H + th.idx[i]) * W + tw.idx[j]);
+          acc += th.w[i] * row;
+        }
+        y.setDouble(out, acc);
+      }
+  return std::vector<Tensor>{y};
+}
+
+} // namespace
+
+Status registerNNOps(OpRegistry &r) {
+  TS_RETURN_IF_ERROR(registerConvPoolOps(r));
+
+  TS_RETURN_IF_ERROR(r.add(Op{
+      .name = "dense",
+      .description = "fully connected layer: data [..., K] x weight [U, K]^T -> [..., U]",
+      .argNames = {"data", "weight"},
+      .minArgs = 2,
+      .maxArgs = 2,
+      .attrs = {},
+      .pattern = OpPattern::ComputeHeavy,
+      .relation = denseRelation,
+      .kernel = denseKernel,
+  }));
+
+  TS_RETURN_IF_ERROR(r.add(Op{
+      .name = "matmul",
+      .description = "matrix product with numpy/ONNX MatMul broadcasting and 1-D promotion",
+      .argNames = {"a", "b"},
+      .minArgs = 2,
+      .maxArgs = 2,
+      .attrs = {},
+      .pattern = OpPattern::ComputeHeavy,
+      .relation = matmulRelation,
+      .kernel = matmulKernel,
+  }));
+
+  TS_RETURN_IF_ERROR(r.add(Op{
+      .name = "batch_matmul",
+      .description = "batched matrix product [B, M, K] x [B, K, N] -> [B, M, N]",
+      .argNames = {"a", "b"},
+      .minArgs = 2,
+      .maxArgs = 2,
+      .attrs = {AttrSpec{"transpose_a", AttrKind::Bool, AttrValue(false),
+                         "use a with its last two dims swapped"},
+                AttrSpec{"transpose_b", AttrKind::Bool, AttrValue(false),
+                         "use b with its last two dims swapped"}},
+      .pattern = OpPattern::ComputeHeavy,
+      .relation = batchMatmulRelation,
+      .kernel = batchMatmulKernel,
+  }));
+
+  TS_RETURN_IF_ERROR(r.add(Op{
+      .name = "bias_add",
+      .description = "adds a 1-D bias along one axis of data",
+      .argNames = {"data", "bias"},
+      .minArgs = 2,
+      .maxArgs = 2,
+      .attrs = {AttrSpec{"axis", AttrKind::Int, AttrValue(int64_t{1}),
+                         "axis of data the bias runs along"}},
+      .pattern = OpPattern::Broadcast,
+      .relation = biasAddRelation,
+      .kernel = biasAddKernel,
+  }));
+
+  TS_RETURN_IF_ERROR(r.add(Op{
+      .name = "batch_norm",
+      .description = "inference batch normalization (ONNX BatchNormalization)",
+      .argNames = {"data", "gamma", "beta", "mean", "var"},
+      .minArgs = 5,
+      .maxArgs = 5,
+      .attrs = {AttrSpec{"epsilon", AttrKind::Float, AttrValue(1e-5),
+                         "added to the variance"},
+                AttrSpec{"axis", AttrKind::Int, AttrValue(int64_t{1}), "channel axis"}},
+      .pattern = OpPattern::Opaque,
+      .relation = batchNormRelation,
+      .kernel = batchNormKernel,
+  }));
+
+  TS_RETURN_IF_ERROR(r.add(Op{
+      .name = "layer_norm",
+      .description = "layer normalization over dims [axis, rank) (ONNX LayerNormalization)",
+      .argNames = {"data", "gamma", "beta"},
+      .minArgs = 2,
+      .maxArgs = 3,
+      .attrs = {AttrSpec{"axis", AttrKind::Int, AttrValue(int64_t{-1}),
+                         "first normalized axis"},
+                AttrSpec{"epsilon", AttrKind::Float, AttrValue(1e-5),
+                         "added to the variance"}},
+      .pattern = OpPattern::Opaque,
+      .relation = layerNormRelation,
+      .kernel = layerNormKernel,
+  }));
+
+  TS_RETURN_IF_ERROR(r.add(Op{
+      .name = "softmax",
+      .description = "softmax along one axis (ONNX Softmax, opset 13)",
+      .argNames = {"data"},
+      .minArgs = 1,
+      .maxArgs = 1,
+      .attrs = {AttrSpec{"axis", AttrKind::Int, AttrValue(int64_t{-1}), "softmax axis"}},
+      .pattern = OpPattern::Opaque,
+      .relation = softmaxRelation,
+      .kernel = [](std::span<const Tensor> in, const Attrs &attrs, const Type &outType) {
+        return softmaxKernel(in[0], attrs, outType, /*log=*/false);
+      },
+  }));
+
+  TS_RETURN_IF_ERROR(r.add(Op{
+      .name = "log_softmax",
+      .description = "log of softmax along one axis (ONNX LogSoftmax, opset 13)",
+      .argNames = {"data"},
+      .minArgs = 1,
+      .maxArgs = 1,
+      .attrs = {AttrSpec{"axis", AttrKind::Int, AttrValue(int64_t{-1}), "softmax axis"}},
+      .pattern = OpPattern::Opaque,
+      .relation = softmaxRelation,
+      .kernel = [](std::span<const Tensor> in, const Attrs &attrs, const Type &outType) {
+        return softmaxKernel(in[0], attrs, outType, /*log=*/true);
+      },
+  }));
+
+  TS_RETURN_IF_ERROR(r.add(Op{
+      .name = "resize2d",
+      .description = "resizes the spatial dims of NCHW data (ONNX Resize)",
+      .argNames = {"data"},
+      .minArgs = 1,
+      .maxArgs = 1,
+      .attrs =
+          {AttrSpec{"size", AttrKind::Ints, std::nullopt, "output spatial size [OH, OW]"},
+           AttrSpec{"scales", AttrKind::Floats, AttrValue(std::vector<double>{}),
+                    "[sh, sw] for the coordinate transform (default: size / input size)"},
+           AttrSpec{"mode", AttrKind::String, AttrValue(std::string("nearest")),
+                    "nearest, linear or cubic"},
+           AttrSpec{"coordinate_transformation_mode", AttrKind::String,
+                    AttrValue(std::string("half_pixel")),
+                    "half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, "
+                    "asymmetric or tf_half_pixel_for_nn"},
+           AttrSpec{"nearest_mode", AttrKind::String,
+                    AttrValue(std::string("round_prefer_floor")),
+                    "round_prefer_floor, round_prefer_ceil, floor or ceil"},
+           AttrSpec{"cubic_coeff_a", AttrKind::Float, AttrValue(-0.75),
+                    "the cubic kernel's coefficient a"},
+           AttrSpec{"exclude_outside", AttrKind::Bool, AttrValue(false),
+                    "give neighbours outside the input zero weight (renormalised)"}},
+      .pattern = OpPattern::Opaque,
+      .relation = resize2dRelation,
+      .kernel = resize2dKernel,
+  }));
+  return okStatus();
+}
+
+} // namespace tessera::ir::ops

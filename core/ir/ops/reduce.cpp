@@ -1,0 +1,198 @@
+//===- ir/ops/reduce.cpp - Reduction ops ----------------------------------===//
+//
+// reduce_sum, reduce_mean, reduce_max, reduce_min with ONNX ReduceSum/
+// ReduceMean/ReduceMax/ReduceMin semantics (axes given as an attribute):
+//   axes      ints, default [] = reduce every axis; negative axes count from
+//             the end; duplicate or out-of-range axes are errors
+//   keepdims  bool, default true: reduced axes stay as size 1
+// The output dtype is the input dtype. Reference kernels accumulate in
+// double for float dtypes and in int64 for integer dtypes.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/ops/common.h"
+#include "ir/ops/ops.h"
+
+#include <cmath>
+#include <limits>
+
+namespace tessera::ir::ops {
+
+namespace {
+
+enum class ReduceKind { Sum, Mean, Max, Min };
+
+/// Which axes of a rank-`rank` tensor are reduced. Errors name 'axes':
+/// "attribute 'axes' = 4 is out of range for rank 2 (expected -2..1)",
+/// "attribute 'axes' = [1, -1] names axis 1 more than once".
+Expected<std::vector<bool>> reducedAxes(int64_t rank, const std::vector<int64_t> &axes) {
+  std::vector<bool> reduced(static_cast<size_t>(rank), axes.empty());
+  for (int64_t a : axes) {
+    TS_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(a, rank, "axes"));
+    if (reduced[size_t(axis)])
+      return Error::format("attribute 'axes' = {} names axis {} more than once",
+                           attrValueStr(AttrValue{axes}), axis);
+    reduced[size_t(axis)] = true;
+  }
+  return reduced;
+}
+
+/// The input shape with reduced axes set to 1 (the keepdims shape).
+Shape keptShape(const Shape &shape, const std::vector<bool> &reduced) {
+  Shape out = shape;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (reduced[i])
+      out[i] = 1;
+  return out;
+}
+
+/// Reduced axes removed, or kept as 1 when `keepdims`.
+Shape outputShape(const Shape &shape, const std::vector<bool> &reduced, bool keepdims) {
+  Shape out;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (!reduced[i])
+      out.push_back(shape[i]);
+    else if (keepdims)
+      out.push_back(1);
+  }
+  return out;
+}
+
+/// The smallest and largest values of an integer or bool dtype.
+std::pair<int64_t, int64_t> intRange(DType t) {
+  switch (t) {
+  case DType::I8: return {-128, 127};
+  case DType::U8: return {0, 255};
+  case DType::I32:
+    return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+  case DType::Bool: return {0, 1};
+  default:
+    return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+  }
+}
+
+TypeRelation reduceRelation(bool numericOnly) {
+  return [numericOnly](std::span<const Type> in, const Attrs &attrs) -> Expected<Type> {
+    if (numericOnly && isBool(in[0].dtype()))
+      return Error::format("argument 0 must be a numeric tensor, got {}", in[0].str());
+    TS_ASSIGN_OR_RETURN(auto reduced, reducedAxes(int64_t(in[0].rank()), attrs.getInts("axes")));
+    return Type::tensor(in[0].dtype(),
+                        outputShape(in[0].shape(), reduced, attrs.getBool("keepdims")));
+  };
+}
+
+/// The shared reduction loop: every input element is folded into the output
+/// element it reduces to. Over an empty set, sum gives 0, max gives -inf (or
+/// the dtype minimum), min gives +inf (or the dtype maximum) and the mean of
+/// floats is NaN; the mean of an empty set of integers is an error.
+Expected<std::vector<Tensor>> reduceKernel(ReduceKind kind, const char *name,
+                                           std::span<const Tensor> inputs, const Attrs &attrs,
+                                           const Type &outType) {
+  const Tensor &x = inputs[0];
+  TS_ASSIGN_OR_RETURN(auto reduced, reducedAxes(int64_t(x.rank()), attrs.getInts("axes")));
+  Shape kept = keptShape(x.shape(), reduced);
+  int64_t outN = numElements(kept);
+  int64_t count = 1; // elements folded into each output element
+  for (size_t i = 0; i < reduced.size(); ++i)
+    if (reduced[i])
+      count *= x.shape()[i];
+
+  // Output element of each input element.
+  std::vector<int64_t> target(static_cast<size_t>(x.numel()));
+  std::vector<int64_t> index(x.rank());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    unravelIndex(i, x.shape(), index);
+    target[size_t(i)] = broadcastSourceIndex(index, kept);
+  }
+
+  Tensor out(x.dtype(), outType.shape());
+  if (isFloat(x.dtype())) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    double init = kind == ReduceKind::Max ? -inf : kind == ReduceKind::Min ? inf : 0.0;
+    std::vector<double> acc(static_cast<size_t>(outN), init);
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      double v = x.getDouble(i);
+      double &a = acc[size_t(target[size_t(i)])];
+      switch (kind) {
+      case ReduceKind::Sum:
+      case ReduceKind::Mean: a += v; break;
+      // NaN propagates, as numpy max/min.
+      case ReduceKind::Max: a = (std::isnan(a) || std::isnan(v)) ? NAN : std::max(a, v); break;
+      case ReduceKind::Min: a = (std::isnan(a) || std::isnan(v)) ? NAN : std::min(a, v); break;
+      }
+    }
+    for (int64_t j = 0; j < outN; ++j)
+      out.setDouble(j, kind == ReduceKind::Mean ? acc[size_t(j)] / double(count)
+                                                : acc[size_t(j)]);
+    return std::vector<Tensor>{std::move(out)};
+  }
+
+  if (kind == ReduceKind::Mean) {
+    // numpy mean then cast: the exact mean truncated toward zero.
+    if (count == 0 && outN > 0)
+      return Error::format("{}: mean of an empty set of integers (input {})", name,
+                           x.type().str());
+    std::vector<__int128> acc(static_cast<size_t>(outN), 0);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      acc[size_t(target[size_t(i)])] += x.getInt(i);
+    for (int64_t j = 0; j < outN; ++j)
+      out.setInt(j, int64_t(acc[size_t(j)] / count));
+    return std::vector<Tensor>{std::move(out)};
+  }
+
+  auto [lo, hi] = intRange(x.dtype());
+  int64_t init = kind == ReduceKind::Max ? lo : kind == ReduceKind::Min ? hi : 0;
+  std::vector<int64_t> acc(static_cast<size_t>(outN), init);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    int64_t v = x.getInt(i);
+    int64_t &a = acc[size_t(target[size_t(i)])];
+    switch (kind) {
+    case ReduceKind::Sum: a = int64_t(uint64_t(a) + uint64_t(v)); break; // wraps
+    case ReduceKind::Max: a = std::max(a, v); break;
+    case ReduceKind::Min: a = std::min(a, v); break;
+    case ReduceKind::Mean: break;
+    }
+  }
+  for (int64_t j = 0; j < outN; ++j)
+    out.setInt(j, acc[size_t(j)]); // wraps to the dtype
+  return std::vector<Tensor>{std::move(out)};
+}
+
+Op reduceOp(const char *name, std::string description, ReduceKind kind, bool numericOnly) {
+  return Op{
+      .name = name,
+      .description = std::move(description),
+      .argNames = {"data"},
+      .minArgs = 1,
+      .maxArgs = 1,
+      .attrs = {AttrSpec{"axes", AttrKind::Ints, AttrValue{std::vector<int64_t>{}},
+                         "axes to reduce; empty reduces every axis"},
+                AttrSpec{"keepdims", AttrKind::Bool, AttrValue{true},
+                         "keep reduced axes as size 1"}},
+      .pattern = OpPattern::Reduction,
+      .relation = reduceRelation(numericOnly),
+      .kernel = [kind, name](std::span<const Tensor> in, const Attrs &attrs,
+                             const Type &outType) {
+        return reduceKernel(kind, name, in, attrs, outType);
+      }};
+}
+
+} // namespace
+
+Status registerReduceOps(OpRegistry &r) {
+  // reduce_sum: ONNX ReduceSum; numeric dtypes; integer sums wrap.
+  TS_RETURN_IF_ERROR(r.add(
+      reduceOp("reduce_sum", "Sum over 'axes' (ONNX ReduceSum).", ReduceKind::Sum, true)));
+  // reduce_mean: ONNX ReduceMean; numeric dtypes; integer means truncate
+  // toward zero (-7 / 2 = -3).
+  TS_RETURN_IF_ERROR(r.add(
+      reduceOp("reduce_mean", "Mean over 'axes' (ONNX ReduceMean).", ReduceKind::Mean, true)));
+  // reduce_max, reduce_min: ONNX ReduceMax/ReduceMin; every dtype including
+  // bool (opset 20: any / all); NaN propagates.
+  TS_RETURN_IF_ERROR(r.add(
+      reduceOp("reduce_max", "Maximum over 'axes' (ONNX ReduceMax).", ReduceKind::Max, false)));
+  TS_RETURN_IF_ERROR(r.add(
+      reduceOp("reduce_min", "Minimum over 'axes' (ONNX ReduceMin).", ReduceKind::Min, false)));
+  return okStatus();
+}
+
+} // namespace tessera::ir::ops

@@ -1,0 +1,14 @@
+//===- ir/ops/register.cpp - The core op set -----------------------------===//
+#include "ir/ops/ops.h"
+
+namespace tessera::ir {
+
+Status registerCoreOps(OpRegistry &r) {
+  TS_RETURN_IF_ERROR(ops::registerNNOps(r).withContext("while registering nn ops"));
+  TS_RETURN_IF_ERROR(ops::registerElementwiseOps(r).withContext("while registering elementwise ops"));
+  TS_RETURN_IF_ERROR(ops::registerReduceOps(r).withContext("while registering reduce ops"));
+  TS_RETURN_IF_ERROR(ops::registerTransformOps(r).withContext("while registering transform ops"));
+  return okStatus();
+}
+
+} // namespace tessera::ir

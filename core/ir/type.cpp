@@ -1,0 +1,131 @@
+//===- ir/type.cpp - Tensor, tuple and function types --------------------===//
+#include "ir/type.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+
+namespace tessera::ir {
+
+struct Type::Impl {
+  Kind kind;
+  DType dtype = DType::F32;
+  Shape shape;
+  std::vector<Type> fields; // tuple fields or function params
+  std::vector<Type> result; // function result (one element)
+  size_t hash = 0;
+};
+
+namespace {
+size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+const std::shared_ptr<const Type::Impl> &emptyTupleImpl() {
+  static const auto impl = [] {
+    auto p = std::make_shared<Type::Impl>();
+    p->kind = Type::Kind::Tuple;
+    p->hash = mix(0, 2);
+    return std::shared_ptr<const Type::Impl>(p);
+  }();
+  return impl;
+}
+} // namespace
+
+int64_t numElements(std::span<const int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string shapeStr(std::span<const int64_t> shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+Type::Type() : impl_(emptyTupleImpl()) {}
+
+Type Type::tensor(DType dtype, Shape shape) {
+  auto p = std::make_shared<Impl>();
+  p->kind = Kind::Tensor;
+  p->dtype = dtype;
+  p->shape = std::move(shape);
+  size_t h = mix(1, size_t(dtype));
+  for (int64_t d : p->shape)
+    h = mix(h, std::hash<int64_t>()(d));
+  p->hash = h;
+  return Type(std::move(p));
+}
+
+Type Type::tuple(std::vector<Type> fields) {
+  if (fields.empty())
+    return Type();
+  auto p = std::make_shared<Impl>();
+  p->kind = Kind::Tuple;
+  size_t h = mix(0, 2);
+  for (const auto &f : fields)
+    h = mix(h, f.hash());
+  p->fields = std::move(fields);
+  p->hash = h;
+  return Type(std::move(p));
+}
+
+Type Type::func(std::vector<Type> params, Type result) {
+  auto p = std::make_shared<Impl>();
+  p->kind = Kind::Func;
+  size_t h = mix(0, 3);
+  for (const auto &f : params)
+    h = mix(h, f.hash());
+  h = mix(h, result.hash());
+  p->fields = std::move(params);
+  p->result.push_back(std::move(result));
+  p->hash = h;
+  return Type(std::move(p));
+}
+
+Type::Kind Type::kind() const { return impl_->kind; }
+DType Type::dtype() const { return impl_->dtype; }
+const Shape &Type::shape() const { return impl_->shape; }
+int64_t Type::numElements() const { return ir::numElements(impl_->shape); }
+const std::vector<Type> &Type::fields() const { return impl_->fields; }
+const Type &Type::result() const {
+  static const Type empty;
+  return impl_->result.empty() ? empty : impl_->result[0];
+}
+size_t Type::hash() const { return impl_->hash; }
+
+std::string Type::str() const {
+  switch (kind()) {
+  case Kind::Tensor:
+    return fmt::format("{}{}", dtypeName(dtype()), shapeStr(shape()));
+  case Kind::Tuple: {
+    std::string s = "(";
+    for (size_t i = 0; i < fields().size(); ++i) {
+      if (i)
+        s += ", ";
+      s += fields()[i].str();
+    }
+    if (fields().size() == 1)
+      s += ",";
+    return s + ")";
+  }
+  case Kind::Func: {
+    std::string s = "fn(";
+    for (size_t i = 0; i < fields().size(); ++i) {
+      if (i)
+        s += ", ";
+      s += fields()[i].str();
+    }
+    return s + ") -> " + result().str();
+  }
+  }
+  return "?";
+}
+
+bool operator==(const Type &a, const Type &b) {
+  if (a.impl_ == b.impl_)
+    return true;
+  const auto &x = *a.impl_, &y = *b.impl_;
+  return x.hash == y.hash && x.kind == y.kind && x.dtype == y.dtype && x.shape == y.shape &&
+         x.fields == y.fields && x.result == y.result;
+}
+
+} // namespace tessera::ir

@@ -1,0 +1,67 @@
+//===- ir/type.h - Tensor, tuple and function types ------------*- C++ -*-===//
+//
+// A Type is a small immutable value: a tensor type (dtype + static shape), a
+// tuple of types, or a function type (parameter types -> result type). Copies
+// share one immutable representation.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/dtype.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tessera::ir {
+
+using Shape = std::vector<int64_t>;
+
+/// Number of elements of a shape (1 for a scalar).
+int64_t numElements(std::span<const int64_t> shape);
+/// "[1, 3, 224, 224]"
+std::string shapeStr(std::span<const int64_t> shape);
+
+class Type {
+public:
+  enum class Kind : uint8_t { Tensor, Tuple, Func };
+
+  /// An empty tuple type.
+  Type();
+  static Type tensor(DType dtype, Shape shape);
+  static Type tuple(std::vector<Type> fields);
+  static Type func(std::vector<Type> params, Type result);
+
+  Kind kind() const;
+  bool isTensor() const { return kind() == Kind::Tensor; }
+  bool isTuple() const { return kind() == Kind::Tuple; }
+  bool isFunc() const { return kind() == Kind::Func; }
+
+  // Tensor types.
+  DType dtype() const;
+  const Shape &shape() const;
+  size_t rank() const { return shape().size(); }
+  int64_t numElements() const;
+
+  // Tuple types: the fields. Function types: the parameter types.
+  const std::vector<Type> &fields() const;
+  // Function types: the result type.
+  const Type &result() const;
+
+  /// Text form: f32[1, 3], (f32[2], i64[]), fn(f32[2]) -> f32[2]
+  std::string str() const;
+  size_t hash() const;
+
+  friend bool operator==(const Type &a, const Type &b);
+  friend bool operator!=(const Type &a, const Type &b) { return !(a == b); }
+
+  struct Impl; // opaque; public only so that type.cpp can name it
+
+private:
+  explicit Type(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<const Impl> impl_;
+};
+
+} // namespace tessera::ir

@@ -1,0 +1,92 @@
+//===- passes/pass.h - Passes and their registry ---------------*- C++ -*-===//
+//
+// A pass has a stable command-line name and a one-line description, and is
+// registered explicitly (registerStandardPasses), never by a static
+// initializer. Passes count what they did through PassContext::stat; the
+// pass manager prints the counts with --stats.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/module.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tessera::passes {
+
+/// What a running pass can see besides the module.
+class PassContext {
+public:
+  /// A named counter of the current pass ("constants-folded").
+  int64_t &stat(const std::string &counter) { return (*stats_)[counter]; }
+  void setStats(std::map<std::string, int64_t> *stats) { stats_ = stats; }
+
+private:
+  std::map<std::string, int64_t> *stats_ = &scratch_;
+  std::map<std::string, int64_t> scratch_;
+};
+
+class Pass {
+public:
+  virtual ~Pass() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string_view description() const = 0;
+  virtual Status run(ir::Module &m, PassContext &ctx) = 0;
+};
+
+/// A pass that transforms each global function on its own.
+class FunctionPass : public Pass {
+public:
+  Status run(ir::Module &m, PassContext &ctx) override;
+  virtual Expected<ir::Function> runOnFunction(const ir::Module &m, const std::string &global,
+                                               const ir::Function &f, PassContext &ctx) = 0;
+};
+
+class PassRegistry {
+public:
+  using Factory = std::function<std::unique_ptr<Pass>()>;
+  struct Entry {
+    std::string name;
+    std::string description;
+    Factory create;
+  };
+
+  /// Registers a pass under the name it reports.
+  void add(Factory create);
+  const Entry *find(std::string_view name) const;
+  const std::map<std::string, Entry, std::less<>> &entries() const { return entries_; }
+
+  /// A registry holding every standard pass.
+  static const PassRegistry &standard();
+
+private:
+  std::map<std::string, Entry, std::less<>> entries_;
+};
+
+/// infer-types, verify, fold-constants, dce, cse, simplify-inference,
+/// fold-reshape-transpose.
+void registerStandardPasses(PassRegistry &r);
+
+/// The pipeline the tools run by default.
+inline constexpr std::string_view kDefaultPipeline =
+    "infer-types,simplify-inference,fold-constants,fold-reshape-transpose,cse,dce";
+
+//===- The standard passes (one file each) ---------------------------------===//
+std::unique_ptr<Pass> createInferTypesPass();
+std::unique_ptr<Pass> createVerifyPass();
+std::unique_ptr<Pass> createFoldConstantsPass();
+std::unique_ptr<Pass> createDCEPass();
+std::unique_ptr<Pass> createCSEPass();
+std::unique_ptr<Pass> createSimplifyInferencePass();
+std::unique_ptr<Pass> createFoldReshapeTransposePass();
+
+/// Checks the module's invariants (see verify.cpp). Used by the verify pass
+/// and by the pass manager between passes.
+Status verifyModule(const ir::Module &m);
+
+} // namespace tessera::passes

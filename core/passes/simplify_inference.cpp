@@ -1,0 +1,245 @@
+//===- passes/simplify_inference.cpp - Inference-time simplification -----===//
+//
+// 1. batch_norm(x, gamma, beta, mean, var) becomes x * scale + shift with
+//      scale = gamma / sqrt(var + epsilon),  shift = beta - mean * scale,
+//    reshaped to broadcast along the channel axis. With constant parameters
+//    scale and shift are computed here (in double); otherwise as ops.
+// 2. A per-channel constant scale of a conv2d or dense with constant weights
+//    is folded into the weights: conv2d(x, W) * s -> conv2d(x, W * s), also
+//    through a bias (bias_add(conv2d(x, W), b) * s -> bias_add(conv2d(x, W*s), b*s)).
+// 3. A per-channel constant added to a conv2d or dense becomes its bias:
+//    conv2d(x, W) + t -> bias_add(conv2d(x, W), t); bias_add(P, b) + t ->
+//    bias_add(P, b + t).
+// Folding happens only when the conv2d/dense has no other user. Run
+// fold-constants afterwards for parameters that were not constants.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/pass.h"
+
+#include "ir/visit.h"
+
+#include <cmath>
+#include <optional>
+#include <unordered_map>
+
+namespace tessera::passes {
+
+using namespace ir;
+
+namespace {
+
+const Tensor *constantOf(const Expr &e) {
+  const auto *k = e->as<ConstantNode>();
+  return k ? &k->data() : nullptr;
+}
+
+const CallNode *callOf(const Expr &e, std::string_view op) {
+  const auto *c = e->as<CallNode>();
+  return c && c->op() && c->op()->name == op ? c : nullptr;
+}
+
+/// The channel axis of a conv2d (1) or dense (last) result, if `e` is one
+/// with constant weights.
+std::optional<size_t> producerChannelAxis(const Expr &e) {
+  if (const auto *c = callOf(e, "conv2d"); c && constantOf(c->args()[1]))
+    return 1;
+  if (const auto *c = callOf(e, "dense"); c && constantOf(c->args()[1]))
+    return e->type().rank() - 1;
+  return std::nullopt;
+}
+
+/// If `t` broadcast against `outShape` varies only along `axis` (and does not
+/// grow the result), its C values along that axis.
+std::optional<std::vector<double>> perChannel(const Tensor &t, const Shape &outShape,
+                                              size_t axis) {
+  if (t.rank() > outShape.size())
+    return std::nullopt;
+  size_t offset = outShape.size() - t.rank();
+  int64_t channels = outShape[axis];
+  bool alongAxis = false;
+  for (size_t i = 0; i < t.rank(); ++i) {
+    int64_t d = t.shape()[i];
+    if (offset + i == axis && d == channels && d != 1)
+      alongAxis = true;
+    else if (d != 1)
+      return std::nullopt;
+  }
+  std::vector<double> out(static_cast<size_t>(channels));
+  for (int64_t c = 0; c < channels; ++c)
+    out[size_t(c)] = t.getDouble(alongAxis ? c : 0);
+  return out;
+}
+
+/// Multiplies slice c of `w` along dim 0 by s[c].
+Tensor scaleRows(const Tensor &w, const std::vector<double> &s) {
+  Tensor out(w.dtype(), w.shape());
+  int64_t rows = w.shape()[0], inner = w.numel() / std::max<int64_t>(rows, 1);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < inner; ++i)
+      out.setDouble(r * inner + i, w.getDouble(r * inner + i) * s[size_t(r)]);
+  return out;
+}
+
+Tensor vectorOf(DType dtype, const std::vector<double> &v) {
+  return Tensor::fromDoubles(dtype, {int64_t(v.size())}, v);
+}
+
+class SimplifyInference final : public FunctionPass {
+public:
+  std::string_view name() const override { return "simplify-inference"; }
+  std::string_view description() const override {
+    return "Decompose batch_norm and fold per-channel scales and shifts into conv2d/dense "
+           "weights and biases";
+  }
+
+  Expected<Function> runOnFunction(const Module &, const std::string &, const Function &f,
+                                   PassContext &ctx) override {
+    auto uses = useCounts(f->body());
+    // Uses of each rebuilt node, carried over from the node it replaces.
+    std::unordered_map<const ExprNode *, int> rebuiltUses;
+    auto singleUse = [&](const Expr &e) {
+      auto it = rebuiltUses.find(e.get());
+      return it != rebuiltUses.end() && it->second == 1;
+    };
+    return rewriteFunction(f, [&](const Expr &orig, const Expr &node) -> Expected<Expr> {
+      Expr result = node;
+      if (const auto *bn = callOf(node, "batch_norm")) {
+        TS_ASSIGN_OR_RETURN(result, decomposeBatchNorm(*bn, ctx));
+        // The multiply created here may fold into the producer right away.
+        if (const auto *add = result->as<CallNode>())
+          if (add->args()[0]->as<CallNode>()) {
+            TS_ASSIGN_OR_RETURN(Expr folded, foldMultiply(add->args()[0], singleUse, ctx));
+            TS_ASSIGN_OR_RETURN(result, makeCall("add", {folded, add->args()[1]}));
+            rebuiltUses[folded.get()] = 1;
+            TS_ASSIGN_OR_RETURN(result, foldAdd(result, singleUse, ctx));
+          }
+      } else if (callOf(node, "multiply")) {
+        TS_ASSIGN_OR_RETURN(result, foldMultiply(node, singleUse, ctx));
+      } else if (callOf(node, "add")) {
+        TS_ASSIGN_OR_RETURN(result, foldAdd(node, singleUse, ctx));
+      }
+      rebuiltUses[result.get()] = uses[orig.get()];
+      return result;
+    });
+  }
+
+private:
+  static Expected<Expr> decomposeBatchNorm(const CallNode &bn, PassContext &ctx) {
+    const Expr &x = bn.args()[0];
+    size_t rank = x->type().rank();
+    TS_ASSIGN_OR_RETURN(int64_t axis, [&]() -> Expected<int64_t> {
+      int64_t a = bn.attrs().getInt("axis");
+      return a < 0 ? a + int64_t(rank) : a;
+    }());
+    double eps = bn.attrs().getFloat("epsilon");
+    DType dtype = x->type().dtype();
+    int64_t channels = x->type().shape()[size_t(axis)];
+    // [C, 1, ..., 1]: broadcasts along `axis` of x.
+    Shape bshape(rank - size_t(axis), 1);
+    bshape[0] = channels;
+    ++ctx.stat("batch-norms-decomposed");
+
+    const Tensor *g = constantOf(bn.args()[1]), *b = constantOf(bn.args()[2]),
+                 *mean = constantOf(bn.args()[3]), *var = constantOf(bn.args()[4]);
+    Expr scale, shift;
+    if (g && b && mean && var) {
+      std::vector<double> s(static_cast<size_t>(channels)), t(static_cast<size_t>(channels));
+      for (int64_t c = 0; c < channels; ++c) {
+        s[size_t(c)] = g->getDouble(c) / std::sqrt(var->getDouble(c) + eps);
+        t[size_t(c)] = b->getDouble(c) - mean->getDouble(c) * s[size_t(c)];
+      }
+      scale = makeConstant(Tensor::fromDoubles(dtype, bshape, s));
+      shift = makeConstant(Tensor::fromDoubles(dtype, bshape, t));
+    } else {
+      Expr epsC = makeConstant(Tensor::fromDoubles(dtype, {}, std::vector<double>{eps}));
+      TS_ASSIGN_OR_RETURN(Expr ve, makeCall("add", {bn.args()[4], epsC}));
+      TS_ASSIGN_OR_RETURN(Expr sd, makeCall("sqrt", {ve}));
+      TS_ASSIGN_OR_RETURN(Expr s, makeCall("divide", {bn.args()[1], sd}));
+      TS_ASSIGN_OR_RETURN(Expr ms, makeCall("multiply", {bn.args()[3], s}));
+      TS_ASSIGN_OR_RETURN(Expr t, makeCall("subtract", {bn.args()[2], ms}));
+      Attrs reshape{{"newshape", std::vector<int64_t>(bshape.begin(), bshape.end())}};
+      TS_ASSIGN_OR_RETURN(scale, makeCall("reshape", {s}, reshape));
+      TS_ASSIGN_OR_RETURN(shift, makeCall("reshape", {t}, reshape));
+    }
+    TS_ASSIGN_OR_RETURN(Expr scaled, makeCall("multiply", {x, scale}));
+    return makeCall("add", {scaled, shift}, {}, bn.name(), bn.span());
+  }
+
+  /// multiply(P, s) with P = conv2d/dense or bias_add(conv2d/dense, b).
+  template <typename SingleUse>
+  static Expected<Expr> foldMultiply(const Expr &node, SingleUse &singleUse, PassContext &ctx) {
+    const auto *mul = node->as<CallNode>();
+    const Tensor *s = constantOf(mul->args()[1]);
+    Expr producer = mul->args()[0];
+    if (!s || !singleUse(producer))
+      return node;
+    const CallNode *biasAdd = callOf(producer, "bias_add");
+    Expr inner = biasAdd ? biasAdd->args()[0] : producer;
+    if (biasAdd && (!singleUse(inner) || !constantOf(biasAdd->args()[1])))
+      return node;
+    auto axis = producerChannelAxis(inner);
+    if (!axis || s->dtype() != inner->type().dtype())
+      return node;
+    auto scales = perChannel(*s, inner->type().shape(), *axis);
+    if (!scales)
+      return node;
+    if (biasAdd && biasAdd->attrs().getInt("axis") != int64_t(*axis) &&
+        biasAdd->attrs().getInt("axis") != int64_t(*axis) - int64_t(inner->type().rank()))
+      return node;
+    const auto *p = inner->as<CallNode>();
+    Expr w = makeConstant(scaleRows(*constantOf(p->args()[1]), *scales));
+    TS_ASSIGN_OR_RETURN(Expr scaled, makeCall(p->op(), {p->args()[0], w}, p->attrs(), p->name(),
+                                              p->span()));
+    ++ctx.stat("scales-folded");
+    if (!biasAdd)
+      return scaled;
+    const Tensor &b = *constantOf(biasAdd->args()[1]);
+    std::vector<double> nb(scales->size());
+    for (size_t c = 0; c < nb.size(); ++c)
+      nb[c] = b.getDouble(int64_t(c)) * (*scales)[c];
+    return makeCall("bias_add", {scaled, makeConstant(vectorOf(b.dtype(), nb))},
+                    biasAdd->attrs(), biasAdd->name(), biasAdd->span());
+  }
+
+  /// add(P, t) with t per-channel: a bias of P.
+  template <typename SingleUse>
+  static Expected<Expr> foldAdd(const Expr &node, SingleUse &singleUse, PassContext &ctx) {
+    const auto *add = node->as<CallNode>();
+    const Tensor *t = constantOf(add->args()[1]);
+    Expr producer = add->args()[0];
+    if (!t || t->dtype() != producer->type().dtype())
+      return node;
+    if (const CallNode *biasAdd = callOf(producer, "bias_add")) {
+      const Tensor *b = constantOf(biasAdd->args()[1]);
+      auto axis = producerChannelAxis(biasAdd->args()[0]);
+      if (!b || !axis || !singleUse(producer))
+        return node;
+      auto shifts = perChannel(*t, producer->type().shape(), *axis);
+      if (!shifts || int64_t(shifts->size()) != b->numel())
+        return node;
+      std::vector<double> nb(shifts->size());
+      for (size_t c = 0; c < nb.size(); ++c)
+        nb[c] = b->getDouble(int64_t(c)) + (*shifts)[c];
+      ++ctx.stat("biases-folded");
+      return makeCall("bias_add", {biasAdd->args()[0], makeConstant(vectorOf(b->dtype(), nb))},
+                      biasAdd->attrs(), add->name(), add->span());
+    }
+    auto axis = producerChannelAxis(producer);
+    if (!axis)
+      return node;
+    auto shifts = perChannel(*t, producer->type().shape(), *axis);
+    if (!shifts)
+      return node;
+    ++ctx.stat("biases-folded");
+    return makeCall("bias_add", {producer, makeConstant(vectorOf(t->dtype(), *shifts))},
+                    {{"axis", int64_t(*axis)}}, add->name(), add->span());
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createSimplifyInferencePass() {
+  return std::make_unique<SimplifyInference>();
+}
+
+} // namespace tessera::passes

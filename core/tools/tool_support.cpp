@@ -1,0 +1,64 @@
+//===- tools/tool_support.cpp - Shared bits of the command-line tools ----===//
+#include "tool_support.h"
+
+#include "support/log.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace tessera::tools {
+
+void addLogLevelOption(CLI::App &app, std::string &level) {
+  app.add_option("--log-level", level,
+                 "Logging level: trace, debug, info, warn, error, off (default: "
+                 "$TESSERA_LOG_LEVEL or warn)");
+}
+
+Status applyLogLevel(const std::string &level) {
+  if (!level.empty() && !setLogLevel(level))
+    return Error::format("unknown --log-level '{}' (expected trace, debug, info, warn, error "
+                         "or off)",
+                         level);
+  return okStatus();
+}
+
+void PipelineFlags::addTo(CLI::App &app, std::string defaultPipeline) {
+  passes = std::move(defaultPipeline);
+  app.add_option("--passes", passes, "Comma-separated pass pipeline")->capture_default_str();
+  app.add_option("--print-after", printAfter, "Print the IR after the named pass (repeatable)");
+  app.add_flag("--print-after-all", printAfterAll, "Print the IR after every pass");
+  app.add_flag("--time-passes", timePasses, "Report the wall time of each pass");
+  app.add_flag("--stats", stats, "Report the statistics counted by each pass");
+  app.add_flag("--verify-each", verifyEach, "Run the verifier after every pass");
+}
+
+passes::PassManagerOptions PipelineFlags::options() const {
+  passes::PassManagerOptions o;
+  o.printAfterAll = printAfterAll;
+  o.printAfter.insert(printAfter.begin(), printAfter.end());
+  o.timePasses = timePasses;
+  o.stats = stats;
+  o.verifyEach = o.verifyEach || verifyEach;
+  return o;
+}
+
+int reportError(std::string_view tool, const Error &e) {
+  std::cerr << tool << ": error: " << e.str() << "\n";
+  return 1;
+}
+
+Expected<std::string> readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Error::format("cannot open '{}': {}", path, std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad())
+    return Error::format("cannot read '{}'", path);
+  return ss.str();
+}
+
+} // namespace tessera::tools

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Tessera's developer entry point; the README's quick-start commands call it.
+#
+#   ./dev.sh example   install dependencies, build (release), run the bundled example
+#   ./dev.sh test      install dependencies, build (dev preset), run the whole test suite
+#   ./dev.sh bench     build (release) and run the benchmarks
+#
+# Dependencies come from Debian 12's packages (cmake/install-deps.sh, which
+# returns at once when everything is installed).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+jobs=$(nproc 2>/dev/null || echo 2)
+
+build() {
+  local preset=$1
+  bash cmake/install-deps.sh
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset" -j "$jobs"
+}
+
+case "${1:-}" in
+  example)
+    build release
+    ./build/release/core/tools/tessera interpret examples/models/tiny_cnn.tir
+    ;;
+  test)
+    build dev
+    ctest --preset dev -j "$jobs"
+    ;;
+  bench)
+    build release
+    ./build/release/bench/bench_ir
+    ;;
+  *)
+    echo "usage: ./dev.sh example|test|bench" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,155 @@
+//===- tests/unit/ops_reduce_test.cpp - Reduction op family ---------------===//
+//
+// Type relations and reference kernels of reduce_sum, reduce_mean,
+// reduce_max and reduce_min. Expected values are computed by hand.
+//
+//===----------------------------------------------------------------------===//
+#include "test_util.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace tessera::test;
+
+namespace {
+
+const double kInf = std::numeric_limits<double>::infinity();
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Type T(DType dtype, Shape shape) { return Type::tensor(dtype, std::move(shape)); }
+
+Attrs axes(std::vector<int64_t> a, bool keepdims = true) {
+  return Attrs{{"axes", std::move(a)}, {"keepdims", keepdims}};
+}
+
+Tensor run1(const std::string &op, Tensor x, Attrs attrs = {}) {
+  auto outs = runOp(op, {std::move(x)}, std::move(attrs));
+  REQUIRE(outs.size() == 1);
+  return outs[0];
+}
+
+void requireInts(const Tensor &t, DType dtype, Shape shape, std::vector<int64_t> expected) {
+  REQUIRE(t.dtype() == dtype);
+  REQUIRE(t.shape() == shape);
+  REQUIRE(t.toInts() == expected);
+}
+
+// [[1, 2, 3], [4, 5, 6]]
+Tensor x23() { return f32({2, 3}, {1, 2, 3, 4, 5, 6}); }
+
+} // namespace
+
+TEST_CASE("reductions: type inference", "[ops][reduce_sum][reduce_mean][reduce_max][reduce_min]") {
+  for (std::string op : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_min"}) {
+    INFO(op);
+    Type t = T(DType::F32, {2, 3, 4});
+    CHECK(*inferOp(op, {t}) == T(DType::F32, {1, 1, 1}));
+    CHECK(*inferOp(op, {t}, axes({}, false)) == T(DType::F32, {}));
+    CHECK(*inferOp(op, {t}, axes({1})) == T(DType::F32, {2, 1, 4}));
+    CHECK(*inferOp(op, {t}, axes({1}, false)) == T(DType::F32, {2, 4}));
+    CHECK(*inferOp(op, {t}, axes({-1, 0}, false)) == T(DType::F32, {3}));
+    CHECK(*inferOp(op, {t}, axes({-1, 0}, true)) == T(DType::F32, {1, 3, 1}));
+    CHECK(*inferOp(op, {T(DType::I8, {})}) == T(DType::I8, {}));
+    CHECK(inferError(op, {t}, axes({3})) ==
+          op + ": attribute 'axes' = 3 is out of range for rank 3 (expected -3..2) (inputs: "
+               "f32[2, 3, 4])");
+    CHECK(inferError(op, {t}, axes({0, -4})) ==
+          op + ": attribute 'axes' = -4 is out of range for rank 3 (expected -3..2) (inputs: "
+               "f32[2, 3, 4])");
+    CHECK(inferError(op, {t}, axes({1, -2})) ==
+          op + ": attribute 'axes' = [1, -2] names axis 1 more than once (inputs: f32[2, 3, 4])");
+    CHECK(inferError(op, {t}, axes({2, 2})) ==
+          op + ": attribute 'axes' = [2, 2] names axis 2 more than once (inputs: f32[2, 3, 4])");
+  }
+  for (std::string op : {"reduce_sum", "reduce_mean"}) {
+    INFO(op);
+    CHECK(inferError(op, {T(DType::Bool, {2})}) ==
+          op + ": argument 0 must be a numeric tensor, got bool[2] (inputs: bool[2])");
+  }
+  CHECK(*inferOp("reduce_max", {T(DType::Bool, {2})}, axes({0}, false)) == T(DType::Bool, {}));
+  CHECK(*inferOp("reduce_min", {T(DType::Bool, {2, 2})}, axes({1})) == T(DType::Bool, {2, 1}));
+}
+
+TEST_CASE("reduce_sum", "[ops][reduce_sum]") {
+  requireClose(run1("reduce_sum", x23()), f32({1, 1}, {21}));
+  requireClose(run1("reduce_sum", x23(), axes({}, false)), f32({}, {21}));
+  requireClose(run1("reduce_sum", x23(), axes({1})), f32({2, 1}, {6, 15}));
+  requireClose(run1("reduce_sum", x23(), axes({1}, false)), f32({2}, {6, 15}));
+  requireClose(run1("reduce_sum", x23(), axes({-2})), f32({1, 3}, {5, 7, 9}));
+  requireClose(run1("reduce_sum", x23(), axes({-2}, false)), f32({3}, {5, 7, 9}));
+  requireClose(run1("reduce_sum", x23(), axes({0, -1}, false)), f32({}, {21}));
+  // [2, 2, 2] = 1..8 over axes 0 and 2: 1+2+5+6 = 14, 3+4+7+8 = 22.
+  requireClose(run1("reduce_sum", f32({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), axes({0, 2})),
+               f32({1, 2, 1}, {14, 22}));
+  requireInts(run1("reduce_sum", i64({2, 2}, {1, -2, 3, 4}), axes({0}, false)), DType::I64, {2},
+              {4, 2});
+  // i8 sums wrap: 100 + 100 = -56.
+  requireInts(run1("reduce_sum", Tensor::fromInts(DType::I8, {2}, std::vector<int64_t>{100, 100}),
+                   axes({}, false)),
+              DType::I8, {}, {-56});
+  // Empty set: 0.
+  requireClose(run1("reduce_sum", f32({0, 2}, {}), axes({0}, false)), f32({2}, {0, 0}));
+}
+
+TEST_CASE("reduce_mean", "[ops][reduce_mean]") {
+  requireClose(run1("reduce_mean", x23(), axes({1}, false)), f32({2}, {2, 5}));
+  requireClose(run1("reduce_mean", x23(), axes({1})), f32({2, 1}, {2, 5}));
+  requireClose(run1("reduce_mean", x23(), axes({}, false)), f32({}, {3.5}));
+  requireClose(run1("reduce_mean", x23()), f32({1, 1}, {3.5}));
+  requireClose(run1("reduce_mean", x23(), axes({-2})), f32({1, 3}, {2.5, 3.5, 4.5}));
+  // Integers: the mean truncated toward zero: -7/2 -> -3, 7/2 -> 3, 5/3 -> 1.
+  requireInts(run1("reduce_mean", i64({2, 2}, {-7, 0, 2, 5}), axes({-1}, false)), DType::I64, {2},
+              {-3, 3});
+  requireInts(run1("reduce_mean", Tensor::fromInts(DType::I32, {3}, std::vector<int64_t>{1, 2, 2})),
+              DType::I32, {1}, {1});
+  // Empty float set: NaN.
+  requireClose(run1("reduce_mean", f32({0, 2}, {}), axes({0}, false)), f32({2}, {kNaN, kNaN}));
+}
+
+TEST_CASE("reduce_mean: empty integer set is a kernel error", "[ops][reduce_mean]") {
+  Tensor x = i64({0, 2}, {});
+  auto call = makeCall("reduce_mean", {makeConstant(x)}, axes({0}, false));
+  REQUIRE(call.ok());
+  const auto *node = (*call)->as<CallNode>();
+  std::vector<Tensor> inputs{x};
+  auto out = node->op()->kernel(inputs, node->attrs(), node->type());
+  REQUIRE(!out.ok());
+  CHECK(out.error().str() == "reduce_mean: mean of an empty set of integers (input i64[0, 2])");
+}
+
+TEST_CASE("reduce_max", "[ops][reduce_max]") {
+  requireClose(run1("reduce_max", x23(), axes({1}, false)), f32({2}, {3, 6}));
+  requireClose(run1("reduce_max", x23(), axes({1})), f32({2, 1}, {3, 6}));
+  requireClose(run1("reduce_max", x23(), axes({}, false)), f32({}, {6}));
+  requireClose(run1("reduce_max", x23(), axes({-2})), f32({1, 3}, {4, 5, 6}));
+  requireClose(run1("reduce_max", f32({3}, {1, kNaN, 3})), f32({1}, {kNaN}));
+  requireInts(run1("reduce_max", Tensor::fromInts(DType::I32, {2, 2}, std::vector<int64_t>{-5, -1, -9, -3}),
+                   axes({0}, false)),
+              DType::I32, {2}, {-5, -1});
+  requireInts(run1("reduce_max", Tensor::fromInts(DType::U8, {2}, std::vector<int64_t>{200, 7})),
+              DType::U8, {1}, {200});
+  requireInts(run1("reduce_max", Tensor::fromInts(DType::Bool, {2, 2}, std::vector<int64_t>{0, 1, 0, 0}),
+                   axes({1}, false)),
+              DType::Bool, {2}, {1, 0});
+  // Empty set: -inf, or the dtype minimum.
+  CHECK(run1("reduce_max", f32({0}, {}), axes({}, false)).getDouble(0) == -kInf);
+  requireInts(run1("reduce_max", Tensor(DType::I8, {0}), axes({}, false)), DType::I8, {}, {-128});
+}
+
+TEST_CASE("reduce_min", "[ops][reduce_min]") {
+  requireClose(run1("reduce_min", x23(), axes({1}, false)), f32({2}, {1, 4}));
+  requireClose(run1("reduce_min", x23(), axes({0}, false)), f32({3}, {1, 2, 3}));
+  requireClose(run1("reduce_min", x23(), axes({-1})), f32({2, 1}, {1, 4}));
+  requireClose(run1("reduce_min", x23()), f32({1, 1}, {1}));
+  requireClose(run1("reduce_min", x23(), axes({}, false)), f32({}, {1}));
+  requireClose(run1("reduce_min", f32({2, 2}, {kNaN, 1, 2, 0}), axes({1}, false)),
+               f32({2}, {kNaN, 0}));
+  requireInts(run1("reduce_min", i64({2, 3}, {5, -1, 2, 0, 8, -9}), axes({-1}, false)), DType::I64,
+              {2}, {-1, -9});
+  requireInts(run1("reduce_min", Tensor::fromInts(DType::Bool, {2, 2}, std::vector<int64_t>{1, 1, 0, 1}),
+                   axes({1}, false)),
+              DType::Bool, {2}, {1, 0});
+  // Empty set: +inf, or the dtype maximum.
+  CHECK(run1("reduce_min", f32({0}, {}), axes({}, false)).getDouble(0) == kInf);
+  requireInts(run1("reduce_min", Tensor(DType::U8, {0}), axes({}, false)), DType::U8, {}, {255});
+}
