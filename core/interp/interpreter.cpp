@@ -60,7 +60,7 @@ Expected<Value> evalFunction(const Module &m, const FunctionNode &f, std::vector
   std::unordered_map<const ExprNode *, int> remaining;
   for (const ExprNode *n : order)
     for (const auto &op : n->operands())
-      if (n->kind() != ExprKind::Function)
+      if (n->kind() != ExprKind::Function && op->kind() != ExprKind::Function)
         ++remaining[op.get()];
 
   auto take = [&](const ExprNode *operand) -> Value {
@@ -122,7 +122,6 @@ Expected<Value> evalFunction(const Module &m, const FunctionNode &f, std::vector
           return std::move(out).withContext("in @" + c->global()).error();
         values[n] = std::move(out).value();
       } else {
-        take(c->localFnExpr().get());
         auto out = evalFunction(m, *c->localFn(), std::move(args));
         if (!out.ok())
           return std::move(out).withContext("in " + describe(*n)).error();

@@ -38,16 +38,22 @@ ExprNode::~ExprNode() {
   pendingRelease = nullptr;
 }
 
+namespace {
+Type functionType(const std::vector<Var> &params, const Expr &body) {
+  std::vector<Type> ps;
+  ps.reserve(params.size());
+  for (const auto &p : params)
+    ps.push_back(p->type());
+  return Type::func(std::move(ps), body->type());
+}
+} // namespace
+
+// `body` is copied, not moved, into the operand list: the type is computed
+// from it in the same argument list, and argument evaluation order is
+// unspecified.
 FunctionNode::FunctionNode(std::vector<Var> params, Expr body, Attrs attrs, std::string name,
                            Span span)
-    : ExprNode(kKind,
-               [&] {
-                 std::vector<Type> ps;
-                 for (const auto &p : params)
-                   ps.push_back(p->type());
-                 return Type::func(std::move(ps), body->type());
-               }(),
-               {std::move(body)}, std::move(name), span),
+    : ExprNode(kKind, functionType(params, body), {body}, std::move(name), span),
       params_(std::move(params)), attrs_(std::move(attrs)) {}
 
 const FunctionNode *CallNode::localFn() const {

@@ -845,7 +845,7 @@ private:
   /// function; the scope for its params is pushed and popped here.
   Expected<Function> parseBody(Signature sig, std::string name, Span span, int depth) {
     if (depth > kMaxNesting)
-      return expected(lex_.peek(), fmt::format("functions nested deeper than {} levels", kMaxNesting));
+      return errorAt(lex_.peek(), fmt::format("functions nested deeper than {} levels", kMaxNesting));
     TS_RETURN_IF_ERROR(expect(Tok::LBrace, "expected '{' before function body"));
     if (lex_.peek().kind != Tok::Newline)
       return expected(lex_.peek(), "expected end of line after '{'");
