@@ -311,9 +311,6 @@ private:
       ++i;
       while (isDigit(at(i)))
         ++i;
-    } else if (at(i) == '.' && !isNameChar(at(i + 1))) {
-      isFloat = true; // "1." reads as a float
-      ++i;
     }
     if (at(i) == 'e' || at(i) == 'E') {
       size_t j = i + 1;

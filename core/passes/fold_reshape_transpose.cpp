@@ -64,9 +64,7 @@ public:
           return input;
         }
         bool hasZero = std::find(target.begin(), target.end(), 0) != target.end();
-        if (!chained && c->op()->name == "reshape")
-          return node;
-        if (hasZero) // 0 in newshape means "copy the input dim"
+        if (!chained || hasZero) // a 0 in newshape would mean "copy the input dim"
           return node;
         ++ctx.stat("reshapes-collapsed");
         return makeCall("reshape", {input},

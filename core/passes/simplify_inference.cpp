@@ -109,7 +109,8 @@ public:
         if (const auto *add = result->as<CallNode>())
           if (add->args()[0]->as<CallNode>()) {
             TS_ASSIGN_OR_RETURN(Expr folded, foldMultiply(add->args()[0], singleUse, ctx));
-            TS_ASSIGN_OR_RETURN(result, makeCall("add", {folded, add->args()[1]}));
+            TS_ASSIGN_OR_RETURN(result, makeCall("add", {folded, add->args()[1]}, {}, add->name(),
+                                                 add->span()));
             rebuiltUses[folded.get()] = 1;
             TS_ASSIGN_OR_RETURN(result, foldAdd(result, singleUse, ctx));
           }

@@ -159,9 +159,9 @@ TEST_CASE("printer: global calls, nested functions and local calls", "[text]") {
 TEST_CASE("printer: printExpr and printFunction", "[text]") {
   Var x = makeVar("x", t32({2}));
   Expr r = expectOk(makeCall("relu", {x}, {}, "r"));
-  Expr n = expectOk(makeCall("negative", {r}));
+  Expr n = expectOk(makeCall("abs", {r}));
   REQUIRE(printExpr(n) == "%r = relu(%x) : f32[2]\n"
-                          "%0 = negative(%r) : f32[2]\n"
+                          "%0 = abs(%r) : f32[2]\n"
                           "return %0\n");
   REQUIRE(printExpr(x) == "return %x\n");
   REQUIRE(printFunction("g", makeFunction({x}, x)) == "def @g(%x: f32[2]) -> f32[2] {\n"
@@ -270,7 +270,7 @@ TEST_CASE("names: nested function scopes are separate when parsing", "[text]") {
 def @main(%a: f32[2]) -> f32[2] {
   %r = relu(%a)
   %f = fn(%a: f32[2]) -> f32[2] {
-    %r = negative(%a)
+    %r = abs(%a)
     return %r
   }
   %out = %f(%r)
@@ -282,7 +282,7 @@ def @main(%a: f32[2]) -> f32[2] {
                             "\n"
                             "def @main(%a: f32[2]) -> f32[2] {\n"
                             "  %f = fn(%a_1: f32[2]) -> f32[2] {\n"
-                            "    %r = negative(%a_1) : f32[2]\n"
+                            "    %r = abs(%a_1) : f32[2]\n"
                             "    return %r\n"
                             "  }\n"
                             "  %r_1 = relu(%a) : f32[2]\n"
