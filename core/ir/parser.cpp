@@ -474,20 +474,16 @@ private:
     if (t.kind == Tok::LParen) {
       lex_.next();
       std::vector<Type> fields;
-      bool trailingComma = false;
       while (lex_.peek().kind != Tok::RParen) {
         TS_ASSIGN_OR_RETURN(Type f, parseType(depth + 1));
         fields.push_back(std::move(f));
-        trailingComma = false;
         if (lex_.peek().kind == Tok::Comma) {
           lex_.next();
-          trailingComma = true;
           continue;
         }
         if (lex_.peek().kind != Tok::RParen)
           return expected(lex_.peek(), "expected ',' or ')' in tuple type");
       }
-      (void)trailingComma;
       lex_.next();
       return Type::tuple(std::move(fields));
     }
@@ -519,7 +515,6 @@ private:
     TS_RETURN_IF_ERROR(expect(Tok::LBracket, "expected '[' after dtype"));
     Shape shape;
     int64_t elements = 1;
-    bool zero = false;
     while (lex_.peek().kind != Tok::RBracket) {
       Token d = lex_.peek();
       if (d.kind != Tok::Int)
@@ -530,9 +525,9 @@ private:
         return errorAt(d, fmt::format("dimension must be non-negative, got {}", v));
       if (v > kMaxElements)
         return errorAt(d, fmt::format("dimension {} is too large", v));
-      if (v == 0)
-        zero = true;
-      else if (!zero) {
+      // The product of the non-zero dims is bounded too, so that no size
+      // computation on this type can overflow whatever the order of dims.
+      if (v != 0) {
         if (elements > kMaxElements / v)
           return errorAt(d, "tensor type has too many elements");
         elements *= v;
@@ -658,7 +653,7 @@ private:
 
   // --- constants ----------------------------------------------------------
 
-  Expected<Tensor> parseConstantData(const Type &type, const Token &typeTok) {
+  Expected<Tensor> parseConstantData(const Type &type) {
     DType dt = type.dtype();
     int64_t n = type.numElements();
     Token t = lex_.peek();
@@ -741,7 +736,6 @@ private:
         return errorAt(e, fmt::format("value {} is out of range for {}", v, dtypeName(dt)));
       out.setInt(i, v);
     }
-    (void)typeTok;
     return out;
   }
 
@@ -901,7 +895,7 @@ private:
       TS_ASSIGN_OR_RETURN(Type type, parseType());
       if (!type.isTensor())
         return errorAt(typeTok, fmt::format("constant type must be a tensor type, got {}", type.str()));
-      TS_ASSIGN_OR_RETURN(Tensor data, parseConstantData(type, typeTok));
+      TS_ASSIGN_OR_RETURN(Tensor data, parseConstantData(type));
       value = makeConstant(std::move(data), name, span);
     } else if (isIdent(t, "tuple")) {
       lex_.next();

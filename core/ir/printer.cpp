@@ -366,7 +366,6 @@ private:
   /// "(%a: T, ...) -> R attributes {...}"
   void appendSignature(Buf &out, int s, const FunctionNode *fn) {
     out += '(';
-    const Scope &sc = scopes_[s];
     for (size_t i = 0; i < fn->params().size(); ++i) {
       if (i)
         out += ", ";
@@ -375,7 +374,6 @@ private:
       out += ": ";
       appendType(out, p->type());
     }
-    (void)sc;
     out += ") -> ";
     appendType(out, fn->resultType());
     if (!fn->attrs().empty()) {
@@ -397,8 +395,8 @@ private:
   static void indent(Buf &out, int level) { out.append(size_t(level) * 2, ' '); }
 
   void printScopeBody(Buf &out, int s, int level) {
-    // Copy what we need: printing nested scopes does not touch scopes_'s size
-    // (collection is finished), so references stay valid.
+    // Collection is finished, so scopes_ no longer grows and `sc` stays valid
+    // while nested scopes print.
     const Scope &sc = scopes_[s];
     for (const ExprNode *n : sc.order) {
       const Slot &slot = slots_[sc.slot.at(n)];
@@ -484,7 +482,9 @@ std::string printModule(const Module &m) {
   for (const auto &[name, fn] : m.functions()) {
     out += '\n';
     if (!fn) {
-      out += "# @" + name + ": null function\n";
+      out += "# ";
+      appendName(out, '@', name);
+      out += ": null function\n";
       continue;
     }
     FunctionPrinter p;

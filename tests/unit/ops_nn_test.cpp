@@ -17,12 +17,24 @@ using namespace tessera::test;
 
 namespace {
 
-Type tf32(Shape s) { return Type::tensor(DType::F32, std::move(s)); }
-Type tt(DType d, Shape s) { return Type::tensor(d, std::move(s)); }
-AttrValue ints(std::vector<int64_t> v) { return AttrValue(std::move(v)); }
-AttrValue floats(std::vector<double> v) { return AttrValue(std::move(v)); }
-AttrValue str(const char *s) { return AttrValue(std::string(s)); }
-AttrValue i64v(int64_t v) { return AttrValue(v); }
+Type tf32(Shape s) {
+  return Type::tensor(DType::F32, std::move(s));
+}
+Type tt(DType d, Shape s) {
+  return Type::tensor(d, std::move(s));
+}
+AttrValue ints(std::vector<int64_t> v) {
+  return AttrValue(std::move(v));
+}
+AttrValue floats(std::vector<double> v) {
+  return AttrValue(std::move(v));
+}
+AttrValue str(const char *s) {
+  return AttrValue(std::string(s));
+}
+AttrValue i64v(int64_t v) {
+  return AttrValue(v);
+}
 
 /// The inferred type as text, or "error: <message>".
 std::string typeOf(const std::string &op, std::vector<Type> args, Attrs attrs = {}) {
@@ -54,11 +66,11 @@ TEST_CASE("conv2d type inference", "[ops][conv2d]") {
   CHECK(typeOf("conv2d", {tf32({1, 3, 8, 8}), tf32({8, 3, 3, 3})}) == "f32[1, 8, 6, 6]");
   // (8 + 1 + 1 - 3) / 2 + 1 = 4
   CHECK(typeOf("conv2d", {tf32({2, 3, 8, 8}), tf32({8, 3, 3, 3})},
-               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}) ==
-        "f32[2, 8, 4, 4]");
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}) == "f32[2, 8, 4, 4]");
   // Asymmetric pads and dilation: H: (8 + 0 + 2 - 5) / 1 + 1 = 6; W: (8 + 1 + 0 - 3) / 2 + 1 = 4.
   CHECK(typeOf("conv2d", {tf32({1, 3, 8, 8}), tf32({4, 3, 3, 2})},
-               {{"strides", ints({1, 2})}, {"pads", ints({0, 1, 2, 0})},
+               {{"strides", ints({1, 2})},
+                {"pads", ints({0, 1, 2, 0})},
                 {"dilation", ints({2, 2})}}) == "f32[1, 4, 6, 4]");
   CHECK(typeOf("conv2d", {tf32({1, 4, 8, 8}), tf32({8, 2, 3, 3})}, {{"groups", i64v(2)}}) ==
         "f32[1, 8, 6, 6]");
@@ -172,17 +184,21 @@ TEST_CASE("conv2d kernel: depthwise with channel multiplier and pads", "[ops][co
   Tensor x = iota({1, 2, 2, 2});
   Tensor w = f32({4, 1, 1, 1}, {1, 2, 3, -1});
   Tensor y = run1("conv2d", {x, w}, {{"groups", i64v(2)}, {"pads", ints({0, 1, 0, 0})}});
-  requireClose(y, f32({1, 4, 2, 3}, {0, 1, 2,  0, 3, 4,     // o0
-                                     0, 2, 4,  0, 6, 8,     // o1
-                                     0, 15, 18, 0, 21, 24,  // o2
-                                     0, -5, -6, 0, -7, -8})); // o3
+  // clang-format off
+  requireClose(y, f32({1, 4, 2, 3}, {0,  1,  2,   0,  3,  4,    // o0
+                                     0,  2,  4,   0,  6,  8,    // o1
+                                     0, 15, 18,   0, 21, 24,    // o2
+                                     0, -5, -6,   0, -7, -8})); // o3
+  // clang-format on
 }
 
 TEST_CASE("conv2d kernel: f16 data", "[ops][conv2d]") {
-  Tensor x = Tensor::fromDoubles(DType::F16, {1, 1, 3, 3}, std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9});
+  Tensor x =
+      Tensor::fromDoubles(DType::F16, {1, 1, 3, 3}, std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9});
   Tensor w = Tensor::fromDoubles(DType::F16, {1, 1, 2, 2}, std::vector<double>{1, 2, 3, 4});
   Tensor y = run1("conv2d", {x, w});
-  requireClose(y, Tensor::fromDoubles(DType::F16, {1, 1, 2, 2}, std::vector<double>{37, 47, 67, 77}));
+  requireClose(y,
+               Tensor::fromDoubles(DType::F16, {1, 1, 2, 2}, std::vector<double>{37, 47, 67, 77}));
 }
 
 namespace {
@@ -294,7 +310,8 @@ TEST_CASE("conv2d_transpose type errors", "[ops][conv2d_transpose]") {
                    {{"pads", ints({1, 0, 1, 0})}}) ==
         "conv2d_transpose: computed output size [-1, 1] is not positive "
         "(inputs: f32[1, 1, 1, 1], f32[1, 1, 1, 1])");
-  CHECK(inferError("conv2d_transpose", {tt(DType::I64, {1, 1, 2, 2}), tt(DType::I64, {1, 1, 1, 1})}) ==
+  CHECK(inferError("conv2d_transpose",
+                   {tt(DType::I64, {1, 1, 2, 2}), tt(DType::I64, {1, 1, 1, 1})}) ==
         "conv2d_transpose: argument 0 must be a float tensor, got i64[1, 1, 2, 2] "
         "(inputs: i64[1, 1, 2, 2], i64[1, 1, 1, 1])");
 }
@@ -308,14 +325,18 @@ TEST_CASE("conv2d_transpose kernel: stride 2 and output_padding", "[ops][conv2d_
   // output_padding [1, 1] adds a zero row and column at the bottom/right: 5x5.
   Tensor yp = run1("conv2d_transpose", {x, w},
                    {{"strides", ints({2, 2})}, {"output_padding", ints({1, 1})}});
-  requireClose(yp, f32({1, 1, 5, 5}, {1, 2, 2, 4,  0, 3, 4, 6, 8,   0, 3, 6, 4, 8, 0,
-                                      9, 12, 12, 16, 0, 0, 0, 0, 0, 0}));
+  // clang-format off
+  requireClose(yp, f32({1, 1, 5, 5}, {1,  2,  2,  4, 0,
+                                      3,  4,  6,  8, 0,
+                                      3,  6,  4,  8, 0,
+                                      9, 12, 12, 16, 0,
+                                      0,  0,  0,  0, 0}));
+  // clang-format on
   // With pads [1,1,1,1] as well, the output is the full 5x5 result cropped to rows/cols 1..3:
   // (2-1)*2 - 2 + 1 + 1 + 1 = 3.
-  Tensor yc = run1("conv2d_transpose", {x, w},
-                   {{"strides", ints({2, 2})},
-                    {"pads", ints({1, 1, 1, 1})},
-                    {"output_padding", ints({1, 1})}});
+  Tensor yc = run1(
+      "conv2d_transpose", {x, w},
+      {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {"output_padding", ints({1, 1})}});
   requireClose(yc, f32({1, 1, 3, 3}, {4, 6, 8, 6, 4, 8, 12, 12, 16}));
 }
 
@@ -323,8 +344,7 @@ TEST_CASE("conv2d_transpose kernel: overlapping windows and pads", "[ops][conv2d
   // stride 1, w = ones(2x2): y[i][j] = sum of x[a][b] with i-a, j-b in {0, 1}
   //   = [[1, 3, 2], [4, 10, 6], [3, 7, 4]]
   Tensor x = f32({1, 1, 2, 2}, {1, 2, 3, 4}), w = f32({1, 1, 2, 2}, {1, 1, 1, 1});
-  requireClose(run1("conv2d_transpose", {x, w}),
-               f32({1, 1, 3, 3}, {1, 3, 2, 4, 10, 6, 3, 7, 4}));
+  requireClose(run1("conv2d_transpose", {x, w}), f32({1, 1, 3, 3}, {1, 3, 2, 4, 10, 6, 3, 7, 4}));
   // pads top=1, left=1 crop the first row and column.
   requireClose(run1("conv2d_transpose", {x, w}, {{"pads", ints({1, 1, 0, 0})}}),
                f32({1, 1, 2, 2}, {10, 6, 7, 4}));
@@ -333,9 +353,9 @@ TEST_CASE("conv2d_transpose kernel: overlapping windows and pads", "[ops][conv2d
 TEST_CASE("conv2d_transpose kernel: channels, groups and dilation", "[ops][conv2d_transpose]") {
   // groups 1, weight [C=2, O=2, 1, 1] = [[1, 2], [3, 4]]: y_o = sum_c x_c w[c][o]
   //   x = [1, 2]: y0 = 1 + 6 = 7, y1 = 2 + 8 = 10
-  requireClose(run1("conv2d_transpose",
-                    {f32({1, 2, 1, 1}, {1, 2}), f32({2, 2, 1, 1}, {1, 2, 3, 4})}),
-               f32({1, 2, 1, 1}, {7, 10}));
+  requireClose(
+      run1("conv2d_transpose", {f32({1, 2, 1, 1}, {1, 2}), f32({2, 2, 1, 1}, {1, 2, 3, 4})}),
+      f32({1, 2, 1, 1}, {7, 10}));
   // groups 2, weight [2, 1, 1, 1] = [3, 5]: y0 = 1*3, y1 = 2*5
   requireClose(run1("conv2d_transpose", {f32({1, 2, 1, 1}, {1, 2}), f32({2, 1, 1, 1}, {3, 5})},
                     {{"groups", i64v(2)}}),
@@ -465,22 +485,22 @@ TEST_CASE("matmul kernel: 2-D and 1-D promotion", "[ops][matmul]") {
   // 2-D x 1-D: row sums [6, 15]
   requireClose(run1("matmul", {a, f32({3}, {1, 1, 1})}), f32({2}, {6, 15}));
   // 1-D x batched: [1,2,3] . b0 = [4, 5]; [1,2,3] . ones(3x2) = [6, 6]
-  requireClose(run1("matmul", {f32({3}, {1, 2, 3}), f32({2, 3, 2}, {1, 0, 0, 1, 1, 1,
-                                                                    1, 1, 1, 1, 1, 1})}),
-               f32({2, 2}, {4, 5, 6, 6}));
+  requireClose(
+      run1("matmul", {f32({3}, {1, 2, 3}), f32({2, 3, 2}, {1, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1})}),
+      f32({2, 2}, {4, 5, 6, 6}));
 }
 
 TEST_CASE("matmul kernel: batch broadcasting", "[ops][matmul]") {
   // a0 = [[1,2],[3,4]], a1 = [[0,1],[1,0]], b = [[1,1],[0,2]]:
   //   a0 b = [[1, 5], [3, 11]], a1 b = [[0, 2], [1, 1]]
-  requireClose(run1("matmul", {f32({2, 2, 2}, {1, 2, 3, 4, 0, 1, 1, 0}),
-                               f32({2, 2}, {1, 1, 0, 2})}),
-               f32({2, 2, 2}, {1, 5, 3, 11, 0, 2, 1, 1}));
+  requireClose(
+      run1("matmul", {f32({2, 2, 2}, {1, 2, 3, 4, 0, 1, 1, 0}), f32({2, 2}, {1, 1, 0, 2})}),
+      f32({2, 2, 2}, {1, 5, 3, 11, 0, 2, 1, 1}));
   // a [2,1,1,2]: a_i = [1,2], [3,4]; b [1,3,2,1]: b_j = [1,0]^T, [0,1]^T, [1,1]^T
   //   out[i][j] = a_i . b_j: [1, 2, 3], [3, 4, 7]
-  requireClose(run1("matmul", {f32({2, 1, 1, 2}, {1, 2, 3, 4}),
-                               f32({1, 3, 2, 1}, {1, 0, 0, 1, 1, 1})}),
-               f32({2, 3, 1, 1}, {1, 2, 3, 3, 4, 7}));
+  requireClose(
+      run1("matmul", {f32({2, 1, 1, 2}, {1, 2, 3, 4}), f32({1, 3, 2, 1}, {1, 0, 0, 1, 1, 1})}),
+      f32({2, 3, 1, 1}, {1, 2, 3, 3, 4, 7}));
 }
 
 TEST_CASE("matmul kernel: integers", "[ops][matmul]") {
@@ -656,8 +676,7 @@ TEST_CASE("layer_norm type inference and errors", "[ops][layer_norm]") {
 TEST_CASE("layer_norm kernel", "[ops][layer_norm]") {
   // Rows [1, 3] (mean 2, var 1) and [0, 8] (mean 4, var 16) both normalise to [-1, 1];
   // gamma [1, 2], beta [0.5, 1] -> [-0.5, 3].
-  requireClose(run1("layer_norm",
-                    {f32({2, 2}, {1, 3, 0, 8}), f32({2}, {1, 2}), f32({2}, {0.5, 1})},
+  requireClose(run1("layer_norm", {f32({2, 2}, {1, 3, 0, 8}), f32({2}, {1, 2}), f32({2}, {0.5, 1})},
                     {{"epsilon", 0.0}}),
                f32({2, 2}, {-0.5, 3, -0.5, 3}));
   // axis 1 on [1, 2, 2] = [2, 6, 4, 4]: mean 4, deviations [-2, 2, 0, 0], var 2:
@@ -670,8 +689,7 @@ TEST_CASE("layer_norm kernel", "[ops][layer_norm]") {
                f32({1, 2, 2}, {0.5 - r2, 0.5 + 10 * r2, 0.5, 0.5}));
   // No beta, default epsilon: [1, 3] -> [-1, 1] / sqrt(1 + 1e-5)
   double s = 1 / std::sqrt(1.00001);
-  requireClose(run1("layer_norm", {f32({1, 2}, {1, 3}), f32({2}, {1, 1})}),
-               f32({1, 2}, {-s, s}));
+  requireClose(run1("layer_norm", {f32({1, 2}, {1, 3}), f32({2}, {1, 1})}), f32({1, 2}, {-s, s}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -973,16 +991,17 @@ TEST_CASE("resize2d kernel: nearest", "[ops][resize2d]") {
                        {"nearest_mode", str("round_prefer_ceil")}}),
                f32({1, 1, 4, 4}, {1, 2, 2, 2, 3, 4, 4, 4, 3, 4, 4, 4, 3, 4, 4, 4}));
   // tf_half_pixel_for_nn + round_prefer_floor: x_ori = 0.25, 0.75, 1.25, 1.75 -> 0, 1, 1, 1
-  requireClose(resize(kX22, {4, 4}, {{"coordinate_transformation_mode", str("tf_half_pixel_for_nn")}}),
-               f32({1, 1, 4, 4}, {1, 2, 2, 2, 3, 4, 4, 4, 3, 4, 4, 4, 3, 4, 4, 4}));
+  requireClose(
+      resize(kX22, {4, 4}, {{"coordinate_transformation_mode", str("tf_half_pixel_for_nn")}}),
+      f32({1, 1, 4, 4}, {1, 2, 2, 2, 3, 4, 4, 4, 3, 4, 4, 4, 3, 4, 4, 4}));
   // Downsampling 4 -> 2 with asymmetric + ceil: x_ori = 0, 2 -> 0, 2 (integral stays).
   requireClose(resize(iota({1, 1, 4, 4}), {2, 2},
                       {{"coordinate_transformation_mode", str("asymmetric")},
                        {"nearest_mode", str("ceil")}}),
                f32({1, 1, 2, 2}, {1, 3, 9, 11}));
   // Integers are copied exactly.
-  Tensor xi = Tensor::fromInts(DType::I64, {1, 1, 1, 2},
-                               std::vector<int64_t>{(int64_t(1) << 60) + 1, -3});
+  Tensor xi =
+      Tensor::fromInts(DType::I64, {1, 1, 1, 2}, std::vector<int64_t>{(int64_t(1) << 60) + 1, -3});
   Tensor yi = resize(xi, {1, 4}, {});
   CHECK(yi.toInts() ==
         std::vector<int64_t>{(int64_t(1) << 60) + 1, (int64_t(1) << 60) + 1, -3, -3});
@@ -993,14 +1012,22 @@ TEST_CASE("resize2d kernel: linear", "[ops][resize2d]") {
   // half_pixel: x_ori = -0.25, 0.25, 0.75, 1.25 -> weights give [1, 1.25, 1.75, 2] along
   // each row of [1, 2]; rows mix row0 / row1 (= row0 + 2) the same way: +0, +0.5, +1.5, +2.
   requireClose(resize(kX22, {4, 4}, linear),
-               f32({1, 1, 4, 4}, {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5,
-                                  3, 3.25, 3.75, 4}));
+               // clang-format off
+               f32({1, 1, 4, 4}, {1,   1.25, 1.75, 2,
+                                  1.5, 1.75, 2.25, 2.5,
+                                  2.5, 2.75, 3.25, 3.5,
+                                  3,   3.25, 3.75, 4}));
+  // clang-format on
   // align_corners: x_ori = x / 3 -> [1, 4/3, 5/3, 2], rows + 0, 2/3, 4/3, 2
   Attrs ac = linear;
   ac.set("coordinate_transformation_mode", str("align_corners"));
   requireClose(resize(kX22, {4, 4}, ac),
-               f32({1, 1, 4, 4}, {1, 4. / 3, 5. / 3, 2, 5. / 3, 2, 7. / 3, 8. / 3,
-                                  7. / 3, 8. / 3, 3, 10. / 3, 3, 10. / 3, 11. / 3, 4}));
+               // clang-format off
+               f32({1, 1, 4, 4}, {1,      4. / 3,  5. / 3,  2,
+                                  5. / 3, 2,       7. / 3,  8. / 3,
+                                  7. / 3, 8. / 3,  3,       10. / 3,
+                                  3,      10. / 3, 11. / 3, 4}));
+  // clang-format on
   // asymmetric: x_ori = 0, 0.5, 1, 1.5 -> [1, 1.5, 2, 2], rows + 0, 1, 2, 2
   Attrs as = linear;
   as.set("coordinate_transformation_mode", str("asymmetric"));
@@ -1054,16 +1081,15 @@ TEST_CASE("resize2d kernel: cubic", "[ops][resize2d]") {
   //   x=5 on [1,2,2,2]: -0.10546875 + 2 * 1.10546875 = 2.10546875
   //   x=6 on [1,2,2,2]: -0.09375 + 2 * 1.09375 = 2.09375
   //   x=7 on [1,2,2,2]: -0.03515625 + 2 * 1.03515625 = 2.03515625
-  requireClose(resize(f32({1, 1, 1, 2}, {1, 2}), {1, 8}, cubic),
-               f32({1, 1, 1, 8}, {1, 1.2265625, 1.5, 1.7734375, 2, 2.10546875, 2.09375,
-                                  2.03515625}));
+  requireClose(
+      resize(f32({1, 1, 1, 2}, {1, 2}), {1, 8}, cubic),
+      f32({1, 1, 1, 8}, {1, 1.2265625, 1.5, 1.7734375, 2, 2.10546875, 2.09375, 2.03515625}));
   // cubic_coeff_a = -0.5: r = 0.5 weights [-0.0625, 0.5625, 0.5625, -0.0625]
   //   x=1: -0.0625 + 0.5625 + 1.125 - 0.25 = 1.375;  x=3: -0.0625 + 1.125 + 2.25 - 0.5 = 2.8125
   //   x=5: -0.125 + 2.25 + 4.5 - 0.5 = 6.125;        x=7: -0.25 + 4.5 + 4.5 - 0.5 = 8.25
   Attrs a5 = cubic;
   a5.set("cubic_coeff_a", -0.5);
-  requireClose(resize(x, {1, 8}, a5),
-               f32({1, 1, 1, 8}, {1, 1.375, 2, 2.8125, 4, 6.125, 8, 8.25}));
+  requireClose(resize(x, {1, 8}, a5), f32({1, 1, 1, 8}, {1, 1.375, 2, 2.8125, 4, 6.125, 8, 8.25}));
   // exclude_outside: outside neighbours get weight 0, the rest is renormalised.
   //   x=1: [0, .59375, .59375, -.09375] / 1.09375 on [-,1,2,4] = 1.40625 / 1.09375 = 9/7
   //   x=5: [-.09375, .59375, .59375, 0] / 1.09375 on [2,4,8,-] = 6.9375 / 1.09375 = 222/35
@@ -1077,12 +1103,14 @@ TEST_CASE("resize2d kernel: cubic", "[ops][resize2d]") {
 TEST_CASE("resize2d kernel: bilinear weights are separable in 2-D", "[ops][resize2d]") {
   // 2x2 -> 3x3, align_corners: x_ori = 0, 0.5, 1 per dim; the centre is the mean 2.5,
   // edge midpoints are pair means.
-  requireClose(resize(kX22, {3, 3},
-                      {{"mode", str("linear")}, {"coordinate_transformation_mode", str("align_corners")}}),
-               f32({1, 1, 3, 3}, {1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4}));
+  requireClose(
+      resize(kX22, {3, 3},
+             {{"mode", str("linear")}, {"coordinate_transformation_mode", str("align_corners")}}),
+      f32({1, 1, 3, 3}, {1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4}));
   // Batch and channels are resized independently.
   Tensor x = f32({2, 1, 1, 2}, {0, 2, 10, 20});
-  requireClose(resize(x, {1, 3},
-                      {{"mode", str("linear")}, {"coordinate_transformation_mode", str("align_corners")}}),
-               f32({2, 1, 1, 3}, {0, 1, 2, 10, 15, 20}));
+  requireClose(
+      resize(x, {1, 3},
+             {{"mode", str("linear")}, {"coordinate_transformation_mode", str("align_corners")}}),
+      f32({2, 1, 1, 3}, {0, 1, 2, 10, 15, 20}));
 }

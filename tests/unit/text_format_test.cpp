@@ -180,6 +180,34 @@ TEST_CASE("printer: empty module and module names needing quotes", "[text]") {
   REQUIRE(parseOk("# just a comment\n\n").name() == "module");
 }
 
+TEST_CASE("printer: function values in results and tuples", "[text]") {
+  Var a = makeVar("a", t32({2}));
+  Function f = makeFunction({a}, expectOk(makeCall("relu", {a})), {}, "f");
+  Var x = makeVar("x", t32({2}));
+  Module m("m");
+  m.set("main", makeFunction({x}, makeTuple({f, x})));
+  m.set("get", makeFunction({}, f));
+  REQUIRE(printModule(m) == "module @m\n"
+                            "\n"
+                            "def @main(%x: f32[2]) -> (fn(f32[2]) -> f32[2], f32[2]) {\n"
+                            "  %f = fn(%a: f32[2]) -> f32[2] {\n"
+                            "    %0 = relu(%a) : f32[2]\n"
+                            "    return %0\n"
+                            "  }\n"
+                            "  %1 = tuple(%f, %x) : (fn(f32[2]) -> f32[2], f32[2])\n"
+                            "  return %1\n"
+                            "}\n"
+                            "\n"
+                            "def @get() -> fn(f32[2]) -> f32[2] {\n"
+                            "  %f = fn(%a: f32[2]) -> f32[2] {\n"
+                            "    %0 = relu(%a) : f32[2]\n"
+                            "    return %0\n"
+                            "  }\n"
+                            "  return %f\n"
+                            "}\n");
+  requireRoundTrip(m);
+}
+
 //===----------------------------------------------------------------------===//
 // Names
 //===----------------------------------------------------------------------===//

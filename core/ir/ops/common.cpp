@@ -33,14 +33,26 @@ Status requireSameDType(std::span<const Type> inputs) {
   return okStatus();
 }
 
-Status requireRank(const Op &op, std::span<const Type> inputs, size_t index, size_t rank) {
+Status requireRank(std::span<const Type> inputs, size_t index, size_t rank,
+                   std::string_view argName) {
   if (inputs[index].rank() == rank)
     return okStatus();
-  std::string argName = index < op.argNames.size() ? op.argNames[index]
-                        : op.argNames.empty()      ? std::string("arg")
-                                                   : op.argNames.back();
   return Error::format("argument {} ('{}') must have rank {}, got {}", index, argName, rank,
                        inputs[index].str());
+}
+
+Status requireMinRank(std::span<const Type> inputs, size_t index, size_t rank,
+                      std::string_view argName) {
+  if (inputs[index].rank() >= rank)
+    return okStatus();
+  return Error::format("argument {} ('{}') must have rank >= {}, got {}", index, argName, rank,
+                       inputs[index].str());
+}
+
+Status requireNumeric(std::span<const Type> inputs, size_t index) {
+  if (!isBool(inputs[index].dtype()))
+    return okStatus();
+  return Error::format("argument {} must be a numeric tensor, got {}", index, inputs[index].str());
 }
 
 Status requireFloat(std::span<const Type> inputs, size_t index) {

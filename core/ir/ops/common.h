@@ -22,7 +22,13 @@ Status requireSameDType(std::span<const Type> inputs);
 
 /// Requires the tensor at `index` to have rank `rank`. Error: "argument 0
 /// ('data') must have rank 4, got f32[1, 3]".
-Status requireRank(const Op &op, std::span<const Type> inputs, size_t index, size_t rank);
+Status requireRank(std::span<const Type> inputs, size_t index, size_t rank,
+                   std::string_view argName);
+/// "argument 0 ('a') must have rank >= 1, got f32[]".
+Status requireMinRank(std::span<const Type> inputs, size_t index, size_t rank,
+                      std::string_view argName);
+/// Any dtype but bool. "argument 0 must be a numeric tensor, got bool[2]".
+Status requireNumeric(std::span<const Type> inputs, size_t index);
 
 /// Requires the dtype to be a float type. Error: "argument 0 must be a float
 /// tensor, got i32[2]".

@@ -33,32 +33,6 @@ namespace {
 // Shared helpers
 //===----------------------------------------------------------------------===//
 
-/// "argument 0 ('data') must have rank 4, got f32[1, 3]" (as requireRank).
-Status requireRankOf(std::span<const Type> inputs, size_t index, size_t rank,
-                     std::string_view argName) {
-  if (inputs[index].rank() == rank)
-    return okStatus();
-  return Error::format("argument {} ('{}') must have rank {}, got {}", index, argName, rank,
-                       inputs[index].str());
-}
-
-/// "argument 0 ('a') must have rank >= 1, got f32[]".
-Status requireMinRank(std::span<const Type> inputs, size_t index, size_t rank,
-                      std::string_view argName) {
-  if (inputs[index].rank() >= rank)
-    return okStatus();
-  return Error::format("argument {} ('{}') must have rank >= {}, got {}", index, argName, rank,
-                       inputs[index].str());
-}
-
-/// Any dtype but bool. "argument 0 must be a numeric tensor, got bool[2]".
-Status requireNumeric(std::span<const Type> inputs, size_t index) {
-  if (!isBool(inputs[index].dtype()))
-    return okStatus();
-  return Error::format("argument {} must be a numeric tensor, got {}", index,
-                       inputs[index].str());
-}
-
 int64_t product(std::span<const int64_t> dims) {
   int64_t p = 1;
   for (int64_t d : dims)
@@ -103,7 +77,7 @@ Tensor productKernel(const Tensor &a, const Tensor &b, const Type &outType, int6
 
 Expected<Type> denseRelation(std::span<const Type> in, const Attrs &) {
   TS_RETURN_IF_ERROR(requireMinRank(in, 0, 1, "data"));
-  TS_RETURN_IF_ERROR(requireRankOf(in, 1, 2, "weight"));
+  TS_RETURN_IF_ERROR(requireRank(in, 1, 2, "weight"));
   TS_RETURN_IF_ERROR(requireNumeric(in, 0));
   TS_RETURN_IF_ERROR(requireSameDType(in));
   const Shape &x = in[0].shape(), &w = in[1].shape();
@@ -129,9 +103,9 @@ Expected<std::vector<Tensor>> denseKernel(std::span<const Tensor> in, const Attr
 //===----------------------------------------------------------------------===//
 
 struct MatmulShapes {
-  Shape a, b;     // promoted to rank >= 2
-  Shape batch;    // broadcast batch dims
-  Shape out;      // result shape (promoted dims removed)
+  Shape a, b;  // promoted to rank >= 2
+  Shape batch; // broadcast batch dims
+  Shape out;   // result shape (promoted dims removed)
 };
 
 Expected<MatmulShapes> matmulShapes(std::span<const Type> in) {
@@ -192,8 +166,8 @@ struct BatchMatmulDims {
 };
 
 Expected<BatchMatmulDims> batchMatmulDims(std::span<const Type> in, const Attrs &attrs) {
-  TS_RETURN_IF_ERROR(requireRankOf(in, 0, 3, "a"));
-  TS_RETURN_IF_ERROR(requireRankOf(in, 1, 3, "b"));
+  TS_RETURN_IF_ERROR(requireRank(in, 0, 3, "a"));
+  TS_RETURN_IF_ERROR(requireRank(in, 1, 3, "b"));
   TS_RETURN_IF_ERROR(requireNumeric(in, 0));
   TS_RETURN_IF_ERROR(requireSameDType(in));
   const Shape &a = in[0].shape(), &b = in[1].shape();
@@ -235,7 +209,7 @@ Expected<std::vector<Tensor>> batchMatmulKernel(std::span<const Tensor> in, cons
 //===----------------------------------------------------------------------===//
 
 Expected<Type> biasAddRelation(std::span<const Type> in, const Attrs &attrs) {
-  TS_RETURN_IF_ERROR(requireRankOf(in, 1, 1, "bias"));
+  TS_RETURN_IF_ERROR(requireRank(in, 1, 1, "bias"));
   TS_RETURN_IF_ERROR(requireNumeric(in, 0));
   TS_RETURN_IF_ERROR(requireSameDType(in));
   TS_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(attrs.getInt("axis"), in[0].rank()));
@@ -443,7 +417,7 @@ Status requireOneOf(const Attrs &attrs, std::string_view name,
 }
 
 Expected<Type> resize2dRelation(std::span<const Type> in, const Attrs &attrs) {
-  TS_RETURN_IF_ERROR(requireRankOf(in, 0, 4, "data"));
+  TS_RETURN_IF_ERROR(requireRank(in, 0, 4, "data"));
   TS_RETURN_IF_ERROR(requireOneOf(attrs, "mode", kResizeModes));
   TS_RETURN_IF_ERROR(requireOneOf(attrs, "coordinate_transformation_mode", kCoordModes));
   TS_RETURN_IF_ERROR(requireOneOf(attrs, "nearest_mode", kNearestModes));
@@ -521,7 +495,7 @@ Taps resizeTaps(const ResizeParams &p, int64_t x, double scale, int64_t inSize,
     if (p.mode == "linear") {
       t.w[0] = 1 - r, t.w[1] = r;
     } else {
-      bool right = integral                           ? true
+      bool right = integral                            ? true
                    : p.nearest == "round_prefer_floor" ? r > 0.5
                    : p.nearest == "round_prefer_ceil"  ? r >= 0.5
                    : p.nearest == "floor"              ? false
@@ -664,8 +638,7 @@ Status registerNNOps(OpRegistry &r) {
       .argNames = {"data", "gamma", "beta", "mean", "var"},
       .minArgs = 5,
       .maxArgs = 5,
-      .attrs = {AttrSpec{"epsilon", AttrKind::Float, AttrValue(1e-5),
-                         "added to the variance"},
+      .attrs = {AttrSpec{"epsilon", AttrKind::Float, AttrValue(1e-5), "added to the variance"},
                 AttrSpec{"axis", AttrKind::Int, AttrValue(int64_t{1}), "channel axis"}},
       .pattern = OpPattern::Opaque,
       .relation = batchNormRelation,
@@ -678,10 +651,8 @@ Status registerNNOps(OpRegistry &r) {
       .argNames = {"data", "gamma", "beta"},
       .minArgs = 2,
       .maxArgs = 3,
-      .attrs = {AttrSpec{"axis", AttrKind::Int, AttrValue(int64_t{-1}),
-                         "first normalized axis"},
-                AttrSpec{"epsilon", AttrKind::Float, AttrValue(1e-5),
-                         "added to the variance"}},
+      .attrs = {AttrSpec{"axis", AttrKind::Int, AttrValue(int64_t{-1}), "first normalized axis"},
+                AttrSpec{"epsilon", AttrKind::Float, AttrValue(1e-5), "added to the variance"}},
       .pattern = OpPattern::Opaque,
       .relation = layerNormRelation,
       .kernel = layerNormKernel,
@@ -696,9 +667,10 @@ Status registerNNOps(OpRegistry &r) {
       .attrs = {AttrSpec{"axis", AttrKind::Int, AttrValue(int64_t{-1}), "softmax axis"}},
       .pattern = OpPattern::Opaque,
       .relation = softmaxRelation,
-      .kernel = [](std::span<const Tensor> in, const Attrs &attrs, const Type &outType) {
-        return softmaxKernel(in[0], attrs, outType, /*log=*/false);
-      },
+      .kernel =
+          [](std::span<const Tensor> in, const Attrs &attrs, const Type &outType) {
+            return softmaxKernel(in[0], attrs, outType, /*log=*/false);
+          },
   }));
 
   TS_RETURN_IF_ERROR(r.add(Op{
@@ -710,9 +682,10 @@ Status registerNNOps(OpRegistry &r) {
       .attrs = {AttrSpec{"axis", AttrKind::Int, AttrValue(int64_t{-1}), "softmax axis"}},
       .pattern = OpPattern::Opaque,
       .relation = softmaxRelation,
-      .kernel = [](std::span<const Tensor> in, const Attrs &attrs, const Type &outType) {
-        return softmaxKernel(in[0], attrs, outType, /*log=*/true);
-      },
+      .kernel =
+          [](std::span<const Tensor> in, const Attrs &attrs, const Type &outType) {
+            return softmaxKernel(in[0], attrs, outType, /*log=*/true);
+          },
   }));
 
   TS_RETURN_IF_ERROR(r.add(Op{
@@ -721,23 +694,22 @@ Status registerNNOps(OpRegistry &r) {
       .argNames = {"data"},
       .minArgs = 1,
       .maxArgs = 1,
-      .attrs =
-          {AttrSpec{"size", AttrKind::Ints, std::nullopt, "output spatial size [OH, OW]"},
-           AttrSpec{"scales", AttrKind::Floats, AttrValue(std::vector<double>{}),
-                    "[sh, sw] for the coordinate transform (default: size / input size)"},
-           AttrSpec{"mode", AttrKind::String, AttrValue(std::string("nearest")),
-                    "nearest, linear or cubic"},
-           AttrSpec{"coordinate_transformation_mode", AttrKind::String,
-                    AttrValue(std::string("half_pixel")),
-                    "half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, "
-                    "asymmetric or tf_half_pixel_for_nn"},
-           AttrSpec{"nearest_mode", AttrKind::String,
-                    AttrValue(std::string("round_prefer_floor")),
-                    "round_prefer_floor, round_prefer_ceil, floor or ceil"},
-           AttrSpec{"cubic_coeff_a", AttrKind::Float, AttrValue(-0.75),
-                    "the cubic kernel's coefficient a"},
-           AttrSpec{"exclude_outside", AttrKind::Bool, AttrValue(false),
-                    "give neighbours outside the input zero weight (renormalised)"}},
+      .attrs = {AttrSpec{"size", AttrKind::Ints, std::nullopt, "output spatial size [OH, OW]"},
+                AttrSpec{"scales", AttrKind::Floats, AttrValue(std::vector<double>{}),
+                         "[sh, sw] for the coordinate transform (default: size / input size)"},
+                AttrSpec{"mode", AttrKind::String, AttrValue(std::string("nearest")),
+                         "nearest, linear or cubic"},
+                AttrSpec{"coordinate_transformation_mode", AttrKind::String,
+                         AttrValue(std::string("half_pixel")),
+                         "half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, "
+                         "asymmetric or tf_half_pixel_for_nn"},
+                AttrSpec{"nearest_mode", AttrKind::String,
+                         AttrValue(std::string("round_prefer_floor")),
+                         "round_prefer_floor, round_prefer_ceil, floor or ceil"},
+                AttrSpec{"cubic_coeff_a", AttrKind::Float, AttrValue(-0.75),
+                         "the cubic kernel's coefficient a"},
+                AttrSpec{"exclude_outside", AttrKind::Bool, AttrValue(false),
+                         "give neighbours outside the input zero weight (renormalised)"}},
       .pattern = OpPattern::Opaque,
       .relation = resize2dRelation,
       .kernel = resize2dKernel,

@@ -29,23 +29,8 @@ namespace {
 // Shared helpers
 //===----------------------------------------------------------------------===//
 
-AttrValue intsValue(std::vector<int64_t> v) { return AttrValue(std::move(v)); }
-
-/// "argument 0 ('data') must have rank 4, got f32[1, 3]" (as requireRank).
-Status requireRankOf(std::span<const Type> inputs, size_t index, size_t rank,
-                     std::string_view argName) {
-  if (inputs[index].rank() == rank)
-    return okStatus();
-  return Error::format("argument {} ('{}') must have rank {}, got {}", index, argName, rank,
-                       inputs[index].str());
-}
-
-/// Any dtype but bool. "argument 0 must be a numeric tensor, got bool[2]".
-Status requireNumeric(std::span<const Type> inputs, size_t index) {
-  if (!isBool(inputs[index].dtype()))
-    return okStatus();
-  return Error::format("argument {} must be a numeric tensor, got {}", index,
-                       inputs[index].str());
+AttrValue intsValue(std::vector<int64_t> v) {
+  return AttrValue(std::move(v));
 }
 
 Status requireLength(const std::vector<int64_t> &v, std::string_view name, size_t n) {
@@ -68,16 +53,20 @@ Status requireNonNegative(const std::vector<int64_t> &v, std::string_view name) 
   return okStatus();
 }
 
-int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
+int64_t floorDiv(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return -floorDiv(-a, b);
+}
 
 /// Kernel (or pool) size, strides, dilation and pads of a 2-D window.
 struct Window {
-  int64_t k[2];      // kernel size h, w
-  int64_t s[2];      // strides
-  int64_t d[2];      // dilation
-  int64_t p0[2];     // leading pads (top, left)
-  int64_t p1[2];     // trailing pads (bottom, right)
+  int64_t k[2];  // kernel size h, w
+  int64_t s[2];  // strides
+  int64_t d[2];  // dilation
+  int64_t p0[2]; // leading pads (top, left)
+  int64_t p1[2]; // trailing pads (bottom, right)
   int64_t extent(int i) const { return d[i] * (k[i] - 1) + 1; }
 };
 
@@ -113,8 +102,7 @@ int64_t idx4(const Shape &s, int64_t a, int64_t b, int64_t c, int64_t d) {
   return ((a * s[1] + b) * s[2] + c) * s[3] + d;
 }
 
-const AttrSpec kStridesSpec{"strides", AttrKind::Ints, intsValue({1, 1}),
-                            "window strides [h, w]"};
+const AttrSpec kStridesSpec{"strides", AttrKind::Ints, intsValue({1, 1}), "window strides [h, w]"};
 const AttrSpec kPadsSpec{"pads", AttrKind::Ints, intsValue({0, 0, 0, 0}),
                          "padding [top, left, bottom, right]"};
 const AttrSpec kDilationSpec{"dilation", AttrKind::Ints, intsValue({1, 1}),
@@ -133,8 +121,8 @@ struct ConvGeom {
 };
 
 Expected<ConvGeom> conv2dGeom(std::span<const Type> in, const Attrs &attrs) {
-  TS_RETURN_IF_ERROR(requireRankOf(in, 0, 4, "data"));
-  TS_RETURN_IF_ERROR(requireRankOf(in, 1, 4, "weight"));
+  TS_RETURN_IF_ERROR(requireRank(in, 0, 4, "data"));
+  TS_RETURN_IF_ERROR(requireRank(in, 1, 4, "weight"));
   TS_RETURN_IF_ERROR(requireFloat(in, 0));
   TS_RETURN_IF_ERROR(requireSameDType(in));
   const Shape &x = in[0].shape(), &w = in[1].shape();
@@ -149,8 +137,8 @@ Expected<ConvGeom> conv2dGeom(std::span<const Type> in, const Attrs &attrs) {
   if (w[0] % groups != 0)
     return Error::format("output channels {} are not divisible by groups {}", w[0], groups);
   if (x[1] != w[1] * groups)
-    return Error::format("input channels {} do not match weight channels {} x groups {}",
-                         x[1], w[1], groups);
+    return Error::format("input channels {} do not match weight channels {} x groups {}", x[1],
+                         w[1], groups);
   ConvGeom g{win, groups, 0, 0};
   int64_t out[2];
   for (int i = 0; i < 2; ++i)
@@ -191,8 +179,7 @@ Expected<std::vector<Tensor>> conv2dKernel(std::span<const Tensor> in, const Att
                 int64_t iw = ow * win.s[1] - win.p0[1] + kw * win.d[1];
                 if (iw < 0 || iw >= xs[3])
                   continue;
-                acc += x.getDouble(idx4(xs, n, ic, ih, iw)) *
-                       w.getDouble(idx4(ws, o, c, kh, kw));
+                acc += x.getDouble(idx4(xs, n, ic, ih, iw)) * w.getDouble(idx4(ws, o, c, kh, kw));
               }
             }
           }
@@ -211,8 +198,8 @@ Expected<std::vector<Tensor>> conv2dKernel(std::span<const Tensor> in, const Att
 //===----------------------------------------------------------------------===//
 
 Expected<ConvGeom> conv2dTransposeGeom(std::span<const Type> in, const Attrs &attrs) {
-  TS_RETURN_IF_ERROR(requireRankOf(in, 0, 4, "data"));
-  TS_RETURN_IF_ERROR(requireRankOf(in, 1, 4, "weight"));
+  TS_RETURN_IF_ERROR(requireRank(in, 0, 4, "data"));
+  TS_RETURN_IF_ERROR(requireRank(in, 1, 4, "weight"));
   TS_RETURN_IF_ERROR(requireFloat(in, 0));
   TS_RETURN_IF_ERROR(requireSameDType(in));
   const Shape &x = in[0].shape(), &w = in[1].shape();
@@ -226,8 +213,7 @@ Expected<ConvGeom> conv2dTransposeGeom(std::span<const Type> in, const Attrs &at
   if (w[2] <= 0 || w[3] <= 0)
     return Error::format("kernel size [{}, {}] must be positive", w[2], w[3]);
   if (x[1] != w[0])
-    return Error::format("input channels {} do not match weight input channels {}", x[1],
-                         w[0]);
+    return Error::format("input channels {} do not match weight input channels {}", x[1], w[0]);
   if (x[1] % groups != 0)
     return Error::format("input channels {} are not divisible by groups {}", x[1], groups);
   ConvGeom g{win, groups, 0, 0};
@@ -241,12 +227,11 @@ Expected<ConvGeom> conv2dTransposeGeom(std::span<const Type> in, const Attrs &at
 
 Expected<Type> conv2dTransposeRelation(std::span<const Type> in, const Attrs &attrs) {
   TS_ASSIGN_OR_RETURN(ConvGeom g, conv2dTransposeGeom(in, attrs));
-  return Type::tensor(in[0].dtype(),
-                      {in[0].shape()[0], in[1].shape()[1] * g.groups, g.oh, g.ow});
+  return Type::tensor(in[0].dtype(), {in[0].shape()[0], in[1].shape()[1] * g.groups, g.oh, g.ow});
 }
 
-Expected<std::vector<Tensor>> conv2dTransposeKernel(std::span<const Tensor> in,
-                                                    const Attrs &attrs, const Type &outType) {
+Expected<std::vector<Tensor>> conv2dTransposeKernel(std::span<const Tensor> in, const Attrs &attrs,
+                                                    const Type &outType) {
   const Tensor &x = in[0], &w = in[1];
   Type types[2] = {x.type(), w.type()};
   TS_ASSIGN_OR_RETURN(ConvGeom g, conv2dTransposeGeom(types, attrs));
@@ -293,7 +278,7 @@ struct PoolGeom {
 };
 
 Expected<PoolGeom> pool2dGeom(std::span<const Type> in, const Attrs &attrs) {
-  TS_RETURN_IF_ERROR(requireRankOf(in, 0, 4, "data"));
+  TS_RETURN_IF_ERROR(requireRank(in, 0, 4, "data"));
   auto poolSize = attrs.getInts("pool_size");
   TS_RETURN_IF_ERROR(requireLength(poolSize, "pool_size", 2));
   TS_RETURN_IF_ERROR(requirePositive(poolSize, "pool_size"));
@@ -394,11 +379,11 @@ Expected<std::vector<Tensor>> avgPool2dKernel(std::span<const Tensor> in, const 
   for (int64_t oh = 0; oh < ys[2]; ++oh)
     for (int64_t ow = 0; ow < ys[3]; ++ow) {
       int64_t hs = oh * win.s[0] - win.p0[0], ws = ow * win.s[1] - win.p0[1];
-      int64_t count =
-          includePad ? tapsInside(hs, win.k[0], win.d[0], -win.p0[0], xs[2] + win.p1[0]) *
-                           tapsInside(ws, win.k[1], win.d[1], -win.p0[1], xs[3] + win.p1[1])
-                     : tapsInside(hs, win.k[0], win.d[0], 0, xs[2]) *
-                           tapsInside(ws, win.k[1], win.d[1], 0, xs[3]);
+      int64_t count = includePad
+                          ? tapsInside(hs, win.k[0], win.d[0], -win.p0[0], xs[2] + win.p1[0]) *
+                                tapsInside(ws, win.k[1], win.d[1], -win.p0[1], xs[3] + win.p1[1])
+                          : tapsInside(hs, win.k[0], win.d[0], 0, xs[2]) *
+                                tapsInside(ws, win.k[1], win.d[1], 0, xs[3]);
       for (int64_t n = 0; n < ys[0]; ++n)
         for (int64_t c = 0; c < ys[1]; ++c) {
           double sum = 0;
@@ -425,7 +410,7 @@ Expected<std::vector<Tensor>> avgPool2dKernel(std::span<const Tensor> in, const 
 //===----------------------------------------------------------------------===//
 
 Expected<Type> globalPoolType(std::span<const Type> in) {
-  TS_RETURN_IF_ERROR(requireRankOf(in, 0, 4, "data"));
+  TS_RETURN_IF_ERROR(requireRank(in, 0, 4, "data"));
   const Shape &x = in[0].shape();
   if (x[2] * x[3] == 0)
     return Error::format("spatial size [{}, {}] must not be empty", x[2], x[3]);
@@ -493,8 +478,7 @@ Status registerConvPoolOps(OpRegistry &r) {
       .kernel = conv2dTransposeKernel,
   }));
 
-  const AttrSpec poolSizeSpec{"pool_size", AttrKind::Ints, std::nullopt,
-                              "pooling window [h, w]"};
+  const AttrSpec poolSizeSpec{"pool_size", AttrKind::Ints, std::nullopt, "pooling window [h, w]"};
   const AttrSpec ceilModeSpec{"ceil_mode", AttrKind::Bool, AttrValue(false),
                               "round the output size up instead of down"};
 
@@ -532,14 +516,12 @@ Status registerConvPoolOps(OpRegistry &r) {
       .maxArgs = 1,
       .attrs = {},
       .pattern = OpPattern::Reduction,
-      .relation =
-          [](std::span<const Type> in, const Attrs &) -> Expected<Type> {
+      .relation = [](std::span<const Type> in, const Attrs &) -> Expected<Type> {
         TS_RETURN_IF_ERROR(requireFloat(in, 0));
         return globalPoolType(in);
       },
-      .kernel = [](std::span<const Tensor> in, const Attrs &, const Type &outType) {
-        return globalPoolKernel(in[0], outType, /*max=*/false);
-      },
+      .kernel = [](std::span<const Tensor> in, const Attrs &,
+                   const Type &outType) { return globalPoolKernel(in[0], outType, /*max=*/false); },
   }));
 
   TS_RETURN_IF_ERROR(r.add(Op{
@@ -550,14 +532,12 @@ Status registerConvPoolOps(OpRegistry &r) {
       .maxArgs = 1,
       .attrs = {},
       .pattern = OpPattern::Reduction,
-      .relation =
-          [](std::span<const Type> in, const Attrs &) -> Expected<Type> {
+      .relation = [](std::span<const Type> in, const Attrs &) -> Expected<Type> {
         TS_RETURN_IF_ERROR(requireNumeric(in, 0));
         return globalPoolType(in);
       },
-      .kernel = [](std::span<const Tensor> in, const Attrs &, const Type &outType) {
-        return globalPoolKernel(in[0], outType, /*max=*/true);
-      },
+      .kernel = [](std::span<const Tensor> in, const Attrs &,
+                   const Type &outType) { return globalPoolKernel(in[0], outType, /*max=*/true); },
   }));
   return okStatus();
 }
