@@ -120,8 +120,11 @@ int opsMarkdown() {
       args += (i ? ", " : "") + op->argNames[i];
     if (op->maxArgs < 0)
       args += "...";
+    std::string description = op->description;
+    for (size_t at = 0; (at = description.find('|', at)) != std::string::npos; at += 2)
+      description.replace(at, 1, "\\|");
     std::cout << fmt::format("| [{0}](#{0}) | {1} | {2} | {3} |\n", op->name, args,
-                             ir::opPatternName(op->pattern), op->description);
+                             ir::opPatternName(op->pattern), description);
   }
   for (const ir::Op *op : ir::OpRegistry::global().all()) {
     std::cout << fmt::format("\n## {}\n\n{}\n", op->name, op->description);
