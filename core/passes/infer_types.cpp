@@ -1,10 +1,11 @@
 //===- passes/infer_types.cpp - Re-derive every type ---------------------===//
 //
-// Rebuilds every node from its operands, so that each type is derived again
-// from the op relations. Needed after anything changes the type of a
-// parameter (binding input shapes, say): the change flows through every use.
-// Global functions are processed callees first, so calls see their callee's
-// new signature. Errors name the function and the value.
+// Nodes are typed when they are built, so a graph is never stale inside
+// itself; what can go stale is a call of a global function whose signature
+// changed (binding input shapes, say, changes a parameter type). This pass
+// rebuilds such calls against the callee's current type, and every node
+// above them, so the change flows through every use. Global functions are
+// processed callees first. Errors name the function and the value.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/pass.h"
@@ -62,7 +63,7 @@ class InferTypes final : public Pass {
 public:
   std::string_view name() const override { return "infer-types"; }
   std::string_view description() const override {
-    return "Re-derive every type from the op relations (after parameter types change)";
+    return "Re-type calls of globals whose signature changed, and every value above them";
   }
 
   Status run(Module &m, PassContext &ctx) override {
@@ -70,6 +71,15 @@ public:
       Function fn = m.find(global);
       int64_t changed = 0;
       auto result = rewriteFunction(fn, [&](const Expr &orig, const Expr &rebuilt) -> Expected<Expr> {
+        // rewrite() already rebuilt (and so re-inferred) every node whose
+        // operands changed; only a global call can go stale on its own, when
+        // its callee's signature changed.
+        const auto *call = rebuilt->as<CallNode>();
+        if (!call || call->calleeKind() != CallNode::CalleeKind::Global) {
+          if (rebuilt->type() != orig->type())
+            ++changed;
+          return rebuilt;
+        }
         Expected<Expr> fresh = rebuild(m, rebuilt);
         if (!fresh.ok())
           return std::move(fresh).withContext("while inferring the type of " + describe(*orig))
@@ -88,34 +98,12 @@ public:
   }
 
 private:
-  /// Builds the node again from its operands, running its type relation.
+  /// A global call built again against its callee's current signature.
   static Expected<Expr> rebuild(const Module &m, const Expr &node) {
-    std::vector<Expr> ops(node->operands().begin(), node->operands().end());
-    switch (node->kind()) {
-    case ExprKind::Call: {
-      const auto *c = node->as<CallNode>();
-      if (c->calleeKind() == CallNode::CalleeKind::Op)
-        return makeCall(c->op(), std::move(ops), c->attrs(), c->name(), c->span());
-      if (c->calleeKind() == CallNode::CalleeKind::Global) {
-        TS_ASSIGN_OR_RETURN(Type fnType, m.globalType(c->global()));
-        return makeGlobalCall(c->global(), fnType, std::move(ops), c->name(), c->span());
-      }
-      Expr fn = ops.front();
-      ops.erase(ops.begin());
-      return makeLocalCall(std::move(fn), std::move(ops), c->name(), c->span());
-    }
-    case ExprKind::Tuple:
-      return makeTuple(std::move(ops), node->name(), node->span());
-    case ExprKind::TupleGetItem:
-      return makeTupleGetItem(ops[0], node->as<TupleGetItemNode>()->index(), node->name(),
-                              node->span());
-    case ExprKind::Function: {
-      const auto *f = node->as<FunctionNode>();
-      return Expr(makeFunction(f->params(), ops[0], f->attrs(), f->name(), f->span()));
-    }
-    default:
-      return node;
-    }
+    const auto *c = node->as<CallNode>();
+    std::vector<Expr> args(c->args().begin(), c->args().end());
+    TS_ASSIGN_OR_RETURN(Type fnType, m.globalType(c->global()));
+    return makeGlobalCall(c->global(), fnType, std::move(args), c->name(), c->span());
   }
 };
 

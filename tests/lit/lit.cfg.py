@@ -3,7 +3,7 @@
 # Each *.tir file holds RUN lines, e.g.
 #   # RUN: tessera-opt %s --passes=dce | FileCheck %s
 # Negative tests use `not tessera-opt ... 2>&1 | FileCheck %s` and check the
-# exact diagnostic. Cases in one file are separated by "// -----" and run one
+# exact diagnostic. Cases in one file are separated by "# -----" and run one
 # at a time with --split-input-file.
 import os
 import lit.formats
