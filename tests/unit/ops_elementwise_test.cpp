@@ -29,25 +29,6 @@ Tensor boolT(Shape shape, std::vector<int64_t> values) {
   return Tensor::fromInts(DType::Bool, std::move(shape), values);
 }
 
-/// Runs a single-output op.
-Tensor run1(const std::string &op, std::vector<Tensor> inputs, Attrs attrs = {}) {
-  auto outs = runOp(op, std::move(inputs), std::move(attrs));
-  REQUIRE(outs.size() == 1);
-  return outs[0];
-}
-
-/// The message of a kernel error ("" when the kernel succeeded).
-std::string kernelError(const std::string &op, std::vector<Tensor> inputs, Attrs attrs = {}) {
-  std::vector<Expr> args;
-  for (auto &t : inputs)
-    args.push_back(makeConstant(t));
-  auto call = makeCall(op, std::move(args), std::move(attrs));
-  REQUIRE(call.ok());
-  const auto *node = (*call)->as<CallNode>();
-  auto out = node->op()->kernel(inputs, node->attrs(), node->type());
-  return out.ok() ? std::string() : out.error().str();
-}
-
 void requireInts(const Tensor &t, DType dtype, Shape shape, std::vector<int64_t> expected) {
   REQUIRE(t.dtype() == dtype);
   REQUIRE(t.shape() == shape);

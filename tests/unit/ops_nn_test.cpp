@@ -42,13 +42,6 @@ std::string typeOf(const std::string &op, std::vector<Type> args, Attrs attrs = 
   return t.ok() ? t->str() : "error: " + t.error().str();
 }
 
-/// Runs a single-output op.
-Tensor run1(const std::string &op, std::vector<Tensor> inputs, Attrs attrs = {}) {
-  auto out = runOp(op, std::move(inputs), std::move(attrs));
-  REQUIRE(out.size() == 1);
-  return out[0];
-}
-
 Tensor iota(Shape shape, double start = 1) {
   std::vector<double> v(size_t(numElements(shape)));
   for (size_t i = 0; i < v.size(); ++i)

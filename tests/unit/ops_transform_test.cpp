@@ -38,25 +38,6 @@ Type inferred(const std::string &op, std::vector<Type> args, Attrs attrs = {}) {
   return *t;
 }
 
-Tensor run1(const std::string &op, std::vector<Tensor> inputs, Attrs attrs = {}) {
-  auto outs = runOp(op, std::move(inputs), std::move(attrs));
-  REQUIRE(outs.size() == 1);
-  return outs[0];
-}
-
-/// The kernel's error message ("" when it succeeded); the call must type-check.
-std::string kernelError(const std::string &op, std::vector<Tensor> inputs, Attrs attrs = {}) {
-  std::vector<Expr> args;
-  for (auto &t : inputs)
-    args.push_back(makeConstant(t));
-  auto call = makeCall(op, std::move(args), std::move(attrs));
-  if (!call.ok())
-    FAIL("type error: " << call.error().str());
-  const auto *node = (*call)->as<CallNode>();
-  auto out = node->op()->kernel(inputs, node->attrs(), node->type());
-  return out.ok() ? std::string() : out.error().str();
-}
-
 } // namespace
 
 // --- reshape -------------------------------------------------------------------

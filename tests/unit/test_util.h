@@ -50,6 +50,28 @@ inline std::vector<Tensor> runOp(const std::string &opName, std::vector<Tensor> 
   return std::move(out).value();
 }
 
+/// Runs a single-output op.
+inline Tensor run1(const std::string &opName, std::vector<Tensor> inputs, Attrs attrs = {}) {
+  auto outs = runOp(opName, std::move(inputs), std::move(attrs));
+  REQUIRE(outs.size() == 1);
+  return outs[0];
+}
+
+/// The message of a kernel error ("" when the kernel succeeded); the call
+/// must type-check.
+inline std::string kernelError(const std::string &opName, std::vector<Tensor> inputs,
+                               Attrs attrs = {}) {
+  std::vector<Expr> args;
+  for (auto &t : inputs)
+    args.push_back(makeConstant(t));
+  auto call = makeCall(opName, std::move(args), std::move(attrs));
+  if (!call.ok())
+    FAIL("type error: " << call.error().str());
+  const auto *node = (*call)->as<CallNode>();
+  auto out = node->op()->kernel(inputs, node->attrs(), node->type());
+  return out.ok() ? std::string() : out.error().str();
+}
+
 inline Tensor f32(Shape shape, std::vector<double> values) {
   return Tensor::fromDoubles(DType::F32, std::move(shape), values);
 }

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 namespace tessera::ir::ops {
 
 Expected<Shape> broadcastShapes(std::span<const int64_t> a, std::span<const int64_t> b) {
@@ -59,6 +61,18 @@ Status requireFloat(std::span<const Type> inputs, size_t index) {
   if (isFloat(inputs[index].dtype()))
     return okStatus();
   return Error::format("argument {} must be a float tensor, got {}", index, inputs[index].str());
+}
+
+std::pair<int64_t, int64_t> intRange(DType t) {
+  switch (t) {
+  case DType::I8: return {std::numeric_limits<int8_t>::min(), std::numeric_limits<int8_t>::max()};
+  case DType::U8: return {0, std::numeric_limits<uint8_t>::max()};
+  case DType::I32:
+    return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+  case DType::Bool: return {0, 1};
+  default:
+    return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+  }
 }
 
 void unravelIndex(int64_t flat, std::span<const int64_t> shape, std::span<int64_t> out) {

@@ -34,6 +34,10 @@ Status requireNumeric(std::span<const Type> inputs, size_t index);
 /// tensor, got i32[2]".
 Status requireFloat(std::span<const Type> inputs, size_t index);
 
+/// The smallest and largest values of an integer or bool dtype (int64's
+/// range for anything else).
+std::pair<int64_t, int64_t> intRange(DType t);
+
 /// Row-major multi-index of a flat index.
 void unravelIndex(int64_t flat, std::span<const int64_t> shape, std::span<int64_t> out);
 

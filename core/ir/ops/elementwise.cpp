@@ -79,19 +79,6 @@ int64_t wrapSub(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)
 int64_t wrapMul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
 int64_t wrapNeg(int64_t a) { return int64_t(uint64_t(0) - uint64_t(a)); }
 
-/// The representable range of an integer (or bool) dtype.
-std::pair<int64_t, int64_t> intRange(DType t) {
-  switch (t) {
-  case DType::I8: return {-128, 127};
-  case DType::U8: return {0, 255};
-  case DType::I32:
-    return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
-  case DType::Bool: return {0, 1};
-  default:
-    return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
-  }
-}
-
 /// For each flat index of `outShape`, the flat index of the element of an
 /// input of shape `inShape` that numpy broadcasting reads.
 std::vector<int64_t> broadcastIndices(const Shape &outShape, const Shape &inShape) {

@@ -57,19 +57,6 @@ Shape outputShape(const Shape &shape, const std::vector<bool> &reduced, bool kee
   return out;
 }
 
-/// The smallest and largest values of an integer or bool dtype.
-std::pair<int64_t, int64_t> intRange(DType t) {
-  switch (t) {
-  case DType::I8: return {-128, 127};
-  case DType::U8: return {0, 255};
-  case DType::I32:
-    return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
-  case DType::Bool: return {0, 1};
-  default:
-    return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
-  }
-}
-
 TypeRelation reduceRelation(bool numericOnly) {
   return [numericOnly](std::span<const Type> in, const Attrs &attrs) -> Expected<Type> {
     if (numericOnly && isBool(in[0].dtype()))
