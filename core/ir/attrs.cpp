@@ -25,49 +25,77 @@ std::string_view attrKindName(AttrKind k) {
 AttrKind attrKindOf(const AttrValue &v) { return AttrKind(v.index()); }
 
 namespace {
-std::string floatStr(double v) {
-  if (std::isnan(v))
-    return "nan";
-  if (std::isinf(v))
-    return v > 0 ? "inf" : "-inf";
-  std::string s = fmt::format("{}", v);
-  if (s.find_first_of(".e") == std::string::npos)
-    s += ".0";
-  return s;
+template <typename F> void appendFloatImpl(std::string &out, F v) {
+  size_t start = out.size();
+  fmt::format_to(std::back_inserter(out), "{}", v);
+  std::string_view s(out.data() + start, out.size() - start);
+  if (s.find_first_of(".e") == std::string_view::npos && s.find("inf") == std::string_view::npos &&
+      s.find("nan") == std::string_view::npos)
+    out += ".0";
 }
+} // namespace
 
-std::string quote(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
+void appendFloat(std::string &out, float v) { appendFloatImpl(out, v); }
+void appendFloat(std::string &out, double v) { appendFloatImpl(out, v); }
+
+void appendQuoted(std::string &out, std::string_view s) {
+  out += '"';
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
     switch (c) {
     case '"': out += "\\\""; break;
     case '\\': out += "\\\\"; break;
     case '\n': out += "\\n"; break;
     case '\t': out += "\\t"; break;
-    default: out += c;
+    case '\r': out += "\\r"; break;
+    default:
+      if (c < 0x20 || c == 0x7f) {
+        static const char *hex = "0123456789abcdef";
+        out += "\\x";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+      } else {
+        out += ch;
+      }
     }
   }
-  return out + "\"";
+  out += '"';
 }
-} // namespace
+
+void appendAttrValue(std::string &out, const AttrValue &v) {
+  std::visit(
+      [&](const auto &x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, int64_t>) {
+          fmt::format_to(std::back_inserter(out), "{}", x);
+        } else if constexpr (std::is_same_v<T, double>) {
+          appendFloat(out, x);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          appendQuoted(out, x);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          out += x ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, DType>) {
+          out += dtypeName(x);
+        } else {
+          out += '[';
+          for (size_t i = 0; i < x.size(); ++i) {
+            if (i)
+              out += ", ";
+            if constexpr (std::is_same_v<T, std::vector<int64_t>>)
+              fmt::format_to(std::back_inserter(out), "{}", x[i]);
+            else
+              appendFloat(out, x[i]);
+          }
+          out += ']';
+        }
+      },
+      v);
+}
 
 std::string attrValueStr(const AttrValue &v) {
-  switch (attrKindOf(v)) {
-  case AttrKind::Int: return std::to_string(std::get<int64_t>(v));
-  case AttrKind::Float: return floatStr(std::get<double>(v));
-  case AttrKind::String: return quote(std::get<std::string>(v));
-  case AttrKind::Bool: return std::get<bool>(v) ? "true" : "false";
-  case AttrKind::DType: return std::string(dtypeName(std::get<DType>(v)));
-  case AttrKind::Ints: return fmt::format("[{}]", fmt::join(std::get<std::vector<int64_t>>(v), ", "));
-  case AttrKind::Floats: {
-    std::string s = "[";
-    const auto &xs = std::get<std::vector<double>>(v);
-    for (size_t i = 0; i < xs.size(); ++i)
-      s += (i ? ", " : "") + floatStr(xs[i]);
-    return s + "]";
-  }
-  }
-  return "?";
+  std::string out;
+  appendAttrValue(out, v);
+  return out;
 }
 
 Attrs::Attrs(std::initializer_list<Entry> entries) {

@@ -25,6 +25,18 @@ using AttrValue = std::variant<int64_t, double, std::string, bool, DType,
                                std::vector<int64_t>, std::vector<double>>;
 
 std::string_view attrKindName(AttrKind k); // "int", "float", "string", ...
+
+// Text helpers shared by attribute printing, Type::str and the IR printer,
+// so that one spelling of every literal exists.
+
+/// Appends `s` in double quotes with \" \\ \n \t \r and \xNN escapes.
+void appendQuoted(std::string &out, std::string_view s);
+/// Appends the shortest text that reads back as `v` (as float or double),
+/// with ".0" added when it would otherwise read as an integer.
+void appendFloat(std::string &out, float v);
+void appendFloat(std::string &out, double v);
+/// Appends an attribute value as the text IR spells it.
+void appendAttrValue(std::string &out, const AttrValue &v);
 AttrKind attrKindOf(const AttrValue &v);
 /// Text form as in the IR: 3, 0.5, "same", true, f16, [1, 2], [0.5, 1.0]
 std::string attrValueStr(const AttrValue &v);

@@ -53,128 +53,16 @@ bool isPlainName(std::string_view s) {
   return true;
 }
 
-void appendEscaped(Buf &out, std::string_view s) {
-  out += '"';
-  for (char ch : s) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\t': out += "\\t"; break;
-    case '\r': out += "\\r"; break;
-    default:
-      if (c < 0x20 || c == 0x7f) {
-        static const char *hex = "0123456789abcdef";
-        out += "\\x";
-        out += hex[c >> 4];
-        out += hex[c & 15];
-      } else {
-        out += ch;
-      }
-    }
-  }
-  out += '"';
-}
-
 /// `sigil` followed by the name, quoted when it is not a plain name.
 void appendName(Buf &out, char sigil, std::string_view name) {
   out += sigil;
   if (isPlainName(name))
     out += name;
   else
-    appendEscaped(out, name);
-}
-
-/// Shortest round-trip text, with ".0" appended when it would read as an int.
-template <typename F> void appendFloat(Buf &out, F v) {
-  size_t start = out.size();
-  fmt::format_to(std::back_inserter(out), "{}", v);
-  std::string_view s(out.data() + start, out.size() - start);
-  if (s.find_first_of(".e") == std::string_view::npos && s.find("inf") == std::string_view::npos &&
-      s.find("nan") == std::string_view::npos)
-    out += ".0";
+    appendQuoted(out, name);
 }
 
 void appendInt(Buf &out, int64_t v) { fmt::format_to(std::back_inserter(out), "{}", v); }
-
-void appendType(Buf &out, const Type &t) {
-  switch (t.kind()) {
-  case Type::Kind::Tensor: {
-    out += dtypeName(t.dtype());
-    out += '[';
-    bool first = true;
-    for (int64_t d : t.shape()) {
-      if (!first)
-        out += ", ";
-      first = false;
-      appendInt(out, d);
-    }
-    out += ']';
-    return;
-  }
-  case Type::Kind::Tuple: {
-    out += '(';
-    const auto &f = t.fields();
-    for (size_t i = 0; i < f.size(); ++i) {
-      if (i)
-        out += ", ";
-      appendType(out, f[i]);
-    }
-    if (f.size() == 1)
-      out += ',';
-    out += ')';
-    return;
-  }
-  case Type::Kind::Func: {
-    out += "fn(";
-    const auto &f = t.fields();
-    for (size_t i = 0; i < f.size(); ++i) {
-      if (i)
-        out += ", ";
-      appendType(out, f[i]);
-    }
-    out += ") -> ";
-    appendType(out, t.result());
-    return;
-  }
-  }
-}
-
-void appendAttrValue(Buf &out, const AttrValue &v) {
-  std::visit(
-      [&](const auto &x) {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, int64_t>) {
-          appendInt(out, x);
-        } else if constexpr (std::is_same_v<T, double>) {
-          appendFloat(out, x);
-        } else if constexpr (std::is_same_v<T, std::string>) {
-          appendEscaped(out, x);
-        } else if constexpr (std::is_same_v<T, bool>) {
-          out += x ? "true" : "false";
-        } else if constexpr (std::is_same_v<T, DType>) {
-          out += dtypeName(x);
-        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
-          out += '[';
-          for (size_t i = 0; i < x.size(); ++i) {
-            if (i)
-              out += ", ";
-            appendInt(out, x[i]);
-          }
-          out += ']';
-        } else {
-          out += '[';
-          for (size_t i = 0; i < x.size(); ++i) {
-            if (i)
-              out += ", ";
-            appendFloat(out, x[i]);
-          }
-          out += ']';
-        }
-      },
-      v);
-}
 
 /// " {a=1, b=[2, 3]}" or nothing.
 void appendAttrs(Buf &out, const Attrs &attrs) {
@@ -189,7 +77,7 @@ void appendAttrs(Buf &out, const Attrs &attrs) {
     if (isPlainName(name) && !isDigit(name[0]))
       out += name;
     else
-      appendEscaped(out, name);
+      appendQuoted(out, name);
     out += '=';
     appendAttrValue(out, value);
   }
@@ -372,10 +260,10 @@ private:
       const Var &p = fn->params()[i];
       out += ref(s, p.get());
       out += ": ";
-      appendType(out, p->type());
+      p->type().appendTo(out);
     }
     out += ") -> ";
-    appendType(out, fn->resultType());
+    fn->resultType().appendTo(out);
     if (!fn->attrs().empty()) {
       out += " attributes";
       appendAttrs(out, fn->attrs());
@@ -409,7 +297,7 @@ private:
       case ExprKind::Constant: {
         const auto *c = n->as<ConstantNode>();
         out += "constant ";
-        appendType(out, c->type());
+        c->type().appendTo(out);
         out += ' ';
         appendConstantData(out, c->data());
         typed = false;
@@ -459,7 +347,7 @@ private:
       }
       if (typed) {
         out += " : ";
-        appendType(out, n->type());
+        n->type().appendTo(out);
       }
       out += '\n';
     }

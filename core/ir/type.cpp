@@ -93,31 +93,44 @@ const Type &Type::result() const {
 size_t Type::hash() const { return impl_->hash; }
 
 std::string Type::str() const {
+  std::string out;
+  appendTo(out);
+  return out;
+}
+
+void Type::appendTo(std::string &out) const {
+  auto appendList = [&](const std::vector<Type> &types) {
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (i)
+        out += ", ";
+      types[i].appendTo(out);
+    }
+  };
   switch (kind()) {
   case Kind::Tensor:
-    return fmt::format("{}{}", dtypeName(dtype()), shapeStr(shape()));
-  case Kind::Tuple: {
-    std::string s = "(";
-    for (size_t i = 0; i < fields().size(); ++i) {
+    out += dtypeName(dtype());
+    out += '[';
+    for (size_t i = 0; i < shape().size(); ++i) {
       if (i)
-        s += ", ";
-      s += fields()[i].str();
+        out += ", ";
+      fmt::format_to(std::back_inserter(out), "{}", shape()[i]);
     }
+    out += ']';
+    return;
+  case Kind::Tuple:
+    out += '(';
+    appendList(fields());
     if (fields().size() == 1)
-      s += ",";
-    return s + ")";
+      out += ',';
+    out += ')';
+    return;
+  case Kind::Func:
+    out += "fn(";
+    appendList(fields());
+    out += ") -> ";
+    result().appendTo(out);
+    return;
   }
-  case Kind::Func: {
-    std::string s = "fn(";
-    for (size_t i = 0; i < fields().size(); ++i) {
-      if (i)
-        s += ", ";
-      s += fields()[i].str();
-    }
-    return s + ") -> " + result().str();
-  }
-  }
-  return "?";
 }
 
 bool operator==(const Type &a, const Type &b) {

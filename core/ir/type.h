@@ -52,6 +52,8 @@ public:
 
   /// Text form: f32[1, 3], (f32[2], i64[]), fn(f32[2]) -> f32[2]
   std::string str() const;
+  /// Appends the text form (what the IR printer uses).
+  void appendTo(std::string &out) const;
   size_t hash() const;
 
   friend bool operator==(const Type &a, const Type &b);
