@@ -6,6 +6,8 @@ find_package(spdlog CONFIG REQUIRED)
 find_package(dlpack CONFIG REQUIRED)          # its config says 0.1.0: ask for no version
 find_package(nlohmann_json 3 CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
+find_package(Protobuf REQUIRED)               # before ONNX, whose targets need it
+find_package(ONNX CONFIG REQUIRED)            # targets onnx, onnx_proto
 if(TESSERA_BUILD_TESTS)
   find_package(Catch2 2 CONFIG REQUIRED)
   find_program(TESSERA_LIT NAMES lit.py lit PATHS /usr/lib/llvm-19/build/utils/lit NO_DEFAULT_PATH)

@@ -1,0 +1,138 @@
+//===- frontend/onnx/converter.h - ONNX op converters ----------*- C++ -*-===//
+//
+// A converter turns one ONNX node into core IR. It sees the node through
+// NodeContext (inputs as IR expressions, attributes as plain values, the
+// model's opset) and never touches protobuf. Converters are registered
+// explicitly per family (registerXxxConverters); an op type without a
+// converter is "unsupported" and reported by name, with counts, before any
+// conversion starts.
+//
+// Constant folding happens as the graph is built: NodeContext::call()
+// evaluates a call whose arguments are all constants with the op's reference
+// kernel, so shape sub-graphs (Shape -> Gather -> Concat -> Reshape ...)
+// become constants once the input shapes are known.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/expr.h"
+#include "support/error.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace tessera::frontend::onnx {
+
+/// An ONNX attribute: INT, FLOAT, STRING, TENSOR, INTS, FLOATS, STRINGS.
+using OnnxAttr = std::variant<int64_t, float, std::string, ir::Tensor, std::vector<int64_t>,
+                              std::vector<float>, std::vector<std::string>>;
+
+class NodeContext {
+public:
+  NodeContext(std::string opType, std::string nodeName, int64_t opset,
+              std::vector<ir::Expr> inputs, size_t numOutputs,
+              std::map<std::string, OnnxAttr, std::less<>> attrs, ir::Span span = {})
+      : opType_(std::move(opType)), nodeName_(std::move(nodeName)), opset_(opset),
+        inputs_(std::move(inputs)), numOutputs_(numOutputs), attrs_(std::move(attrs)),
+        span_(span) {}
+
+  const std::string &opType() const { return opType_; }
+  /// The ONNX node name (the importer makes one up, e.g. "Conv_3", when the
+  /// model has none). Every call built through call() carries it.
+  const std::string &nodeName() const { return nodeName_; }
+  /// The model's opset for the default ONNX domain.
+  int64_t opset() const { return opset_; }
+
+  /// Number of inputs, counting empty (omitted optional) ones.
+  size_t numInputs() const { return inputs_.size(); }
+  /// Input i is given (not omitted, not an empty name).
+  bool hasInput(size_t i) const { return i < inputs_.size() && inputs_[i] != nullptr; }
+  /// Input i; null when omitted.
+  const ir::Expr &input(size_t i) const;
+  /// The input's data when it is a constant (initializer, Constant node or a
+  /// folded sub-graph), else null.
+  const ir::Tensor *constantInput(size_t i) const;
+  /// Number of outputs the node declares (trailing optional ones included).
+  size_t numOutputs() const { return numOutputs_; }
+
+  bool hasAttr(std::string_view name) const { return attrs_.find(name) != attrs_.end(); }
+  const OnnxAttr *attr(std::string_view name) const;
+  // Typed access with a default for absent attributes. A present attribute
+  // of the wrong kind is an error naming the node and the attribute.
+  Expected<int64_t> attrInt(std::string_view name, std::optional<int64_t> fallback = {}) const;
+  Expected<float> attrFloat(std::string_view name, std::optional<float> fallback = {}) const;
+  Expected<std::string> attrString(std::string_view name,
+                                   std::optional<std::string> fallback = {}) const;
+  Expected<std::vector<int64_t>> attrInts(std::string_view name,
+                                          std::optional<std::vector<int64_t>> fallback = {}) const;
+  Expected<std::vector<float>> attrFloats(std::string_view name,
+                                          std::optional<std::vector<float>> fallback = {}) const;
+  Expected<ir::Tensor> attrTensor(std::string_view name) const;
+  const std::map<std::string, OnnxAttr, std::less<>> &attrs() const { return attrs_; }
+
+  /// Builds a call of a core op annotated with the node name; when every
+  /// argument is a constant it is evaluated at once (reference kernel) and a
+  /// constant is returned instead.
+  Expected<ir::Expr> call(std::string_view op, std::vector<ir::Expr> args, ir::Attrs attrs = {});
+  /// A constant annotated with the node name.
+  ir::Expr constant(ir::Tensor t) const;
+
+  /// "node 'conv_3' (Conv): <message>".
+  template <typename... Args> Error error(fmt::format_string<Args...> f, Args &&...args) const {
+    return Error(fmt::format("node '{}' ({}): {}", nodeName_, opType_,
+                             fmt::format(f, std::forward<Args>(args)...)));
+  }
+
+private:
+  std::string opType_;
+  std::string nodeName_;
+  int64_t opset_;
+  std::vector<ir::Expr> inputs_;
+  size_t numOutputs_;
+  std::map<std::string, OnnxAttr, std::less<>> attrs_;
+  ir::Span span_;
+};
+
+/// Returns one expression per ONNX output, in order. It may return fewer
+/// than numOutputs() when trailing outputs are optional extras that the
+/// converter does not produce (e.g. Dropout's mask); the importer reports an
+/// error if such an output is actually used.
+using Converter = std::function<Expected<std::vector<ir::Expr>>(NodeContext &ctx)>;
+
+struct ConverterSpec {
+  std::string opType;   // ONNX op type in the default domain, e.g. "Conv"
+  int64_t minOpset = 7; // opsets this converter handles (inclusive)
+  int64_t maxOpset = 17;
+  Converter convert;
+  /// For docs/onnx-support.md: attributes and variants supported, limits.
+  std::string notes;
+};
+
+class ConverterRegistry {
+public:
+  /// Adds a converter; an op type registered twice is an error.
+  Status add(ConverterSpec spec);
+  const ConverterSpec *find(std::string_view opType) const;
+  /// All converters sorted by op type.
+  std::vector<const ConverterSpec *> all() const;
+
+  /// The registry with every converter of Tessera.
+  static const ConverterRegistry &standard();
+
+private:
+  std::map<std::string, ConverterSpec, std::less<>> specs_;
+};
+
+// The families, one file each in converters/.
+Status registerElementwiseConverters(ConverterRegistry &r); // math, activations, logic, compare, cast
+Status registerReduceConverters(ConverterRegistry &r);      // Reduce*, ArgMax/ArgMin
+Status registerNNConverters(ConverterRegistry &r);          // Conv, Gemm, MatMul, pools, norms, Softmax, Resize
+Status registerTensorConverters(ConverterRegistry &r);      // shape and data movement, Constant, Shape, ...
+
+} // namespace tessera::frontend::onnx
