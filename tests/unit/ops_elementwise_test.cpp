@@ -1,8 +1,9 @@
 //===- tests/unit/ops_elementwise_test.cpp - Elementwise op family --------===//
 //
 // Type relations and reference kernels of the elementwise ops (binary
-// arithmetic, comparisons, unary math, activations, where, cast). Expected
-// values are computed by hand from the op definitions.
+// arithmetic, comparisons, unary math, activations, where, cast, mod,
+// trigonometric functions, predicates, logic). Expected values are computed
+// by hand from the op definitions.
 //
 //===----------------------------------------------------------------------===//
 #include "test_util.h"
@@ -425,4 +426,168 @@ TEST_CASE("cast: f16 and bf16 rounding", "[ops][cast]") {
   // f16 -> i32 truncates.
   requireInts(run1("cast", {make(DType::F16, {2}, {-2.5, 3.75})}, {{"dtype", DType::I32}}),
               DType::I32, {2}, {-2, 3});
+}
+
+//===----------------------------------------------------------------------===//
+// mod, less_equal, greater_equal, sign, trigonometric and hyperbolic
+// functions, isnan, isinf, logical ops (added for the ONNX frontend)
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("mod: type inference", "[ops][mod]") {
+  CHECK(*inferOp("mod", {T(DType::I32, {2, 1}), T(DType::I32, {3})}) == T(DType::I32, {2, 3}));
+  CHECK(*inferOp("mod", {T(DType::F16, {2}), T(DType::F16, {})}, {{"fmod", int64_t(1)}}) ==
+        T(DType::F16, {2}));
+  CHECK(inferError("mod", {T(DType::I32, {2}), T(DType::I32, {2})}, {{"fmod", int64_t(2)}}) ==
+        "mod: attribute 'fmod' must be 0 or 1, got 2 (inputs: i32[2], i32[2])");
+  CHECK(inferError("mod", {T(DType::I32, {2}), T(DType::I64, {2})}) ==
+        "mod: argument 1 has dtype i64, expected i32 (as argument 0) (inputs: i32[2], i64[2])");
+  CHECK(inferError("mod", {T(DType::Bool, {2}), T(DType::Bool, {2})}) ==
+        "mod: argument 0 must be a numeric tensor, got bool[2] (inputs: bool[2], bool[2])");
+  CHECK(inferError("mod", {T(DType::I8, {2}), T(DType::I8, {3})}) ==
+        "mod: cannot broadcast [2] with [3] (inputs: i8[2], i8[3])");
+}
+
+TEST_CASE("mod: integer and float remainders", "[ops][mod]") {
+  Tensor a = i64({5}, {-4, 7, 5, -5, 0}), b = i64({5}, {3, -3, 3, -3, 2});
+  // fmod = 0 (Python %): the sign of the divisor.
+  requireInts(run1("mod", {a, b}), DType::I64, {5}, {2, -2, 2, -2, 0});
+  // fmod = 1 (C fmod): the sign of the dividend.
+  requireInts(run1("mod", {a, b}, {{"fmod", int64_t(1)}}), DType::I64, {5}, {-1, 1, 2, -2, 0});
+  // [2, 2] with a scalar: 5, -5, 6, -6 mod 4.
+  requireInts(run1("mod", {makeInts(DType::I32, {2, 2}, {5, -5, 6, -6}), makeInts(DType::I32, {}, {4})}),
+              DType::I32, {2, 2}, {1, 3, 2, 2});
+  // u8: 200 = 28 * 7 + 4.
+  requireInts(run1("mod", {makeInts(DType::U8, {1}, {200}), makeInts(DType::U8, {1}, {7})}),
+              DType::U8, {1}, {4});
+  Tensor fa = f32({3}, {-4.5, 7.5, 5}), fb = f32({3}, {2, -2, 0});
+  requireClose(run1("mod", {fa, fb}, {{"fmod", int64_t(1)}}), f32({3}, {-0.5, 1.5, kNaN}));
+  requireClose(run1("mod", {fa, fb}), f32({3}, {1.5, -0.5, kNaN}));
+  CHECK(kernelError("mod", {i64({2}, {1, 7}), i64({2}, {1, 0})}) ==
+        "mod: integer modulo of 7 by zero (output element 1)");
+}
+
+TEST_CASE("less_equal and greater_equal", "[ops][less_equal][greater_equal]") {
+  for (std::string op : {"less_equal", "greater_equal"}) {
+    INFO(op);
+    CHECK(*inferOp(op, {T(DType::F32, {2, 3}), T(DType::F32, {3})}) == T(DType::Bool, {2, 3}));
+    CHECK(inferError(op, {T(DType::Bool, {2}), T(DType::Bool, {2})}) ==
+          op + ": argument 0 must be a numeric tensor, got bool[2] (inputs: bool[2], bool[2])");
+    CHECK(inferError(op, {T(DType::F32, {2}), T(DType::I32, {2})}) ==
+          op + ": argument 1 has dtype i32, expected f32 (as argument 0) (inputs: f32[2], i32[2])");
+  }
+  // NaN compares false.
+  Tensor a = f32({4}, {1, 2, 3, kNaN}), b = f32({4}, {2, 2, 2, 1});
+  requireInts(run1("less_equal", {a, b}), DType::Bool, {4}, {1, 1, 0, 0});
+  requireInts(run1("greater_equal", {a, b}), DType::Bool, {4}, {0, 1, 1, 0});
+  // [2, 1] against [2]
+  requireInts(run1("less_equal", {makeInts(DType::I32, {2, 1}, {1, 5}), makeInts(DType::I32, {2}, {1, 4})}),
+              DType::Bool, {2, 2}, {1, 1, 0, 0});
+  requireInts(run1("greater_equal", {makeInts(DType::U8, {2}, {0, 255}), makeInts(DType::U8, {}, {255})}),
+              DType::Bool, {2}, {0, 1});
+}
+
+TEST_CASE("sign", "[ops][sign]") {
+  CHECK(*inferOp("sign", {T(DType::I8, {2})}) == T(DType::I8, {2}));
+  CHECK(inferError("sign", {T(DType::Bool, {2})}) ==
+        "sign: argument 0 must be a numeric tensor, got bool[2] (inputs: bool[2])");
+  Tensor y = run1("sign", {f32({5}, {-2.5, 0, 3, -0.0, kNaN})});
+  requireClose(y, f32({5}, {-1, 0, 1, 0, kNaN}));
+  CHECK(!std::signbit(y.getDouble(3)));
+  requireInts(run1("sign", {makeInts(DType::I32, {3}, {-7, 0, 9})}), DType::I32, {3}, {-1, 0, 1});
+  requireInts(run1("sign", {makeInts(DType::U8, {2}, {0, 200})}), DType::U8, {2}, {0, 1});
+}
+
+TEST_CASE("trigonometric and hyperbolic: type inference",
+          "[ops][sin][cos][tan][asin][acos][atan][sinh][cosh][asinh][acosh][atanh]") {
+  for (std::string op :
+       {"sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"}) {
+    INFO(op);
+    CHECK(*inferOp(op, {T(DType::F16, {2, 3})}) == T(DType::F16, {2, 3}));
+    CHECK(*inferOp(op, {T(DType::F64, {})}) == T(DType::F64, {}));
+    CHECK(inferError(op, {T(DType::I64, {2})}) ==
+          op + ": argument 0 must be a float tensor, got i64[2] (inputs: i64[2])");
+  }
+}
+
+TEST_CASE("sin, cos, tan", "[ops][sin][cos][tan]") {
+  const double pi = 3.14159265358979323846;
+  requireClose(run1("sin", {make(DType::F64, {3}, {0, pi / 2, -pi / 6})}),
+               make(DType::F64, {3}, {0, 1, -0.5}), 1e-12, 1e-12);
+  requireClose(run1("cos", {make(DType::F64, {3}, {0, pi, pi / 3})}),
+               make(DType::F64, {3}, {1, -1, 0.5}), 1e-12, 1e-12);
+  requireClose(run1("tan", {make(DType::F64, {3}, {0, pi / 4, -pi / 4})}),
+               make(DType::F64, {3}, {0, 1, -1}), 1e-12, 1e-12);
+  requireClose(run1("sin", {f32({1}, {pi / 2})}), f32({1}, {1}));
+}
+
+TEST_CASE("asin, acos, atan", "[ops][asin][acos][atan]") {
+  const double pi = 3.14159265358979323846;
+  // Outside [-1, 1] asin and acos are NaN.
+  requireClose(run1("asin", {f32({3}, {1, -0.5, 2})}), f32({3}, {pi / 2, -pi / 6, kNaN}));
+  requireClose(run1("acos", {f32({4}, {1, -1, 0.5, -2})}), f32({4}, {0, pi, pi / 3, kNaN}));
+  requireClose(run1("atan", {f32({3}, {0, 1, -1})}), f32({3}, {0, pi / 4, -pi / 4}));
+}
+
+TEST_CASE("sinh, cosh", "[ops][sinh][cosh]") {
+  // sinh(1) = (e - 1/e) / 2, cosh(1) = (e + 1/e) / 2.
+  requireClose(run1("sinh", {f32({3}, {0, 1, -1})}),
+               f32({3}, {0, 1.1752011936438014, -1.1752011936438014}));
+  requireClose(run1("cosh", {f32({3}, {0, 1, -1})}),
+               f32({3}, {1, 1.5430806348152437, 1.5430806348152437}));
+}
+
+TEST_CASE("asinh, acosh, atanh", "[ops][asinh][acosh][atanh]") {
+  // asinh(1) = ln(1 + sqrt 2), acosh(2) = ln(2 + sqrt 3), atanh(0.5) = ln(3) / 2.
+  requireClose(run1("asinh", {f32({3}, {0, 1, -1})}),
+               f32({3}, {0, 0.881373587019543, -0.881373587019543}));
+  requireClose(run1("acosh", {f32({3}, {1, 2, 0.5})}), f32({3}, {0, 1.3169578969248166, kNaN}));
+  requireClose(run1("atanh", {f32({3}, {0, 0.5, -0.5})}),
+               f32({3}, {0, 0.5493061443340549, -0.5493061443340549}));
+  CHECK(run1("atanh", {f32({1}, {1})}).getDouble(0) == kInf);
+}
+
+TEST_CASE("isnan", "[ops][isnan]") {
+  CHECK(*inferOp("isnan", {T(DType::F16, {2, 3})}) == T(DType::Bool, {2, 3}));
+  CHECK(inferError("isnan", {T(DType::I32, {2})}) ==
+        "isnan: argument 0 must be a float tensor, got i32[2] (inputs: i32[2])");
+  requireInts(run1("isnan", {f32({4}, {1, kNaN, kInf, -kInf})}), DType::Bool, {4}, {0, 1, 0, 0});
+}
+
+TEST_CASE("isinf", "[ops][isinf]") {
+  CHECK(*inferOp("isinf", {T(DType::F64, {})}) == T(DType::Bool, {}));
+  CHECK(inferError("isinf", {T(DType::U8, {2})}) ==
+        "isinf: argument 0 must be a float tensor, got u8[2] (inputs: u8[2])");
+  Tensor x = f32({4}, {1, kNaN, kInf, -kInf});
+  requireInts(run1("isinf", {x}), DType::Bool, {4}, {0, 0, 1, 1});
+  requireInts(run1("isinf", {x}, {{"detect_positive", false}}), DType::Bool, {4}, {0, 0, 0, 1});
+  requireInts(run1("isinf", {x}, {{"detect_negative", false}}), DType::Bool, {4}, {0, 0, 1, 0});
+}
+
+TEST_CASE("logical ops: type inference",
+          "[ops][logical_not][logical_and][logical_or][logical_xor]") {
+  CHECK(*inferOp("logical_not", {T(DType::Bool, {2, 3})}) == T(DType::Bool, {2, 3}));
+  CHECK(inferError("logical_not", {T(DType::I32, {2})}) ==
+        "logical_not: argument 0 must be a bool tensor, got i32[2] (inputs: i32[2])");
+  for (std::string op : {"logical_and", "logical_or", "logical_xor"}) {
+    INFO(op);
+    CHECK(*inferOp(op, {T(DType::Bool, {2, 1}), T(DType::Bool, {3})}) == T(DType::Bool, {2, 3}));
+    CHECK(inferError(op, {T(DType::Bool, {2}), T(DType::F32, {2})}) ==
+          op + ": argument 1 must be a bool tensor, got f32[2] (inputs: bool[2], f32[2])");
+    CHECK(inferError(op, {T(DType::U8, {2}), T(DType::Bool, {2})}) ==
+          op + ": argument 0 must be a bool tensor, got u8[2] (inputs: u8[2], bool[2])");
+    CHECK(inferError(op, {T(DType::Bool, {2}), T(DType::Bool, {3})}) ==
+          op + ": cannot broadcast [2] with [3] (inputs: bool[2], bool[3])");
+  }
+}
+
+TEST_CASE("logical_not", "[ops][logical_not]") {
+  requireInts(run1("logical_not", {boolT({3}, {1, 0, 1})}), DType::Bool, {3}, {0, 1, 0});
+}
+
+TEST_CASE("logical_and, logical_or, logical_xor", "[ops][logical_and][logical_or][logical_xor]") {
+  // [[1, 0], [1, 1]] with [1, 0] broadcast over the rows.
+  Tensor a = boolT({2, 2}, {1, 0, 1, 1}), b = boolT({2}, {1, 0});
+  requireInts(run1("logical_and", {a, b}), DType::Bool, {2, 2}, {1, 0, 1, 0});
+  requireInts(run1("logical_or", {a, b}), DType::Bool, {2, 2}, {1, 0, 1, 1});
+  requireInts(run1("logical_xor", {a, b}), DType::Bool, {2, 2}, {0, 0, 0, 1});
 }

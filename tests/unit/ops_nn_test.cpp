@@ -934,12 +934,17 @@ TEST_CASE("resize2d type errors", "[ops][resize2d]") {
   CHECK(inferError("resize2d", {x}, {{"size", ints({4, 4})}, {"mode", str("bilinear")}}) ==
         "resize2d: attribute 'mode' = \"bilinear\" is not one of: nearest, linear, cubic "
         "(inputs: f32[1, 1, 2, 2])");
+  CHECK(inferError(
+            "resize2d", {x},
+            {{"size", ints({4, 4})}, {"coordinate_transformation_mode", str("crop_and_resize")}}) ==
+        "resize2d: attribute 'coordinate_transformation_mode' = \"crop_and_resize\" is not "
+        "one of: half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, "
+        "asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize (inputs: f32[1, 1, 2, 2])");
   CHECK(inferError("resize2d", {x},
                    {{"size", ints({4, 4})},
                     {"coordinate_transformation_mode", str("tf_crop_and_resize")}}) ==
-        "resize2d: attribute 'coordinate_transformation_mode' = \"tf_crop_and_resize\" is not "
-        "one of: half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, "
-        "asymmetric, tf_half_pixel_for_nn (inputs: f32[1, 1, 2, 2])");
+        "resize2d: attribute 'roi' must have 4 values [h0, w0, h1, w1] for tf_crop_and_resize, "
+        "got 0 (inputs: f32[1, 1, 2, 2])");
   CHECK(inferError("resize2d", {x}, {{"size", ints({4, 4})}, {"nearest_mode", str("round")}}) ==
         "resize2d: attribute 'nearest_mode' = \"round\" is not one of: round_prefer_floor, "
         "round_prefer_ceil, floor, ceil (inputs: f32[1, 1, 2, 2])");
@@ -1106,4 +1111,61 @@ TEST_CASE("resize2d kernel: bilinear weights are separable in 2-D", "[ops][resiz
       resize(x, {1, 3},
              {{"mode", str("linear")}, {"coordinate_transformation_mode", str("align_corners")}}),
       f32({2, 1, 1, 3}, {0, 1, 2, 10, 15, 20}));
+}
+
+//===----------------------------------------------------------------------===//
+// max_pool2d_indices
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("max_pool2d_indices type inference and errors", "[ops][max_pool2d_indices]") {
+  CHECK(typeOf("max_pool2d_indices", {tf32({2, 3, 5, 5})},
+               {{"pool_size", ints({2, 2})}, {"strides", ints({2, 2})}}) == "i64[2, 3, 2, 2]");
+  CHECK(typeOf("max_pool2d_indices", {tt(DType::U8, {1, 1, 4, 4})},
+               {{"pool_size", ints({3, 3})}, {"pads", ints({1, 1, 1, 1})}}) == "i64[1, 1, 4, 4]");
+  CHECK(inferError("max_pool2d_indices", {tf32({1, 1, 4, 4})},
+                   {{"pool_size", ints({2, 2})}, {"storage_order", i64v(2)}}) ==
+        "max_pool2d_indices: attribute 'storage_order' must be 0 or 1, got 2 "
+        "(inputs: f32[1, 1, 4, 4])");
+  CHECK(inferError("max_pool2d_indices", {tf32({1, 4, 4})}, {{"pool_size", ints({2, 2})}}) ==
+        "max_pool2d_indices: argument 0 ('data') must have rank 4, got f32[1, 4, 4] "
+        "(inputs: f32[1, 4, 4])");
+}
+
+TEST_CASE("max_pool2d_indices kernel", "[ops][max_pool2d_indices]") {
+  // 3x3 plane [[1, 9, 2], [8, 3, 7], [4, 6, 5]], pool 2, stride 1:
+  // windows' maxima 9 (0,1), 9 (0,1), 8 (1,0), 7 (1,2).
+  Tensor x = f32({1, 1, 3, 3}, {1, 9, 2, 8, 3, 7, 4, 6, 5});
+  Attrs attrs{{"pool_size", ints({2, 2})}};
+  SECTION("row-major: h*W + w") {
+    CHECK(run1("max_pool2d_indices", {x}, attrs).toInts() == std::vector<int64_t>{1, 1, 3, 5});
+  }
+  SECTION("column-major: w*H + h") {
+    attrs.set("storage_order", int64_t{1});
+    CHECK(run1("max_pool2d_indices", {x}, attrs).toInts() == std::vector<int64_t>{3, 3, 1, 7});
+  }
+  SECTION("ties keep the first in window order; padding never wins; batch/channel offset") {
+    // Two channels of 2x2: [[5, 5], [5, 5]] and [[-1, -2], [-3, -4]]; pool 3 with pads 1.
+    Tensor y = f32({1, 2, 2, 2}, {5, 5, 5, 5, -1, -2, -3, -4});
+    auto idx = run1("max_pool2d_indices", {y},
+                    {{"pool_size", ints({3, 3})}, {"pads", ints({1, 1, 1, 1})}});
+    // Channel 0: every window's first tap inside the input is (0, 0) -> 0.
+    // Channel 1: -1 at (0, 0) wins everywhere -> offset 4 + 0.
+    CHECK(idx.toInts() == std::vector<int64_t>{0, 0, 0, 0, 4, 4, 4, 4});
+  }
+}
+
+TEST_CASE("resize2d kernel: tf_crop_and_resize", "[ops][resize2d]") {
+  // 4x4 = 1..16, linear, size 3x3, roi h [0.4, 1.2], w [0.6, 1.7], extrapolation 10.
+  // x_ori(h) = 0.4*3 + o*(0.8*3)/2 = 1.2, 2.4, 3.6 (outside);
+  // x_ori(w) = 0.6*3 + o*(1.1*3)/2 = 1.8, 3.45 (outside), 5.1 (outside).
+  // (1.2, 1.8): rows 1, 2 at w 1.8 -> 6.8, 10.8; 0.8*6.8 + 0.2*10.8 = 7.6.
+  // (2.4, 1.8): rows 2, 3 -> 10.8, 14.8; 0.6*10.8 + 0.4*14.8 = 12.4.
+  Tensor x = iota({1, 1, 4, 4});
+  Tensor y = run1("resize2d", {x},
+                  {{"size", ints({3, 3})},
+                   {"mode", str("linear")},
+                   {"coordinate_transformation_mode", str("tf_crop_and_resize")},
+                   {"roi", floats({0.4, 0.6, 1.2, 1.7})},
+                   {"extrapolation_value", 10.0}});
+  requireClose(y, f32({1, 1, 3, 3}, {7.6, 10, 10, 12.4, 10, 10, 10, 10, 10}), 1e-5, 1e-5);
 }

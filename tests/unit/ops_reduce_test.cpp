@@ -1,7 +1,8 @@
 //===- tests/unit/ops_reduce_test.cpp - Reduction op family ---------------===//
 //
 // Type relations and reference kernels of reduce_sum, reduce_mean,
-// reduce_max and reduce_min. Expected values are computed by hand.
+// reduce_max, reduce_min, reduce_prod, argmax and argmin. Expected values
+// are computed by hand.
 //
 //===----------------------------------------------------------------------===//
 #include "test_util.h"
@@ -152,4 +153,91 @@ TEST_CASE("reduce_min", "[ops][reduce_min]") {
   // Empty set: +inf, or the dtype maximum.
   CHECK(run1("reduce_min", f32({0}, {}), axes({}, false)).getDouble(0) == kInf);
   requireInts(run1("reduce_min", Tensor(DType::U8, {0}), axes({}, false)), DType::U8, {}, {255});
+}
+
+//===----------------------------------------------------------------------===//
+// reduce_prod, argmax, argmin (added for the ONNX frontend)
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("reduce_prod", "[ops][reduce_prod]") {
+  Type t = T(DType::F32, {2, 3});
+  CHECK(*inferOp("reduce_prod", {t}, axes({1}, false)) == T(DType::F32, {2}));
+  CHECK(inferError("reduce_prod", {T(DType::Bool, {2})}) ==
+        "reduce_prod: argument 0 must be a numeric tensor, got bool[2] (inputs: bool[2])");
+  CHECK(inferError("reduce_prod", {t}, axes({2})) ==
+        "reduce_prod: attribute 'axes' = 2 is out of range for rank 2 (expected -2..1) (inputs: "
+        "f32[2, 3])");
+  // [[1, 2, 3], [4, 5, 6]]: rows 6 and 120, columns 4, 10, 18, all 720.
+  requireClose(run1("reduce_prod", x23(), axes({1}, false)), f32({2}, {6, 120}));
+  requireClose(run1("reduce_prod", x23(), axes({0})), f32({1, 3}, {4, 10, 18}));
+  requireClose(run1("reduce_prod", x23()), f32({1, 1}, {720}));
+  requireClose(run1("reduce_prod", x23(), axes({-1, 0}, false)), f32({}, {720}));
+  requireInts(run1("reduce_prod", i64({2, 2}, {-3, 4, 5, -2}), axes({0}, false)), DType::I64, {2},
+              {-15, -8});
+  // i8 products wrap: 16 * 16 = 256 -> 0; 16 * 9 = 144 -> -112.
+  requireInts(run1("reduce_prod", Tensor::fromInts(DType::I8, {2, 2}, std::vector<int64_t>{16, 16, 16, 9}),
+                   axes({1}, false)),
+              DType::I8, {2}, {0, -112});
+  // Empty set: 1.
+  requireClose(run1("reduce_prod", f32({0, 2}, {}), axes({0}, false)), f32({2}, {1, 1}));
+}
+
+namespace {
+Attrs argAttrs(int64_t axis, bool keepdims = true, bool last = false) {
+  return Attrs{{"axis", axis}, {"keepdims", keepdims}, {"select_last_index", last}};
+}
+} // namespace
+
+TEST_CASE("argmax and argmin: type inference", "[ops][argmax][argmin]") {
+  for (std::string op : {"argmax", "argmin"}) {
+    INFO(op);
+    Type t = T(DType::F32, {2, 3, 4});
+    CHECK(*inferOp(op, {t}) == T(DType::I64, {1, 3, 4}));
+    CHECK(*inferOp(op, {t}, argAttrs(1, false)) == T(DType::I64, {2, 4}));
+    CHECK(*inferOp(op, {t}, argAttrs(-1)) == T(DType::I64, {2, 3, 1}));
+    CHECK(*inferOp(op, {T(DType::U8, {5})}, argAttrs(0, false)) == T(DType::I64, {}));
+    CHECK(inferError(op, {t}, argAttrs(3)) ==
+          op + ": attribute 'axis' = 3 is out of range for rank 3 (expected -3..2) (inputs: "
+               "f32[2, 3, 4])");
+    CHECK(inferError(op, {T(DType::F32, {})}) ==
+          op + ": attribute 'axis' = 0 is out of range for rank 0 (expected 0..-1) (inputs: "
+               "f32[])");
+    CHECK(inferError(op, {T(DType::Bool, {2})}) ==
+          op + ": argument 0 must be a numeric tensor, got bool[2] (inputs: bool[2])");
+    CHECK(inferError(op, {T(DType::F32, {2, 0})}, argAttrs(1)) ==
+          op + ": axis 1 is empty: no index to select (inputs: f32[2, 0])");
+  }
+}
+
+TEST_CASE("argmax", "[ops][argmax]") {
+  // [[2, 1], [3, 10]]
+  Tensor x = f32({2, 2}, {2, 1, 3, 10});
+  requireInts(run1("argmax", x), DType::I64, {1, 2}, {1, 1});
+  requireInts(run1("argmax", x, argAttrs(1, false)), DType::I64, {2}, {0, 1});
+  requireInts(run1("argmax", x, argAttrs(-1)), DType::I64, {2, 1}, {0, 1});
+  // Ties: first index, or the last with select_last_index.
+  Tensor ties = f32({2, 3}, {5, 5, 1, 2, 7, 7});
+  requireInts(run1("argmax", ties, argAttrs(1, false)), DType::I64, {2}, {0, 1});
+  requireInts(run1("argmax", ties, argAttrs(1, false, true)), DType::I64, {2}, {1, 2});
+  // NaN wins (numpy): first NaN, or the last one.
+  Tensor nan = f32({4}, {1, kNaN, 9, kNaN});
+  requireInts(run1("argmax", nan, argAttrs(0, false)), DType::I64, {}, {1});
+  requireInts(run1("argmax", nan, argAttrs(0, false, true)), DType::I64, {}, {3});
+  // [2, 3, 2] over the middle axis; i64 values double cannot tell apart.
+  int64_t big = int64_t(1) << 53;
+  requireInts(run1("argmax", i64({1, 3, 2}, {big, 0, big + 1, 4, big, 4}), argAttrs(1, false)),
+              DType::I64, {1, 2}, {1, 1});
+}
+
+TEST_CASE("argmin", "[ops][argmin]") {
+  Tensor x = f32({2, 2}, {2, 1, 3, 10});
+  requireInts(run1("argmin", x), DType::I64, {1, 2}, {0, 0});
+  requireInts(run1("argmin", x, argAttrs(1, false)), DType::I64, {2}, {1, 0});
+  Tensor ties = f32({2, 3}, {1, 5, 1, 7, 2, 2});
+  requireInts(run1("argmin", ties, argAttrs(-1, true)), DType::I64, {2, 1}, {0, 1});
+  requireInts(run1("argmin", ties, argAttrs(-1, true, true)), DType::I64, {2, 1}, {2, 2});
+  requireInts(run1("argmin", f32({3}, {1, kNaN, -5}), argAttrs(0, false)), DType::I64, {}, {1});
+  requireInts(run1("argmin", Tensor::fromInts(DType::U8, {3}, std::vector<int64_t>{200, 3, 250}),
+                   argAttrs(0, false)),
+              DType::I64, {}, {1});
 }

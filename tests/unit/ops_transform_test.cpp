@@ -2,7 +2,7 @@
 //
 // Type inference, type errors and hand-computed reference kernel results for
 // reshape, flatten, transpose, concat, split, slice, squeeze, unsqueeze, pad,
-// expand and gather.
+// expand, gather, gather_elements, cumsum and topk.
 //
 //===----------------------------------------------------------------------===//
 #include "test_util.h"
@@ -529,5 +529,130 @@ TEST_CASE("gather kernel", "[ops][gather]") {
           "gather: index 3 is out of range for axis 0 of size 3 (expected -3..2)");
     CHECK(kernelError("gather", {x, i64({1}, {-3})}, {{"axis", int64_t(1)}}) ==
           "gather: index -3 is out of range for axis 1 of size 2 (expected -2..1)");
+  }
+}
+
+// --- gather_elements -------------------------------------------------------------
+
+TEST_CASE("gather_elements infers the indices' shape", "[ops][gather_elements]") {
+  CHECK(inferred("gather_elements", {tf32({3, 3}), ti64({2, 3})}) == tf32({2, 3}));
+  CHECK(inferred("gather_elements", {tf32({2, 2}), ti64({2, 5})}, {{"axis", int64_t(-1)}}) ==
+        tf32({2, 5}));
+  CHECK(inferred("gather_elements", {ti64({4}), Type::tensor(DType::I32, {2})}) == ti64({2}));
+}
+
+TEST_CASE("gather_elements type errors", "[ops][gather_elements]") {
+  CHECK(inferError("gather_elements", {tf32({3, 3}), tf32({3, 3})}) ==
+        "gather_elements: argument 1 ('indices') must be i32 or i64, got f32[3, 3] "
+        "(inputs: f32[3, 3], f32[3, 3])");
+  CHECK(inferError("gather_elements", {tf32({3, 3}), ti64({3})}) ==
+        "gather_elements: argument 1 ('indices') must have the rank of data (2), got i64[3] "
+        "(inputs: f32[3, 3], i64[3])");
+  CHECK(inferError("gather_elements", {tf32({3, 3}), ti64({2, 4})}) ==
+        "gather_elements: indices dim 1 has size 4, more than data's 3 "
+        "(inputs: f32[3, 3], i64[2, 4])");
+  CHECK(inferError("gather_elements", {tf32({3, 3}), ti64({2, 2})}, {{"axis", int64_t(2)}}) ==
+        "gather_elements: attribute 'axis' = 2 is out of range for rank 2 (expected -2..1) "
+        "(inputs: f32[3, 3], i64[2, 2])");
+}
+
+TEST_CASE("gather_elements kernel", "[ops][gather_elements]") {
+  // data [[1, 2], [3, 4]]
+  Tensor x = f32({2, 2}, {1, 2, 3, 4});
+  SECTION("axis 1: out[i][j] = x[i][idx[i][j]]") {
+    requireClose(run1("gather_elements", {x, i64({2, 2}, {0, 0, 1, 0})}, {{"axis", int64_t(1)}}),
+                 f32({2, 2}, {1, 1, 4, 3}));
+  }
+  SECTION("axis 0 with negative indices: out[i][j] = x[idx[i][j]][j]") {
+    // idx [[-1, 0, 1]] over a 2x3 data [[1, 2, 3], [4, 5, 6]] -> [[4, 2, 6]]
+    requireClose(
+        run1("gather_elements", {f32({2, 3}, {1, 2, 3, 4, 5, 6}), i64({1, 3}, {-1, 0, 1})}),
+        f32({1, 3}, {4, 2, 6}));
+  }
+  SECTION("integers move exactly") {
+    Tensor big = i64({3}, {int64_t(1) << 60, -7, 9});
+    CHECK(run1("gather_elements", {big, i64({2}, {0, 2})}).toInts() == Ints{int64_t(1) << 60, 9});
+  }
+  SECTION("out-of-range index is a kernel error") {
+    CHECK(kernelError("gather_elements", {x, i64({1, 2}, {0, 2})}) ==
+          "gather_elements: index 2 is out of range for axis 0 of size 2 (expected -2..1)");
+  }
+}
+
+// --- cumsum ----------------------------------------------------------------------
+
+TEST_CASE("cumsum infers the input type", "[ops][cumsum]") {
+  CHECK(inferred("cumsum", {tf32({2, 3})}, {{"axis", int64_t(-1)}}) == tf32({2, 3}));
+  CHECK(inferred("cumsum", {ti64({5})}, {{"reverse", true}}) == ti64({5}));
+}
+
+TEST_CASE("cumsum type errors", "[ops][cumsum]") {
+  CHECK(inferError("cumsum", {tf32({2, 3})}, {{"axis", int64_t(2)}}) ==
+        "cumsum: attribute 'axis' = 2 is out of range for rank 2 (expected -2..1) "
+        "(inputs: f32[2, 3])");
+  CHECK(inferError("cumsum", {Type::tensor(DType::Bool, {2})}) ==
+        "cumsum: argument 0 must be a numeric tensor, got bool[2] (inputs: bool[2])");
+}
+
+TEST_CASE("cumsum kernel", "[ops][cumsum]") {
+  Tensor x = f32({5}, {1, 2, 3, 4, 5});
+  SECTION("inclusive, exclusive, reverse") {
+    requireClose(run1("cumsum", {x}), f32({5}, {1, 3, 6, 10, 15}));
+    requireClose(run1("cumsum", {x}, {{"exclusive", true}}), f32({5}, {0, 1, 3, 6, 10}));
+    requireClose(run1("cumsum", {x}, {{"reverse", true}}), f32({5}, {15, 14, 12, 9, 5}));
+    requireClose(run1("cumsum", {x}, {{"reverse", true}, {"exclusive", true}}),
+                 f32({5}, {14, 12, 9, 5, 0}));
+  }
+  SECTION("2-D along each axis") {
+    // [[1, 2, 3], [4, 5, 6]]
+    Tensor m = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+    requireClose(run1("cumsum", {m}), f32({2, 3}, {1, 2, 3, 5, 7, 9}));
+    requireClose(run1("cumsum", {m}, {{"axis", int64_t(-1)}}), f32({2, 3}, {1, 3, 6, 4, 9, 15}));
+  }
+  SECTION("integers") {
+    CHECK(run1("cumsum", {Tensor::fromInts(DType::I32, {3}, Ints{7, -2, 5})}).toInts() ==
+          Ints{7, 5, 10});
+  }
+}
+
+// --- topk ------------------------------------------------------------------------
+
+TEST_CASE("topk infers a (values, indices) tuple", "[ops][topk]") {
+  CHECK(inferred("topk", {tf32({3, 4})}, {{"k", int64_t(2)}}) ==
+        Type::tuple({tf32({3, 2}), ti64({3, 2})}));
+  CHECK(inferred("topk", {Type::tensor(DType::I32, {3, 4})},
+                 {{"k", int64_t(3)}, {"axis", int64_t(0)}}) ==
+        Type::tuple({Type::tensor(DType::I32, {3, 4}), ti64({3, 4})}));
+}
+
+TEST_CASE("topk type errors", "[ops][topk]") {
+  CHECK(inferError("topk", {tf32({3, 4})}, {{"k", int64_t(5)}}) ==
+        "topk: attribute 'k' = 5 is out of range for axis 1 of size 4 (expected 0..4) "
+        "(inputs: f32[3, 4])");
+  CHECK(inferError("topk", {tf32({3, 4})}, {{"k", int64_t(1)}, {"axis", int64_t(2)}}) ==
+        "topk: attribute 'axis' = 2 is out of range for rank 2 (expected -2..1) "
+        "(inputs: f32[3, 4])");
+  CHECK_THAT(inferError("topk", {tf32({3, 4})}), Catch::Contains("missing required attribute 'k'"));
+}
+
+TEST_CASE("topk kernel", "[ops][topk]") {
+  // rows [3, 1, 3, 2] and [0, 5, -1, 5]: ties keep the lower index first.
+  Tensor x = f32({2, 4}, {3, 1, 3, 2, 0, 5, -1, 5});
+  SECTION("largest") {
+    auto outs = runOp("topk", {x}, {{"k", int64_t(3)}});
+    REQUIRE(outs.size() == 2);
+    requireClose(outs[0], f32({2, 3}, {3, 3, 2, 5, 5, 0}));
+    CHECK(outs[1].toInts() == Ints{0, 2, 3, 1, 3, 0});
+  }
+  SECTION("smallest along axis 0") {
+    auto outs = runOp("topk", {x}, {{"k", int64_t(1)}, {"axis", int64_t(0)}, {"largest", false}});
+    requireClose(outs[0], f32({1, 4}, {0, 1, -1, 2}));
+    CHECK(outs[1].toInts() == Ints{1, 0, 1, 0});
+  }
+  SECTION("integers compare exactly") {
+    Tensor big = i64({3}, {(int64_t(1) << 60) + 1, int64_t(1) << 60, 5});
+    auto outs = runOp("topk", {big}, {{"k", int64_t(2)}});
+    CHECK(outs[0].toInts() == Ints{(int64_t(1) << 60) + 1, int64_t(1) << 60});
+    CHECK(outs[1].toInts() == Ints{0, 1});
   }
 }

@@ -1,1 +1,235 @@
-// placeholder: written by the importer helper
+//===- frontend/onnx/converter.cpp - NodeContext and the registry --------===//
+//
+// NodeContext's typed attribute access (ONNX types strictly, except that an
+// INT is accepted where a FLOAT is expected, and INTS where FLOATS are),
+// call() with constant folding through the ops' reference kernels, and the
+// converter registry.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/onnx/converter.h"
+
+#include "support/log.h"
+
+#include <cstdlib>
+
+namespace tessera::frontend::onnx {
+
+namespace {
+
+/// Results larger than this stay calls (as in the fold-constants pass).
+constexpr int64_t kMaxFoldedBytes = int64_t(64) << 20;
+
+const char *kindName(const OnnxAttr &a) {
+  switch (a.index()) {
+  case 0: return "an int";
+  case 1: return "a float";
+  case 2: return "a string";
+  case 3: return "a tensor";
+  case 4: return "a list of ints";
+  case 5: return "a list of floats";
+  case 6: return "a list of strings";
+  }
+  return "?";
+}
+
+int64_t resultBytes(const ir::Type &t) {
+  if (t.isTensor())
+    return t.numElements() * int64_t(ir::dtypeSize(t.dtype()));
+  int64_t total = 0;
+  for (const auto &f : t.fields())
+    total += resultBytes(f);
+  return total;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// NodeContext
+//===----------------------------------------------------------------------===//
+
+const ir::Expr &NodeContext::input(size_t i) const {
+  static const ir::Expr kNull;
+  return i < inputs_.size() ? inputs_[i] : kNull;
+}
+
+const ir::Tensor *NodeContext::constantInput(size_t i) const {
+  if (!hasInput(i))
+    return nullptr;
+  if (const auto *c = inputs_[i]->as<ir::ConstantNode>())
+    return &c->data();
+  if (wishes_)
+    wishes_->push_back(inputs_[i]);
+  return nullptr;
+}
+
+const OnnxAttr *NodeContext::attr(std::string_view name) const {
+  auto it = attrs_.find(name);
+  return it == attrs_.end() ? nullptr : &it->second;
+}
+
+Expected<int64_t> NodeContext::attrInt(std::string_view name,
+                                       std::optional<int64_t> fallback) const {
+  const OnnxAttr *a = attr(name);
+  if (!a) {
+    if (fallback)
+      return *fallback;
+    return error("missing required attribute '{}'", name);
+  }
+  if (const auto *v = std::get_if<int64_t>(a))
+    return *v;
+  return error("attribute '{}' must be an int, got {}", name, kindName(*a));
+}
+
+Expected<float> NodeContext::attrFloat(std::string_view name,
+                                       std::optional<float> fallback) const {
+  const OnnxAttr *a = attr(name);
+  if (!a) {
+    if (fallback)
+      return *fallback;
+    return error("missing required attribute '{}'", name);
+  }
+  if (const auto *v = std::get_if<float>(a))
+    return *v;
+  if (const auto *v = std::get_if<int64_t>(a))
+    return float(*v);
+  return error("attribute '{}' must be a float, got {}", name, kindName(*a));
+}
+
+Expected<std::string> NodeContext::attrString(std::string_view name,
+                                              std::optional<std::string> fallback) const {
+  const OnnxAttr *a = attr(name);
+  if (!a) {
+    if (fallback)
+      return *fallback;
+    return error("missing required attribute '{}'", name);
+  }
+  if (const auto *v = std::get_if<std::string>(a))
+    return *v;
+  return error("attribute '{}' must be a string, got {}", name, kindName(*a));
+}
+
+Expected<std::vector<int64_t>>
+NodeContext::attrInts(std::string_view name, std::optional<std::vector<int64_t>> fallback) const {
+  const OnnxAttr *a = attr(name);
+  if (!a) {
+    if (fallback)
+      return *fallback;
+    return error("missing required attribute '{}'", name);
+  }
+  if (const auto *v = std::get_if<std::vector<int64_t>>(a))
+    return *v;
+  return error("attribute '{}' must be a list of ints, got {}", name, kindName(*a));
+}
+
+Expected<std::vector<float>>
+NodeContext::attrFloats(std::string_view name, std::optional<std::vector<float>> fallback) const {
+  const OnnxAttr *a = attr(name);
+  if (!a) {
+    if (fallback)
+      return *fallback;
+    return error("missing required attribute '{}'", name);
+  }
+  if (const auto *v = std::get_if<std::vector<float>>(a))
+    return *v;
+  if (const auto *v = std::get_if<std::vector<int64_t>>(a))
+    return std::vector<float>(v->begin(), v->end());
+  return error("attribute '{}' must be a list of floats, got {}", name, kindName(*a));
+}
+
+Expected<ir::Tensor> NodeContext::attrTensor(std::string_view name) const {
+  const OnnxAttr *a = attr(name);
+  if (!a)
+    return error("missing required attribute '{}'", name);
+  if (const auto *v = std::get_if<ir::Tensor>(a))
+    return *v;
+  return error("attribute '{}' must be a tensor, got {}", name, kindName(*a));
+}
+
+Expected<ir::Expr> NodeContext::call(std::string_view opName, std::vector<ir::Expr> args,
+                                     ir::Attrs attrs) {
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!args[i])
+      return error("internal: argument {} of {} is null", i, opName);
+  auto built = ir::makeCall(opName, std::move(args), std::move(attrs), nodeName_, span_);
+  if (!built.ok())
+    return std::move(built).withContext(fmt::format("node '{}' ({})", nodeName_, opType_));
+  const auto *c = (*built)->as<ir::CallNode>();
+  std::vector<ir::Tensor> values;
+  for (const auto &a : c->args()) {
+    const auto *k = a->as<ir::ConstantNode>();
+    if (!k)
+      return built;
+    values.push_back(k->data());
+  }
+  if (resultBytes(c->type()) > kMaxFoldedBytes)
+    return built;
+  auto out = c->op()->kernel(values, c->attrs(), c->type());
+  if (!out.ok())
+    return std::move(out)
+        .withContext(fmt::format("node '{}' ({}): while folding {} on constants", nodeName_,
+                                 opType_, c->op()->name))
+        .error();
+  if (!c->type().isTuple()) {
+    if (out->size() != 1)
+      return error("internal: {} returned {} tensors", c->op()->name, out->size());
+    return constant(std::move(out->at(0)));
+  }
+  std::vector<ir::Expr> fields;
+  for (auto &t : *out)
+    fields.push_back(ir::makeConstant(std::move(t), nodeName_, span_));
+  return ir::makeTuple(std::move(fields), nodeName_, span_);
+}
+
+ir::Expr NodeContext::constant(ir::Tensor t) const {
+  return ir::makeConstant(std::move(t), nodeName_, span_);
+}
+
+//===----------------------------------------------------------------------===//
+// ConverterRegistry
+//===----------------------------------------------------------------------===//
+
+Status ConverterRegistry::add(ConverterSpec spec) {
+  if (spec.opType.empty())
+    return Error("ONNX converter with an empty op type");
+  if (!spec.convert)
+    return Error::format("ONNX converter for '{}' has no conversion function", spec.opType);
+  if (spec.minOpset > spec.maxOpset)
+    return Error::format("ONNX converter for '{}': opsets {}..{} are empty", spec.opType,
+                         spec.minOpset, spec.maxOpset);
+  if (specs_.count(spec.opType))
+    return Error::format("ONNX converter for '{}' registered twice", spec.opType);
+  std::string key = spec.opType;
+  specs_.emplace(std::move(key), std::move(spec));
+  return okStatus();
+}
+
+const ConverterSpec *ConverterRegistry::find(std::string_view opType) const {
+  auto it = specs_.find(opType);
+  return it == specs_.end() ? nullptr : &it->second;
+}
+
+std::vector<const ConverterSpec *> ConverterRegistry::all() const {
+  std::vector<const ConverterSpec *> out;
+  for (const auto &[name, spec] : specs_)
+    out.push_back(&spec);
+  return out;
+}
+
+const ConverterRegistry &ConverterRegistry::standard() {
+  static const ConverterRegistry registry = [] {
+    ConverterRegistry r;
+    for (auto *family : {&registerElementwiseConverters, &registerReduceConverters,
+                         &registerNNConverters, &registerTensorConverters}) {
+      Status s = family(r);
+      if (!s.ok()) {
+        // A malformed built-in converter is a bug in Tessera, not user input.
+        TS_LOG_ERROR("internal error: {}", s.error().str());
+        std::abort();
+      }
+    }
+    return r;
+  }();
+  return registry;
+}
+
+} // namespace tessera::frontend::onnx

@@ -83,6 +83,12 @@ public:
   /// A constant annotated with the node name.
   ir::Expr constant(ir::Tensor t) const;
 
+  /// Where constantInput() records the inputs it was asked for that are not
+  /// constants. When the conversion fails, the importer reports the graph
+  /// inputs they are computed from (ImportReport::wantedConstants), which a
+  /// caller may bind as constants. Set by the importer; may stay null.
+  void setConstantWishes(std::vector<ir::Expr> *sink) { wishes_ = sink; }
+
   /// "node 'conv_3' (Conv): <message>".
   template <typename... Args> Error error(fmt::format_string<Args...> f, Args &&...args) const {
     return Error(fmt::format("node '{}' ({}): {}", nodeName_, opType_,
@@ -97,6 +103,7 @@ private:
   size_t numOutputs_;
   std::map<std::string, OnnxAttr, std::less<>> attrs_;
   ir::Span span_;
+  std::vector<ir::Expr> *wishes_ = nullptr;
 };
 
 /// Returns one expression per ONNX output, in order. It may return fewer

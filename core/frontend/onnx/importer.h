@@ -1,6 +1,7 @@
 //===- frontend/onnx/importer.h - ONNX models into the core IR -*- C++ -*-===//
 //
-// Imports ONNX models (opsets 7 to 17) into a Module whose @main takes the
+// Imports ONNX models (opsets 7 to 17; older ones where every converter the
+// model needs covers them) into a Module whose @main takes the
 // graph inputs (initializers excluded) in order and returns the graph outputs
 // (a tuple when there are several). Weights come from initializers, from
 // Constant nodes and from external-data files next to the model. Dynamic and
@@ -9,11 +10,22 @@
 // naming the input and the dim. ONNX node names annotate the calls they
 // become, so later errors and reports can name the ONNX node.
 //
+// @main's parameters are named after the graph inputs; its attribute
+// "output_names" holds the graph output names joined by ';'.
+//
+// Graph inputs that decide shapes (Reshape's shape, ...) must be constants in
+// our static-shape IR. A converter that needs one asks for it through
+// NodeContext::constantInput(); the importer reports those inputs in
+// ImportReport::wantedConstants, and a caller may then bind them with
+// ImportOptions::constantInputs and import again (shape specialization, as
+// TVM's freeze_params). See docs/onnx-importer.md.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "ir/module.h"
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -21,21 +33,62 @@
 
 namespace tessera::frontend::onnx {
 
+class ConverterRegistry;
+
 struct ImportOptions {
   /// Input name -> full static shape (from --input-shape x=1,3,224,224).
+  /// Naming an input the graph does not have is an error.
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Graph inputs to bind as constants (name -> value): they become
+  /// constants instead of @main parameters. The value's dtype must match the
+  /// input's, and its shape every static dim.
+  std::map<std::string, ir::Tensor> constantInputs;
+  /// The converters to use; null means ConverterRegistry::standard().
+  const ConverterRegistry *registry = nullptr;
   /// Run infer-types/verify on the result (on by default).
   bool verify = true;
 };
 
+/// An op type that no converter handles, with the nodes that use it.
+struct UnsupportedOpType {
+  std::string opType;             // "LSTM", or "domain::Op" outside the ONNX domain
+  int64_t count = 0;              // number of nodes
+  std::vector<std::string> nodes; // the first three node names
+};
+
+/// What an import found out besides the module (filled in as far as the
+/// import got, also when it fails).
+struct ImportReport {
+  /// Non-empty exactly when the import failed because of op types without a
+  /// converter, or whose converter does not cover the model's opset
+  /// ("Relu (opset 6)"; every op type for opsets above 17); sorted.
+  std::vector<UnsupportedOpType> unsupported;
+  /// Graph inputs that a converter needed as constants (see above), sorted.
+  std::vector<std::string> wantedConstants;
+  /// The graph inputs that are not initializers, in order (the N-th one is
+  /// the backend test data's input_N.pb), bound ones included.
+  std::vector<std::string> graphInputs;
+  /// The graph outputs, in order.
+  std::vector<std::string> outputNames;
+  /// The model's opset of the default domain (0 when unknown).
+  int64_t opset = 0;
+};
+
 /// Imports the model at `path` (external data is looked up next to it).
-Expected<ir::Module> importModelFile(const std::string &path, const ImportOptions &options = {});
+Expected<ir::Module> importModelFile(const std::string &path, const ImportOptions &options = {},
+                                     ImportReport *report = nullptr);
 
 /// Imports a serialized ModelProto; `baseDir` locates external data and
 /// `displayName` is used in messages.
 Expected<ir::Module> importModelBytes(std::string_view bytes, const std::string &baseDir,
                                       const std::string &displayName,
-                                      const ImportOptions &options = {});
+                                      const ImportOptions &options = {},
+                                      ImportReport *report = nullptr);
+
+/// "model.onnx: 2 unsupported op types: LSTM (3 nodes: a, b, c), NonZero (1
+/// node: nz)" — the message of the import error for unsupported op types.
+std::string describeUnsupported(const std::string &displayName,
+                                const std::vector<UnsupportedOpType> &unsupported);
 
 /// Reads a serialized TensorProto (the ONNX test data's input_N.pb /
 /// output_N.pb) into a tensor.

@@ -395,14 +395,17 @@ Expected<std::vector<Tensor>> softmaxKernel(const Tensor &x, const Attrs &attrs,
 //   cubic:   Keys kernel with coefficient cubic_coeff_a on 4 neighbours
 // with r = x_ori - floor(x_ori) (1 when x_ori is integral). exclude_outside
 // zeroes the weights of neighbours outside the input and renormalises.
+// tf_crop_and_resize maps the output onto the region 'roi' ([h0, w0, h1, w1],
+// normalised coordinates) and gives 'extrapolation_value' where x_ori falls
+// outside the input along either axis (the reference's weights sum to 1).
 // The 2-D result is the tensor product of the per-axis weights (the
 // reference interpolates axis by axis, which is the same sum).
 //===----------------------------------------------------------------------===//
 
 constexpr std::array<std::string_view, 3> kResizeModes = {"nearest", "linear", "cubic"};
-constexpr std::array<std::string_view, 6> kCoordModes = {
-    "half_pixel",    "half_pixel_symmetric", "pytorch_half_pixel",
-    "align_corners", "asymmetric",           "tf_half_pixel_for_nn"};
+constexpr std::array<std::string_view, 7> kCoordModes = {
+    "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+    "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
 constexpr std::array<std::string_view, 4> kNearestModes = {"round_prefer_floor",
                                                            "round_prefer_ceil", "floor", "ceil"};
 
@@ -435,6 +438,11 @@ Expected<Type> resize2dRelation(std::span<const Type> in, const Attrs &attrs) {
     if (!(s > 0))
       return Error::format("attribute 'scales' must be positive, got {}",
                            attrValueStr(AttrValue(scales)));
+  auto roi = attrs.getFloats("roi");
+  if (attrs.getString("coordinate_transformation_mode") == "tf_crop_and_resize" && roi.size() != 4)
+    return Error::format("attribute 'roi' must have 4 values [h0, w0, h1, w1] for "
+                         "tf_crop_and_resize, got {}",
+                         roi.size());
   const Shape &x = in[0].shape();
   if (x[2] == 0 || x[3] == 0)
     return Error::format("spatial size [{}, {}] must not be empty", x[2], x[3]);
@@ -445,6 +453,7 @@ Expected<Type> resize2dRelation(std::span<const Type> in, const Attrs &attrs) {
 /// coordinate along one axis.
 struct Taps {
   int n = 0;
+  bool outside = false; // tf_crop_and_resize: x_ori is outside the input
   int64_t idx[4];
   double w[4];
 };
@@ -455,10 +464,15 @@ struct ResizeParams {
   bool excludeOutside;
 };
 
-/// x_ori for output coordinate x (onnx _interpolate_1d_with_x).
+/// x_ori for output coordinate x (onnx _interpolate_1d_with_x); roi0/roi1
+/// are the axis' crop region (tf_crop_and_resize only).
 double sourceCoord(const std::string &coord, double x, double scale, int64_t inSize,
-                   int64_t outSizeInt) {
+                   int64_t outSizeInt, double roi0, double roi1) {
   double outSize = scale * double(inSize);
+  if (coord == "tf_crop_and_resize") {
+    double span = (roi1 - roi0) * double(inSize - 1);
+    return roi0 * double(inSize - 1) + (outSize == 1 ? span / 2 : x * span / (outSize - 1));
+  }
   if (coord == "align_corners")
     return outSize == 1 ? 0.0 : x * double(inSize - 1) / (outSize - 1);
   if (coord == "asymmetric")
@@ -476,13 +490,14 @@ double sourceCoord(const std::string &coord, double x, double scale, int64_t inS
   return (x + 0.5) / scale - 0.5; // half_pixel
 }
 
-Taps resizeTaps(const ResizeParams &p, int64_t x, double scale, int64_t inSize,
-                int64_t outSizeInt) {
-  double xo = sourceCoord(p.coord, double(x), scale, inSize, outSizeInt);
+Taps resizeTaps(const ResizeParams &p, int64_t x, double scale, int64_t inSize, int64_t outSizeInt,
+                double roi0 = 0, double roi1 = 1) {
+  double xo = sourceCoord(p.coord, double(x), scale, inSize, outSizeInt, roi0, roi1);
   double fl = std::floor(xo);
   bool integral = xo == fl;
   double r = integral ? 1.0 : xo - fl;
   Taps t;
+  t.outside = p.coord == "tf_crop_and_resize" && (xo < 0 || xo > double(inSize - 1));
   if (p.mode == "cubic") {
     double A = p.cubicA, s = 1 - r;
     t.n = 4;
@@ -535,12 +550,16 @@ Expected<std::vector<Tensor>> resize2dKernel(std::span<const Tensor> in, const A
     p.excludeOutside = false;
   const Shape &xs = x.shape(), &ys = outType.shape();
   auto scales = attrs.getFloats("scales");
+  auto roi = attrs.getFloats("roi");
+  double extrapolation = attrs.getFloat("extrapolation_value");
   std::vector<Taps> taps[2];
   for (int a = 0; a < 2; ++a) {
     int64_t inSize = xs[2 + size_t(a)], outSize = ys[2 + size_t(a)];
     double scale = scales.empty() ? double(outSize) / double(inSize) : scales[size_t(a)];
+    double roi0 = roi.size() == 4 ? roi[size_t(a)] : 0,
+           roi1 = roi.size() == 4 ? roi[2 + size_t(a)] : 1;
     for (int64_t o = 0; o < outSize; ++o)
-      taps[a].push_back(resizeTaps(p, o, scale, inSize, outSize));
+      taps[a].push_back(resizeTaps(p, o, scale, inSize, outSize, roi0, roi1));
   }
   Tensor y(outType.dtype(), ys);
   bool nearest = p.mode == "nearest";
@@ -550,6 +569,10 @@ Expected<std::vector<Tensor>> resize2dKernel(std::span<const Tensor> in, const A
       for (int64_t ow = 0; ow < OW; ++ow) {
         const Taps &th = taps[0][size_t(oh)], &tw = taps[1][size_t(ow)];
         int64_t out = (nc * OH + oh) * OW + ow;
+        if (th.outside || tw.outside) {
+          y.setDouble(out, extrapolation);
+          continue;
+        }
         if (nearest) {
           // Copy the chosen element exactly (any dtype).
           int64_t ih = th.w[0] != 0 ? th.idx[0] : th.idx[1];
@@ -702,14 +725,18 @@ Status registerNNOps(OpRegistry &r) {
                 AttrSpec{"coordinate_transformation_mode", AttrKind::String,
                          AttrValue(std::string("half_pixel")),
                          "half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, "
-                         "asymmetric or tf_half_pixel_for_nn"},
+                         "asymmetric, tf_half_pixel_for_nn or tf_crop_and_resize"},
                 AttrSpec{"nearest_mode", AttrKind::String,
                          AttrValue(std::string("round_prefer_floor")),
                          "round_prefer_floor, round_prefer_ceil, floor or ceil"},
                 AttrSpec{"cubic_coeff_a", AttrKind::Float, AttrValue(-0.75),
                          "the cubic kernel's coefficient a"},
                 AttrSpec{"exclude_outside", AttrKind::Bool, AttrValue(false),
-                         "give neighbours outside the input zero weight (renormalised)"}},
+                         "give neighbours outside the input zero weight (renormalised)"},
+                AttrSpec{"roi", AttrKind::Floats, AttrValue(std::vector<double>{}),
+                         "tf_crop_and_resize: crop region [h0, w0, h1, w1], normalised"},
+                AttrSpec{"extrapolation_value", AttrKind::Float, AttrValue(0.0),
+                         "tf_crop_and_resize: value where the source is outside the input"}},
       .pattern = OpPattern::Opaque,
       .relation = resize2dRelation,
       .kernel = resize2dKernel,

@@ -1,7 +1,8 @@
 //===- ir/ops/nn_conv.cpp - Convolution and pooling ops ------------------===//
 //
 // The sliding-window half of the NN family: conv2d, conv2d_transpose,
-// max_pool2d, avg_pool2d, global_avg_pool2d and global_max_pool2d, with
+// max_pool2d, max_pool2d_indices, avg_pool2d, global_avg_pool2d and
+// global_max_pool2d, with
 // their type relations and reference kernels. Layout is NCHW; semantics
 // follow ONNX Conv / ConvTranspose / MaxPool / AveragePool / Global*Pool.
 // registerNNOps() (nn.cpp) calls registerConvPoolOps().
@@ -353,6 +354,58 @@ Expected<std::vector<Tensor>> maxPool2dKernel(std::span<const Tensor> in, const 
   return std::vector<Tensor>{y};
 }
 
+// max_pool2d_indices: where max_pool2d's maximum comes from, as a flat index
+// into the input (ONNX MaxPool's Indices output): (n*C + c)*H*W + h*W + w,
+// or (n*C + c)*H*W + w*H + h with storage_order 1 (column-major). The first
+// maximum in window order wins; padded positions never win. A window holding
+// no input element gives -1.
+Expected<Type> maxPool2dIndicesRelation(std::span<const Type> in, const Attrs &attrs) {
+  TS_RETURN_IF_ERROR(requireNumeric(in, 0));
+  int64_t order = attrs.getInt("storage_order");
+  if (order != 0 && order != 1)
+    return Error::format("attribute 'storage_order' must be 0 or 1, got {}", order);
+  TS_ASSIGN_OR_RETURN(PoolGeom g, pool2dGeom(in, attrs));
+  const Shape &x = in[0].shape();
+  return Type::tensor(DType::I64, {x[0], x[1], g.oh, g.ow});
+}
+
+Expected<std::vector<Tensor>> maxPool2dIndicesKernel(std::span<const Tensor> in, const Attrs &attrs,
+                                                     const Type &outType) {
+  const Tensor &x = in[0];
+  Type types[1] = {x.type()};
+  TS_ASSIGN_OR_RETURN(PoolGeom g, pool2dGeom(types, attrs));
+  bool columnMajor = attrs.getInt("storage_order") == 1;
+  bool fp = isFloat(x.dtype());
+  const Window &win = g.win;
+  const Shape &xs = x.shape(), &ys = outType.shape();
+  Tensor y(DType::I64, ys);
+  for (int64_t n = 0; n < ys[0]; ++n)
+    for (int64_t c = 0; c < ys[1]; ++c)
+      for (int64_t oh = 0; oh < ys[2]; ++oh)
+        for (int64_t ow = 0; ow < ys[3]; ++ow) {
+          int64_t best = -1, bh = 0, bw = 0;
+          for (int64_t kh = 0; kh < win.k[0]; ++kh) {
+            int64_t ih = oh * win.s[0] - win.p0[0] + kh * win.d[0];
+            if (ih < 0 || ih >= xs[2])
+              continue;
+            for (int64_t kw = 0; kw < win.k[1]; ++kw) {
+              int64_t iw = ow * win.s[1] - win.p0[1] + kw * win.d[1];
+              if (iw < 0 || iw >= xs[3])
+                continue;
+              int64_t at = idx4(xs, n, c, ih, iw);
+              bool better = best < 0 || (fp ? x.getDouble(at) > x.getDouble(best)
+                                            : x.getInt(at) > x.getInt(best));
+              if (better)
+                best = at, bh = ih, bw = iw;
+            }
+          }
+          int64_t plane = (n * xs[1] + c) * xs[2] * xs[3];
+          int64_t index = best < 0 ? -1 : plane + (columnMajor ? bw * xs[2] + bh : bh * xs[3] + bw);
+          y.setInt(idx4(ys, n, c, oh, ow), index);
+        }
+  return std::vector<Tensor>{y};
+}
+
 /// Number of taps start + k*dilation (k < size) that fall in [lo, hi).
 int64_t tapsInside(int64_t start, int64_t size, int64_t dilation, int64_t lo, int64_t hi) {
   int64_t count = 0;
@@ -492,6 +545,21 @@ Status registerConvPoolOps(OpRegistry &r) {
       .pattern = OpPattern::Opaque,
       .relation = maxPool2dRelation,
       .kernel = maxPool2dKernel,
+  }));
+
+  TS_RETURN_IF_ERROR(r.add(Op{
+      .name = "max_pool2d_indices",
+      .description = "flat input indices of the 2-D max pooling maxima, NCHW, i64 (ONNX "
+                     "MaxPool's Indices)",
+      .argNames = {"data"},
+      .minArgs = 1,
+      .maxArgs = 1,
+      .attrs = {poolSizeSpec, kStridesSpec, kPadsSpec, kDilationSpec, ceilModeSpec,
+                AttrSpec{"storage_order", AttrKind::Int, AttrValue(int64_t{0}),
+                         "0: row-major indices (h*W + w), 1: column-major (w*H + h)"}},
+      .pattern = OpPattern::Opaque,
+      .relation = maxPool2dIndicesRelation,
+      .kernel = maxPool2dIndicesKernel,
   }));
 
   TS_RETURN_IF_ERROR(r.add(Op{

@@ -13,14 +13,16 @@ namespace tessera::ir::ops {
 
 /// conv2d, conv2d_transpose, dense, matmul, batch_matmul, bias_add,
 /// batch_norm, layer_norm, max_pool2d, avg_pool2d, global_avg_pool2d,
-/// global_max_pool2d, softmax, log_softmax, resize2d.
+/// global_max_pool2d, max_pool2d_indices, softmax, log_softmax, resize2d.
 Status registerNNOps(OpRegistry &r);
-/// Binary arithmetic, comparisons, unary math, activations, where, cast.
+/// Binary arithmetic (incl. mod), comparisons, logical ops, unary math
+/// (incl. trigonometric, sign, isnan, isinf), activations, where, cast.
 Status registerElementwiseOps(OpRegistry &r);
-/// reduce_sum, reduce_mean, reduce_max, reduce_min.
+/// reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod, argmax,
+/// argmin.
 Status registerReduceOps(OpRegistry &r);
 /// reshape, flatten, transpose, concat, split, slice, squeeze, unsqueeze,
-/// pad, expand, gather.
+/// pad, expand, gather, gather_elements, cumsum, topk.
 Status registerTransformOps(OpRegistry &r);
 
 } // namespace tessera::ir::ops

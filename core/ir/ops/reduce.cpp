@@ -1,12 +1,16 @@
 //===- ir/ops/reduce.cpp - Reduction ops ----------------------------------===//
 //
-// reduce_sum, reduce_mean, reduce_max, reduce_min with ONNX ReduceSum/
-// ReduceMean/ReduceMax/ReduceMin semantics (axes given as an attribute):
+// reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod with ONNX
+// ReduceSum/ReduceMean/ReduceMax/ReduceMin/ReduceProd semantics (axes given
+// as an attribute):
 //   axes      ints, default [] = reduce every axis; negative axes count from
 //             the end; duplicate or out-of-range axes are errors
 //   keepdims  bool, default true: reduced axes stay as size 1
 // The output dtype is the input dtype. Reference kernels accumulate in
 // double for float dtypes and in int64 for integer dtypes.
+//
+// argmax, argmin (ONNX ArgMax/ArgMin) reduce one axis to the i64 index of
+// its largest / smallest element.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/ops/common.h"
@@ -19,7 +23,7 @@ namespace tessera::ir::ops {
 
 namespace {
 
-enum class ReduceKind { Sum, Mean, Max, Min };
+enum class ReduceKind { Sum, Mean, Max, Min, Prod };
 
 /// Which axes of a rank-`rank` tensor are reduced. Errors name 'axes':
 /// "attribute 'axes' = 4 is out of range for rank 2 (expected -2..1)",
@@ -68,9 +72,10 @@ TypeRelation reduceRelation(bool numericOnly) {
 }
 
 /// The shared reduction loop: every input element is folded into the output
-/// element it reduces to. Over an empty set, sum gives 0, max gives -inf (or
-/// the dtype minimum), min gives +inf (or the dtype maximum) and the mean of
-/// floats is NaN; the mean of an empty set of integers is an error.
+/// element it reduces to. Over an empty set, sum gives 0, prod gives 1, max
+/// gives -inf (or the dtype minimum), min gives +inf (or the dtype maximum)
+/// and the mean of floats is NaN; the mean of an empty set of integers is an
+/// error.
 Expected<std::vector<Tensor>> reduceKernel(ReduceKind kind, const char *name,
                                            std::span<const Tensor> inputs, const Attrs &attrs,
                                            const Type &outType) {
@@ -94,7 +99,10 @@ Expected<std::vector<Tensor>> reduceKernel(ReduceKind kind, const char *name,
   Tensor out(x.dtype(), outType.shape());
   if (isFloat(x.dtype())) {
     constexpr double inf = std::numeric_limits<double>::infinity();
-    double init = kind == ReduceKind::Max ? -inf : kind == ReduceKind::Min ? inf : 0.0;
+    double init = kind == ReduceKind::Max    ? -inf
+                  : kind == ReduceKind::Min  ? inf
+                  : kind == ReduceKind::Prod ? 1.0
+                                             : 0.0;
     std::vector<double> acc(static_cast<size_t>(outN), init);
     for (int64_t i = 0; i < x.numel(); ++i) {
       double v = x.getDouble(i);
@@ -102,6 +110,7 @@ Expected<std::vector<Tensor>> reduceKernel(ReduceKind kind, const char *name,
       switch (kind) {
       case ReduceKind::Sum:
       case ReduceKind::Mean: a += v; break;
+      case ReduceKind::Prod: a *= v; break;
       // NaN propagates, as numpy max/min.
       case ReduceKind::Max: a = (std::isnan(a) || std::isnan(v)) ? NAN : std::max(a, v); break;
       case ReduceKind::Min: a = (std::isnan(a) || std::isnan(v)) ? NAN : std::min(a, v); break;
@@ -127,13 +136,17 @@ Expected<std::vector<Tensor>> reduceKernel(ReduceKind kind, const char *name,
   }
 
   auto [lo, hi] = intRange(x.dtype());
-  int64_t init = kind == ReduceKind::Max ? lo : kind == ReduceKind::Min ? hi : 0;
+  int64_t init = kind == ReduceKind::Max    ? lo
+                 : kind == ReduceKind::Min  ? hi
+                 : kind == ReduceKind::Prod ? 1
+                                            : 0;
   std::vector<int64_t> acc(static_cast<size_t>(outN), init);
   for (int64_t i = 0; i < x.numel(); ++i) {
     int64_t v = x.getInt(i);
     int64_t &a = acc[size_t(target[size_t(i)])];
     switch (kind) {
     case ReduceKind::Sum: a = int64_t(uint64_t(a) + uint64_t(v)); break; // wraps
+    case ReduceKind::Prod: a = int64_t(uint64_t(a) * uint64_t(v)); break; // wraps
     case ReduceKind::Max: a = std::max(a, v); break;
     case ReduceKind::Min: a = std::min(a, v); break;
     case ReduceKind::Mean: break;
@@ -163,6 +176,80 @@ Op reduceOp(const char *name, std::string description, ReduceKind kind, bool num
       }};
 }
 
+//===----------------------------------------------------------------------===//
+// argmax, argmin
+//===----------------------------------------------------------------------===//
+
+/// Numeric input; the axis (attribute 'axis') removed, or kept as 1 when
+/// 'keepdims'; i64 result. The axis must not be empty.
+Expected<Type> argRelation(std::span<const Type> in, const Attrs &attrs) {
+  if (isBool(in[0].dtype()))
+    return Error::format("argument 0 must be a numeric tensor, got {}", in[0].str());
+  TS_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(attrs.getInt("axis"), int64_t(in[0].rank())));
+  if (in[0].shape()[size_t(axis)] == 0)
+    return Error::format("axis {} is empty: no index to select", axis);
+  std::vector<bool> reduced(in[0].rank(), false);
+  reduced[size_t(axis)] = true;
+  return Type::tensor(DType::I64, outputShape(in[0].shape(), reduced, attrs.getBool("keepdims")));
+}
+
+/// Index of the largest (`max`) or smallest element along 'axis'; ties go to
+/// the first index, or the last with 'select_last_index'. NaN counts as
+/// larger and smaller than everything (numpy argmax/argmin return the first
+/// NaN).
+Expected<std::vector<Tensor>> argKernel(bool max, std::span<const Tensor> inputs,
+                                        const Attrs &attrs, const Type &outType) {
+  const Tensor &x = inputs[0];
+  TS_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(attrs.getInt("axis"), int64_t(x.rank())));
+  bool last = attrs.getBool("select_last_index");
+  int64_t n = x.shape()[size_t(axis)], inner = 1;
+  for (size_t i = size_t(axis) + 1; i < x.rank(); ++i)
+    inner *= x.shape()[i];
+  int64_t outer = n == 0 ? 0 : x.numel() / (n * inner);
+  Tensor out(DType::I64, outType.shape());
+  bool floats = isFloat(x.dtype());
+  // Whether element j should replace the best element b so far.
+  auto better = [&](int64_t j, int64_t b) {
+    if (floats) {
+      double v = x.getDouble(j), w = x.getDouble(b);
+      if (std::isnan(w))
+        return last && std::isnan(v);
+      if (std::isnan(v))
+        return true;
+      return last ? (max ? v >= w : v <= w) : (max ? v > w : v < w);
+    }
+    int64_t v = x.getInt(j), w = x.getInt(b);
+    return last ? (max ? v >= w : v <= w) : (max ? v > w : v < w);
+  };
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t base = o * n * inner + i, best = 0;
+      for (int64_t k = 1; k < n; ++k)
+        if (better(base + k * inner, base + best * inner))
+          best = k;
+      out.data<int64_t>()[o * inner + i] = best;
+    }
+  return std::vector<Tensor>{std::move(out)};
+}
+
+Op argOp(const char *name, std::string description, bool max) {
+  return Op{.name = name,
+            .description = std::move(description),
+            .argNames = {"data"},
+            .minArgs = 1,
+            .maxArgs = 1,
+            .attrs = {AttrSpec{"axis", AttrKind::Int, AttrValue{int64_t(0)},
+                               "axis to reduce; negative counts from the end"},
+                      AttrSpec{"keepdims", AttrKind::Bool, AttrValue{true},
+                               "keep the reduced axis as size 1"},
+                      AttrSpec{"select_last_index", AttrKind::Bool, AttrValue{false},
+                               "on ties, the last index instead of the first"}},
+            .pattern = OpPattern::Reduction,
+            .relation = argRelation,
+            .kernel = [max](std::span<const Tensor> in, const Attrs &attrs,
+                            const Type &outType) { return argKernel(max, in, attrs, outType); }};
+}
+
 } // namespace
 
 Status registerReduceOps(OpRegistry &r) {
@@ -179,6 +266,14 @@ Status registerReduceOps(OpRegistry &r) {
       reduceOp("reduce_max", "Maximum over 'axes' (ONNX ReduceMax).", ReduceKind::Max, false)));
   TS_RETURN_IF_ERROR(r.add(
       reduceOp("reduce_min", "Minimum over 'axes' (ONNX ReduceMin).", ReduceKind::Min, false)));
+  // reduce_prod: ONNX ReduceProd; numeric dtypes; integer products wrap.
+  TS_RETURN_IF_ERROR(r.add(
+      reduceOp("reduce_prod", "Product over 'axes' (ONNX ReduceProd).", ReduceKind::Prod, true)));
+  // argmax, argmin: ONNX ArgMax/ArgMin (opset 12+ select_last_index).
+  TS_RETURN_IF_ERROR(r.add(argOp(
+      "argmax", "Index (i64) of the largest element along 'axis' (ONNX ArgMax).", true)));
+  TS_RETURN_IF_ERROR(r.add(argOp(
+      "argmin", "Index (i64) of the smallest element along 'axis' (ONNX ArgMin).", false)));
   return okStatus();
 }
 

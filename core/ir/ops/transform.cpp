@@ -1,10 +1,12 @@
 //===- ir/ops/transform.cpp - Transform ops ------------------------------===//
 //
 // The data-movement ops: reshape, flatten, transpose, concat, split, slice,
-// squeeze, unsqueeze, pad, expand and gather. Semantics follow ONNX (opset
-// 13-17). Every op accepts every dtype: the reference kernels move elements
-// as raw bytes (no conversion), except pad's constant fill, which converts
-// the float attribute 'value' to the dtype as Tensor::setDouble does.
+// squeeze, unsqueeze, pad, expand, gather and gather_elements, plus the
+// index-ordering ops cumsum and topk. Semantics follow ONNX (opset 13-17).
+// Every data-movement op accepts every dtype: the reference kernels move
+// elements as raw bytes (no conversion), except pad's constant fill, which
+// converts the float attribute 'value' to the dtype as Tensor::setDouble
+// does. cumsum and topk take numeric tensors.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/ops/common.h"
@@ -15,6 +17,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <numeric>
 
 namespace tessera::ir::ops {
 
@@ -574,6 +577,146 @@ Expected<std::vector<Tensor>> gatherKernel(std::span<const Tensor> in, const Att
   })};
 }
 
+// --- gather_elements ------------------------------------------------------------
+
+/// ONNX GatherElements: indices has the rank of data; out.shape =
+/// indices.shape and out[i] = data[i with i[axis] replaced by indices[i]].
+Expected<Type> gatherElementsRelation(std::span<const Type> in, const Attrs &attrs) {
+  const Shape &s = in[0].shape(), &is = in[1].shape();
+  DType it = in[1].dtype();
+  if (it != DType::I32 && it != DType::I64)
+    return Error::format("argument 1 ('indices') must be i32 or i64, got {}", in[1].str());
+  TS_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(attrs.getInt("axis"), int64_t(s.size())));
+  if (is.size() != s.size())
+    return Error::format("argument 1 ('indices') must have the rank of data ({}), got {}", s.size(),
+                         in[1].str());
+  for (size_t d = 0; d < s.size(); ++d)
+    if (int64_t(d) != axis && is[d] > s[d])
+      return Error::format("indices dim {} has size {}, more than data's {}", d, is[d], s[d]);
+  return Type::tensor(in[0].dtype(), is);
+}
+
+Expected<std::vector<Tensor>> gatherElementsKernel(std::span<const Tensor> in, const Attrs &attrs,
+                                                   const Type &outType) {
+  const Tensor &x = in[0], &indices = in[1];
+  int64_t axis = attrs.getInt("axis");
+  if (axis < 0)
+    axis += int64_t(x.rank());
+  int64_t dim = x.shape()[size_t(axis)];
+  for (int64_t i = 0; i < indices.numel(); ++i) {
+    int64_t v = indices.getInt(i);
+    if (v < -dim || v >= dim)
+      return Error::format("gather_elements: index {} is out of range for axis {} of size {} "
+                           "(expected {}..{})",
+                           v, axis, dim, -dim, dim - 1);
+  }
+  Ints inStrides = rowMajorStrides(x.shape());
+  Ints idxStrides = rowMajorStrides(indices.shape());
+  return std::vector<Tensor>{mapElements(x, outType.shape(), [&](std::span<const int64_t> o) {
+    int64_t v = indices.getInt(ravel(o, idxStrides));
+    if (v < 0)
+      v += dim;
+    return ravel(o, inStrides) + (v - o[size_t(axis)]) * inStrides[size_t(axis)];
+  })};
+}
+
+// --- cumsum ---------------------------------------------------------------------
+
+/// ONNX CumSum along 'axis': y[..., j, ...] = sum of x[..., i, ...] for
+/// i <= j (i < j when exclusive; i >= j / i > j when reverse).
+Expected<Type> cumsumRelation(std::span<const Type> in, const Attrs &attrs) {
+  TS_RETURN_IF_ERROR(requireNumeric(in, 0));
+  TS_RETURN_IF_ERROR(normalizeAxis(attrs.getInt("axis"), int64_t(in[0].rank())));
+  return in[0];
+}
+
+Expected<std::vector<Tensor>> cumsumKernel(std::span<const Tensor> in, const Attrs &attrs,
+                                           const Type &outType) {
+  const Tensor &x = in[0];
+  TS_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(attrs.getInt("axis"), int64_t(x.rank())));
+  bool exclusive = attrs.getBool("exclusive"), reverse = attrs.getBool("reverse");
+  const Shape &s = x.shape();
+  int64_t n = s[size_t(axis)];
+  int64_t inner = numElements(std::span(s).subspan(size_t(axis) + 1));
+  int64_t outer = numElements(std::span(s).subspan(0, size_t(axis)));
+  bool fp = isFloat(x.dtype());
+  Tensor y(outType.dtype(), outType.shape());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double accF = 0;
+      int64_t accI = 0;
+      for (int64_t step = 0; step < n; ++step) {
+        int64_t k = reverse ? n - 1 - step : step;
+        int64_t at = (o * n + k) * inner + i;
+        if (exclusive) {
+          fp ? y.setDouble(at, accF) : y.setInt(at, accI);
+        }
+        if (fp)
+          accF += x.getDouble(at);
+        else
+          accI = int64_t(uint64_t(accI) + uint64_t(x.getInt(at))); // wraps
+        if (!exclusive) {
+          fp ? y.setDouble(at, accF) : y.setInt(at, accI);
+        }
+      }
+    }
+  return std::vector<Tensor>{y};
+}
+
+// --- topk -----------------------------------------------------------------------
+
+/// ONNX TopK: the k largest (or smallest) entries along 'axis' and their
+/// indices, as a tuple (values, i64 indices); ties keep the lower index first.
+Expected<Type> topkRelation(std::span<const Type> in, const Attrs &attrs) {
+  TS_RETURN_IF_ERROR(requireNumeric(in, 0));
+  const Shape &s = in[0].shape();
+  TS_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(attrs.getInt("axis"), int64_t(s.size())));
+  int64_t k = attrs.getInt("k");
+  if (k < 0 || k > s[size_t(axis)])
+    return Error::format("attribute 'k' = {} is out of range for axis {} of size {} "
+                         "(expected 0..{})",
+                         k, axis, s[size_t(axis)], s[size_t(axis)]);
+  Shape out = s;
+  out[size_t(axis)] = k;
+  return Type::tuple({Type::tensor(in[0].dtype(), out), Type::tensor(DType::I64, out)});
+}
+
+Expected<std::vector<Tensor>> topkKernel(std::span<const Tensor> in, const Attrs &attrs,
+                                         const Type &outType) {
+  const Tensor &x = in[0];
+  TS_ASSIGN_OR_RETURN(int64_t axis, normalizeAxis(attrs.getInt("axis"), int64_t(x.rank())));
+  int64_t k = attrs.getInt("k");
+  bool largest = attrs.getBool("largest");
+  const Shape &s = x.shape();
+  int64_t n = s[size_t(axis)];
+  int64_t inner = numElements(std::span(s).subspan(size_t(axis) + 1));
+  int64_t outer = numElements(std::span(s).subspan(0, size_t(axis)));
+  Tensor values(x.dtype(), outType.fields()[0].shape());
+  Tensor indices(DType::I64, outType.fields()[1].shape());
+  size_t esize = dtypeSize(x.dtype());
+  bool fp = isFloat(x.dtype());
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&](int64_t j) { return (o * n + j) * inner + i; };
+      std::iota(order.begin(), order.end(), int64_t(0));
+      // Strict weak order on (value, index): the wanted end first, then the
+      // lower index. Integers compare exactly (no conversion to double).
+      auto before = [&](int64_t a, int64_t b) {
+        bool lt = fp ? x.getDouble(at(a)) < x.getDouble(at(b)) : x.getInt(at(a)) < x.getInt(at(b));
+        bool gt = fp ? x.getDouble(at(a)) > x.getDouble(at(b)) : x.getInt(at(a)) > x.getInt(at(b));
+        return largest ? gt : lt;
+      };
+      std::stable_sort(order.begin(), order.end(), before);
+      for (int64_t j = 0; j < k; ++j) {
+        int64_t dst = (o * k + j) * inner + i;
+        copyElem(x, at(order[size_t(j)]), values, dst, esize);
+        indices.setInt(dst, order[size_t(j)]);
+      }
+    }
+  return std::vector<Tensor>{values, indices};
+}
+
 AttrValue intsValue(Ints v = {}) { return AttrValue(std::move(v)); }
 
 } // namespace
@@ -722,6 +865,49 @@ Status registerTransformOps(OpRegistry &r) {
       OpPattern::Injective,
       gatherRelation,
       gatherKernel,
+  }));
+
+  TS_RETURN_IF_ERROR(r.add(Op{
+      "gather_elements",
+      "Takes data's entries at per-element indices along an axis (ONNX GatherElements).",
+      {"data", "indices"},
+      2,
+      2,
+      {{"axis", K::Int, AttrValue(int64_t(0)), "axis the indices select along (negative allowed)"}},
+      OpPattern::Injective,
+      gatherElementsRelation,
+      gatherElementsKernel,
+  }));
+
+  TS_RETURN_IF_ERROR(r.add(Op{
+      "cumsum",
+      "Cumulative sum along an axis (ONNX CumSum).",
+      {"data"},
+      1,
+      1,
+      {{"axis", K::Int, AttrValue(int64_t(0)), "axis to accumulate along (negative allowed)"},
+       {"exclusive", K::Bool, AttrValue(false), "leave the current element out of its sum"},
+       {"reverse", K::Bool, AttrValue(false), "accumulate from the end of the axis"}},
+      OpPattern::Opaque,
+      cumsumRelation,
+      cumsumKernel,
+  }));
+
+  TS_RETURN_IF_ERROR(r.add(Op{
+      "topk",
+      "The k largest or smallest entries along an axis and their i64 indices; returns a "
+      "tuple (ONNX TopK).",
+      {"data"},
+      1,
+      1,
+      {{"k", K::Int, std::nullopt, "number of entries to keep (0..dim)"},
+       {"axis", K::Int, AttrValue(int64_t(-1)), "axis to select along (negative allowed)"},
+       {"largest", K::Bool, AttrValue(true), "keep the largest entries (else the smallest)"},
+       {"sorted", K::Bool, AttrValue(true),
+        "accepted for ONNX; the result is always sorted, ties by lower index"}},
+      OpPattern::Opaque,
+      topkRelation,
+      topkKernel,
   }));
 
   return okStatus();

@@ -1,9 +1,647 @@
 //===- frontend/onnx/converters/elementwise.cpp - ONNX elementwise converters ----===//
-// Placeholder until its converter helper writes it.
+//
+// Converters for the elementwise ONNX op types: binary arithmetic (with the
+// pre-opset-7 'broadcast'/'axis' attributes), variadic Sum/Mean/Max/Min,
+// unary math, activations (several composed from core ops), comparisons,
+// logic, Where, Cast/CastLike, Identity and inference-mode Dropout.
+//
+// Every converter maps onto core ops one to one where the core op set has
+// the ONNX semantics, and otherwise composes core ops exactly (within the
+// conformance tolerance). Some converters are written but held back (see
+// registerElementwiseConverters): an op type is registered only when every
+// ONNX backend test that uses it passes.
+//
+//===----------------------------------------------------------------------===//
 #include "frontend/onnx/converter.h"
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <optional>
 
 namespace tessera::frontend::onnx {
 
-Status registerElementwiseConverters(ConverterRegistry &r) { return okStatus(); }
+namespace {
+
+using ir::DType;
+using ir::Expr;
+using ir::Tensor;
+using Outputs = std::vector<Expr>;
+
+constexpr int64_t kMaxOpset = 17;
+/// Defaults of Clip's 'min'/'max' attributes before opset 11 (float's range).
+constexpr double kFloatMax = std::numeric_limits<float>::max();
+
+//===----------------------------------------------------------------------===//
+// Small builders
+//===----------------------------------------------------------------------===//
+
+/// Input i, which must be given and be a tensor.
+Expected<Expr> input(const NodeContext &ctx, size_t i) {
+  if (!ctx.hasInput(i))
+    return ctx.error("missing required input {}", i);
+  const Expr &e = ctx.input(i);
+  if (!e->type().isTensor())
+    return ctx.error("input {} must be a tensor, got {}", i, e->type().str());
+  return e;
+}
+
+DType dtypeOf(const Expr &e) {
+  return e->type().dtype();
+}
+const ir::Shape &shapeOf(const Expr &e) {
+  return e->type().shape();
+}
+
+/// A scalar constant of dtype `t` (the value converted as Tensor does).
+Expr scalar(const NodeContext &ctx, DType t, double v) {
+  std::array<double, 1> values{v};
+  return ctx.constant(Tensor::fromDoubles(t, {}, values));
+}
+
+Expected<Expr> call1(NodeContext &ctx, std::string_view op, Expr a, ir::Attrs attrs = {}) {
+  return ctx.call(op, {std::move(a)}, std::move(attrs));
+}
+Expected<Expr> call2(NodeContext &ctx, std::string_view op, Expr a, Expr b) {
+  return ctx.call(op, {std::move(a), std::move(b)});
+}
+Expected<Expr> call3(NodeContext &ctx, std::string_view op, Expr a, Expr b, Expr c) {
+  return ctx.call(op, {std::move(a), std::move(b), std::move(c)});
+}
+Expected<Expr> castTo(NodeContext &ctx, Expr x, DType t) {
+  if (dtypeOf(x) == t)
+    return x;
+  return call1(ctx, "cast", std::move(x), {{"dtype", t}});
+}
+
+Expected<Outputs> single(Expected<Expr> e) {
+  if (!e.ok())
+    return std::move(e).error();
+  return Outputs{std::move(e).value()};
+}
+
+/// The float attribute `name` (ONNX FLOAT; an INT is accepted).
+Expected<double> floatAttr(const NodeContext &ctx, std::string_view name, float fallback) {
+  TS_ASSIGN_OR_RETURN(float v, ctx.attrFloat(name, fallback));
+  return double(v);
+}
+
+/// The two inputs of a binary op. From opset 7 they broadcast as numpy does;
+/// before, they must have equal shapes unless 'broadcast' = 1, in which case
+/// B's shape matches a run of A's dims starting at 'axis' (default: A's
+/// trailing dims) and B is unsqueezed to A's rank so that numpy broadcasting
+/// gives the legacy result.
+Expected<std::pair<Expr, Expr>> binaryInputs(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr a, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr b, input(ctx, 1));
+  if (ctx.opset() >= 7)
+    return std::pair{a, b};
+  TS_ASSIGN_OR_RETURN(int64_t broadcast, ctx.attrInt("broadcast", 0));
+  const ir::Shape &sa = shapeOf(a), &sb = shapeOf(b);
+  if (broadcast == 0) {
+    if (sa != sb)
+      return ctx.error("input shapes {} and {} differ and attribute 'broadcast' is 0 (opset {})",
+                       ir::shapeStr(sa), ir::shapeStr(sb), ctx.opset());
+    return std::pair{a, b};
+  }
+  int64_t ra = int64_t(sa.size()), rb = int64_t(sb.size());
+  TS_ASSIGN_OR_RETURN(int64_t axis, ctx.attrInt("axis", ra - rb));
+  if (axis < 0)
+    axis += ra;
+  bool fits = rb <= ra && axis >= 0 && axis + rb <= ra;
+  for (int64_t i = 0; fits && i < rb; ++i)
+    fits = sb[size_t(i)] == 1 || sb[size_t(i)] == sa[size_t(axis + i)];
+  if (!fits)
+    return ctx.error("legacy broadcast of {} onto {} at attribute 'axis' = {} does not fit",
+                     ir::shapeStr(sb), ir::shapeStr(sa), axis);
+  std::vector<int64_t> axes;
+  for (int64_t i = 0; i < ra; ++i)
+    if (i < axis || i >= axis + rb)
+      axes.push_back(i);
+  if (!axes.empty()) {
+    TS_ASSIGN_OR_RETURN(b, call1(ctx, "unsqueeze", b, {{"axes", axes}}));
+  }
+  return std::pair{a, b};
+}
+
+//===----------------------------------------------------------------------===//
+// Converter factories
+//===----------------------------------------------------------------------===//
+
+/// One input, one core op with no attributes.
+Converter unary(std::string coreOp) {
+  return [coreOp](NodeContext &ctx) -> Expected<Outputs> {
+    TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+    return single(call1(ctx, coreOp, x));
+  };
+}
+
+/// Two broadcast inputs, one core op.
+Converter binary(std::string coreOp) {
+  return [coreOp](NodeContext &ctx) -> Expected<Outputs> {
+    TS_ASSIGN_OR_RETURN(auto ab, binaryInputs(ctx));
+    return single(call2(ctx, coreOp, ab.first, ab.second));
+  };
+}
+
+/// Sum, Max, Min (and Mean, divided afterwards): a left fold of the core
+/// binary op over one or more inputs with numpy broadcasting (a superset of
+/// the equal shapes required before opset 8).
+Converter variadic(std::string coreOp, bool mean) {
+  return [coreOp, mean](NodeContext &ctx) -> Expected<Outputs> {
+    if (ctx.numInputs() == 0)
+      return ctx.error("needs at least one input");
+    TS_ASSIGN_OR_RETURN(Expr acc, input(ctx, 0));
+    for (size_t i = 1; i < ctx.numInputs(); ++i) {
+      TS_ASSIGN_OR_RETURN(Expr x, input(ctx, i));
+      TS_ASSIGN_OR_RETURN(acc, call2(ctx, coreOp, acc, x));
+    }
+    if (mean && ctx.numInputs() > 1)
+      return single(call2(ctx, "divide", acc, scalar(ctx, dtypeOf(acc), double(ctx.numInputs()))));
+    return Outputs{acc};
+  };
+}
+
+//===----------------------------------------------------------------------===//
+// Arithmetic
+//===----------------------------------------------------------------------===//
+
+// Pow: same dtypes map to core power. Mixed dtypes (opset 12+: the exponent
+// may have another type): integer pairs are computed in i64 and wrapped
+// back to the base dtype; pairs involving a float are computed in f64 and
+// cast back to the base dtype (ints truncate), which is numpy's result.
+Expected<Outputs> convertPow(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(auto ab, binaryInputs(ctx));
+  auto [x, y] = ab;
+  DType tx = dtypeOf(x), ty = dtypeOf(y);
+  if (tx == ty)
+    return single(call2(ctx, "power", x, y));
+  if (ir::isBool(tx) || ir::isBool(ty))
+    return ctx.error("bool operands are not supported (base {}, exponent {})", ir::dtypeName(tx),
+                     ir::dtypeName(ty));
+  DType work = ir::isInteger(tx) && ir::isInteger(ty) ? DType::I64 : DType::F64;
+  TS_ASSIGN_OR_RETURN(Expr wx, castTo(ctx, x, work));
+  TS_ASSIGN_OR_RETURN(Expr wy, castTo(ctx, y, work));
+  TS_ASSIGN_OR_RETURN(Expr p, call2(ctx, "power", wx, wy));
+  return single(castTo(ctx, p, tx));
+}
+
+// Mod: core mod; 'fmod' (0 or 1) is passed on.
+Expected<Outputs> convertMod(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr a, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr b, input(ctx, 1));
+  TS_ASSIGN_OR_RETURN(int64_t fmod, ctx.attrInt("fmod", 0));
+  if (fmod == 0 && ir::isFloat(dtypeOf(a)))
+    return ctx.error("attribute 'fmod' must be 1 for float inputs ({})", a->type().str());
+  return single(ctx.call("mod", {a, b}, {{"fmod", fmod}}));
+}
+
+//===----------------------------------------------------------------------===//
+// Activations
+//===----------------------------------------------------------------------===//
+
+// LeakyRelu: core leaky_relu with 'alpha' (default 0.01).
+Expected<Outputs> convertLeakyRelu(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(double alpha, floatAttr(ctx, "alpha", 0.01f));
+  return single(call1(ctx, "leaky_relu", x, {{"alpha", alpha}}));
+}
+
+// HardSigmoid: core hard_sigmoid with 'alpha' (0.2) and 'beta' (0.5).
+Expected<Outputs> convertHardSigmoid(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(double alpha, floatAttr(ctx, "alpha", 0.2f));
+  TS_ASSIGN_OR_RETURN(double beta, floatAttr(ctx, "beta", 0.5f));
+  return single(call1(ctx, "hard_sigmoid", x, {{"alpha", alpha}, {"beta", beta}}));
+}
+
+/// alpha * (exp(x) - 1), the negative branch of Elu.
+Expected<Expr> expm1Scaled(NodeContext &ctx, const Expr &x, double alpha) {
+  DType t = dtypeOf(x);
+  TS_ASSIGN_OR_RETURN(Expr e, call1(ctx, "exp", x));
+  TS_ASSIGN_OR_RETURN(Expr em1, call2(ctx, "subtract", e, scalar(ctx, t, 1.0)));
+  return call2(ctx, "multiply", em1, scalar(ctx, t, alpha));
+}
+
+// Elu (alpha 1.0): where(x < 0, alpha * (exp(x) - 1), x).
+Expected<Outputs> convertElu(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(double alpha, floatAttr(ctx, "alpha", 1.0f));
+  TS_ASSIGN_OR_RETURN(Expr neg, call2(ctx, "less", x, scalar(ctx, dtypeOf(x), 0.0)));
+  TS_ASSIGN_OR_RETURN(Expr branch, expm1Scaled(ctx, x, alpha));
+  return single(call3(ctx, "where", neg, branch, x));
+}
+
+// Selu: gamma * (x > 0 ? x : alpha * (exp(x) - 1)), ONNX default alpha and
+// gamma.
+Expected<Outputs> convertSelu(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(double alpha, floatAttr(ctx, "alpha", 1.67326319217681884765625f));
+  TS_ASSIGN_OR_RETURN(double gamma, floatAttr(ctx, "gamma", 1.05070102214813232421875f));
+  DType t = dtypeOf(x);
+  TS_ASSIGN_OR_RETURN(Expr pos, call2(ctx, "greater", x, scalar(ctx, t, 0.0)));
+  TS_ASSIGN_OR_RETURN(Expr branch, expm1Scaled(ctx, x, alpha));
+  TS_ASSIGN_OR_RETURN(Expr sel, call3(ctx, "where", pos, x, branch));
+  return single(call2(ctx, "multiply", sel, scalar(ctx, t, gamma)));
+}
+
+// Celu (alpha 1.0): max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+Expected<Outputs> convertCelu(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(double alpha, floatAttr(ctx, "alpha", 1.0f));
+  if (alpha == 0)
+    return ctx.error("attribute 'alpha' must not be 0");
+  DType t = dtypeOf(x);
+  Expr zero = scalar(ctx, t, 0.0);
+  TS_ASSIGN_OR_RETURN(Expr scaled, call2(ctx, "divide", x, scalar(ctx, t, alpha)));
+  TS_ASSIGN_OR_RETURN(Expr branch, expm1Scaled(ctx, scaled, alpha));
+  TS_ASSIGN_OR_RETURN(Expr lo, call2(ctx, "minimum", branch, zero));
+  TS_ASSIGN_OR_RETURN(Expr hi, call2(ctx, "maximum", x, zero));
+  return single(call2(ctx, "add", hi, lo));
+}
+
+// Softplus: log(exp(x) + 1), as ONNX defines it (overflows to inf like the
+// reference for large x).
+Expected<Outputs> convertSoftplus(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr e, call1(ctx, "exp", x));
+  TS_ASSIGN_OR_RETURN(Expr e1, call2(ctx, "add", e, scalar(ctx, dtypeOf(x), 1.0)));
+  return single(call1(ctx, "log", e1));
+}
+
+// Softsign: x / (1 + |x|).
+Expected<Outputs> convertSoftsign(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr a, call1(ctx, "abs", x));
+  TS_ASSIGN_OR_RETURN(Expr d, call2(ctx, "add", a, scalar(ctx, dtypeOf(x), 1.0)));
+  return single(call2(ctx, "divide", x, d));
+}
+
+// ThresholdedRelu (alpha 1.0): where(x > alpha, x, 0).
+Expected<Outputs> convertThresholdedRelu(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(double alpha, floatAttr(ctx, "alpha", 1.0f));
+  DType t = dtypeOf(x);
+  TS_ASSIGN_OR_RETURN(Expr gt, call2(ctx, "greater", x, scalar(ctx, t, alpha)));
+  return single(call3(ctx, "where", gt, x, scalar(ctx, t, 0.0)));
+}
+
+// Shrink (bias 0, lambd 0.5): x < -lambd ? x + bias : x > lambd ? x - bias
+// : 0. Integer inputs are computed in f64 and cast back (numpy's promotion).
+Expected<Outputs> convertShrink(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr in, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(double bias, floatAttr(ctx, "bias", 0.0f));
+  TS_ASSIGN_OR_RETURN(double lambd, floatAttr(ctx, "lambd", 0.5f));
+  DType orig = dtypeOf(in);
+  TS_ASSIGN_OR_RETURN(Expr x, castTo(ctx, in, ir::isFloat(orig) ? orig : DType::F64));
+  DType t = dtypeOf(x);
+  TS_ASSIGN_OR_RETURN(Expr lo, call2(ctx, "less", x, scalar(ctx, t, -lambd)));
+  TS_ASSIGN_OR_RETURN(Expr hi, call2(ctx, "greater", x, scalar(ctx, t, lambd)));
+  TS_ASSIGN_OR_RETURN(Expr plus, call2(ctx, "add", x, scalar(ctx, t, bias)));
+  TS_ASSIGN_OR_RETURN(Expr minus, call2(ctx, "subtract", x, scalar(ctx, t, bias)));
+  TS_ASSIGN_OR_RETURN(Expr inner, call3(ctx, "where", hi, minus, scalar(ctx, t, 0.0)));
+  TS_ASSIGN_OR_RETURN(Expr y, call3(ctx, "where", lo, plus, inner));
+  return single(castTo(ctx, y, orig));
+}
+
+// PRelu: where(x < 0, x * slope, x); the slope broadcasts to x (the result
+// keeps x's shape). Before opset 7 a 1-D slope of size C > 1 is per channel
+// (axis 1), as exporters of that time meant it.
+Expected<Outputs> convertPRelu(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr slope, input(ctx, 1));
+  const ir::Shape &sx = shapeOf(x), &ss = shapeOf(slope);
+  if (ctx.opset() < 7 && ss.size() == 1 && ss[0] > 1 && sx.size() >= 2 && ss[0] == sx[1]) {
+    std::vector<int64_t> axes;
+    for (size_t i = 2; i < sx.size(); ++i)
+      axes.push_back(int64_t(i - 1));
+    if (!axes.empty()) {
+      TS_ASSIGN_OR_RETURN(slope, call1(ctx, "unsqueeze", slope, {{"axes", axes}}));
+    }
+  }
+  TS_ASSIGN_OR_RETURN(Expr neg, call2(ctx, "less", x, scalar(ctx, dtypeOf(x), 0.0)));
+  TS_ASSIGN_OR_RETURN(Expr scaled, call2(ctx, "multiply", x, slope));
+  if (shapeOf(scaled) != sx)
+    return ctx.error("slope {} does not broadcast to the input {}", slope->type().str(),
+                     x->type().str());
+  return single(call3(ctx, "where", neg, scaled, x));
+}
+
+/// A Clip bound as a double when it is a constant scalar whose value a
+/// double holds exactly (so the core clip attribute is exact).
+std::optional<double> exactScalar(const Tensor *t) {
+  if (!t || t->numel() != 1)
+    return std::nullopt;
+  if (ir::isFloat(t->dtype()))
+    return t->getDouble(0);
+  int64_t v = t->getInt(0);
+  constexpr int64_t kExact = int64_t(1) << 53;
+  if (v > kExact || v < -kExact)
+    return std::nullopt;
+  return double(v);
+}
+
+// Clip: before opset 11 'min'/'max' attributes (defaults: float's range);
+// from 11 optional scalar inputs. Constant bounds become the core clip's
+// attributes; other bounds give minimum(maximum(x, min), max), which has the
+// same semantics (min > max gives max).
+Expected<Outputs> convertClip(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  if (ctx.opset() < 11) {
+    TS_ASSIGN_OR_RETURN(double lo, floatAttr(ctx, "min", float(-kFloatMax)));
+    TS_ASSIGN_OR_RETURN(double hi, floatAttr(ctx, "max", float(kFloatMax)));
+    return single(call1(ctx, "clip", x, {{"min", lo}, {"max", hi}}));
+  }
+  // Bounds in ONNX's order: y = min(max(x, min), max).
+  const char *names[] = {"min", "max"};
+  std::optional<double> constant[2];
+  Expr dynamic[2];
+  for (size_t i = 1; i <= 2; ++i) {
+    if (!ctx.hasInput(i))
+      continue;
+    TS_ASSIGN_OR_RETURN(Expr bound, input(ctx, i));
+    if (dtypeOf(bound) != dtypeOf(x))
+      return ctx.error("input {} ('{}') has dtype {}, expected {} (as input 0)", i, names[i - 1],
+                       ir::dtypeName(dtypeOf(bound)), ir::dtypeName(dtypeOf(x)));
+    if (bound->type().numElements() != 1 || bound->type().rank() > x->type().rank())
+      return ctx.error("input {} ('{}') must be a scalar, got {}", i, names[i - 1],
+                       bound->type().str());
+    constant[i - 1] = exactScalar(ctx.constantInput(i));
+    if (!constant[i - 1])
+      dynamic[i - 1] = bound;
+  }
+  if (!dynamic[0] && !dynamic[1]) {
+    ir::Attrs attrs;
+    for (size_t k = 0; k < 2; ++k)
+      if (constant[k])
+        attrs.set(names[k], *constant[k]);
+    return single(call1(ctx, "clip", x, std::move(attrs)));
+  }
+  Expr result = x;
+  for (size_t k = 0; k < 2; ++k) {
+    if (constant[k]) {
+      TS_ASSIGN_OR_RETURN(result, call1(ctx, "clip", result, {{names[k], *constant[k]}}));
+    } else if (dynamic[k]) {
+      TS_ASSIGN_OR_RETURN(result, call2(ctx, k == 0 ? "maximum" : "minimum", result, dynamic[k]));
+    }
+  }
+  return Outputs{result};
+}
+
+//===----------------------------------------------------------------------===//
+// Predicates, Cast, Identity, Dropout
+//===----------------------------------------------------------------------===//
+
+// IsInf: core isinf; 'detect_positive' / 'detect_negative' (default 1).
+Expected<Outputs> convertIsInf(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(int64_t pos, ctx.attrInt("detect_positive", 1));
+  TS_ASSIGN_OR_RETURN(int64_t neg, ctx.attrInt("detect_negative", 1));
+  return single(
+      call1(ctx, "isinf", x, {{"detect_positive", pos != 0}, {"detect_negative", neg != 0}}));
+}
+
+/// The core dtype of an ONNX TensorProto.DataType value; the error names the
+/// ONNX type.
+Expected<DType> dtypeFromOnnx(const NodeContext &ctx, int64_t onnxType) {
+  switch (onnxType) {
+  case 1: return DType::F32;   // FLOAT
+  case 2: return DType::U8;    // UINT8
+  case 3: return DType::I8;    // INT8
+  case 6: return DType::I32;   // INT32
+  case 7: return DType::I64;   // INT64
+  case 9: return DType::Bool;  // BOOL
+  case 10: return DType::F16;  // FLOAT16
+  case 11: return DType::F64;  // DOUBLE
+  case 16: return DType::BF16; // BFLOAT16
+  default: break;
+  }
+  static const char *names[] = {"UNDEFINED",  "FLOAT",   "UINT8",  "INT8",   "UINT16",
+                                "INT16",      "INT32",   "INT64",  "STRING", "BOOL",
+                                "FLOAT16",    "DOUBLE",  "UINT32", "UINT64", "COMPLEX64",
+                                "COMPLEX128", "BFLOAT16"};
+  if (onnxType >= 0 && onnxType < int64_t(std::size(names)))
+    return ctx.error("target type {} is not supported", names[onnxType]);
+  return ctx.error("unknown target type {}", onnxType);
+}
+
+// Cast (opset 6+: 'to' is a TensorProto.DataType): core cast between our
+// dtypes (float -> int truncates, -> f16/bf16 rounds to nearest even).
+Expected<Outputs> convertCast(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(int64_t to, ctx.attrInt("to"));
+  TS_ASSIGN_OR_RETURN(DType t, dtypeFromOnnx(ctx, to));
+  return single(castTo(ctx, x, t));
+}
+
+// CastLike: core cast to the dtype of input 1.
+Expected<Outputs> convertCastLike(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr like, input(ctx, 1));
+  return single(castTo(ctx, x, dtypeOf(like)));
+}
+
+// Identity: the input itself.
+Expected<Outputs> convertIdentity(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  return Outputs{x};
+}
+
+/// A constant scalar input as a double, or an error saying it must be one.
+Expected<double> constantScalarInput(NodeContext &ctx, size_t i, std::string_view name) {
+  const Tensor *t = ctx.constantInput(i);
+  if (!t)
+    return ctx.error("input {} ('{}') must be a constant", i, name);
+  if (t->numel() != 1)
+    return ctx.error("input {} ('{}') must be a scalar, got {}", i, name, t->type().str());
+  return t->getDouble(0);
+}
+
+// Dropout in inference: output 0 is the input; the optional mask (output 1)
+// is all true (all ones of the input dtype before opset 10). Training mode
+// (opset < 7 'is_test' = 0, opset 12+ 'training_mode' input true) is
+// accepted only with ratio 0, where it is the identity too.
+Expected<Outputs> convertDropout(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  bool training = false;
+  double ratio = 0.5;
+  if (ctx.opset() < 7) {
+    TS_ASSIGN_OR_RETURN(int64_t isTest, ctx.attrInt("is_test", 0));
+    training = isTest == 0;
+    TS_ASSIGN_OR_RETURN(ratio, floatAttr(ctx, "ratio", 0.5f));
+  } else if (ctx.opset() < 12) {
+    TS_ASSIGN_OR_RETURN(ratio, floatAttr(ctx, "ratio", 0.5f));
+  } else if (ctx.hasInput(2)) {
+    // Ask for both as constants at once, so that one re-import with bound
+    // inputs can satisfy them.
+    Expected<double> mode = constantScalarInput(ctx, 2, "training_mode");
+    Expected<double> r =
+        ctx.hasInput(1) ? constantScalarInput(ctx, 1, "ratio") : Expected<double>(0.5);
+    if (!mode.ok())
+      return std::move(mode).error();
+    training = *mode != 0;
+    if (training) {
+      if (!r.ok())
+        return std::move(r).error();
+      ratio = *r;
+    }
+  }
+  if (training && ratio != 0)
+    return ctx.error("training mode with ratio {} is not supported (random output)", ratio);
+  Outputs outs{x};
+  if (ctx.numOutputs() >= 2) {
+    DType maskType = ctx.opset() >= 10 ? DType::Bool : dtypeOf(x);
+    Tensor mask(maskType, shapeOf(x));
+    for (int64_t i = 0; i < mask.numel(); ++i)
+      mask.setInt(i, 1);
+    outs.push_back(ctx.constant(std::move(mask)));
+  }
+  return outs;
+}
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+Status add(ConverterRegistry &r, std::string opType, int64_t minOpset, Converter convert,
+           std::string notes) {
+  return r.add(
+      ConverterSpec{std::move(opType), minOpset, kMaxOpset, std::move(convert), std::move(notes)});
+}
+
+/// Written and tested, but not registered because some ONNX backend tests
+/// that use these op types cannot pass (the reason is given per op); every
+/// other test of theirs passes. Flip to register them anyway.
+constexpr bool kRegisterHeldBack = false;
+
+} // namespace
+
+Status registerElementwiseConverters(ConverterRegistry &r) {
+  // Binary arithmetic (opset 1-6: legacy 'broadcast'/'axis'; 7+: numpy).
+  const char *legacy = "; opsets < 7: 'broadcast'/'axis' attributes";
+  TS_RETURN_IF_ERROR(add(r, "Add", 1, binary("add"), std::string("core add") + legacy));
+  TS_RETURN_IF_ERROR(add(r, "Sub", 1, binary("subtract"), std::string("core subtract") + legacy));
+  TS_RETURN_IF_ERROR(add(r, "Mul", 1, binary("multiply"), std::string("core multiply") + legacy));
+  TS_RETURN_IF_ERROR(
+      add(r, "Div", 1, binary("divide"), std::string("core divide (integers truncate)") + legacy));
+  TS_RETURN_IF_ERROR(add(r, "Sum", 1, variadic("add", false),
+                         "one or more inputs, folded with core add (numpy broadcasting)"));
+  TS_RETURN_IF_ERROR(add(r, "Mean", 1, variadic("add", true),
+                         "one or more inputs: core add folded, then divide by the count"));
+
+  // Unary math (opset 1 'consumed_inputs' is ignored).
+  struct Unary {
+    const char *onnx, *core;
+    int64_t minOpset;
+    const char *notes;
+  };
+  static const Unary unaries[] = {
+      {"Neg", "neg", 1, "core neg; floats and signed integers"},
+      {"Abs", "abs", 1, "core abs; every numeric dtype"},
+      {"Sqrt", "sqrt", 1, "core sqrt; floats"},
+      {"Exp", "exp", 1, "core exp; floats"},
+      {"Log", "log", 1, "core log; floats"},
+      {"Erf", "erf", 9, "core erf; floats"},
+      {"Floor", "floor", 1, "core floor; floats"},
+      {"Ceil", "ceil", 1, "core ceil; floats"},
+      {"Round", "round", 11, "core round (half to even); floats"},
+      {"Reciprocal", "reciprocal", 1, "core reciprocal; floats"},
+      {"Sign", "sign", 9, "core sign; every numeric dtype"},
+      {"Sin", "sin", 7, "core sin; floats"},
+      {"Cos", "cos", 7, "core cos; floats"},
+      {"Tan", "tan", 7, "core tan; floats"},
+      {"Asin", "asin", 7, "core asin; floats"},
+      {"Acos", "acos", 7, "core acos; floats"},
+      {"Atan", "atan", 7, "core atan; floats"},
+      {"Sinh", "sinh", 9, "core sinh; floats"},
+      {"Cosh", "cosh", 9, "core cosh; floats"},
+      {"Asinh", "asinh", 9, "core asinh; floats"},
+      {"Acosh", "acosh", 9, "core acosh; floats"},
+      {"Atanh", "atanh", 9, "core atanh; floats"},
+      {"IsNaN", "isnan", 9, "core isnan; floats"},
+      {"Not", "logical_not", 1, "core logical_not; bool"},
+      {"Relu", "relu", 1, "core relu; floats and (opset 14) integers"},
+      {"Sigmoid", "sigmoid", 1, "core sigmoid; floats"},
+      {"Tanh", "tanh", 1, "core tanh; floats"},
+      {"HardSwish", "hard_swish", 14, "core hard_swish; floats"},
+  };
+  for (const Unary &u : unaries)
+    TS_RETURN_IF_ERROR(add(r, u.onnx, u.minOpset, unary(u.core), u.notes));
+
+  // Activations with attributes or composed from core ops.
+  TS_RETURN_IF_ERROR(add(r, "LeakyRelu", 1, convertLeakyRelu, "core leaky_relu; 'alpha'"));
+  TS_RETURN_IF_ERROR(
+      add(r, "HardSigmoid", 1, convertHardSigmoid, "core hard_sigmoid; 'alpha', 'beta'"));
+  TS_RETURN_IF_ERROR(
+      add(r, "Elu", 1, convertElu, "'alpha'; composed: where(x < 0, alpha*(exp(x)-1), x)"));
+  TS_RETURN_IF_ERROR(add(r, "Selu", 1, convertSelu,
+                         "'alpha', 'gamma'; composed from greater, exp, where, multiply"));
+  TS_RETURN_IF_ERROR(add(r, "Celu", 12, convertCelu,
+                         "'alpha'; composed: max(0, x) + min(0, alpha*(exp(x/alpha)-1))"));
+  TS_RETURN_IF_ERROR(add(r, "Softplus", 1, convertSoftplus, "composed: log(exp(x) + 1)"));
+  TS_RETURN_IF_ERROR(add(r, "Softsign", 1, convertSoftsign, "composed: x / (1 + |x|)"));
+  TS_RETURN_IF_ERROR(add(r, "ThresholdedRelu", 10, convertThresholdedRelu,
+                         "'alpha'; composed: where(x > alpha, x, 0)"));
+  TS_RETURN_IF_ERROR(add(r, "Shrink", 9, convertShrink,
+                         "'bias', 'lambd'; composed from less, greater, where (integers via f64)"));
+  TS_RETURN_IF_ERROR(add(r, "PRelu", 1, convertPRelu,
+                         "slope broadcast to x (opsets < 7: 1-D slope per channel); composed: "
+                         "where(x < 0, x * slope, x)"));
+  TS_RETURN_IF_ERROR(add(r, "Clip", 1, convertClip,
+                         "bounds as attributes (< 11) or optional scalar inputs (11+, constant "
+                         "or not); integer dtypes too"));
+
+  // Comparisons and logic (opsets < 7: legacy broadcast attributes).
+  TS_RETURN_IF_ERROR(add(r, "Equal", 1, binary("equal"), std::string("core equal") + legacy));
+  TS_RETURN_IF_ERROR(add(r, "Less", 1, binary("less"), std::string("core less") + legacy));
+  TS_RETURN_IF_ERROR(add(r, "Greater", 1, binary("greater"), std::string("core greater") + legacy));
+  TS_RETURN_IF_ERROR(add(r, "LessOrEqual", 12, binary("less_equal"), "core less_equal"));
+  TS_RETURN_IF_ERROR(add(r, "GreaterOrEqual", 12, binary("greater_equal"), "core greater_equal"));
+  TS_RETURN_IF_ERROR(
+      add(r, "And", 1, binary("logical_and"), std::string("core logical_and") + legacy));
+  TS_RETURN_IF_ERROR(
+      add(r, "Or", 1, binary("logical_or"), std::string("core logical_or") + legacy));
+  TS_RETURN_IF_ERROR(
+      add(r, "Xor", 1, binary("logical_xor"), std::string("core logical_xor") + legacy));
+  TS_RETURN_IF_ERROR(
+      add(r, "IsInf", 10, convertIsInf, "core isinf; 'detect_positive', 'detect_negative'"));
+  TS_RETURN_IF_ERROR(add(
+      r, "Where", 9,
+      [](NodeContext &ctx) -> Expected<Outputs> {
+        TS_ASSIGN_OR_RETURN(Expr c, input(ctx, 0));
+        TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 1));
+        TS_ASSIGN_OR_RETURN(Expr y, input(ctx, 2));
+        return single(call3(ctx, "where", c, x, y));
+      },
+      "core where; three-way numpy broadcasting"));
+
+  if (kRegisterHeldBack) {
+    // Held back: test_pow_types_float32_uint32/uint64 use dtypes the IR lacks.
+    TS_RETURN_IF_ERROR(
+        add(r, "Pow", 1, convertPow,
+            std::string("core power; mixed base/exponent dtypes via i64 or f64") + legacy));
+    // Held back: test_mod_* with int16 and uint16/32/64.
+    TS_RETURN_IF_ERROR(add(r, "Mod", 10, convertMod, "core mod; 'fmod'"));
+    // Held back: test_max_*/test_min_* with int16 and uint16/32/64.
+    TS_RETURN_IF_ERROR(add(r, "Max", 1, variadic("maximum", false),
+                           "one or more inputs, folded with core maximum"));
+    TS_RETURN_IF_ERROR(add(r, "Min", 1, variadic("minimum", false),
+                           "one or more inputs, folded with core minimum"));
+    // Held back: test_cast(like)_*STRING* (no string dtype),
+    // test_cast_FLOAT_to_BFLOAT16 (the 1.12 data truncates where we round to
+    // nearest even) and test_castlike_*BFLOAT16* (data shapes disagree with
+    // the model).
+    TS_RETURN_IF_ERROR(add(r, "Cast", 6, convertCast, "core cast between the IR's dtypes"));
+    TS_RETURN_IF_ERROR(add(r, "CastLike", 15, convertCastLike, "core cast to input 1's dtype"));
+    // Held back: test_identity_opt / test_identity_sequence (optional and
+    // sequence types).
+    TS_RETURN_IF_ERROR(add(r, "Identity", 1, convertIdentity, "tensors only"));
+    // Held back: test_training_dropout* with a non-zero ratio (random).
+    TS_RETURN_IF_ERROR(add(r, "Dropout", 1, convertDropout,
+                           "inference (identity; mask all true); training mode only with "
+                           "ratio 0"));
+  }
+  return okStatus();
+}
 
 } // namespace tessera::frontend::onnx

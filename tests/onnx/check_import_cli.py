@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Checks `tessera import`'s command line: its errors (missing file, not a
+model, truncated model, bad --input-shape, unknown or unbound inputs) and
+that its output round-trips through tessera-opt. Models are generated into
+--out (the build tree) with python3-onnx; they use only Constant nodes (built
+into the importer), so this test does not depend on the converter families.
+
+Usage: check_import_cli.py --tessera BIN --tessera-opt BIN --out DIR
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+failures = []
+
+
+def expect(cmd, rc, stderr_has=None, stdout=None):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    what = " ".join(cmd)
+    if p.returncode != rc:
+        failures.append(f"{what}: exit {p.returncode}, expected {rc}\n{p.stderr}")
+    if stderr_has is not None and stderr_has not in p.stderr:
+        failures.append(f"{what}: stderr lacks {stderr_has!r}:\n{p.stderr}")
+    if stdout is not None and p.stdout != stdout:
+        failures.append(f"{what}: unexpected stdout:\n{p.stdout}")
+    return p.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tessera", required=True)
+    ap.add_argument("--tessera-opt", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    t = a.tessera
+
+    weights = np.arange(4096, dtype=np.float32).reshape(64, 64)
+    node = helper.make_node("Constant", [], ["y"], name="weights",
+                            value=numpy_helper.from_array(weights, "w"))
+    graph = helper.make_graph(
+        [node], "cli_model",
+        [helper.make_tensor_value_info("img", TensorProto.FLOAT, ["N", 3, "H", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 64])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    good = os.path.join(a.out, "model.onnx")
+    onnx.save(model, good)
+    data = open(good, "rb").read()
+
+    # Success: -o FILE, -o - and no -o print the same text, which round-trips.
+    tir = os.path.join(a.out, "model.tir")
+    expect([t, "import", good, "--input-shape", "img=2,3,5,8", "-o", tir], 0)
+    text = open(tir).read()
+    expect([t, "import", good, "--input-shape", "img=2,3,5,8", "-o", "-"], 0, stdout=text)
+    expect([t, "import", good, "--input-shape", "img=2,3,5,8"], 0, stdout=text)
+    if "def @main(%img: f32[2, 3, 5, 8]) -> f32[64, 64]" not in text:
+        failures.append(f"unexpected IR:\n{text}")
+    expect([a.tessera_opt, tir, "--passes=verify"], 0, stdout=text)
+
+    # Errors.
+    missing = os.path.join(a.out, "missing.onnx")
+    expect([t, "import", missing], 1, f"cannot open '{missing}'")
+    junk = os.path.join(a.out, "junk.onnx")
+    open(junk, "wb").write(b"\x0a\xff\xff\xff\xff\x0f not a model")
+    expect([t, "import", junk], 1, f"{junk}: not an ONNX model (protobuf parse failed)")
+    truncated = os.path.join(a.out, "truncated.onnx")
+    open(truncated, "wb").write(data[: len(data) // 2])
+    expect([t, "import", truncated], 1, f"{truncated}: not an ONNX model")
+    expect([t, "import", good, "--input-shape", "img=2,x,5,8"], 1,
+           "bad input shape 'img=2,x,5,8': dim 1 ('x') is not a non-negative integer")
+    expect([t, "import", good, "--input-shape", "img"], 1,
+           "bad input shape 'img': expected NAME=D1,D2,...")
+    expect([t, "import", good, "--input-shape", "image=1,3,5,8"], 1,
+           "names 'image', which is not a graph input (the inputs are: img)")
+    expect([t, "import", good], 1,
+           "input 'img': dim 2 ('H') of [N, 3, H, 8] is dynamic")
+    expect([t, "import", good, "--input-shape", "img=1,3,5,9"], 1,
+           "input 'img': dim 3 is 8 in the model ([N, 3, H, 8]), the bound shape "
+           "[1, 3, 5, 9] gives 9")
+
+    if failures:
+        sys.exit("FAILED:\n" + "\n".join(failures))
+    print("tessera import: command line OK")
+
+
+if __name__ == "__main__":
+    main()
