@@ -219,7 +219,8 @@ const ConverterRegistry &ConverterRegistry::standard() {
   static const ConverterRegistry registry = [] {
     ConverterRegistry r;
     for (auto *family : {&registerElementwiseConverters, &registerReduceConverters,
-                         &registerNNConverters, &registerTensorConverters}) {
+                         &registerNNConverters, &registerTensorConverters,
+                         &registerLossConverters}) {
       Status s = family(r);
       if (!s.ok()) {
         // A malformed built-in converter is a bug in Tessera, not user input.

@@ -24,5 +24,7 @@ Status registerReduceOps(OpRegistry &r);
 /// reshape, flatten, transpose, concat, split, slice, squeeze, unsqueeze,
 /// pad, expand, gather, gather_elements, cumsum, topk.
 Status registerTransformOps(OpRegistry &r);
+/// gather_nd, scatter_nd and other index-driven ops.
+Status registerIndexOps(OpRegistry &r);
 
 } // namespace tessera::ir::ops

@@ -8,6 +8,7 @@ Status registerCoreOps(OpRegistry &r) {
   TS_RETURN_IF_ERROR(ops::registerElementwiseOps(r).withContext("while registering elementwise ops"));
   TS_RETURN_IF_ERROR(ops::registerReduceOps(r).withContext("while registering reduce ops"));
   TS_RETURN_IF_ERROR(ops::registerTransformOps(r).withContext("while registering transform ops"));
+  TS_RETURN_IF_ERROR(ops::registerIndexOps(r).withContext("while registering index ops"));
   return okStatus();
 }
 
