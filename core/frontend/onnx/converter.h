@@ -140,8 +140,7 @@ private:
 Status registerElementwiseConverters(ConverterRegistry &r); // math, activations, logic, compare, cast
 Status registerReduceConverters(ConverterRegistry &r);      // Reduce*, ArgMax/ArgMin
 Status registerNNConverters(ConverterRegistry &r);          // Conv, Gemm, MatMul, pools, norms, Softmax, Resize
-Status registerTensorConverters(ConverterRegistry &r);
+Status registerTensorConverters(ConverterRegistry &r);      // shape and data movement, Constant, Shape, ...
 Status registerLossConverters(ConverterRegistry &r);        // NLL and SCE losses, Einsum, index ops
-Status registerLossConverters(ConverterRegistry &r);        // NLL/SCE losses, Einsum, index ops, ...      // shape and data movement, Constant, Shape, ...
 
 } // namespace tessera::frontend::onnx
