@@ -23,6 +23,10 @@ std::string_view dtypeName(DType t) {
   case DType::U8: return "u8";
   case DType::I32: return "i32";
   case DType::I64: return "i64";
+  case DType::I16: return "i16";
+  case DType::U16: return "u16";
+  case DType::U32: return "u32";
+  case DType::U64: return "u64";
   case DType::Bool: return "bool";
   }
   return "?";
@@ -38,11 +42,15 @@ std::optional<DType> parseDType(std::string_view name) {
 size_t dtypeSize(DType t) {
   switch (t) {
   case DType::F64:
-  case DType::I64: return 8;
+  case DType::I64:
+  case DType::U64: return 8;
   case DType::F32:
-  case DType::I32: return 4;
+  case DType::I32:
+  case DType::U32: return 4;
   case DType::F16:
-  case DType::BF16: return 2;
+  case DType::BF16:
+  case DType::I16:
+  case DType::U16: return 2;
   case DType::I8:
   case DType::U8:
   case DType::Bool: return 1;
@@ -54,8 +62,14 @@ bool isFloat(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F64;
 }
 
-bool isInteger(DType t) {
-  return t == DType::I8 || t == DType::U8 || t == DType::I32 || t == DType::I64;
+bool isInteger(DType t) { return isSignedInteger(t) || isUnsignedInteger(t); }
+
+bool isSignedInteger(DType t) {
+  return t == DType::I8 || t == DType::I16 || t == DType::I32 || t == DType::I64;
+}
+
+bool isUnsignedInteger(DType t) {
+  return t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64;
 }
 
 DLDataType toDLDataType(DType t) {
@@ -68,6 +82,10 @@ DLDataType toDLDataType(DType t) {
   case DType::U8: return {kDLUInt, 8, 1};
   case DType::I32: return {kDLInt, 32, 1};
   case DType::I64: return {kDLInt, 64, 1};
+  case DType::I16: return {kDLInt, 16, 1};
+  case DType::U16: return {kDLUInt, 16, 1};
+  case DType::U32: return {kDLUInt, 32, 1};
+  case DType::U64: return {kDLUInt, 64, 1};
   case DType::Bool: return {kDLBoolCode, 8, 1};
   }
   return {kDLFloat, 32, 1};

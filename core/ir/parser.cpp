@@ -722,14 +722,25 @@ private:
       }
       if (e.kind != Tok::Int)
         return expected(e, fmt::format("expected integer in {} constant", dtypeName(dt)));
+      if (dt == DType::U64) { // 0 .. 2^64 - 1, beyond int64
+        uint64_t u = 0;
+        auto r = std::from_chars(e.text.data(), e.text.data() + e.text.size(), u);
+        if (r.ec != std::errc() || r.ptr != e.text.data() + e.text.size())
+          return errorAt(e, fmt::format("value {} is out of range for u64", display(e.text)));
+        out.setUInt(i, u);
+        continue;
+      }
       TS_ASSIGN_OR_RETURN(int64_t v, parseIntToken(e));
       int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
       switch (dt) {
       case DType::I8: lo = -128, hi = 127; break;
       case DType::U8: lo = 0, hi = 255; break;
+      case DType::I16: lo = -32768, hi = 32767; break;
+      case DType::U16: lo = 0, hi = 65535; break;
       case DType::I32:
         lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
         break;
+      case DType::U32: lo = 0, hi = std::numeric_limits<uint32_t>::max(); break;
       default: break;
       }
       if (v < lo || v > hi)

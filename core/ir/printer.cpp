@@ -107,6 +107,7 @@ void appendConstantData(Buf &out, const Tensor &t) {
     case DType::F16: appendFloat(out, halfToFloat(t.data<uint16_t>()[i])); break;
     case DType::BF16: appendFloat(out, bfloat16ToFloat(t.data<uint16_t>()[i])); break;
     case DType::Bool: out += t.data<uint8_t>()[i] ? "true" : "false"; break;
+    case DType::U64: fmt::format_to(std::back_inserter(out), "{}", t.getUInt(i)); break;
     default: appendInt(out, t.getInt(i)); break;
     }
   }

@@ -98,6 +98,10 @@ double Tensor::getDouble(int64_t i) const {
   case DType::U8: return reinterpret_cast<const uint8_t *>(p)[i];
   case DType::I32: return reinterpret_cast<const int32_t *>(p)[i];
   case DType::I64: return double(reinterpret_cast<const int64_t *>(p)[i]);
+  case DType::I16: return reinterpret_cast<const int16_t *>(p)[i];
+  case DType::U16: return reinterpret_cast<const uint16_t *>(p)[i];
+  case DType::U32: return reinterpret_cast<const uint32_t *>(p)[i];
+  case DType::U64: return double(reinterpret_cast<const uint64_t *>(p)[i]);
   case DType::Bool: return p[i] ? 1.0 : 0.0;
   }
   return 0;
@@ -114,6 +118,10 @@ void Tensor::setDouble(int64_t i, double v) {
   case DType::U8: reinterpret_cast<uint8_t *>(p)[i] = saturatingFromDouble<uint8_t>(v); return;
   case DType::I32: reinterpret_cast<int32_t *>(p)[i] = saturatingFromDouble<int32_t>(v); return;
   case DType::I64: reinterpret_cast<int64_t *>(p)[i] = saturatingFromDouble<int64_t>(v); return;
+  case DType::I16: reinterpret_cast<int16_t *>(p)[i] = saturatingFromDouble<int16_t>(v); return;
+  case DType::U16: reinterpret_cast<uint16_t *>(p)[i] = saturatingFromDouble<uint16_t>(v); return;
+  case DType::U32: reinterpret_cast<uint32_t *>(p)[i] = saturatingFromDouble<uint32_t>(v); return;
+  case DType::U64: reinterpret_cast<uint64_t *>(p)[i] = saturatingFromDouble<uint64_t>(v); return;
   case DType::Bool: p[i] = v != 0.0 ? 1 : 0; return;
   }
 }
@@ -125,6 +133,10 @@ int64_t Tensor::getInt(int64_t i) const {
   case DType::U8: return reinterpret_cast<const uint8_t *>(p)[i];
   case DType::I32: return reinterpret_cast<const int32_t *>(p)[i];
   case DType::I64: return reinterpret_cast<const int64_t *>(p)[i];
+  case DType::I16: return reinterpret_cast<const int16_t *>(p)[i];
+  case DType::U16: return reinterpret_cast<const uint16_t *>(p)[i];
+  case DType::U32: return reinterpret_cast<const uint32_t *>(p)[i];
+  case DType::U64: return int64_t(reinterpret_cast<const uint64_t *>(p)[i]); // bit pattern
   case DType::Bool: return p[i] ? 1 : 0;
   default: return saturatingFromDouble<int64_t>(getDouble(i));
   }
@@ -137,9 +149,31 @@ void Tensor::setInt(int64_t i, int64_t v) {
   case DType::U8: reinterpret_cast<uint8_t *>(p)[i] = uint8_t(v); return;
   case DType::I32: reinterpret_cast<int32_t *>(p)[i] = int32_t(v); return;
   case DType::I64: reinterpret_cast<int64_t *>(p)[i] = v; return;
+  case DType::I16: reinterpret_cast<int16_t *>(p)[i] = int16_t(v); return;
+  case DType::U16: reinterpret_cast<uint16_t *>(p)[i] = uint16_t(v); return;
+  case DType::U32: reinterpret_cast<uint32_t *>(p)[i] = uint32_t(v); return;
+  case DType::U64: reinterpret_cast<uint64_t *>(p)[i] = uint64_t(v); return;
   case DType::Bool: p[i] = v != 0 ? 1 : 0; return;
   default: setDouble(i, double(v)); return;
   }
+}
+
+uint64_t Tensor::getUInt(int64_t i) const {
+  if (isFloat(dtype_))
+    return saturatingFromDouble<uint64_t>(std::trunc(getDouble(i)));
+  return uint64_t(getInt(i)); // exact for u64: getInt returns its bits
+}
+
+void Tensor::setUInt(int64_t i, uint64_t v) {
+  if (dtype_ == DType::F32) {
+    data<float>()[i] = float(v); // one rounding
+    return;
+  }
+  if (isFloat(dtype_)) {
+    setDouble(i, double(v));
+    return;
+  }
+  setInt(i, int64_t(v)); // the same bits: exact for u64, wraps otherwise
 }
 
 std::vector<double> Tensor::toDoubles() const {

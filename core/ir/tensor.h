@@ -4,7 +4,9 @@
 // data. Copies share the buffer: treat a Tensor that other code can see as
 // immutable, and write only into tensors you have just created. Element
 // access by flat index converts through double (floats) or int64 (integers
-// and bool), which is what the reference kernels use.
+// and bool), which is what the reference kernels use. u64 goes through int64
+// as its bit pattern (values >= 2^63 read as negative); getUInt / setUInt
+// are the exact unsigned path (see ir/dtype.h).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -54,8 +56,20 @@ public:
   /// Stores `v` converted to the dtype (float->int truncates toward zero,
   /// as a C cast does; bool is v != 0).
   void setDouble(int64_t i, double v);
+  /// Element `i` as int64: the value for integer dtypes (u64: the bit
+  /// pattern, so values >= 2^63 come out negative), 0/1 for bool, and for
+  /// floats the value truncated toward zero and saturated to int64's range.
   int64_t getInt(int64_t i) const;
+  /// Stores `v` wrapped to an integer dtype (two's complement: -1 in u8 is
+  /// 255, in u64 2^64 - 1); bool is v != 0; floats convert.
   void setInt(int64_t i, int64_t v);
+  /// Element `i` as uint64: exact for u64; for other integer dtypes and
+  /// bool, getInt wrapped modulo 2^64 (-1 gives 2^64 - 1); floats are
+  /// truncated and saturated to [0, 2^64 - 1] (NaN gives 0).
+  uint64_t getUInt(int64_t i) const;
+  /// Stores `v`: exact for u64; wraps to the other integer dtypes (as
+  /// setInt of the same bits); bool is v != 0; floats convert (rounding).
+  void setUInt(int64_t i, uint64_t v);
 
   /// All elements as doubles / int64 (for tests and small constants).
   std::vector<double> toDoubles() const;

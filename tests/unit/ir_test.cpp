@@ -5,6 +5,8 @@
 #include "ir/structural.h"
 #include "ir/visit.h"
 
+#include <limits>
+
 using namespace tessera;
 using namespace tessera::ir;
 using tessera::test::f32;
@@ -17,6 +19,32 @@ TEST_CASE("dtype names and sizes round-trip", "[ir][dtype]") {
   REQUIRE(dtypeSize(DType::BF16) == 2);
   REQUIRE(dtypeSize(DType::I64) == 8);
   REQUIRE_FALSE(parseDType("f8").has_value());
+  // i16, u16, u32, u64: names, sizes, classes and DLPack codes.
+  REQUIRE(parseDType("i16") == DType::I16);
+  REQUIRE(parseDType("u16") == DType::U16);
+  REQUIRE(parseDType("u32") == DType::U32);
+  REQUIRE(parseDType("u64") == DType::U64);
+  REQUIRE(dtypeSize(DType::I16) == 2);
+  REQUIRE(dtypeSize(DType::U16) == 2);
+  REQUIRE(dtypeSize(DType::U32) == 4);
+  REQUIRE(dtypeSize(DType::U64) == 8);
+  for (DType t : kAllDTypes) {
+    INFO(dtypeName(t));
+    REQUIRE(isInteger(t) == (isSignedInteger(t) || isUnsignedInteger(t)));
+    REQUIRE_FALSE((isSignedInteger(t) && isUnsignedInteger(t)));
+    REQUIRE(int(isFloat(t)) + int(isInteger(t)) + int(isBool(t)) == 1);
+  }
+  REQUIRE(isSignedInteger(DType::I16));
+  REQUIRE(isUnsignedInteger(DType::U8));
+  REQUIRE(isUnsignedInteger(DType::U64));
+  REQUIRE_FALSE(isSignedInteger(DType::U32));
+  DLDataType u32 = toDLDataType(DType::U32);
+  REQUIRE((u32.code == kDLUInt && u32.bits == 32 && u32.lanes == 1));
+  DLDataType i16 = toDLDataType(DType::I16);
+  REQUIRE((i16.code == kDLInt && i16.bits == 16));
+  REQUIRE(fromDLDataType({kDLUInt, 64, 1}) == DType::U64);
+  REQUIRE(fromDLDataType({kDLUInt, 16, 1}) == DType::U16);
+  REQUIRE_FALSE(fromDLDataType({kDLUInt, 16, 2}).has_value());
 }
 
 TEST_CASE("half and bfloat16 conversions round to nearest even", "[ir][dtype]") {
@@ -68,6 +96,51 @@ TEST_CASE("tensors convert elements through double and int64", "[ir][tensor]") {
   Tensor b = Tensor::fromInts(DType::Bool, {3}, std::vector<int64_t>{0, 7, -1});
   REQUIRE(b.toInts() == std::vector<int64_t>{0, 1, 1});
   REQUIRE(reinterpret_cast<uintptr_t>(t.bytes()) % 64 == 0);
+}
+
+TEST_CASE("tensors of i16, u16, u32, u64 wrap, saturate and keep u64 exact", "[ir][tensor]") {
+  // setInt wraps to the dtype, setDouble saturates (and truncates).
+  Tensor s(DType::I16, {3});
+  s.setInt(0, 40000); // 40000 - 65536
+  s.setDouble(1, -1e9);
+  s.setDouble(2, 7.9);
+  REQUIRE(s.toInts() == std::vector<int64_t>{-25536, -32768, 7});
+  Tensor u16(DType::U16, {3});
+  u16.setInt(0, -1);
+  u16.setDouble(1, 1e9);
+  u16.setDouble(2, -3.0);
+  REQUIRE(u16.toInts() == std::vector<int64_t>{65535, 65535, 0});
+  Tensor u32(DType::U32, {2});
+  u32.setInt(0, -1);
+  u32.setDouble(1, 3e9);
+  REQUIRE(u32.toInts() == std::vector<int64_t>{4294967295, 3000000000});
+  REQUIRE(u32.getDouble(0) == 4294967295.0);
+  // u64: getInt/setInt carry the bit pattern, getUInt/setUInt the value.
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  Tensor u64(DType::U64, {4});
+  u64.setUInt(0, kMax);
+  u64.setInt(1, -2); // 2^64 - 2
+  u64.setDouble(2, 1e30); // saturates
+  u64.setDouble(3, 9223372036854775808.0); // 2^63, exactly
+  REQUIRE(u64.getUInt(0) == kMax);
+  REQUIRE(u64.getInt(0) == -1);
+  REQUIRE(u64.getUInt(1) == kMax - 1);
+  REQUIRE(u64.getUInt(2) == kMax);
+  REQUIRE(u64.getUInt(3) == uint64_t(1) << 63);
+  REQUIRE(u64.getDouble(0) == 18446744073709551616.0);
+  REQUIRE(u64.getDouble(3) == 9223372036854775808.0);
+  REQUIRE(u64.data<uint64_t>()[1] == kMax - 1);
+  // getUInt / setUInt on other dtypes: wrapped ints, saturated floats.
+  REQUIRE(s.getUInt(0) == uint64_t(int64_t(-25536)));
+  Tensor f(DType::F32, {2});
+  f.setUInt(0, kMax);
+  f.setDouble(1, -4.5);
+  REQUIRE(f.getDouble(0) == 18446744073709551616.0);
+  REQUIRE(f.getUInt(0) == kMax);
+  REQUIRE(f.getUInt(1) == 0);
+  Tensor b(DType::Bool, {1});
+  b.setUInt(0, uint64_t(1) << 63);
+  REQUIRE(b.getInt(0) == 1);
 }
 
 TEST_CASE("tensors copy strided DLTensors", "[ir][tensor]") {

@@ -591,3 +591,143 @@ TEST_CASE("logical_and, logical_or, logical_xor", "[ops][logical_and][logical_or
   requireInts(run1("logical_or", {a, b}), DType::Bool, {2, 2}, {1, 0, 1, 1});
   requireInts(run1("logical_xor", {a, b}), DType::Bool, {2, 2}, {0, 0, 0, 1});
 }
+
+//===----------------------------------------------------------------------===//
+// i16, u16, u32, u64
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
+constexpr uint64_t kTwo63 = uint64_t(1) << 63;
+
+Tensor makeU64(Shape shape, std::vector<uint64_t> values) {
+  Tensor t(DType::U64, std::move(shape));
+  for (size_t i = 0; i < values.size(); ++i)
+    t.setUInt(int64_t(i), values[i]);
+  return t;
+}
+
+std::vector<uint64_t> uints(const Tensor &t) {
+  std::vector<uint64_t> out;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    out.push_back(t.getUInt(i));
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("new integer dtypes: type inference", "[ops][add][neg][abs][mod]") {
+  for (DType t : {DType::I16, DType::U16, DType::U32, DType::U64}) {
+    INFO(dtypeName(t));
+    CHECK(*inferOp("add", {T(t, {2, 1}), T(t, {3})}) == T(t, {2, 3}));
+    CHECK(*inferOp("mod", {T(t, {2}), T(t, {2})}) == T(t, {2}));
+    CHECK(*inferOp("less", {T(t, {2}), T(t, {2})}) == T(DType::Bool, {2}));
+    CHECK(*inferOp("abs", {T(t, {2})}) == T(t, {2}));
+  }
+  CHECK(*inferOp("neg", {T(DType::I16, {2})}) == T(DType::I16, {2}));
+  CHECK(inferError("neg", {T(DType::U16, {2})}) ==
+        "neg: argument 0 must be a float or signed integer tensor, got u16[2] (inputs: u16[2])");
+}
+
+TEST_CASE("i16, u16, u32 arithmetic wraps to the dtype", "[ops][add][subtract][neg][mod]") {
+  // i16: 30000 + 30000 = 60000 wraps to 60000 - 65536 = -5536.
+  requireInts(run1("add", {makeInts(DType::I16, {1}, {30000}), makeInts(DType::I16, {1}, {30000})}),
+              DType::I16, {1}, {-5536});
+  // i16: -(-32768) wraps to -32768.
+  requireInts(run1("neg", {makeInts(DType::I16, {2}, {-32768, 5})}), DType::I16, {2},
+              {-32768, -5});
+  // u16: 1 - 2 wraps to 65535; u32: 1 - 2 wraps to 2^32 - 1.
+  requireInts(run1("subtract", {makeInts(DType::U16, {1}, {1}), makeInts(DType::U16, {1}, {2})}),
+              DType::U16, {1}, {65535});
+  requireInts(run1("subtract", {makeInts(DType::U32, {1}, {1}), makeInts(DType::U32, {1}, {2})}),
+              DType::U32, {1}, {4294967295});
+  // i16 Python mod: -4 % 3 = 2, 7 % -3 = -2 (ONNX test_mod_mixed_sign_int16).
+  requireInts(run1("mod", {makeInts(DType::I16, {2}, {-4, 7}), makeInts(DType::I16, {2}, {3, -3})}),
+              DType::I16, {2}, {2, -2});
+  // u32 maximum beyond int32: max(3e9, 5) = 3e9.
+  requireInts(
+      run1("maximum", {makeInts(DType::U32, {2}, {3000000000, 1}), makeInts(DType::U32, {2}, {5, 4})}),
+      DType::U32, {2}, {3000000000, 4});
+}
+
+TEST_CASE("u64: values >= 2^63 order, divide and convert exactly",
+          "[ops][maximum][minimum][less][greater][divide][mod][power][cast]") {
+  Tensor a = makeU64({3}, {kU64Max, kTwo63, 7}), b = makeU64({3}, {1, kTwo63 - 1, 9});
+  CHECK(uints(run1("maximum", {a, b})) == std::vector<uint64_t>{kU64Max, kTwo63, 9});
+  CHECK(uints(run1("minimum", {a, b})) == std::vector<uint64_t>{1, kTwo63 - 1, 7});
+  requireInts(run1("less", {a, b}), DType::Bool, {3}, {0, 0, 1});
+  requireInts(run1("greater", {a, b}), DType::Bool, {3}, {1, 1, 0});
+  requireInts(run1("greater_equal", {a, b}), DType::Bool, {3}, {1, 1, 0});
+  // (2^64 - 1) / 2^32 = 2^32 - 1 remainder 2^32 - 1.
+  Tensor d = makeU64({1}, {uint64_t(1) << 32});
+  CHECK(uints(run1("divide", {makeU64({1}, {kU64Max}), d})) ==
+        std::vector<uint64_t>{(uint64_t(1) << 32) - 1});
+  CHECK(uints(run1("mod", {makeU64({1}, {kU64Max}), d})) ==
+        std::vector<uint64_t>{(uint64_t(1) << 32) - 1});
+  CHECK(kernelError("mod", {makeU64({1}, {5}), makeU64({1}, {0})}) ==
+        "mod: integer modulo of 5 by zero (output element 0)");
+  // 2^32 squared wraps to 0; 3^40 = 12157665459056928801 (> 2^63).
+  CHECK(uints(run1("power", {makeU64({2}, {uint64_t(1) << 32, 3}), makeU64({2}, {2, 40})})) ==
+        std::vector<uint64_t>{0, 12157665459056928801ull});
+  // Wrapping arithmetic on the bit patterns: (2^64 - 1) + 2 = 1.
+  CHECK(uints(run1("add", {makeU64({1}, {kU64Max}), makeU64({1}, {2})})) ==
+        std::vector<uint64_t>{1});
+  // abs, relu are the identity, sign is 1 for every non-zero value.
+  Tensor x = makeU64({3}, {kU64Max, 0, kTwo63});
+  CHECK(uints(run1("abs", {x})) == uints(x));
+  CHECK(uints(run1("relu", {x})) == uints(x));
+  CHECK(uints(run1("sign", {x})) == std::vector<uint64_t>{1, 0, 1});
+  // clip to [2^63 (as f64, exact), inf].
+  CHECK(uints(run1("clip", {x}, {{"min", 9223372036854775808.0}})) ==
+        std::vector<uint64_t>{kU64Max, kTwo63, kTwo63});
+  // cast u64 -> f32 / f64 / i64 / bool, and f64 -> u64.
+  Tensor f = run1("cast", {x}, {{"dtype", DType::F64}});
+  CHECK(f.toDoubles() == std::vector<double>{18446744073709551616.0, 0, 9223372036854775808.0});
+  CHECK(run1("cast", {x}, {{"dtype", DType::F32}}).getDouble(2) == 9223372036854775808.0);
+  requireInts(run1("cast", {x}, {{"dtype", DType::I64}}), DType::I64, {3},
+              {-1, 0, std::numeric_limits<int64_t>::min()});
+  requireInts(run1("cast", {x}, {{"dtype", DType::Bool}}), DType::Bool, {3}, {1, 0, 1});
+  CHECK(uints(run1("cast", {make(DType::F64, {3}, {1e19, -5, 3.9})}, {{"dtype", DType::U64}})) ==
+        std::vector<uint64_t>{10000000000000000000ull, 0, 3});
+}
+
+TEST_CASE("bit_shift: type inference", "[ops][bit_shift]") {
+  Attrs left{{"direction", std::string("left")}};
+  for (DType t : {DType::U8, DType::U16, DType::U32, DType::U64}) {
+    INFO(dtypeName(t));
+    CHECK(*inferOp("bit_shift", {T(t, {2, 1}), T(t, {3})}, left) == T(t, {2, 3}));
+  }
+  CHECK(inferError("bit_shift", {T(DType::I32, {2}), T(DType::I32, {2})}, left) ==
+        "bit_shift: argument 0 must be an unsigned integer tensor, got i32[2] "
+        "(inputs: i32[2], i32[2])");
+  CHECK(inferError("bit_shift", {T(DType::U8, {2}), T(DType::U16, {2})}, left) ==
+        "bit_shift: argument 1 has dtype u16, expected u8 (as argument 0) "
+        "(inputs: u8[2], u16[2])");
+  CHECK(inferError("bit_shift", {T(DType::U8, {2}), T(DType::U8, {2})},
+                   {{"direction", std::string("up")}}) ==
+        "bit_shift: attribute 'direction' must be \"left\" or \"right\", got \"up\" "
+        "(inputs: u8[2], u8[2])");
+}
+
+TEST_CASE("bit_shift: left and right, bits shifted out are lost", "[ops][bit_shift]") {
+  Attrs left{{"direction", std::string("left")}}, right{{"direction", std::string("right")}};
+  // u8: 16 << 1 = 32, 4 << 2 = 16, 1 << 3 = 8, 200 << 1 = 400 - 256 = 144, 1 << 8 = 0.
+  Tensor a = makeInts(DType::U8, {5}, {16, 4, 1, 200, 1}), n = makeInts(DType::U8, {5}, {1, 2, 3, 1, 8});
+  requireInts(run1("bit_shift", {a, n}, left), DType::U8, {5}, {32, 16, 8, 144, 0});
+  // 16 >> 1 = 8, 4 >> 2 = 1, 1 >> 3 = 0, 200 >> 1 = 100, 1 >> 8 = 0.
+  requireInts(run1("bit_shift", {a, n}, right), DType::U8, {5}, {8, 1, 0, 100, 0});
+  // u16, [2, 1] << [2] broadcasts to [2, 2]; 40000 << 1 = 80000 wraps.
+  requireInts(run1("bit_shift", {makeInts(DType::U16, {2, 1}, {3, 40000}),
+                                 makeInts(DType::U16, {2}, {1, 2})},
+                   left),
+              DType::U16, {2, 2}, {6, 12, 80000 - 65536, 160000 - 2 * 65536});
+  // u32: 1 << 31 = 2^31; u64: 1 << 63 = 2^63, (2^64 - 1) >> 60 = 15, a shift by 64 gives 0.
+  requireInts(run1("bit_shift", {makeInts(DType::U32, {1}, {1}), makeInts(DType::U32, {1}, {31})},
+                   left),
+              DType::U32, {1}, {2147483648});
+  CHECK(uints(run1("bit_shift", {makeU64({3}, {1, kU64Max, 5}), makeU64({3}, {63, 60, 64})},
+                   left)) == std::vector<uint64_t>{kTwo63, kU64Max << 60, 0});
+  CHECK(uints(run1("bit_shift", {makeU64({3}, {1, kU64Max, 5}), makeU64({3}, {63, 60, 64})},
+                   right)) == std::vector<uint64_t>{0, 15, 0});
+}

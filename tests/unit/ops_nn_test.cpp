@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 
 using namespace tessera::test;
@@ -1168,4 +1169,18 @@ TEST_CASE("resize2d kernel: tf_crop_and_resize", "[ops][resize2d]") {
                    {"roi", floats({0.4, 0.6, 1.2, 1.7})},
                    {"extrapolation_value", 10.0}});
   requireClose(y, f32({1, 1, 3, 3}, {7.6, 10, 10, 12.4, 10, 10, 10, 10, 10}), 1e-5, 1e-5);
+}
+
+TEST_CASE("max pooling orders u64 values >= 2^63 as unsigned",
+          "[ops][max_pool2d][global_max_pool2d][max_pool2d_indices]") {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  Tensor x(DType::U64, {1, 1, 1, 3});
+  x.setUInt(0, 3);
+  x.setUInt(1, kMax);
+  x.setUInt(2, uint64_t(1) << 63);
+  CHECK(run1("max_pool2d", {x}, {{"pool_size", ints({1, 2})}}).getUInt(0) == kMax);
+  CHECK(run1("max_pool2d", {x}, {{"pool_size", ints({1, 2})}}).getUInt(1) == kMax);
+  CHECK(run1("global_max_pool2d", {x}).getUInt(0) == kMax);
+  CHECK(run1("max_pool2d_indices", {x}, {{"pool_size", ints({1, 3})}}).toInts() ==
+        std::vector<int64_t>{1});
 }

@@ -241,3 +241,27 @@ TEST_CASE("argmin", "[ops][argmin]") {
                    argAttrs(0, false)),
               DType::I64, {}, {1});
 }
+
+TEST_CASE("reductions on u64 order values >= 2^63 as unsigned",
+          "[ops][reduce_max][reduce_min][reduce_mean][reduce_sum][argmax][argmin]") {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max(), kTwo63 = uint64_t(1) << 63;
+  Tensor x(DType::U64, {4});
+  const uint64_t values[] = {5, kMax, kTwo63, 1};
+  for (int64_t i = 0; i < 4; ++i)
+    x.setUInt(i, values[i]);
+  CHECK(run1("reduce_max", x, axes({})).getUInt(0) == kMax);
+  CHECK(run1("reduce_min", x, axes({})).getUInt(0) == 1);
+  // (5 + 2^64 - 1 + 2^63 + 1) / 4 = (2^64 + 2^63 + 5) / 4 = 3 * 2^61 + 1 (truncated).
+  CHECK(run1("reduce_mean", x, axes({})).getUInt(0) == 3 * (uint64_t(1) << 61) + 1);
+  // The sum wraps modulo 2^64: 2^63 + 5.
+  CHECK(run1("reduce_sum", x, axes({})).getUInt(0) == kTwo63 + 5);
+  CHECK(run1("argmax", x, {{"axis", int64_t(0)}}).getInt(0) == 1);
+  CHECK(run1("argmin", x, {{"axis", int64_t(0)}}).getInt(0) == 3);
+  // i16 and u16 keep their ranges: the max of an all-negative i16 row.
+  requireInts(run1("reduce_max", Tensor::fromInts(DType::I16, {2}, std::vector<int64_t>{-300, -7}),
+                   axes({})),
+              DType::I16, {1}, {-7});
+  requireInts(run1("reduce_min", Tensor::fromInts(DType::U16, {2}, std::vector<int64_t>{65535, 9}),
+                   axes({})),
+              DType::U16, {1}, {9});
+}

@@ -656,3 +656,14 @@ TEST_CASE("topk kernel", "[ops][topk]") {
     CHECK(outs[1].toInts() == Ints{0, 1});
   }
 }
+
+TEST_CASE("topk orders u64 values >= 2^63 as unsigned", "[ops][topk]") {
+  Tensor x(DType::U64, {3});
+  x.setUInt(0, 7);
+  x.setUInt(1, std::numeric_limits<uint64_t>::max());
+  x.setUInt(2, uint64_t(1) << 63);
+  auto outs = runOp("topk", {x}, {{"k", int64_t(2)}});
+  CHECK(outs[0].getUInt(0) == std::numeric_limits<uint64_t>::max());
+  CHECK(outs[0].getUInt(1) == uint64_t(1) << 63);
+  CHECK(outs[1].toInts() == Ints{1, 2});
+}

@@ -474,6 +474,48 @@ def @main() -> (f32[4], f16[3], bf16[2], f64[3], i8[2], u8[2], i32[2], i64[2], b
   REQUIRE(data(11).data<float>()[1] == std::numeric_limits<float>::denorm_min());
 }
 
+TEST_CASE("literals: i16, u16, u32 and u64 constants round-trip", "[text]") {
+  Module m = parseOk(R"(
+def @main() -> (i16[2], u16[2], u32[2], u64[2]) {
+  %a = constant i16[2] [-32768, 32767]
+  %b = constant u16[2] [0, 65535]
+  %c = constant u32[2] [0, 4294967295]
+  %d = constant u64[2] [0, 9223372036854775807]
+  %t = tuple(%a, %b, %c, %d)
+  return %t
+}
+)");
+  std::string text = printModule(m);
+  CHECK(text.find("%a = constant i16[2] [-32768, 32767]") != std::string::npos);
+  CHECK(text.find("%b = constant u16[2] [0, 65535]") != std::string::npos);
+  CHECK(text.find("%c = constant u32[2] [0, 4294967295]") != std::string::npos);
+  CHECK(text.find("%d = constant u64[2] [0, 9223372036854775807]") != std::string::npos);
+  Module back = parseOk(text);
+  REQUIRE(printModule(back) == text);
+  REQUIRE(structuralEqual(m, back));
+  const auto *t = back.find("main")->body()->as<TupleNode>();
+  auto data = [&](int i) { return t->fields()[size_t(i)]->as<ConstantNode>()->data(); };
+  REQUIRE(data(0).data<int16_t>()[0] == -32768);
+  REQUIRE(data(1).data<uint16_t>()[1] == 65535);
+  REQUIRE(data(2).data<uint32_t>()[1] == 4294967295u);
+  REQUIRE(data(3).data<uint64_t>()[1] == uint64_t(std::numeric_limits<int64_t>::max()));
+  // u64 prints and parses its whole range.
+  Module u = parseOk("def @main() -> u64[2] {\n  %c = constant u64[2] [9223372036854775808, "
+                     "18446744073709551615]\n  return %c\n}\n");
+  CHECK(printModule(u).find("constant u64[2] [9223372036854775808, 18446744073709551615]") !=
+        std::string::npos);
+  // u64 values >= 2^63 survive print and parse, inline and as hex.
+  for (int64_t n : {2, 17}) {
+    INFO(n << " elements");
+    Tensor big(DType::U64, {n});
+    for (int64_t i = 0; i < n; ++i)
+      big.setUInt(i, std::numeric_limits<uint64_t>::max() - uint64_t(i));
+    Module bm = singleFunction({}, makeConstant(big));
+    Module bback = parseOk(printModule(bm));
+    REQUIRE(bback.find("main")->body()->as<ConstantNode>()->data().bitwiseEqual(big));
+  }
+}
+
 TEST_CASE("literals: large constants print as hex, for every dtype", "[text]") {
   // 17 elements > kInlineConstantLimit.
   REQUIRE(kInlineConstantLimit == 16);
@@ -671,6 +713,16 @@ TEST_CASE("diagnostics: exact positions and messages", "[text]") {
         "t.tir:3:25: integer '99999999999999999999' is out of range");
   CHECK(parseError(withLines("  %c = constant u8[2] [1, 300]")) ==
         "t.tir:3:27: value 300 is out of range for u8");
+  CHECK(parseError(withLines("  %c = constant i16[1] [-32769]")) ==
+        "t.tir:3:25: value -32769 is out of range for i16");
+  CHECK(parseError(withLines("  %c = constant u16[1] [65536]")) ==
+        "t.tir:3:25: value 65536 is out of range for u16");
+  CHECK(parseError(withLines("  %c = constant u32[1] [-1]")) ==
+        "t.tir:3:25: value -1 is out of range for u32");
+  CHECK(parseError(withLines("  %c = constant u64[1] [18446744073709551616]")) ==
+        "t.tir:3:25: value 18446744073709551616 is out of range for u64");
+  CHECK(parseError(withLines("  %c = constant u64[1] [-1]")) ==
+        "t.tir:3:25: value -1 is out of range for u64");
   CHECK(parseError(withLines("  %c = constant f32[1] [1e999]")) ==
         "t.tir:3:25: number '1e999' is out of range");
   CHECK(parseError(withLines("  %c = constant bool[1] [1]")) ==

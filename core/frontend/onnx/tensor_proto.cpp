@@ -2,8 +2,9 @@
 //
 // ONNX stores tensor data in one of three ways: raw_data (little-endian
 // bytes), a typed repeated field (float_data, int32_data, int64_data,
-// double_data; int32_data also carries f16/bf16 bit patterns, bool, int8 and
-// uint8, one element per int32), or an external file (data_location =
+// double_data, uint64_data; int32_data also carries f16/bf16 bit patterns,
+// bool, int8, uint8, int16 and uint16, one element per int32; uint64_data
+// carries uint32 and uint64), or an external file (data_location =
 // EXTERNAL with location/offset/length entries, relative to the model's
 // directory). All three are read here, with every size checked: a malformed
 // tensor is an error naming it, never a crash. The host is assumed to be
@@ -37,6 +38,10 @@ std::optional<DType> dtypeFromOnnx(int32_t t) {
   case TensorProto::UINT8: return DType::U8;
   case TensorProto::INT32: return DType::I32;
   case TensorProto::INT64: return DType::I64;
+  case TensorProto::INT16: return DType::I16;
+  case TensorProto::UINT16: return DType::U16;
+  case TensorProto::UINT32: return DType::U32;
+  case TensorProto::UINT64: return DType::U64;
   case TensorProto::BOOL: return DType::Bool;
   default: return std::nullopt;
   }
@@ -52,6 +57,10 @@ int32_t dtypeToOnnx(DType t) {
   case DType::U8: return TensorProto::UINT8;
   case DType::I32: return TensorProto::INT32;
   case DType::I64: return TensorProto::INT64;
+  case DType::I16: return TensorProto::INT16;
+  case DType::U16: return TensorProto::UINT16;
+  case DType::U32: return TensorProto::UINT32;
+  case DType::U64: return TensorProto::UINT64;
   case DType::Bool: return TensorProto::BOOL;
   }
   return TensorProto::UNDEFINED;
@@ -155,12 +164,13 @@ Expected<ir::Tensor> tensorFromProto(const TensorProto &p, const std::string &ba
                          ir::Type::tensor(*dtype, shape).str(), nbytes);
   if (!external && !p.has_raw_data()) {
     int64_t given = std::max({p.float_data_size(), p.int32_data_size(), p.int64_data_size(),
-                              p.double_data_size()});
+                              p.double_data_size(), p.uint64_data_size()});
     if (given != numel) {
       const char *field = *dtype == DType::F32   ? "float_data"
                           : *dtype == DType::F64 ? "double_data"
                           : *dtype == DType::I64 ? "int64_data"
-                                                 : "int32_data";
+                          : *dtype == DType::U32 || *dtype == DType::U64 ? "uint64_data"
+                                                                          : "int32_data";
       return Error::format("{}: {} has {} values, the shape needs {}", what, field, given,
                            numel);
     }
@@ -201,10 +211,18 @@ Expected<ir::Tensor> tensorFromProto(const TensorProto &p, const std::string &ba
     }
     case DType::I8:
     case DType::U8:
+    case DType::I16:
+    case DType::U16:
     case DType::Bool:
       TS_RETURN_IF_ERROR(checkCount(p.int32_data(), numel, what, "int32_data"));
       for (int64_t i = 0; i < numel; ++i)
         t.setInt(i, p.int32_data(int(i)));
+      break;
+    case DType::U32:
+    case DType::U64:
+      TS_RETURN_IF_ERROR(checkCount(p.uint64_data(), numel, what, "uint64_data"));
+      for (int64_t i = 0; i < numel; ++i)
+        t.setUInt(i, p.uint64_data(int(i)));
       break;
     }
   }
@@ -233,7 +251,11 @@ void tensorToProto(const ir::Tensor &t, TensorProto &p, bool raw) {
     case DType::I32:
     case DType::I8:
     case DType::U8:
+    case DType::I16:
+    case DType::U16:
     case DType::Bool: p.add_int32_data(int32_t(t.getInt(i))); break;
+    case DType::U32:
+    case DType::U64: p.add_uint64_data(t.getUInt(i)); break;
     }
   }
 }

@@ -23,7 +23,7 @@ class TensorProto;
 namespace tessera::frontend::onnx {
 
 /// ONNX TensorProto::DataType -> our dtype; nullopt for the ones we do not
-/// support (string, complex, uint16/32/64, int16, ...).
+/// support (string, complex, float8, ...).
 std::optional<ir::DType> dtypeFromOnnx(int32_t onnxType);
 /// Our dtype -> ONNX TensorProto::DataType.
 int32_t dtypeToOnnx(ir::DType t);
@@ -31,7 +31,8 @@ int32_t dtypeToOnnx(ir::DType t);
 std::string onnxDTypeName(int32_t onnxType);
 
 /// Reads a TensorProto: raw_data, the typed fields (float_data, int32_data
-/// carrying f16/bf16/bool/int8/uint8, int64_data, double_data) or external
+/// carrying f16/bf16/bool/int8/uint8/int16/uint16, int64_data, double_data,
+/// uint64_data carrying uint32/uint64) or external
 /// data (a file relative to `baseDir`). `what` names the tensor in errors
 /// (e.g. "initializer 'conv1.weight'"); empty means "tensor '<name>'".
 Expected<ir::Tensor> tensorFromProto(const ::onnx::TensorProto &proto, const std::string &baseDir,

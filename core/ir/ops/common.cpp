@@ -67,8 +67,13 @@ std::pair<int64_t, int64_t> intRange(DType t) {
   switch (t) {
   case DType::I8: return {std::numeric_limits<int8_t>::min(), std::numeric_limits<int8_t>::max()};
   case DType::U8: return {0, std::numeric_limits<uint8_t>::max()};
+  case DType::I16:
+    return {std::numeric_limits<int16_t>::min(), std::numeric_limits<int16_t>::max()};
+  case DType::U16: return {0, std::numeric_limits<uint16_t>::max()};
   case DType::I32:
     return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+  case DType::U32: return {0, std::numeric_limits<uint32_t>::max()};
+  case DType::U64: return {0, std::numeric_limits<int64_t>::max()};
   case DType::Bool: return {0, 1};
   default:
     return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};

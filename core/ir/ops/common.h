@@ -35,8 +35,19 @@ Status requireNumeric(std::span<const Type> inputs, size_t index);
 Status requireFloat(std::span<const Type> inputs, size_t index);
 
 /// The smallest and largest values of an integer or bool dtype (int64's
-/// range for anything else).
+/// range for anything else). u64's largest value does not fit in int64: for
+/// u64 this is {0, int64 max}, the values int64 holds as themselves; kernels
+/// that need u64's whole range use orderKey or the unsigned path.
 std::pair<int64_t, int64_t> intRange(DType t);
+
+/// An int64 whose signed order is the order of the dtype's values, for an
+/// element read with Tensor::getInt: u64 bit patterns get their top bit
+/// flipped (0 -> int64 min, 2^64 - 1 -> int64 max); other dtypes are
+/// unchanged. fromOrderKey is the inverse (orderKey is its own inverse).
+inline int64_t orderKey(DType t, int64_t v) {
+  return t == DType::U64 ? int64_t(uint64_t(v) ^ (uint64_t(1) << 63)) : v;
+}
+inline int64_t fromOrderKey(DType t, int64_t key) { return orderKey(t, key); }
 
 /// Row-major multi-index of a flat index.
 void unravelIndex(int64_t flat, std::span<const int64_t> shape, std::span<int64_t> out);

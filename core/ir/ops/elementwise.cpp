@@ -10,6 +10,7 @@
 //   selection, cast    where cast
 // and, added for the ONNX frontend:
 //   remainder          mod
+//   bits               bit_shift (unsigned integers)
 //   comparisons        less_equal greater_equal
 //   unary math         sign sin cos tan asin acos atan sinh cosh asinh acosh
 //                      atanh
@@ -18,7 +19,9 @@
 // Binary ops and where use numpy broadcasting. Reference kernels compute in
 // double for float dtypes and in int64 for integer dtypes; integer results
 // wrap to the dtype (as numpy does), and integer arithmetic wraps in two's
-// complement rather than overflowing.
+// complement rather than overflowing. u64 elements pass through int64 as
+// their bit pattern, which is exact for wrapping arithmetic and equality;
+// ops that order, divide or take powers compute u64 in uint64 instead.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/ops/common.h"
@@ -46,17 +49,15 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 /// The element types an op accepts.
 enum class Accepts {
   Float,         // f16, bf16, f32, f64
-  FloatOrSigned, // floats and i8, i32, i64
+  FloatOrSigned, // floats and i8, i16, i32, i64
   Numeric,       // floats and every integer type (not bool)
   Any,           // everything, bool included
 };
 
-bool isSignedInt(DType t) { return t == DType::I8 || t == DType::I32 || t == DType::I64; }
-
 bool accepts(Accepts a, DType t) {
   switch (a) {
   case Accepts::Float: return isFloat(t);
-  case Accepts::FloatOrSigned: return isFloat(t) || isSignedInt(t);
+  case Accepts::FloatOrSigned: return isFloat(t) || isSignedInteger(t);
   case Accepts::Numeric: return isFloat(t) || isInteger(t);
   case Accepts::Any: return true;
   }
@@ -104,11 +105,19 @@ std::vector<int64_t> broadcastIndices(const Shape &outShape, const Shape &inShap
 }
 
 /// Applies `f` (double -> double) to every element of a float tensor, or
-/// `g` (int64 -> int64) to every element of an integer tensor. Ops whose
-/// relation accepts only floats pass no `g`.
-template <typename F, typename G = std::nullptr_t>
-Tensor mapUnary(const Tensor &in, F f, G g = nullptr) {
+/// `g` (int64 -> int64) to every element of an integer tensor; a u64 tensor
+/// goes through `u` (uint64 -> uint64) when given, else through `g` on the
+/// bit patterns. Ops whose relation accepts only floats pass no `g`.
+template <typename F, typename G = std::nullptr_t, typename U = std::nullptr_t>
+Tensor mapUnary(const Tensor &in, F f, G g = nullptr, U u = nullptr) {
   Tensor out(in.dtype(), in.shape());
+  if constexpr (!std::is_null_pointer_v<U>) {
+    if (in.dtype() == DType::U64) {
+      for (int64_t i = 0; i < in.numel(); ++i)
+        out.setUInt(i, u(in.getUInt(i)));
+      return out;
+    }
+  }
   if constexpr (!std::is_null_pointer_v<G>) {
     if (!isFloat(in.dtype())) {
       for (int64_t i = 0; i < in.numel(); ++i)
@@ -121,11 +130,13 @@ Tensor mapUnary(const Tensor &in, F f, G g = nullptr) {
   return out;
 }
 
-/// A kernel that maps every element with `f` (floats) or `g` (integers).
-template <typename F, typename G = std::nullptr_t> Kernel unaryKernel(F f, G g = nullptr) {
-  return [f, g](std::span<const Tensor> in, const Attrs &,
-                const Type &) -> Expected<std::vector<Tensor>> {
-    return std::vector<Tensor>{mapUnary(in[0], f, g)};
+/// A kernel that maps every element with `f` (floats), `g` (integers) or
+/// `u` (u64, when given).
+template <typename F, typename G = std::nullptr_t, typename U = std::nullptr_t>
+Kernel unaryKernel(F f, G g = nullptr, U u = nullptr) {
+  return [f, g, u](std::span<const Tensor> in, const Attrs &,
+                   const Type &) -> Expected<std::vector<Tensor>> {
+    return std::vector<Tensor>{mapUnary(in[0], f, g, u)};
   };
 }
 
@@ -165,13 +176,17 @@ using FloatBinary = double (*)(double, double);
 /// Integer version of a binary op; an error message describes a bad operand
 /// pair (e.g. division by zero).
 using IntBinary = Expected<int64_t> (*)(int64_t, int64_t);
+/// The u64 version, for ops whose result on the bit patterns would be wrong
+/// (ordering, division, powers).
+using UIntBinary = Expected<uint64_t> (*)(uint64_t, uint64_t);
 
 /// The broadcast binary loop shared by arithmetic and comparisons: floats
-/// go through `f`, integers and bool through `g`; results are stored in the
-/// output dtype (bool for comparisons).
-Kernel binaryKernel(std::string name, FloatBinary f, IntBinary g) {
-  return [name, f, g](std::span<const Tensor> in, const Attrs &,
-                      const Type &outType) -> Expected<std::vector<Tensor>> {
+/// go through `f`, u64 through `u` when given, other integers and bool
+/// through `g`; results are stored in the output dtype (bool for
+/// comparisons).
+Kernel binaryKernel(std::string name, FloatBinary f, IntBinary g, UIntBinary u = nullptr) {
+  return [name, f, g, u](std::span<const Tensor> in, const Attrs &,
+                         const Type &outType) -> Expected<std::vector<Tensor>> {
     const Tensor &a = in[0], &b = in[1];
     Tensor out(outType.dtype(), outType.shape());
     auto ia = broadcastIndices(out.shape(), a.shape());
@@ -179,6 +194,13 @@ Kernel binaryKernel(std::string name, FloatBinary f, IntBinary g) {
     if (isFloat(a.dtype())) {
       for (int64_t i = 0; i < out.numel(); ++i)
         out.setDouble(i, f(a.getDouble(ia[size_t(i)]), b.getDouble(ib[size_t(i)])));
+    } else if (u && a.dtype() == DType::U64) {
+      for (int64_t i = 0; i < out.numel(); ++i) {
+        Expected<uint64_t> r = u(a.getUInt(ia[size_t(i)]), b.getUInt(ib[size_t(i)]));
+        if (!r.ok())
+          return Error::format("{}: {} (output element {})", name, r.error().message(), i);
+        out.setUInt(i, *r);
+      }
     } else {
       for (int64_t i = 0; i < out.numel(); ++i) {
         Expected<int64_t> r = g(a.getInt(ia[size_t(i)]), b.getInt(ib[size_t(i)]));
@@ -192,8 +214,8 @@ Kernel binaryKernel(std::string name, FloatBinary f, IntBinary g) {
 }
 
 Op binaryOp(std::string name, std::string description, Accepts a, bool boolResult,
-            FloatBinary f, IntBinary g) {
-  Kernel kernel = binaryKernel(name, f, g);
+            FloatBinary f, IntBinary g, UIntBinary u = nullptr) {
+  Kernel kernel = binaryKernel(name, f, g, u);
   return Op{.name = std::move(name),
             .description = std::move(description),
             .argNames = {"a", "b"},
@@ -218,6 +240,12 @@ Expected<int64_t> intDivide(int64_t a, int64_t b) {
   return a / b;
 }
 
+Expected<uint64_t> uintDivide(uint64_t a, uint64_t b) {
+  if (b == 0)
+    return Error::format("integer division of {} by zero", a);
+  return a / b;
+}
+
 /// Integer power by repeated squaring (wrapping). A negative exponent gives
 /// the real result truncated toward zero (1, -1 or 0, as C's
 /// int(pow(a, b)) does); zero to a negative power is an error.
@@ -236,6 +264,17 @@ Expected<int64_t> intPower(int64_t a, int64_t b) {
     if (e & 1)
       result = wrapMul(result, base);
     base = wrapMul(base, base);
+  }
+  return result;
+}
+
+/// u64 power by repeated squaring (wrapping modulo 2^64).
+Expected<uint64_t> uintPower(uint64_t a, uint64_t b) {
+  uint64_t result = 1, base = a;
+  for (uint64_t e = b; e; e >>= 1) {
+    if (e & 1)
+      result *= base;
+    base *= base;
   }
   return result;
 }
@@ -264,7 +303,8 @@ double clamp01(double v) { return std::isnan(v) ? v : std::clamp(v, 0.0, 1.0); }
 
 /// A float clip bound as an integer bound of dtype `t`: the lower bound
 /// rounds up and the upper bound down (so x >= lo holds exactly), both are
-/// limited to the dtype's range, and NaN means no bound.
+/// limited to the dtype's range, and NaN means no bound. (u64 uses
+/// uintBound.)
 int64_t intBound(double v, bool lower, DType t) {
   auto [mn, mx] = intRange(t);
   if (std::isnan(v))
@@ -276,6 +316,27 @@ int64_t intBound(double v, bool lower, DType t) {
     return mx;
   return int64_t(r);
 }
+
+/// intBound for u64: limited to [0, 2^64 - 1].
+uint64_t uintBound(double v, bool lower) {
+  constexpr uint64_t mx = std::numeric_limits<uint64_t>::max();
+  if (std::isnan(v))
+    return lower ? 0 : mx;
+  double r = lower ? std::ceil(v) : std::floor(v);
+  if (r <= 0.0)
+    return 0;
+  if (r >= 18446744073709551616.0) // 2^64
+    return mx;
+  return uint64_t(r);
+}
+
+/// The u64 versions of the ordering ops.
+Expected<uint64_t> uintMax(uint64_t a, uint64_t b) { return std::max(a, b); }
+Expected<uint64_t> uintMin(uint64_t a, uint64_t b) { return std::min(a, b); }
+Expected<uint64_t> uintLess(uint64_t a, uint64_t b) { return uint64_t(a < b); }
+Expected<uint64_t> uintGreater(uint64_t a, uint64_t b) { return uint64_t(a > b); }
+Expected<uint64_t> uintLessEqual(uint64_t a, uint64_t b) { return uint64_t(a <= b); }
+Expected<uint64_t> uintGreaterEqual(uint64_t a, uint64_t b) { return uint64_t(a >= b); }
 
 //===----------------------------------------------------------------------===//
 // Families
@@ -299,19 +360,22 @@ Status registerBinary(OpRegistry &r) {
   // division by zero is a kernel error. Float division follows IEEE.
   TS_RETURN_IF_ERROR(r.add(binaryOp(
       "divide", "Elementwise a / b with broadcasting (ONNX Div; integers truncate).",
-      Accepts::Numeric, false, [](double a, double b) { return a / b; }, intDivide)));
+      Accepts::Numeric, false, [](double a, double b) { return a / b; }, intDivide,
+      uintDivide)));
   // power: ONNX Pow with both operands of one dtype; integer power for
   // integer dtypes.
   TS_RETURN_IF_ERROR(r.add(binaryOp(
       "power", "Elementwise a ** b with broadcasting (ONNX Pow).", Accepts::Numeric, false,
-      [](double a, double b) { return std::pow(a, b); }, intPower)));
+      [](double a, double b) { return std::pow(a, b); }, intPower, uintPower)));
   // maximum, minimum: ONNX Max/Min of two inputs; NaN propagates.
   TS_RETURN_IF_ERROR(r.add(binaryOp(
       "maximum", "Elementwise max(a, b) with broadcasting (ONNX Max).", Accepts::Numeric, false,
-      floatMax, [](int64_t a, int64_t b) -> Expected<int64_t> { return std::max(a, b); })));
+      floatMax, [](int64_t a, int64_t b) -> Expected<int64_t> { return std::max(a, b); },
+      uintMax)));
   TS_RETURN_IF_ERROR(r.add(binaryOp(
       "minimum", "Elementwise min(a, b) with broadcasting (ONNX Min).", Accepts::Numeric, false,
-      floatMin, [](int64_t a, int64_t b) -> Expected<int64_t> { return std::min(a, b); })));
+      floatMin, [](int64_t a, int64_t b) -> Expected<int64_t> { return std::min(a, b); },
+      uintMin)));
   return okStatus();
 }
 
@@ -325,11 +389,11 @@ Status registerComparisons(OpRegistry &r) {
   TS_RETURN_IF_ERROR(r.add(binaryOp(
       "less", "Elementwise a < b with broadcasting, bool result (ONNX Less).", Accepts::Numeric,
       true, [](double a, double b) { return a < b ? 1.0 : 0.0; },
-      [](int64_t a, int64_t b) -> Expected<int64_t> { return a < b; })));
+      [](int64_t a, int64_t b) -> Expected<int64_t> { return a < b; }, uintLess)));
   TS_RETURN_IF_ERROR(r.add(binaryOp(
       "greater", "Elementwise a > b with broadcasting, bool result (ONNX Greater).",
       Accepts::Numeric, true, [](double a, double b) { return a > b ? 1.0 : 0.0; },
-      [](int64_t a, int64_t b) -> Expected<int64_t> { return a > b; })));
+      [](int64_t a, int64_t b) -> Expected<int64_t> { return a > b; }, uintGreater)));
   return okStatus();
 }
 
@@ -360,12 +424,13 @@ Status registerUnaryMath(OpRegistry &r) {
   // neg: ONNX Neg, floats and signed integers (wrapping: -(-128) = -128 in i8).
   TS_RETURN_IF_ERROR(r.add(unaryOp("neg", "Elementwise -x (ONNX Neg).", Accepts::FloatOrSigned,
                                    unaryKernel([](double x) { return -x; }, wrapNeg))));
-  // abs: ONNX Abs, every numeric dtype (identity on u8; wraps on the minimum
-  // signed value as numpy does).
+  // abs: ONNX Abs, every numeric dtype (identity on unsigned dtypes; wraps
+  // on the minimum signed value as numpy does).
   TS_RETURN_IF_ERROR(r.add(unaryOp(
       "abs", "Elementwise |x| (ONNX Abs).", Accepts::Numeric,
       unaryKernel([](double x) { return std::abs(x); },
-                  [](int64_t x) { return x < 0 ? wrapNeg(x) : x; }))));
+                  [](int64_t x) { return x < 0 ? wrapNeg(x) : x; },
+                  [](uint64_t x) { return x; }))));
   return okStatus();
 }
 
@@ -374,7 +439,8 @@ Status registerActivations(OpRegistry &r) {
   TS_RETURN_IF_ERROR(r.add(unaryOp(
       "relu", "Rectified linear unit max(x, 0) (ONNX Relu).", Accepts::Numeric,
       unaryKernel([](double x) { return x < 0 ? 0.0 : x; },
-                  [](int64_t x) { return std::max<int64_t>(x, 0); }))));
+                  [](int64_t x) { return std::max<int64_t>(x, 0); },
+                  [](uint64_t x) { return x; }))));
   // leaky_relu: ONNX LeakyRelu, x < 0 ? alpha * x : x.
   TS_RETURN_IF_ERROR(r.add(unaryOp(
       "leaky_relu", "Leaky ReLU: x < 0 ? alpha * x : x (ONNX LeakyRelu).", Accepts::Float,
@@ -443,10 +509,12 @@ Status registerActivations(OpRegistry &r) {
         double lo = attrs.getFloat("min"), hi = attrs.getFloat("max");
         DType t = in[0].dtype();
         int64_t ilo = intBound(lo, true, t), ihi = intBound(hi, false, t);
+        uint64_t ulo = uintBound(lo, true), uhi = uintBound(hi, false);
         return std::vector<Tensor>{mapUnary(
             in[0],
             [lo, hi](double x) { return std::isnan(x) ? x : std::min(std::max(x, lo), hi); },
-            [ilo, ihi](int64_t x) { return std::min(std::max(x, ilo), ihi); })};
+            [ilo, ihi](int64_t x) { return std::min(std::max(x, ilo), ihi); },
+            [ulo, uhi](uint64_t x) { return std::min(std::max(x, ulo), uhi); })};
       },
       {AttrSpec{"min", AttrKind::Float, AttrValue{-kInf}, "lower bound"},
        AttrSpec{"max", AttrKind::Float, AttrValue{kInf}, "upper bound"}})));
@@ -522,6 +590,8 @@ Status registerCast(OpRegistry &r) {
               out.setDouble(i, v);
             else
               out.setDouble(i, std::trunc(v)); // saturates, NaN -> 0
+          } else if (from == DType::U64) {
+            out.setUInt(i, x.getUInt(i)); // exact; floats round once, ints wrap
           } else {
             int64_t v = x.getInt(i);
             if (to == DType::F32)
@@ -551,6 +621,13 @@ double floatModPython(double a, double b) {
   else if (r == 0)
     r = std::copysign(0.0, b);
   return r;
+}
+
+/// u64 remainder (both conventions agree on unsigned operands).
+Expected<uint64_t> uintMod(uint64_t a, uint64_t b) {
+  if (b == 0)
+    return Error::format("integer modulo of {} by zero", a);
+  return a % b;
 }
 
 /// Integer remainder: C semantics (sign of the dividend) when `cStyle`, else
@@ -599,10 +676,61 @@ Status registerMod(OpRegistry &r) {
             out.setDouble(i, cStyle ? std::fmod(x, y) : floatModPython(x, y));
             continue;
           }
+          if (a.dtype() == DType::U64) {
+            Expected<uint64_t> v = uintMod(a.getUInt(ia[k]), b.getUInt(ib[k]));
+            if (!v.ok())
+              return Error::format("mod: {} (output element {})", v.error().message(), i);
+            out.setUInt(i, *v);
+            continue;
+          }
           Expected<int64_t> v = intMod(a.getInt(ia[k]), b.getInt(ib[k]), cStyle);
           if (!v.ok())
             return Error::format("mod: {} (output element {})", v.error().message(), i);
           out.setInt(i, *v);
+        }
+        return std::vector<Tensor>{std::move(out)};
+      }});
+}
+
+// bit_shift: ONNX BitShift on unsigned integers of one dtype, broadcast;
+// 'direction' is "left" or "right". Bits shifted out of the dtype are lost,
+// and a shift by the dtype's width or more gives 0 (numpy's result; C leaves
+// it undefined).
+Status registerBitShift(OpRegistry &r) {
+  return r.add(Op{
+      .name = "bit_shift",
+      .description = "Elementwise a << b or a >> b on unsigned integers, with broadcasting "
+                     "(ONNX BitShift).",
+      .argNames = {"a", "b"},
+      .minArgs = 2,
+      .maxArgs = 2,
+      .attrs = {AttrSpec{"direction", AttrKind::String, std::nullopt,
+                         "\"left\" (a << b) or \"right\" (a >> b)"}},
+      .pattern = OpPattern::Broadcast,
+      .relation = [](std::span<const Type> in, const Attrs &attrs) -> Expected<Type> {
+        std::string direction = attrs.getString("direction");
+        if (direction != "left" && direction != "right")
+          return Error::format("attribute 'direction' must be \"left\" or \"right\", got \"{}\"",
+                               direction);
+        TS_RETURN_IF_ERROR(requireSameDType(in));
+        if (!isUnsignedInteger(in[0].dtype()))
+          return Error::format("argument 0 must be an unsigned integer tensor, got {}",
+                               in[0].str());
+        TS_ASSIGN_OR_RETURN(Shape shape, broadcastShapes(in[0].shape(), in[1].shape()));
+        return Type::tensor(in[0].dtype(), std::move(shape));
+      },
+      .kernel = [](std::span<const Tensor> in, const Attrs &attrs,
+                   const Type &outType) -> Expected<std::vector<Tensor>> {
+        bool left = attrs.getString("direction") == "left";
+        const Tensor &a = in[0], &b = in[1];
+        const uint64_t bits = 8 * dtypeSize(a.dtype());
+        Tensor out(outType.dtype(), outType.shape());
+        auto ia = broadcastIndices(out.shape(), a.shape());
+        auto ib = broadcastIndices(out.shape(), b.shape());
+        for (int64_t i = 0; i < out.numel(); ++i) {
+          uint64_t x = a.getUInt(ia[size_t(i)]), n = b.getUInt(ib[size_t(i)]);
+          uint64_t v = n >= bits ? 0 : left ? x << n : x >> n;
+          out.setUInt(i, v); // wraps to the dtype: drops the bits shifted out
         }
         return std::vector<Tensor>{std::move(out)};
       }});
@@ -614,11 +742,11 @@ Status registerOrderedComparisons(OpRegistry &r) {
   TS_RETURN_IF_ERROR(r.add(binaryOp(
       "less_equal", "Elementwise a <= b with broadcasting, bool result (ONNX LessOrEqual).",
       Accepts::Numeric, true, [](double a, double b) { return a <= b ? 1.0 : 0.0; },
-      [](int64_t a, int64_t b) -> Expected<int64_t> { return a <= b; })));
+      [](int64_t a, int64_t b) -> Expected<int64_t> { return a <= b; }, uintLessEqual)));
   TS_RETURN_IF_ERROR(r.add(binaryOp(
       "greater_equal", "Elementwise a >= b with broadcasting, bool result (ONNX GreaterOrEqual).",
       Accepts::Numeric, true, [](double a, double b) { return a >= b ? 1.0 : 0.0; },
-      [](int64_t a, int64_t b) -> Expected<int64_t> { return a >= b; })));
+      [](int64_t a, int64_t b) -> Expected<int64_t> { return a >= b; }, uintGreaterEqual)));
   return okStatus();
 }
 
@@ -633,7 +761,9 @@ Status registerTrigonometric(OpRegistry &r) {
   // sign: ONNX Sign, every numeric dtype.
   TS_RETURN_IF_ERROR(r.add(unaryOp(
       "sign", "Elementwise sign: -1, 0 or 1 (ONNX Sign).", Accepts::Numeric,
-      unaryKernel(floatSign, [](int64_t x) { return int64_t(x > 0) - int64_t(x < 0); }))));
+      unaryKernel(
+          floatSign, [](int64_t x) { return int64_t(x > 0) - int64_t(x < 0); },
+          [](uint64_t x) { return uint64_t(x != 0); }))));
   // Float-only functions with IEEE results outside the domain (asin(2) =
   // NaN, atanh(1) = inf).
   struct Fn {
@@ -759,6 +889,7 @@ Status registerElementwiseOps(OpRegistry &r) {
   TS_RETURN_IF_ERROR(registerWhere(r));
   TS_RETURN_IF_ERROR(registerCast(r));
   TS_RETURN_IF_ERROR(registerMod(r));
+  TS_RETURN_IF_ERROR(registerBitShift(r));
   TS_RETURN_IF_ERROR(registerOrderedComparisons(r));
   TS_RETURN_IF_ERROR(registerTrigonometric(r));
   TS_RETURN_IF_ERROR(registerPredicates(r));

@@ -314,7 +314,8 @@ Expected<Type> avgPool2dRelation(std::span<const Type> in, const Attrs &attrs) {
 // max_pool2d: the maximum over the window's positions inside the input;
 // padded positions never win. A window holding no input element (possible
 // only with pads >= window) gives 0, as ONNX's reference implementation does.
-// Integers compare as int64, floats as double (a leading NaN sticks).
+// Integers compare as int64 (u64 as uint64), floats as double (a leading NaN
+// sticks).
 template <typename V>
 void maxPoolLoop(const Tensor &x, Tensor &y, const Window &win, V (Tensor::*get)(int64_t) const,
                  void (Tensor::*set)(int64_t, V)) {
@@ -349,6 +350,8 @@ Expected<std::vector<Tensor>> maxPool2dKernel(std::span<const Tensor> in, const 
   Tensor y(outType.dtype(), outType.shape());
   if (isFloat(in[0].dtype()))
     maxPoolLoop<double>(in[0], y, g.win, &Tensor::getDouble, &Tensor::setDouble);
+  else if (in[0].dtype() == DType::U64)
+    maxPoolLoop<uint64_t>(in[0], y, g.win, &Tensor::getUInt, &Tensor::setUInt);
   else
     maxPoolLoop<int64_t>(in[0], y, g.win, &Tensor::getInt, &Tensor::setInt);
   return std::vector<Tensor>{y};
@@ -394,7 +397,8 @@ Expected<std::vector<Tensor>> maxPool2dIndicesKernel(std::span<const Tensor> in,
                 continue;
               int64_t at = idx4(xs, n, c, ih, iw);
               bool better = best < 0 || (fp ? x.getDouble(at) > x.getDouble(best)
-                                            : x.getInt(at) > x.getInt(best));
+                                            : orderKey(x.dtype(), x.getInt(at)) >
+                                                  orderKey(x.dtype(), x.getInt(best)));
               if (better)
                 best = at, bh = ih, bw = iw;
             }
@@ -489,10 +493,11 @@ Expected<std::vector<Tensor>> globalPoolKernel(const Tensor &x, const Type &outT
           best = v;
       y.setDouble(p, best);
     } else {
-      int64_t best = x.getInt(base);
+      // Order keys: the values, except u64 (see orderKey).
+      int64_t best = orderKey(x.dtype(), x.getInt(base));
       for (int64_t i = 1; i < plane; ++i)
-        best = std::max(best, x.getInt(base + i));
-      y.setInt(p, best);
+        best = std::max(best, orderKey(x.dtype(), x.getInt(base + i)));
+      y.setInt(p, fromOrderKey(x.dtype(), best));
     }
   }
   return std::vector<Tensor>{y};

@@ -128,21 +128,30 @@ Expected<std::vector<Tensor>> reduceKernel(ReduceKind kind, const char *name,
       return Error::format("{}: mean of an empty set of integers (input {})", name,
                            x.type().str());
     std::vector<__int128> acc(static_cast<size_t>(outN), 0);
+    const bool u64 = x.dtype() == DType::U64;
     for (int64_t i = 0; i < x.numel(); ++i)
-      acc[size_t(target[size_t(i)])] += x.getInt(i);
+      acc[size_t(target[size_t(i)])] +=
+          u64 ? __int128(x.getUInt(i)) : __int128(x.getInt(i)); // exact
     for (int64_t j = 0; j < outN; ++j)
-      out.setInt(j, int64_t(acc[size_t(j)] / count));
+      out.setInt(j, int64_t(acc[size_t(j)] / count)); // u64: its bit pattern
     return std::vector<Tensor>{std::move(out)};
   }
 
-  auto [lo, hi] = intRange(x.dtype());
+  // Max and Min compare order keys (the value itself except for u64, whose
+  // bit patterns are reordered, see orderKey); Sum and Prod wrap, which is
+  // exact on u64 bit patterns too.
+  const DType t = x.dtype();
+  const bool ordered = kind == ReduceKind::Max || kind == ReduceKind::Min;
+  auto [lo, hi] = intRange(t);
+  if (t == DType::U64)
+    lo = orderKey(t, 0), hi = orderKey(t, -1); // keys of 0 and 2^64 - 1
   int64_t init = kind == ReduceKind::Max    ? lo
                  : kind == ReduceKind::Min  ? hi
                  : kind == ReduceKind::Prod ? 1
                                             : 0;
   std::vector<int64_t> acc(static_cast<size_t>(outN), init);
   for (int64_t i = 0; i < x.numel(); ++i) {
-    int64_t v = x.getInt(i);
+    int64_t v = ordered ? orderKey(t, x.getInt(i)) : x.getInt(i);
     int64_t &a = acc[size_t(target[size_t(i)])];
     switch (kind) {
     case ReduceKind::Sum: a = int64_t(uint64_t(a) + uint64_t(v)); break; // wraps
@@ -153,7 +162,8 @@ Expected<std::vector<Tensor>> reduceKernel(ReduceKind kind, const char *name,
     }
   }
   for (int64_t j = 0; j < outN; ++j)
-    out.setInt(j, acc[size_t(j)]); // wraps to the dtype
+    out.setInt(j, ordered ? fromOrderKey(t, acc[size_t(j)])
+                          : acc[size_t(j)]); // wraps to the dtype
   return std::vector<Tensor>{std::move(out)};
 }
 
@@ -218,7 +228,7 @@ Expected<std::vector<Tensor>> argKernel(bool max, std::span<const Tensor> inputs
         return true;
       return last ? (max ? v >= w : v <= w) : (max ? v > w : v < w);
     }
-    int64_t v = x.getInt(j), w = x.getInt(b);
+    int64_t v = orderKey(x.dtype(), x.getInt(j)), w = orderKey(x.dtype(), x.getInt(b));
     return last ? (max ? v >= w : v <= w) : (max ? v > w : v < w);
   };
   for (int64_t o = 0; o < outer; ++o)

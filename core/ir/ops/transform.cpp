@@ -703,8 +703,10 @@ Expected<std::vector<Tensor>> topkKernel(std::span<const Tensor> in, const Attrs
       // Strict weak order on (value, index): the wanted end first, then the
       // lower index. Integers compare exactly (no conversion to double).
       auto before = [&](int64_t a, int64_t b) {
-        bool lt = fp ? x.getDouble(at(a)) < x.getDouble(at(b)) : x.getInt(at(a)) < x.getInt(at(b));
-        bool gt = fp ? x.getDouble(at(a)) > x.getDouble(at(b)) : x.getInt(at(a)) > x.getInt(at(b));
+        // Order keys: the values, except u64 (see orderKey).
+        auto key = [&](int64_t j) { return orderKey(x.dtype(), x.getInt(at(j))); };
+        bool lt = fp ? x.getDouble(at(a)) < x.getDouble(at(b)) : key(a) < key(b);
+        bool gt = fp ? x.getDouble(at(a)) > x.getDouble(at(b)) : key(a) > key(b);
         return largest ? gt : lt;
       };
       std::stable_sort(order.begin(), order.end(), before);

@@ -3,7 +3,7 @@
 // Converters for the elementwise ONNX op types: binary arithmetic (with the
 // pre-opset-7 'broadcast'/'axis' attributes), variadic Sum/Mean/Max/Min,
 // unary math, activations (several composed from core ops), comparisons,
-// logic, Where, Cast/CastLike, Identity and inference-mode Dropout.
+// logic, BitShift, Where, Cast/CastLike, Identity and inference-mode Dropout.
 //
 // Every converter maps onto core ops one to one where the core op set has
 // the ONNX semantics, and otherwise composes core ops exactly (within the
@@ -196,6 +196,19 @@ Expected<Outputs> convertMod(NodeContext &ctx) {
   return single(ctx.call("mod", {a, b}, {{"fmod", fmod}}));
 }
 
+// BitShift (opset 11): core bit_shift; 'direction' "LEFT" or "RIGHT"
+// (required); unsigned integer inputs of one dtype, numpy broadcasting.
+Expected<Outputs> convertBitShift(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr a, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr b, input(ctx, 1));
+  TS_ASSIGN_OR_RETURN(std::string direction, ctx.attrString("direction"));
+  if (direction != "LEFT" && direction != "RIGHT")
+    return ctx.error("attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"{}\"",
+                     direction);
+  return single(ctx.call("bit_shift", {a, b},
+                         {{"direction", std::string(direction == "LEFT" ? "left" : "right")}}));
+}
+
 //===----------------------------------------------------------------------===//
 // Activations
 //===----------------------------------------------------------------------===//
@@ -334,8 +347,12 @@ std::optional<double> exactScalar(const Tensor *t) {
     return std::nullopt;
   if (ir::isFloat(t->dtype()))
     return t->getDouble(0);
-  int64_t v = t->getInt(0);
   constexpr int64_t kExact = int64_t(1) << 53;
+  if (t->dtype() == DType::U64) { // getInt would give the bit pattern
+    uint64_t u = t->getUInt(0);
+    return u > uint64_t(kExact) ? std::nullopt : std::optional<double>(double(u));
+  }
+  int64_t v = t->getInt(0);
   if (v > kExact || v < -kExact)
     return std::nullopt;
   return double(v);
@@ -408,11 +425,15 @@ Expected<DType> dtypeFromOnnx(const NodeContext &ctx, int64_t onnxType) {
   case 1: return DType::F32;   // FLOAT
   case 2: return DType::U8;    // UINT8
   case 3: return DType::I8;    // INT8
+  case 4: return DType::U16;   // UINT16
+  case 5: return DType::I16;   // INT16
   case 6: return DType::I32;   // INT32
   case 7: return DType::I64;   // INT64
   case 9: return DType::Bool;  // BOOL
   case 10: return DType::F16;  // FLOAT16
   case 11: return DType::F64;  // DOUBLE
+  case 12: return DType::U32;  // UINT32
+  case 13: return DType::U64;  // UINT64
   case 16: return DType::BF16; // BFLOAT16
   default: break;
   }
@@ -615,18 +636,19 @@ Status registerElementwiseConverters(ConverterRegistry &r) {
       },
       "core where; three-way numpy broadcasting"));
 
+  // Arithmetic on every integer dtype (i8..i64, u8..u64) and float.
+  TS_RETURN_IF_ERROR(
+      add(r, "Pow", 1, convertPow,
+          std::string("core power; mixed base/exponent dtypes via i64 or f64") + legacy));
+  TS_RETURN_IF_ERROR(add(r, "Mod", 10, convertMod, "core mod; 'fmod'"));
+  TS_RETURN_IF_ERROR(add(r, "Max", 1, variadic("maximum", false),
+                         "one or more inputs, folded with core maximum"));
+  TS_RETURN_IF_ERROR(add(r, "Min", 1, variadic("minimum", false),
+                         "one or more inputs, folded with core minimum"));
+  TS_RETURN_IF_ERROR(add(r, "BitShift", 11, convertBitShift,
+                         "core bit_shift; 'direction' LEFT/RIGHT; unsigned integers"));
+
   if (kRegisterHeldBack) {
-    // Held back: test_pow_types_float32_uint32/uint64 use dtypes the IR lacks.
-    TS_RETURN_IF_ERROR(
-        add(r, "Pow", 1, convertPow,
-            std::string("core power; mixed base/exponent dtypes via i64 or f64") + legacy));
-    // Held back: test_mod_* with int16 and uint16/32/64.
-    TS_RETURN_IF_ERROR(add(r, "Mod", 10, convertMod, "core mod; 'fmod'"));
-    // Held back: test_max_*/test_min_* with int16 and uint16/32/64.
-    TS_RETURN_IF_ERROR(add(r, "Max", 1, variadic("maximum", false),
-                           "one or more inputs, folded with core maximum"));
-    TS_RETURN_IF_ERROR(add(r, "Min", 1, variadic("minimum", false),
-                           "one or more inputs, folded with core minimum"));
     // Held back: test_cast(like)_*STRING* (no string dtype),
     // test_cast_FLOAT_to_BFLOAT16 (the 1.12 data truncates where we round to
     // nearest even) and test_castlike_*BFLOAT16* (data shapes disagree with
