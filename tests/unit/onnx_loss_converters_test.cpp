@@ -205,9 +205,9 @@ TEST_CASE("QuantizeLinear and DequantizeLinear", "[onnx][converters][quantize]")
   ir::Tensor zp = ir::Tensor::fromInts(ir::DType::U8, {2}, Ints{10, 20});
   auto q2 = fold1("QuantizeLinear", {f32({2, 2}, {1, 1, -20, 600}), f32({2}, {1, 2}), zp}, {});
   CHECK(q2.toInts() == Ints{11, 20, 0, 255}); // 1/2 = 0.5 rounds to 0
-  auto d = fold1("DequantizeLinear",
-                 {ir::Tensor::fromInts(ir::DType::U8, {2, 2}, Ints{11, 20, 0, 255}),
-                  f32({2}, {1, 2}), zp},
-                 {});
+  auto d = fold1(
+      "DequantizeLinear",
+      {ir::Tensor::fromInts(ir::DType::U8, {2, 2}, Ints{11, 20, 0, 255}), f32({2}, {1, 2}), zp},
+      {});
   requireClose(d, f32({2, 2}, {1, 0, -10, 470}));
 }

@@ -220,7 +220,7 @@ const ConverterRegistry &ConverterRegistry::standard() {
     ConverterRegistry r;
     for (auto *family : {&registerElementwiseConverters, &registerReduceConverters,
                          &registerNNConverters, &registerTensorConverters,
-                         &registerLossConverters}) {
+                         &registerLossConverters, &registerSequenceConverters}) {
       Status s = family(r);
       if (!s.ok()) {
         // A malformed built-in converter is a bug in Tessera, not user input.

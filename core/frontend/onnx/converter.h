@@ -142,5 +142,6 @@ Status registerReduceConverters(ConverterRegistry &r);      // Reduce*, ArgMax/A
 Status registerNNConverters(ConverterRegistry &r);          // Conv, Gemm, MatMul, pools, norms, Softmax, Resize
 Status registerTensorConverters(ConverterRegistry &r);      // shape and data movement, Constant, Shape, ...
 Status registerLossConverters(ConverterRegistry &r);        // NLL and SCE losses, Einsum, index ops
+Status registerSequenceConverters(ConverterRegistry &r);    // sequences as tuples of static length
 
 } // namespace tessera::frontend::onnx
