@@ -10,6 +10,11 @@
 //      inputs that converters wanted as constants bound to the data;
 //   4. run @main with the reference interpreter and compare every output.
 //
+// Sequence and optional inputs and outputs are read as the model declares
+// them (SequenceProto / OptionalProto); sequence inputs are bound to their
+// data's length and element shapes (ImportOptions::valueTypes) and fed
+// element by element; sequence outputs are compared element by element.
+//
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/conformance.h"
 
@@ -50,21 +55,21 @@ int dataIndex(const std::string &file, const std::string &prefix) {
   return std::stoi(digits);
 }
 
-/// A test-data tensor, with its dtype as stored.
-Expected<ir::Tensor> readTestTensor(const fs::path &file) {
+/// A test-data value, read as the message its declared type calls for
+/// (a TensorProto when `declared` is null).
+Expected<OnnxValue> readTestValue(const fs::path &file, const ::onnx::TypeProto *declared) {
   std::ifstream in(file, std::ios::binary);
   if (!in)
     return Error::format("cannot open '{}'", file.string());
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ::onnx::TensorProto p;
-  if (!p.ParseFromString(bytes))
-    return Error::format("{}: not a TensorProto (protobuf parse failed)", file.string());
-  return tensorFromProto(p, file.parent_path().string(),
-                         fmt::format("tensor file '{}'", file.string()));
+  return parseValue(bytes, declared, file.parent_path().string(),
+                    fmt::format("data file '{}'", file.string()));
 }
 
-/// The tensors prefix_0.pb, prefix_1.pb, ... of a data set (contiguous).
-Expected<std::vector<ir::Tensor>> readDataFiles(const fs::path &dir, const std::string &prefix) {
+/// The values prefix_0.pb, prefix_1.pb, ... of a data set (contiguous);
+/// declared[i] (when there) says what prefix_i.pb holds.
+Expected<std::vector<OnnxValue>> readDataFiles(const fs::path &dir, const std::string &prefix,
+                                               const std::vector<const ::onnx::TypeProto *> &declared) {
   int count = 0;
   std::error_code ec;
   for (const auto &e : fs::directory_iterator(dir, ec))
@@ -72,13 +77,15 @@ Expected<std::vector<ir::Tensor>> readDataFiles(const fs::path &dir, const std::
       count = std::max(count, i + 1);
   if (ec)
     return Error::format("cannot list '{}': {}", dir.string(), ec.message());
-  std::vector<ir::Tensor> out;
+  std::vector<OnnxValue> out;
   for (int i = 0; i < count; ++i) {
     fs::path file = dir / fmt::format("{}{}.pb", prefix, i);
     if (!fs::exists(file))
       return Error::format("'{}' is missing", file.string());
-    TS_ASSIGN_OR_RETURN(ir::Tensor t, readTestTensor(file));
-    out.push_back(std::move(t));
+    TS_ASSIGN_OR_RETURN(OnnxValue v,
+                        readTestValue(file, size_t(i) < declared.size() ? declared[size_t(i)]
+                                                                        : nullptr));
+    out.push_back(std::move(v));
   }
   return out;
 }
@@ -100,17 +107,41 @@ int32_t declaredElemType(const ::onnx::ValueInfoProto &v) {
   return v.type().has_tensor_type() ? v.type().tensor_type().elem_type() : 0;
 }
 
-/// Applies bf16IfDeclared to the data of the graph inputs (by name, in the
-/// order of `names`) and outputs (by position) of `model`.
+/// Applies bf16IfDeclared to the tensor data of the graph inputs (by name,
+/// in the order of `names`) and outputs (by position) of `model`.
 void applyDeclaredBf16(const ::onnx::ModelProto &model, const std::vector<std::string> &names,
-                       std::vector<ir::Tensor> &inputs, std::vector<ir::Tensor> &outputs) {
+                       std::vector<OnnxValue> &inputs, std::vector<OnnxValue> &outputs) {
   const auto &g = model.graph();
   for (size_t i = 0; i < names.size() && i < inputs.size(); ++i)
     for (const auto &v : g.input())
-      if (v.name() == names[i])
-        inputs[i] = bf16IfDeclared(inputs[i], declaredElemType(v));
+      if (v.name() == names[i] && inputs[i].kind == OnnxValue::Kind::Tensor)
+        inputs[i].tensor = bf16IfDeclared(inputs[i].tensor, declaredElemType(v));
   for (int k = 0; k < g.output_size() && size_t(k) < outputs.size(); ++k)
-    outputs[size_t(k)] = bf16IfDeclared(outputs[size_t(k)], declaredElemType(g.output(k)));
+    if (outputs[size_t(k)].kind == OnnxValue::Kind::Tensor)
+      outputs[size_t(k)].tensor =
+          bf16IfDeclared(outputs[size_t(k)].tensor, declaredElemType(g.output(k)));
+}
+
+/// The declared types of the graph inputs named `names` and of the graph
+/// outputs (null where a name is not found).
+std::vector<const ::onnx::TypeProto *> declaredInputTypes(const ::onnx::ModelProto &model,
+                                                          const std::vector<std::string> &names) {
+  std::vector<const ::onnx::TypeProto *> out;
+  for (const auto &n : names) {
+    const ::onnx::TypeProto *t = nullptr;
+    for (const auto &v : model.graph().input())
+      if (v.name() == n)
+        t = &v.type();
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::vector<const ::onnx::TypeProto *> declaredOutputTypes(const ::onnx::ModelProto &model) {
+  std::vector<const ::onnx::TypeProto *> out;
+  for (const auto &v : model.graph().output())
+    out.push_back(&v.type());
+  return out;
 }
 
 std::string formatValue(const ir::Tensor &t, int64_t i) {
@@ -130,14 +161,15 @@ bool closeEnough(double got, double want) {
 }
 
 /// Empty when `got` matches `want`, else the first mismatch (all of them,
-/// up to 10, to `verbose`).
-std::string compareOutput(size_t k, const ir::Tensor &got, const ir::Tensor &want,
+/// up to 10, to `verbose`). `k` names the output ("output 0", "output 1[2]"
+/// for element 2 of a sequence output).
+std::string compareOutput(const std::string &k, const ir::Tensor &got, const ir::Tensor &want,
                           std::ostream *verbose) {
   if (got.dtype() != want.dtype())
-    return fmt::format("output {}: got dtype {}, expected {}", k, ir::dtypeName(got.dtype()),
+    return fmt::format("{}: got dtype {}, expected {}", k, ir::dtypeName(got.dtype()),
                        ir::dtypeName(want.dtype()));
   if (got.shape() != want.shape())
-    return fmt::format("output {}: got shape {}, expected {}", k, ir::shapeStr(got.shape()),
+    return fmt::format("{}: got shape {}, expected {}", k, ir::shapeStr(got.shape()),
                        ir::shapeStr(want.shape()));
   std::string first;
   int shown = 0;
@@ -146,7 +178,7 @@ std::string compareOutput(size_t k, const ir::Tensor &got, const ir::Tensor &wan
                                        : got.getInt(i) == want.getInt(i);
     if (ok)
       continue;
-    std::string msg = fmt::format("output {} element {}: got {}, expected {} (shape {})", k, i,
+    std::string msg = fmt::format("{} element {}: got {}, expected {} (shape {})", k, i,
                                   formatValue(got, i), formatValue(want, i),
                                   ir::shapeStr(got.shape()));
     if (first.empty())
@@ -157,6 +189,57 @@ std::string compareOutput(size_t k, const ir::Tensor &got, const ir::Tensor &wan
       *verbose << "    " << msg << "\n";
   }
   return first;
+}
+
+/// compareOutput over sequences, element by element.
+std::string compareValue(const std::string &k, const interp::Value &got, const OnnxValue &want,
+                         std::ostream *verbose) {
+  switch (want.kind) {
+  case OnnxValue::Kind::None: return fmt::format("{}: expected an absent optional", k);
+  case OnnxValue::Kind::Tensor:
+    if (got.isTuple)
+      return fmt::format("{}: got a sequence of {} elements, expected a tensor", k,
+                         got.fields.size());
+    return compareOutput(k, got.tensor, want.tensor, verbose);
+  case OnnxValue::Kind::Sequence: {
+    if (!got.isTuple)
+      return fmt::format("{}: got a tensor, expected a sequence", k);
+    if (got.fields.size() != want.elements.size())
+      return fmt::format("{}: got a sequence of {} elements, expected {}", k, got.fields.size(),
+                         want.elements.size());
+    std::string first;
+    for (size_t i = 0; i < got.fields.size(); ++i) {
+      std::string m = compareValue(fmt::format("{}[{}]", k, i), got.fields[i],
+                                   want.elements[i], verbose);
+      if (first.empty())
+        first = m;
+    }
+    return first;
+  }
+  }
+  return "?";
+}
+
+/// The tensor at `path` inside `v` (a sequence input's element), or null.
+const ir::Tensor *tensorAt(const OnnxValue &v, const std::vector<int64_t> &path, size_t depth = 0) {
+  if (depth == path.size())
+    return v.kind == OnnxValue::Kind::Tensor ? &v.tensor : nullptr;
+  if (v.kind != OnnxValue::Kind::Sequence || path[depth] < 0 ||
+      size_t(path[depth]) >= v.elements.size())
+    return nullptr;
+  return tensorAt(v.elements[size_t(path[depth])], path, depth + 1);
+}
+
+/// The data for @main's parameter `j` (ImportReport::params), or null.
+const ir::Tensor *paramData(const ImportReport &r, size_t j, const std::vector<OnnxValue> &inputs) {
+  if (j >= r.params.size())
+    return nullptr;
+  const auto &src = r.params[j];
+  auto it = std::find(r.graphInputs.begin(), r.graphInputs.end(), src.input);
+  size_t idx = size_t(it - r.graphInputs.begin());
+  if (it == r.graphInputs.end() || idx >= inputs.size())
+    return nullptr;
+  return tensorAt(inputs[idx], src.path);
 }
 
 std::string oneLine(std::string s) {
@@ -181,18 +264,21 @@ TestOutcome unsupported(TestOutcome o, const std::vector<UnsupportedOpType> &ops
   return o;
 }
 
-/// Does @main take exactly the data's types, in graph-input order?
+/// Does @main take exactly the data's types (ImportReport::params)? Absent
+/// optional data needs an import that knows it is absent.
 bool paramsMatch(const ir::Module &m, const ImportReport &r,
-                 const std::vector<ir::Tensor> &inputs) {
+                 const std::vector<OnnxValue> &inputs) {
   ir::Function main = m.find("main");
-  if (!main)
+  if (!main || main->params().size() != r.params.size())
     return false;
-  for (const auto &p : main->params()) {
-    auto it = std::find(r.graphInputs.begin(), r.graphInputs.end(), p->name());
-    size_t idx = size_t(it - r.graphInputs.begin());
-    if (it == r.graphInputs.end() || idx >= inputs.size() || p->type() != inputs[idx].type())
+  for (size_t j = 0; j < main->params().size(); ++j) {
+    const ir::Tensor *t = paramData(r, j, inputs);
+    if (!t || main->params()[j]->type() != t->type())
       return false;
   }
+  for (const auto &v : inputs)
+    if (v.kind != OnnxValue::Kind::Tensor)
+      return false; // sequences and optionals: bind their structure
   return true;
 }
 
@@ -231,10 +317,11 @@ TestOutcome runBackendTestImpl(const std::string &dirArg, const ConformanceOptio
 
   for (const auto &ds : dataSets) {
     const std::string dsName = ds.filename().string();
-    auto inputs = readDataFiles(ds, "input_");
+    auto inputs =
+        readDataFiles(ds, "input_", declaredInputTypes(model, probeReport.graphInputs));
     if (!inputs.ok())
       return fail(o, fmt::format("{}: {}", dsName, inputs.error().str()));
-    auto expected = readDataFiles(ds, "output_");
+    auto expected = readDataFiles(ds, "output_", declaredOutputTypes(model));
     if (!expected.ok())
       return fail(o, fmt::format("{}: {}", dsName, expected.error().str()));
     applyDeclaredBf16(model, probeReport.graphInputs, *inputs, *expected);
@@ -247,8 +334,14 @@ TestOutcome runBackendTestImpl(const std::string &dirArg, const ConformanceOptio
     ImportOptions opts = base;
     const auto &names = probeReport.graphInputs;
     if (!module.ok() || !paramsMatch(*module, report, *inputs)) {
-      for (size_t i = 0; i < names.size() && i < inputs->size(); ++i)
-        opts.inputShapes[names[i]] = (*inputs)[i].shape();
+      const auto declared = declaredInputTypes(model, names);
+      for (size_t i = 0; i < names.size() && i < inputs->size(); ++i) {
+        const OnnxValue &v = (*inputs)[i];
+        if (v.kind == OnnxValue::Kind::Tensor && declared[i] && declared[i]->has_tensor_type())
+          opts.inputShapes[names[i]] = v.tensor.shape();
+        else
+          opts.valueTypes[names[i]] = v.irType();
+      }
       module = importModelBytes(bytes, dir.string(), display, opts, &report);
     }
     if (!module.ok() && !report.wantedConstants.empty()) {
@@ -256,9 +349,10 @@ TestOutcome runBackendTestImpl(const std::string &dirArg, const ConformanceOptio
       for (const auto &w : report.wantedConstants) {
         auto it = std::find(names.begin(), names.end(), w);
         size_t idx = size_t(it - names.begin());
-        if (it == names.end() || idx >= inputs->size())
+        if (it == names.end() || idx >= inputs->size() ||
+            (*inputs)[idx].kind != OnnxValue::Kind::Tensor || opts.valueTypes.count(w))
           continue;
-        opts.constantInputs[w] = (*inputs)[idx];
+        opts.constantInputs[w] = (*inputs)[idx].tensor;
         opts.inputShapes.erase(w);
         bound += (bound.empty() ? "" : ", ") + w;
       }
@@ -274,27 +368,31 @@ TestOutcome runBackendTestImpl(const std::string &dirArg, const ConformanceOptio
 
     ir::Function main = module->find("main");
     std::vector<ir::Tensor> args;
-    for (const auto &p : main->params()) {
-      auto it = std::find(names.begin(), names.end(), p->name());
-      size_t idx = size_t(it - names.begin());
-      if (it == names.end() || idx >= inputs->size())
-        return fail(o, fmt::format("{}: no input_{}.pb for parameter '{}'", dsName, idx,
-                                   p->name()));
-      args.push_back((*inputs)[idx]);
+    for (size_t j = 0; j < main->params().size(); ++j) {
+      const auto &p = main->params()[j];
+      const ir::Tensor *t = paramData(report, j, *inputs);
+      if (!t)
+        return fail(o, fmt::format("{}: no input data for parameter '{}'", dsName, p->name()));
+      args.push_back(*t);
       if (verbose)
         *verbose << "  " << dsName << ": parameter %" << p->name() << ": "
-                 << p->type().str() << " <- input_" << idx << ".pb\n";
+                 << p->type().str() << " <- " << report.params[j].input << "\n";
     }
     auto result = interp::run(*module, args);
     if (!result.ok())
       return fail(o, fmt::format("{}: run failed: {}", dsName, result.error().str()));
-    std::vector<ir::Tensor> got = result->flatten();
+    // One output: the result itself; several: a tuple of them.
+    std::vector<interp::Value> got;
+    if (report.outputNames.size() == 1)
+      got.push_back(*result);
+    else
+      got = result->fields;
     if (got.size() != expected->size())
       return fail(o, fmt::format("{}: the model computes {} outputs, the test data has {}",
                                  dsName, got.size(), expected->size()));
     std::string firstMismatch;
     for (size_t k = 0; k < got.size(); ++k) {
-      std::string m = compareOutput(k, got[k], (*expected)[k], verbose);
+      std::string m = compareValue(fmt::format("output {}", k), got[k], (*expected)[k], verbose);
       if (!m.empty() && firstMismatch.empty())
         firstMismatch = m;
     }

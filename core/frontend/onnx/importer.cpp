@@ -9,7 +9,9 @@
 //      its converters cover opset 6; opsets above 17 are rejected);
 //   3. initializers become constants; the other graph inputs become @main's
 //      parameters (typed from their declarations and ImportOptions::
-//      inputShapes) or constants (ImportOptions::constantInputs);
+//      inputShapes) or constants (ImportOptions::constantInputs); sequence
+//      inputs become one parameter per element, packed into a tuple, and
+//      optional inputs their value or nothing (ImportOptions::valueTypes);
 //   4. nodes are converted in topological order (the model's own order when
 //      it is one) by their converters; Constant nodes are built in unless a
 //      registry supplies a converter for them;
@@ -307,6 +309,8 @@ private:
       TS_RETURN_IF_ERROR(check(name, "an input shape"));
     for (const auto &[name, value] : options_.constantInputs)
       TS_RETURN_IF_ERROR(check(name, "a constant binding"));
+    for (const auto &[name, type] : options_.valueTypes)
+      TS_RETURN_IF_ERROR(check(name, "a value type binding"));
     return okStatus();
   }
 
@@ -327,9 +331,7 @@ private:
   Expected<ir::Type> inputType(const ValueInfoProto &vi) {
     const std::string &name = vi.name();
     if (!vi.type().has_tensor_type())
-      return Error::format("input '{}' is not a tensor (sequences, maps and optionals are not "
-                           "supported)",
-                           name);
+      return Error::format("input '{}' is not a tensor", name);
     const auto &tt = vi.type().tensor_type();
     auto dtype = dtypeFromOnnx(tt.elem_type());
     if (!dtype)
@@ -386,16 +388,148 @@ private:
       if (values_.count(name))
         return Error::format("graph input '{}' is declared twice", name);
       if (auto c = options_.constantInputs.find(name); c != options_.constantInputs.end()) {
+        if (!vi.type().has_tensor_type() && vi.type().value_case() != ::onnx::TypeProto::VALUE_NOT_SET)
+          return Error::format("input '{}' is a {}; only tensor inputs can be bound as constants",
+                               name, onnxTypeStr(vi.type()));
         TS_RETURN_IF_ERROR(checkBoundConstant(vi, c->second));
         values_[name] = ir::makeConstant(c->second, name);
         continue;
       }
+      if (!vi.type().has_tensor_type()) {
+        TS_RETURN_IF_ERROR(bindStructuredInput(vi));
+        continue;
+      }
+      if (options_.valueTypes.count(name))
+        return Error::format("input '{}' is a tensor: bind its shape with an input shape, not a "
+                             "value type",
+                             name);
       TS_ASSIGN_OR_RETURN(ir::Type type, inputType(vi));
       ir::Var v = ir::makeVar(name, type);
       params_.push_back(v);
+      report_.params.push_back({name, {}});
       values_[name] = v;
     }
     return okStatus();
+  }
+
+  /// "sequence of tensor(FLOAT)", "optional of tensor(INT32) [4]", ...
+  static std::string onnxTypeStr(const ::onnx::TypeProto &t) {
+    if (t.has_tensor_type()) {
+      const auto &tt = t.tensor_type();
+      std::string s = fmt::format("tensor({})", tt.elem_type() ? onnxDTypeName(tt.elem_type())
+                                                               : std::string("?"));
+      if (tt.has_shape())
+        s += " " + declaredShapeStr(tt.shape());
+      return s;
+    }
+    if (t.has_sequence_type())
+      return "sequence of " + onnxTypeStr(t.sequence_type().elem_type());
+    if (t.has_optional_type())
+      return "optional of " + onnxTypeStr(t.optional_type().elem_type());
+    if (t.has_map_type())
+      return "map";
+    if (t.has_sparse_tensor_type())
+      return "sparse tensor";
+    return "value of unknown type";
+  }
+
+  /// Does the computed or bound type `t` fit the declared ONNX type (dtype
+  /// and static dims of tensors, sequences as tuples, optionals as their
+  /// value)? An undeclared type fits everything.
+  static bool typeFits(const ::onnx::TypeProto &d, const ir::Type &t) {
+    switch (d.value_case()) {
+    case ::onnx::TypeProto::VALUE_NOT_SET: return true;
+    case ::onnx::TypeProto::kTensorType: {
+      if (!t.isTensor())
+        return false;
+      const auto &tt = d.tensor_type();
+      if (tt.elem_type() != 0) {
+        auto dtype = dtypeFromOnnx(tt.elem_type());
+        if (!dtype || *dtype != t.dtype())
+          return false;
+      }
+      if (!tt.has_shape())
+        return true;
+      const auto &s = tt.shape();
+      if (int64_t(t.rank()) != s.dim_size())
+        return false;
+      for (int i = 0; i < s.dim_size(); ++i)
+        if (s.dim(i).has_dim_value() && s.dim(i).dim_value() != t.shape()[size_t(i)])
+          return false;
+      return true;
+    }
+    case ::onnx::TypeProto::kSequenceType: {
+      if (!t.isTuple())
+        return false;
+      for (const auto &f : t.fields())
+        if (!typeFits(d.sequence_type().elem_type(), f))
+          return false;
+      return true;
+    }
+    case ::onnx::TypeProto::kOptionalType: return typeFits(d.optional_type().elem_type(), t);
+    default: return false;
+    }
+  }
+
+  /// A sequence or optional graph input: parameters for its tensors (one per
+  /// sequence element, named "x.0", "x.1", ...), packed into tuples; nothing
+  /// for an absent optional.
+  Status bindStructuredInput(const ValueInfoProto &vi) {
+    const std::string &name = vi.name();
+    const auto &type = vi.type();
+    if (!type.has_sequence_type() && !type.has_optional_type())
+      return Error::format("input '{}' is a {}, which Tessera does not support", name,
+                           onnxTypeStr(type));
+    std::optional<ir::Type> bound;
+    if (auto b = options_.valueTypes.find(name); b != options_.valueTypes.end()) {
+      bound = b->second;
+      if (bound && !typeFits(type, *bound))
+        return Error::format("input '{}' is declared {}, the type bound to it is {}", name,
+                             onnxTypeStr(type), bound->str());
+      if (!bound && !type.has_optional_type())
+        return Error::format("input '{}' is a {}, not an optional: it cannot be bound to an "
+                             "absent value",
+                             name, onnxTypeStr(type));
+    } else if (type.has_optional_type() && type.optional_type().elem_type().has_tensor_type()) {
+      // An unbound optional tensor: present, with its declared type.
+      ValueInfoProto inner;
+      inner.set_name(name);
+      *inner.mutable_type() = type.optional_type().elem_type();
+      TS_ASSIGN_OR_RETURN(ir::Type t, inputType(inner));
+      bound = t;
+    } else {
+      return Error::format("input '{}' is a {}: bind its length and element shapes (the "
+                           "importer's value types; the conformance runner binds them from the "
+                           "test data)",
+                           name, onnxTypeStr(type));
+    }
+    if (!bound) {
+      values_[name] = nullptr; // an absent optional
+      return okStatus();
+    }
+    TS_ASSIGN_OR_RETURN(values_[name], paramsFor(name, *bound, name, {}));
+    return okStatus();
+  }
+
+  Expected<ir::Expr> paramsFor(const std::string &input, const ir::Type &t,
+                               const std::string &paramName, std::vector<int64_t> path) {
+    if (t.isTensor()) {
+      ir::Var v = ir::makeVar(paramName, t);
+      params_.push_back(v);
+      report_.params.push_back({input, std::move(path)});
+      return ir::Expr(v);
+    }
+    if (!t.isTuple())
+      return Error::format("input '{}': cannot bind a value of type {}", input, t.str());
+    std::vector<ir::Expr> fields;
+    for (size_t i = 0; i < t.fields().size(); ++i) {
+      std::vector<int64_t> p = path;
+      p.push_back(int64_t(i));
+      TS_ASSIGN_OR_RETURN(ir::Expr f,
+                          paramsFor(input, t.fields()[i], fmt::format("{}.{}", paramName, i), p));
+      fields.push_back(std::move(f));
+    }
+    return ir::makeTuple(std::move(fields), input);
   }
 
   Status checkBoundConstant(const ValueInfoProto &vi, const ir::Tensor &t) {
@@ -530,11 +664,24 @@ private:
       if (!e)
         return Error::format("{}: the converter returned no value for output {}", where, k);
       e = forwardTupleItem(std::move(e));
-      if (!e->type().isTensor())
-        return Error::format("{}: output {} is {}, not a tensor", where, k, e->type().str());
+      if (!isValueType(e->type()))
+        return Error::format("{}: output {} is {}, not a tensor or a sequence", where, k,
+                             e->type().str());
       values_[out] = std::move(e);
     }
     return okStatus();
+  }
+
+  /// A tensor, or a tuple of them (a sequence), nested.
+  static bool isValueType(const ir::Type &t) {
+    if (t.isTensor())
+      return true;
+    if (!t.isTuple())
+      return false;
+    for (const auto &f : t.fields())
+      if (!isValueType(f))
+        return false;
+    return true;
   }
 
   /// The graph inputs that the non-constant inputs a failed converter asked
@@ -550,8 +697,12 @@ private:
 
   /// The declared type of a graph output agrees with the computed one.
   Status checkOutput(const ValueInfoProto &vi, const ir::Type &t) {
-    if (!vi.type().has_tensor_type())
+    if (!vi.type().has_tensor_type()) {
+      if (!typeFits(vi.type(), t))
+        return Error::format("output '{}': the model declares {} but the graph computes {}",
+                             vi.name(), onnxTypeStr(vi.type()), t.str());
       return okStatus();
+    }
     const auto &tt = vi.type().tensor_type();
     std::string declared = tt.elem_type() ? onnxDTypeName(tt.elem_type()) : std::string("?");
     bool ok = true;
@@ -583,6 +734,10 @@ private:
       auto v = values_.find(vi.name());
       if (v == values_.end())
         return Error::format("graph output '{}' is not produced by any node", vi.name());
+      if (!v->second)
+        return Error::format("graph output '{}' is an absent optional, which Tessera does not "
+                             "return",
+                             vi.name());
       TS_RETURN_IF_ERROR(checkOutput(vi, v->second->type()));
       results.push_back(v->second);
     }

@@ -20,13 +20,22 @@
 // ImportOptions::constantInputs and import again (shape specialization, as
 // TVM's freeze_params). See docs/onnx-importer.md.
 //
+// Sequences are tuples of static length; a present optional is its value,
+// an absent one has no expression (OptionalHasElement folds to false).
+// Sequence and optional graph inputs get their structure from
+// ImportOptions::valueTypes; a sequence input becomes one @main parameter
+// per element ("x.0", "x.1", ...), rebuilt into a tuple inside @main, and
+// ImportReport::params says which input (element) each parameter is.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "ir/module.h"
+#include "ir/type.h"
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +52,15 @@ struct ImportOptions {
   /// constants instead of @main parameters. The value's dtype must match the
   /// input's, and its shape every static dim.
   std::map<std::string, ir::Tensor> constantInputs;
+  /// Sequence and optional graph inputs, whose length and element shapes
+  /// the model cannot declare statically: input name -> the type of the
+  /// value (a tuple type for a sequence, one field per element, nested for
+  /// sequences of sequences; for a present optional the type of its value),
+  /// or nullopt for an absent optional. It must agree with the declared
+  /// element types and static dims. An unbound optional input whose value
+  /// type is a fully static tensor is taken as present; an unbound sequence
+  /// input is an error naming it. Naming a tensor input is an error.
+  std::map<std::string, std::optional<ir::Type>> valueTypes;
   /// The converters to use; null means ConverterRegistry::standard().
   const ConverterRegistry *registry = nullptr;
   /// Run infer-types/verify on the result (on by default).
@@ -54,6 +72,14 @@ struct UnsupportedOpType {
   std::string opType;             // "LSTM", or "domain::Op" outside the ONNX domain
   int64_t count = 0;              // number of nodes
   std::vector<std::string> nodes; // the first three node names
+};
+
+/// Where a @main parameter comes from: graph input `input`, and for an
+/// element of a sequence input the element's index path (empty for the
+/// input itself).
+struct ParamSource {
+  std::string input;
+  std::vector<int64_t> path;
 };
 
 /// What an import found out besides the module (filled in as far as the
@@ -68,6 +94,8 @@ struct ImportReport {
   /// The graph inputs that are not initializers, in order (the N-th one is
   /// the backend test data's input_N.pb), bound ones included.
   std::vector<std::string> graphInputs;
+  /// One per @main parameter, in order (filled when the inputs are bound).
+  std::vector<ParamSource> params;
   /// The graph outputs, in order.
   std::vector<std::string> outputNames;
   /// The model's opset of the default domain (0 when unknown).

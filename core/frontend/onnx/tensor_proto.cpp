@@ -10,12 +10,18 @@
 // tensor is an error naming it, never a crash. The host is assumed to be
 // little-endian, as ONNX's raw_data is.
 //
+// Sequence and optional values (SequenceProto, OptionalProto; the backend
+// test data of sequence and optional inputs and outputs) are read into
+// OnnxValue.
+//
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/tensor_proto.h"
 
 #include "frontend/onnx/importer.h"
 
 #include <onnx/onnx_pb.h>
+// After onnx_pb.h, which defines ONNX_API for it.
+#include <onnx/onnx-data.pb.h>
 
 #include <cerrno>
 #include <cstring>
@@ -270,6 +276,147 @@ Expected<ir::Tensor> readTensorProtoFile(const std::string &path) {
     return Error::format("{}: not a TensorProto (protobuf parse failed)", path);
   std::string dir = std::filesystem::path(path).parent_path().string();
   return tensorFromProto(p, dir, fmt::format("tensor file '{}'", path));
+}
+
+//===----------------------------------------------------------------------===//
+// Sequences and optionals
+//===----------------------------------------------------------------------===//
+
+OnnxValue OnnxValue::ofTensor(ir::Tensor t) {
+  OnnxValue v;
+  v.kind = Kind::Tensor;
+  v.tensor = std::move(t);
+  return v;
+}
+
+OnnxValue OnnxValue::ofSequence(std::vector<OnnxValue> elements) {
+  OnnxValue v;
+  v.kind = Kind::Sequence;
+  v.elements = std::move(elements);
+  return v;
+}
+
+OnnxValue OnnxValue::none() {
+  OnnxValue v;
+  v.kind = Kind::None;
+  return v;
+}
+
+std::optional<ir::Type> OnnxValue::irType() const {
+  switch (kind) {
+  case Kind::Tensor: return tensor.type();
+  case Kind::None: return std::nullopt;
+  case Kind::Sequence: {
+    std::vector<ir::Type> fields;
+    for (const auto &e : elements) {
+      auto t = e.irType();
+      if (!t)
+        return std::nullopt; // not produced by the readers below
+      fields.push_back(*t);
+    }
+    return ir::Type::tuple(std::move(fields));
+  }
+  }
+  return std::nullopt;
+}
+
+std::string OnnxValue::str() const {
+  switch (kind) {
+  case Kind::Tensor: return tensor.type().str();
+  case Kind::None: return "none";
+  case Kind::Sequence: {
+    std::string out = "seq(";
+    for (size_t i = 0; i < elements.size(); ++i)
+      out += (i ? ", " : "") + elements[i].str();
+    return out + ")";
+  }
+  }
+  return "?";
+}
+
+Expected<OnnxValue> valueFromSequenceProto(const ::onnx::SequenceProto &p,
+                                           const std::string &baseDir, std::string_view what) {
+  using SP = ::onnx::SequenceProto;
+  std::vector<OnnxValue> elements;
+  switch (p.elem_type()) {
+  case SP::UNDEFINED:
+  case SP::TENSOR:
+    if (p.sequence_values_size() || p.map_values_size() || p.optional_values_size() ||
+        p.sparse_tensor_values_size())
+      return Error::format("{}: a sequence of tensors holds other values", what);
+    for (int i = 0; i < p.tensor_values_size(); ++i) {
+      TS_ASSIGN_OR_RETURN(ir::Tensor t,
+                          tensorFromProto(p.tensor_values(i), baseDir,
+                                          fmt::format("{}, element {}", what, i)));
+      elements.push_back(OnnxValue::ofTensor(std::move(t)));
+    }
+    break;
+  case SP::SEQUENCE:
+    for (int i = 0; i < p.sequence_values_size(); ++i) {
+      TS_ASSIGN_OR_RETURN(OnnxValue v,
+                          valueFromSequenceProto(p.sequence_values(i), baseDir,
+                                                 fmt::format("{}, element {}", what, i)));
+      elements.push_back(std::move(v));
+    }
+    break;
+  default:
+    return Error::format("{}: sequences of {} are not supported", what,
+                         p.elem_type() == SP::MAP             ? "maps"
+                         : p.elem_type() == SP::OPTIONAL      ? "optionals"
+                         : p.elem_type() == SP::SPARSE_TENSOR ? "sparse tensors"
+                                                              : "unknown values");
+  }
+  return OnnxValue::ofSequence(std::move(elements));
+}
+
+Expected<OnnxValue> valueFromOptionalProto(const ::onnx::OptionalProto &p,
+                                           const std::string &baseDir, std::string_view what) {
+  using OP = ::onnx::OptionalProto;
+  switch (p.elem_type()) {
+  case OP::UNDEFINED: return OnnxValue::none();
+  case OP::TENSOR: {
+    if (!p.has_tensor_value())
+      return OnnxValue::none();
+    TS_ASSIGN_OR_RETURN(ir::Tensor t, tensorFromProto(p.tensor_value(), baseDir, what));
+    return OnnxValue::ofTensor(std::move(t));
+  }
+  case OP::SEQUENCE:
+    if (!p.has_sequence_value())
+      return OnnxValue::none();
+    return valueFromSequenceProto(p.sequence_value(), baseDir, what);
+  default:
+    return Error::format("{}: optionals of {} are not supported", what,
+                         p.elem_type() == OP::MAP             ? "maps"
+                         : p.elem_type() == OP::OPTIONAL      ? "optionals"
+                         : p.elem_type() == OP::SPARSE_TENSOR ? "sparse tensors"
+                                                              : "unknown values");
+  }
+}
+
+Expected<OnnxValue> parseValue(std::string_view bytes, const ::onnx::TypeProto *declared,
+                               const std::string &baseDir, std::string_view what) {
+  if (bytes.size() > size_t(INT32_MAX))
+    return Error::format("{}: larger than 2 GiB", what);
+  const int n = int(bytes.size());
+  if (declared && declared->has_sequence_type()) {
+    ::onnx::SequenceProto p;
+    if (!p.ParseFromArray(bytes.data(), n))
+      return Error::format("{}: not a SequenceProto (protobuf parse failed)", what);
+    return valueFromSequenceProto(p, baseDir, what);
+  }
+  if (declared && declared->has_optional_type()) {
+    ::onnx::OptionalProto p;
+    if (!p.ParseFromArray(bytes.data(), n))
+      return Error::format("{}: not an OptionalProto (protobuf parse failed)", what);
+    return valueFromOptionalProto(p, baseDir, what);
+  }
+  if (declared && (declared->has_map_type() || declared->has_sparse_tensor_type()))
+    return Error::format("{}: maps and sparse tensors are not supported", what);
+  TensorProto p;
+  if (!p.ParseFromArray(bytes.data(), n))
+    return Error::format("{}: not a TensorProto (protobuf parse failed)", what);
+  TS_ASSIGN_OR_RETURN(ir::Tensor t, tensorFromProto(p, baseDir, what));
+  return OnnxValue::ofTensor(std::move(t));
 }
 
 } // namespace tessera::frontend::onnx

@@ -462,10 +462,12 @@ Expected<Outputs> convertCastLike(NodeContext &ctx) {
   return single(castTo(ctx, x, dtypeOf(like)));
 }
 
-// Identity: the input itself.
+// Identity: the input itself, a tensor or a sequence (a tuple); a present
+// optional is its value (an absent one, a null input, is an error).
 Expected<Outputs> convertIdentity(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
-  return Outputs{x};
+  if (!ctx.hasInput(0))
+    return ctx.error("missing required input 0 (or an absent optional)");
+  return Outputs{ctx.input(0)};
 }
 
 /// A constant scalar input as a double, or an error saying it must be one.
@@ -648,6 +650,9 @@ Status registerElementwiseConverters(ConverterRegistry &r) {
   TS_RETURN_IF_ERROR(add(r, "BitShift", 11, convertBitShift,
                          "core bit_shift; 'direction' LEFT/RIGHT; unsigned integers"));
 
+  TS_RETURN_IF_ERROR(add(r, "Identity", 1, convertIdentity,
+                         "tensors, sequences and present optionals"));
+
   if (kRegisterHeldBack) {
     // Held back: test_cast(like)_*STRING* (no string dtype),
     // test_cast_FLOAT_to_BFLOAT16 (the 1.12 data truncates where we round to
@@ -655,9 +660,6 @@ Status registerElementwiseConverters(ConverterRegistry &r) {
     // the model).
     TS_RETURN_IF_ERROR(add(r, "Cast", 6, convertCast, "core cast between the IR's dtypes"));
     TS_RETURN_IF_ERROR(add(r, "CastLike", 15, convertCastLike, "core cast to input 1's dtype"));
-    // Held back: test_identity_opt / test_identity_sequence (optional and
-    // sequence types).
-    TS_RETURN_IF_ERROR(add(r, "Identity", 1, convertIdentity, "tensors only"));
     // Held back: test_training_dropout* with a non-zero ratio (random).
     TS_RETURN_IF_ERROR(add(r, "Dropout", 1, convertDropout,
                            "inference (identity; mask all true); training mode only with "
