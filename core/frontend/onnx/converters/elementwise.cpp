@@ -12,7 +12,7 @@
 // ONNX backend test that uses it passes.
 //
 //===----------------------------------------------------------------------===//
-#include "frontend/onnx/converter.h"
+#include "frontend/onnx/converters/common.h"
 
 #include <array>
 #include <cmath>
@@ -26,7 +26,6 @@ namespace {
 using ir::DType;
 using ir::Expr;
 using ir::Tensor;
-using Outputs = std::vector<Expr>;
 
 constexpr int64_t kMaxOpset = 17;
 /// Defaults of Clip's 'min'/'max' attributes before opset 11 (float's range).
@@ -46,19 +45,6 @@ Expected<Expr> input(const NodeContext &ctx, size_t i) {
   return e;
 }
 
-DType dtypeOf(const Expr &e) {
-  return e->type().dtype();
-}
-const ir::Shape &shapeOf(const Expr &e) {
-  return e->type().shape();
-}
-
-/// A scalar constant of dtype `t` (the value converted as Tensor does).
-Expr scalar(const NodeContext &ctx, DType t, double v) {
-  std::array<double, 1> values{v};
-  return ctx.constant(Tensor::fromDoubles(t, {}, values));
-}
-
 Expected<Expr> call1(NodeContext &ctx, std::string_view op, Expr a, ir::Attrs attrs = {}) {
   return ctx.call(op, {std::move(a)}, std::move(attrs));
 }
@@ -68,12 +54,6 @@ Expected<Expr> call2(NodeContext &ctx, std::string_view op, Expr a, Expr b) {
 Expected<Expr> call3(NodeContext &ctx, std::string_view op, Expr a, Expr b, Expr c) {
   return ctx.call(op, {std::move(a), std::move(b), std::move(c)});
 }
-Expected<Expr> castTo(NodeContext &ctx, Expr x, DType t) {
-  if (dtypeOf(x) == t)
-    return x;
-  return call1(ctx, "cast", std::move(x), {{"dtype", t}});
-}
-
 Expected<Outputs> single(Expected<Expr> e) {
   if (!e.ok())
     return std::move(e).error();

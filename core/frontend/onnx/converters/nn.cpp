@@ -13,7 +13,7 @@
 // is an error naming the node.
 //
 //===----------------------------------------------------------------------===//
-#include "frontend/onnx/converter.h"
+#include "frontend/onnx/converters/common.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,44 +25,10 @@ namespace {
 
 using ir::DType;
 using ir::Expr;
-using Ints = std::vector<int64_t>;
-using Outputs = std::vector<Expr>;
 
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
-
-const ir::Shape &shapeOf(const Expr &e) {
-  return e->type().shape();
-}
-DType dtypeOf(const Expr &e) {
-  return e->type().dtype();
-}
-int64_t rankOf(const Expr &e) {
-  return int64_t(e->type().rank());
-}
-
-int64_t product(std::span<const int64_t> dims) {
-  return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
-}
-
-Expr scalar(NodeContext &ctx, DType dt, double v) {
-  return ctx.constant(ir::Tensor::fromDoubles(dt, {}, std::vector<double>{v}));
-}
-
-/// x with a new shape (same element count). An empty result is a constant:
-/// it has no data, and reshape's 0 would mean "copy the input dim".
-Expected<Expr> reshapeTo(NodeContext &ctx, const Expr &x, const Ints &shape) {
-  if (shapeOf(x) == shape)
-    return x;
-  if (product(shape) == 0)
-    return ctx.constant(ir::Tensor(dtypeOf(x), shape));
-  return ctx.call("reshape", {x}, {{"newshape", shape}});
-}
-
-Expected<Expr> transpose(NodeContext &ctx, const Expr &x, const Ints &perm) {
-  return ctx.call("transpose", {x}, {{"perm", perm}});
-}
 
 /// Elements [start, end) of axis `axis`, every `step`-th.
 Expected<Expr> sliceAxis(NodeContext &ctx, const Expr &x, int64_t axis, int64_t start, int64_t end,
@@ -81,12 +47,6 @@ Expected<Expr> padAxis(NodeContext &ctx, const Expr &x, int64_t axis, int64_t be
   pads[size_t(axis)] = begin;
   pads[r + size_t(axis)] = end;
   return ctx.call("pad", {x}, {{"pads", pads}});
-}
-
-Expected<Expr> castTo(NodeContext &ctx, const Expr &x, DType dt) {
-  if (dtypeOf(x) == dt)
-    return x;
-  return ctx.call("cast", {x}, {{"dtype", dt}});
 }
 
 /// ONNX's INTS attribute `name` with `n` values, or `fallback` repeated.
@@ -146,14 +106,6 @@ Expected<Window> readWindow(NodeContext &ctx, std::span<const int64_t> in,
     TS_ASSIGN_OR_RETURN(w.pads, resolvePads(ctx, w, in));
   }
   return w;
-}
-
-/// Asks for every given input as a constant up front, so that the importer
-/// learns all the graph inputs to bind before the first error.
-void wishConstants(NodeContext &ctx, std::initializer_list<size_t> inputs) {
-  for (size_t i : inputs)
-    if (ctx.hasInput(i))
-      (void)ctx.constantInput(i);
 }
 
 Status requireRankIn(NodeContext &ctx, const Expr &x, int64_t lo, int64_t hi,

@@ -11,7 +11,7 @@
 // (ReduceSum 13+), which makes the op the identity. 'keepdims' defaults to 1.
 //
 //===----------------------------------------------------------------------===//
-#include "frontend/onnx/converter.h"
+#include "frontend/onnx/converters/common.h"
 
 namespace tessera::frontend::onnx {
 
@@ -20,7 +20,6 @@ namespace {
 using ir::DType;
 using ir::Expr;
 using ir::Tensor;
-using Outputs = std::vector<Expr>;
 
 constexpr int64_t kMaxOpset = 17;
 
@@ -35,11 +34,6 @@ Expected<Expr> call1(NodeContext &ctx, std::string_view op, Expr a, ir::Attrs at
 }
 Expected<Expr> call2(NodeContext &ctx, std::string_view op, Expr a, Expr b) {
   return ctx.call(op, {std::move(a), std::move(b)});
-}
-
-Expr scalar(const NodeContext &ctx, DType t, double v) {
-  double values[] = {v};
-  return ctx.constant(Tensor::fromDoubles(t, {}, values));
 }
 
 /// A reduction as the node describes it.

@@ -11,7 +11,7 @@
 // constant (the importer can then bind it and import again).
 //
 //===----------------------------------------------------------------------===//
-#include "frontend/onnx/converter.h"
+#include "frontend/onnx/converters/common.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,44 +25,10 @@ namespace {
 
 using ir::DType;
 using ir::Expr;
-using Ints = std::vector<int64_t>;
-using Outputs = std::vector<Expr>;
 
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
-
-const ir::Shape &shapeOf(const Expr &e) {
-  return e->type().shape();
-}
-DType dtypeOf(const Expr &e) {
-  return e->type().dtype();
-}
-int64_t rankOf(const Expr &e) {
-  return int64_t(e->type().rank());
-}
-
-int64_t product(std::span<const int64_t> dims) {
-  return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
-}
-
-/// The data of constant input i, or an error saying it must be a constant.
-Expected<const ir::Tensor *> requireConstant(NodeContext &ctx, size_t i, std::string_view name) {
-  if (!ctx.hasInput(i))
-    return ctx.error("input {} ('{}') is missing", i, name);
-  const ir::Tensor *t = ctx.constantInput(i);
-  if (!t)
-    return ctx.error("input {} ('{}') must be a constant (it decides the output shape)", i, name);
-  return t;
-}
-
-/// Asks for every given input as a constant up front, so that the importer
-/// learns all the graph inputs to bind before the first error.
-void wishConstants(NodeContext &ctx, std::initializer_list<size_t> inputs) {
-  for (size_t i : inputs)
-    if (ctx.hasInput(i))
-      (void)ctx.constantInput(i);
-}
 
 /// Constant integer input i as int64 values.
 Expected<Ints> constantInts(NodeContext &ctx, size_t i, std::string_view name) {
@@ -97,16 +63,6 @@ Expected<int64_t> checkedElements(NodeContext &ctx, std::span<const int64_t> sha
       return ctx.error("shape {} is too large for a constant", ir::shapeStr(shape));
   }
   return int64_t(n);
-}
-
-/// x with a new shape (same element count). An empty result is a constant:
-/// it has no data, and reshape's 0 would mean "copy the input dim".
-Expected<Expr> reshapeTo(NodeContext &ctx, const Expr &x, const Ints &shape) {
-  if (shapeOf(x) == shape)
-    return x;
-  if (product(shape) == 0)
-    return ctx.constant(ir::Tensor(dtypeOf(x), shape));
-  return ctx.call("reshape", {x}, {{"newshape", shape}});
 }
 
 /// The fields of a tuple-valued expression (a folded call gives a Tuple).

@@ -1,0 +1,76 @@
+//===- frontend/onnx/converters/common.h - Helpers shared by converters -*- C++ -*-===//
+//
+// Small helpers every converter family uses: shape queries, scalars, the
+// common reshapes and casts, and access to inputs that must be constants.
+// Private to converters/ (not installed, not used elsewhere).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "frontend/onnx/converter.h"
+
+#include <functional>
+#include <numeric>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace tessera::frontend::onnx {
+
+using Ints = std::vector<int64_t>;
+using Outputs = std::vector<ir::Expr>;
+
+inline const ir::Shape &shapeOf(const ir::Expr &e) { return e->type().shape(); }
+inline ir::DType dtypeOf(const ir::Expr &e) { return e->type().dtype(); }
+inline int64_t rankOf(const ir::Expr &e) { return int64_t(e->type().rank()); }
+
+inline int64_t product(std::span<const int64_t> dims) {
+  return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
+}
+
+/// A scalar constant of dtype `dt`.
+inline ir::Expr scalar(const NodeContext &ctx, ir::DType dt, double v) {
+  double values[] = {v};
+  return ctx.constant(ir::Tensor::fromDoubles(dt, {}, values));
+}
+
+/// x with a new shape (same element count). An empty result is a constant:
+/// it has no data, and reshape's 0 would mean "copy the input dim".
+inline Expected<ir::Expr> reshapeTo(NodeContext &ctx, const ir::Expr &x, const Ints &shape) {
+  if (shapeOf(x) == shape)
+    return x;
+  if (product(shape) == 0)
+    return ctx.constant(ir::Tensor(dtypeOf(x), shape));
+  return ctx.call("reshape", {x}, {{"newshape", shape}});
+}
+
+inline Expected<ir::Expr> transpose(NodeContext &ctx, const ir::Expr &x, const Ints &perm) {
+  return ctx.call("transpose", {x}, {{"perm", perm}});
+}
+
+inline Expected<ir::Expr> castTo(NodeContext &ctx, const ir::Expr &x, ir::DType dt) {
+  if (dtypeOf(x) == dt)
+    return x;
+  return ctx.call("cast", {x}, {{"dtype", dt}});
+}
+
+/// The data of constant input i, or an error saying it must be a constant.
+inline Expected<const ir::Tensor *> requireConstant(NodeContext &ctx, size_t i,
+                                                   std::string_view name) {
+  if (!ctx.hasInput(i))
+    return ctx.error("input {} ('{}') is missing", i, name);
+  const ir::Tensor *t = ctx.constantInput(i);
+  if (!t)
+    return ctx.error("input {} ('{}') must be a constant (it decides the output shape)", i, name);
+  return t;
+}
+
+/// Asks for every given input as a constant up front, so that the importer
+/// learns all the graph inputs to bind before the first error.
+inline void wishConstants(NodeContext &ctx, std::initializer_list<size_t> inputs) {
+  for (size_t i : inputs)
+    if (ctx.hasInput(i))
+      (void)ctx.constantInput(i);
+}
+
+} // namespace tessera::frontend::onnx
