@@ -220,7 +220,8 @@ const ConverterRegistry &ConverterRegistry::standard() {
     ConverterRegistry r;
     for (auto *family : {&registerElementwiseConverters, &registerReduceConverters,
                          &registerNNConverters, &registerTensorConverters,
-                         &registerLossConverters, &registerSequenceConverters}) {
+                         &registerLossConverters, &registerSequenceConverters,
+                         &registerRecurrentConverters, &registerSignalConverters}) {
       Status s = family(r);
       if (!s.ok()) {
         // A malformed built-in converter is a bug in Tessera, not user input.

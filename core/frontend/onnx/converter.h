@@ -143,5 +143,7 @@ Status registerNNConverters(ConverterRegistry &r);          // Conv, Gemm, MatMu
 Status registerTensorConverters(ConverterRegistry &r);      // shape and data movement, Constant, Shape, ...
 Status registerLossConverters(ConverterRegistry &r);        // NLL and SCE losses, Einsum, index ops
 Status registerSequenceConverters(ConverterRegistry &r);    // sequences as tuples of static length
+Status registerRecurrentConverters(ConverterRegistry &r);   // RNN, GRU, LSTM unrolled; GridSample, RoiAlign
+Status registerSignalConverters(ConverterRegistry &r);      // DFT, STFT, windows, MelWeightMatrix, Det
 
 } // namespace tessera::frontend::onnx

@@ -26,5 +26,9 @@ Status registerReduceOps(OpRegistry &r);
 Status registerTransformOps(OpRegistry &r);
 /// gather_nd, scatter_nd and other index-driven ops.
 Status registerIndexOps(OpRegistry &r);
+/// grid_sample, roi_align: image sampling ops.
+Status registerImageOps(OpRegistry &r);
+/// det and other linear algebra.
+Status registerLinalgOps(OpRegistry &r);
 
 } // namespace tessera::ir::ops

@@ -9,6 +9,8 @@ Status registerCoreOps(OpRegistry &r) {
   TS_RETURN_IF_ERROR(ops::registerReduceOps(r).withContext("while registering reduce ops"));
   TS_RETURN_IF_ERROR(ops::registerTransformOps(r).withContext("while registering transform ops"));
   TS_RETURN_IF_ERROR(ops::registerIndexOps(r).withContext("while registering index ops"));
+  TS_RETURN_IF_ERROR(ops::registerImageOps(r).withContext("while registering image ops"));
+  TS_RETURN_IF_ERROR(ops::registerLinalgOps(r).withContext("while registering linalg ops"));
   return okStatus();
 }
 
