@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "test_util.h"
 
-#include "frontend/onnx/converter.h"
+#include "onnx_test_util.h"
 
 #include <array>
 #include <random>
@@ -24,33 +24,16 @@ using tessera::test::requireClose;
 namespace {
 
 using Ints = std::vector<int64_t>;
-using AttrMap = std::map<std::string, OnnxAttr, std::less<>>;
+using AttrMap = test::OnnxAttrMap;
 
 Expected<std::vector<ir::Expr>> convert(const std::string &opType, std::vector<ir::Expr> inputs,
                                         AttrMap attrs, size_t numOutputs = 1, int64_t opset = 17) {
-  const ConverterSpec *spec = ConverterRegistry::standard().find(opType);
-  if (!spec)
-    return Error("no converter for " + opType);
-  NodeContext ctx(opType, "n0", opset, std::move(inputs), numOutputs, std::move(attrs));
-  return spec->convert(ctx);
+  return test::convertNode(opType, std::move(inputs), std::move(attrs), numOutputs, opset);
 }
 
-/// Converts a node whose inputs are all constants; returns its outputs' data.
 std::vector<ir::Tensor> fold(const std::string &opType, std::vector<ir::Tensor> inputs,
                              AttrMap attrs, size_t numOutputs = 1, int64_t opset = 17) {
-  std::vector<ir::Expr> args;
-  for (auto &t : inputs)
-    args.push_back(ir::makeConstant(t));
-  auto out = convert(opType, std::move(args), std::move(attrs), numOutputs, opset);
-  if (!out.ok())
-    FAIL("conversion failed: " << out.error().str());
-  std::vector<ir::Tensor> result;
-  for (const auto &e : *out) {
-    const auto *c = e->as<ir::ConstantNode>();
-    REQUIRE(c != nullptr);
-    result.push_back(c->data());
-  }
-  return result;
+  return test::foldNode(opType, std::move(inputs), std::move(attrs), numOutputs, opset);
 }
 
 ir::Tensor randomTensor(ir::Shape shape, uint32_t seed) {
