@@ -12,7 +12,6 @@
 #include "ir/printer.h"
 #include "ir/structural.h"
 
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -634,20 +633,12 @@ TEST_CASE("parser: a 100,000-node chain prints and parses without recursion", "[
     e = expectOk(makeCall("relu", {e}));
   Module m = singleFunction({x}, e);
   e.reset();
-  using Clock = std::chrono::steady_clock;
-  auto t0 = Clock::now();
+  // Speed is measured by bench/bench_ir, not here.
   std::string text = printModule(m);
-  auto t1 = Clock::now();
   Module back = parseOk(text);
-  auto t2 = Clock::now();
   std::string again = printModule(back);
   REQUIRE(again == text);
   REQUIRE(text.find("  %99999 = relu(%99998) : f32[1, 8]\n  return %99999\n") != std::string::npos);
-  double printMs = std::chrono::duration<double, std::milli>(t1 - t0).count();
-  double parseMs = std::chrono::duration<double, std::milli>(t2 - t1).count();
-  INFO("100k chain: print " << printMs << " ms, parse " << parseMs << " ms");
-  CHECK(printMs < 5000);
-  CHECK(parseMs < 5000);
 }
 
 TEST_CASE("parser: deeply nested fn blocks and types are capped", "[text]") {

@@ -80,6 +80,13 @@ std::string onnxDTypeName(int32_t t) {
 
 namespace {
 
+/// Copies t.nbytes() bytes into t. memcpy with a null source is undefined
+/// even for zero bytes, and an empty repeated field has a null data().
+void copyInto(ir::Tensor &t, const void *src) {
+  if (t.nbytes() != 0)
+    std::memcpy(t.bytes(), src, t.nbytes());
+}
+
 /// Reads `length` bytes at `offset` of an external-data file into `out`.
 Expected<ir::Tensor> readExternal(const TensorProto &p, const std::string &baseDir,
                                   const std::string &what, DType dtype, const ir::Shape &shape,
@@ -186,25 +193,25 @@ Expected<ir::Tensor> tensorFromProto(const TensorProto &p, const std::string &ba
     TS_ASSIGN_OR_RETURN(t, readExternal(p, baseDir, what, *dtype, shape, nbytes));
   } else if (p.has_raw_data()) {
     t = ir::Tensor(*dtype, shape);
-    std::memcpy(t.bytes(), p.raw_data().data(), t.nbytes());
+    copyInto(t, p.raw_data().data());
   } else {
     t = ir::Tensor(*dtype, shape);
     switch (*dtype) {
     case DType::F32:
       TS_RETURN_IF_ERROR(checkCount(p.float_data(), numel, what, "float_data"));
-      std::memcpy(t.bytes(), p.float_data().data(), t.nbytes());
+      copyInto(t, p.float_data().data());
       break;
     case DType::F64:
       TS_RETURN_IF_ERROR(checkCount(p.double_data(), numel, what, "double_data"));
-      std::memcpy(t.bytes(), p.double_data().data(), t.nbytes());
+      copyInto(t, p.double_data().data());
       break;
     case DType::I64:
       TS_RETURN_IF_ERROR(checkCount(p.int64_data(), numel, what, "int64_data"));
-      std::memcpy(t.bytes(), p.int64_data().data(), t.nbytes());
+      copyInto(t, p.int64_data().data());
       break;
     case DType::I32:
       TS_RETURN_IF_ERROR(checkCount(p.int32_data(), numel, what, "int32_data"));
-      std::memcpy(t.bytes(), p.int32_data().data(), t.nbytes());
+      copyInto(t, p.int32_data().data());
       break;
     case DType::F16:
     case DType::BF16: {
