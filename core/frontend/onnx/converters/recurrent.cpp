@@ -1,9 +1,580 @@
 //===- frontend/onnx/converters/recurrent.cpp - ONNX recurrent converters ---===//
-// Placeholder until its converter helper writes it.
+//
+// Converters for the ONNX recurrent ops RNN, GRU and LSTM, unrolled over the
+// static sequence length into core ops (dense, add, multiply, activations,
+// slice, concat, ...), and for the image sampling ops GridSample and
+// RoiAlign, which map onto the core ops grid_sample and roi_align.
+//
+// Recurrent ops (opsets 7-17): directions forward, reverse, bidirectional;
+// optional B, initial_h, initial_c, P (peepholes); sequence_lens must be a
+// constant whose values all equal the sequence length (per-batch lengths are
+// an error); activations with activation_alpha/activation_beta (Relu, Tanh,
+// Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu,
+// Softsign, Softplus; alpha/beta values are consumed in order by the
+// activations that take them); clip (applied to the gate pre-activations);
+// GRU linear_before_reset; LSTM input_forget; layout (opset 14); any subset
+// of the outputs Y, Y_h, Y_c.
+//
+//===----------------------------------------------------------------------===//
 #include "frontend/onnx/converters/common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
 
 namespace tessera::frontend::onnx {
 
-Status registerRecurrentConverters(ConverterRegistry &r) { return okStatus(); }
+namespace {
+
+using ir::DType;
+using ir::Expr;
+
+/// Elements [start, end) of axis `axis`.
+Expected<Expr> sliceAxis(NodeContext &ctx, const Expr &x, int64_t axis, int64_t start,
+                         int64_t end) {
+  return ctx.call("slice", {x},
+                  {{"starts", Ints{start}}, {"ends", Ints{end}}, {"axes", Ints{axis}}});
+}
+
+Expected<Expr> binary(NodeContext &ctx, std::string_view op, const Expr &a, const Expr &b) {
+  return ctx.call(op, {a, b});
+}
+
+//===----------------------------------------------------------------------===//
+// Activations
+//===----------------------------------------------------------------------===//
+
+/// One activation function of a recurrent op with its alpha and beta.
+struct Activation {
+  std::string name;
+  double alpha = 0, beta = 0;
+};
+
+/// Parses the names, case-insensitively as ONNX runtimes do.
+std::optional<Activation> makeActivation(std::string name) {
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  struct Known {
+    const char *name;
+    int params; // how many of alpha, beta it takes
+    double alpha, beta;
+  };
+  static const Known known[] = {
+      {"relu", 0, 0, 0},           {"tanh", 0, 0, 0},
+      {"sigmoid", 0, 0, 0},        {"affine", 2, 1.0, 0.0},
+      {"leakyrelu", 1, 0.01, 0},   {"thresholdedrelu", 1, 1.0, 0},
+      {"scaledtanh", 2, 1.0, 1.0}, {"hardsigmoid", 2, 0.2, 0.5},
+      {"elu", 1, 1.0, 0},          {"softsign", 0, 0, 0},
+      {"softplus", 0, 0, 0},
+  };
+  for (const Known &k : known)
+    if (lower == k.name)
+      return Activation{lower, k.alpha, k.beta};
+  return std::nullopt;
+}
+
+int activationParams(const std::string &name) {
+  if (name == "affine" || name == "scaledtanh" || name == "hardsigmoid")
+    return 2;
+  if (name == "leakyrelu" || name == "thresholdedrelu" || name == "elu")
+    return 1;
+  return 0;
+}
+
+Expected<Expr> applyActivation(NodeContext &ctx, const Activation &a, const Expr &x) {
+  DType dt = dtypeOf(x);
+  auto s = [&](double v) { return scalar(ctx, dt, v); };
+  const std::string &n = a.name;
+  if (n == "relu" || n == "tanh" || n == "sigmoid")
+    return ctx.call(n, {x});
+  if (n == "affine") {
+    TS_ASSIGN_OR_RETURN(Expr m, binary(ctx, "multiply", x, s(a.alpha)));
+    return binary(ctx, "add", m, s(a.beta));
+  }
+  if (n == "leakyrelu")
+    return ctx.call("leaky_relu", {x}, {{"alpha", a.alpha}});
+  if (n == "thresholdedrelu") {
+    TS_ASSIGN_OR_RETURN(Expr c, binary(ctx, "greater", x, s(a.alpha)));
+    return ctx.call("where", {c, x, s(0)});
+  }
+  if (n == "scaledtanh") {
+    TS_ASSIGN_OR_RETURN(Expr m, binary(ctx, "multiply", x, s(a.beta)));
+    TS_ASSIGN_OR_RETURN(Expr t, ctx.call("tanh", {m}));
+    return binary(ctx, "multiply", t, s(a.alpha));
+  }
+  if (n == "hardsigmoid")
+    return ctx.call("hard_sigmoid", {x}, {{"alpha", a.alpha}, {"beta", a.beta}});
+  if (n == "elu") {
+    // x < 0 ? alpha * (exp(x) - 1) : x
+    TS_ASSIGN_OR_RETURN(Expr e, ctx.call("exp", {x}));
+    TS_ASSIGN_OR_RETURN(Expr em1, binary(ctx, "subtract", e, s(1)));
+    TS_ASSIGN_OR_RETURN(Expr neg, binary(ctx, "multiply", em1, s(a.alpha)));
+    TS_ASSIGN_OR_RETURN(Expr c, binary(ctx, "less", x, s(0)));
+    return ctx.call("where", {c, neg, x});
+  }
+  if (n == "softsign") {
+    TS_ASSIGN_OR_RETURN(Expr ab, ctx.call("abs", {x}));
+    TS_ASSIGN_OR_RETURN(Expr d, binary(ctx, "add", ab, s(1)));
+    return binary(ctx, "divide", x, d);
+  }
+  // softplus: log(1 + exp(x))
+  TS_ASSIGN_OR_RETURN(Expr e, ctx.call("exp", {x}));
+  TS_ASSIGN_OR_RETURN(Expr d, binary(ctx, "add", e, s(1)));
+  return ctx.call("log", {d});
+}
+
+//===----------------------------------------------------------------------===//
+// Recurrent ops
+//===----------------------------------------------------------------------===//
+
+enum class Cell { RNN, GRU, LSTM };
+
+/// The attributes and inputs of one RNN/GRU/LSTM node, normalised to
+/// layout 0: X [S, B, I], initial states [D, B, H].
+struct Recurrence {
+  Cell cell;
+  int64_t gates; // 1, 3, 4
+  int64_t hidden, seq, batch, inputSize, dirs;
+  bool forwardOnlyReverse = false; // direction == "reverse"
+  int64_t layout = 0;
+  std::vector<Activation> acts; // per direction, actsPerDir entries each
+  size_t actsPerDir;
+  std::optional<double> clip;
+  int64_t linearBeforeReset = 0, inputForget = 0;
+  Expr x, w, r, b, h0, c0, p;
+};
+
+Expected<Recurrence> parseRecurrence(NodeContext &ctx, Cell cell) {
+  Recurrence rc;
+  rc.cell = cell;
+  rc.gates = cell == Cell::RNN ? 1 : cell == Cell::GRU ? 3 : 4;
+  rc.actsPerDir = cell == Cell::RNN ? 1 : cell == Cell::GRU ? 2 : 3;
+  for (size_t i = 0; i < 3; ++i)
+    if (!ctx.hasInput(i))
+      return ctx.error("input {} is missing (X, W and R are required)", i);
+  // sequence_lens decides which steps run: it must be known.
+  wishConstants(ctx, {4});
+
+  rc.x = ctx.input(0);
+  rc.w = ctx.input(1);
+  rc.r = ctx.input(2);
+  if (!ir::isFloat(dtypeOf(rc.x)))
+    return ctx.error("X must be a float tensor, got {}", rc.x->type().str());
+  if (rankOf(rc.x) != 3 || rankOf(rc.w) != 3 || rankOf(rc.r) != 3)
+    return ctx.error("X, W and R must have rank 3, got {}, {}, {}", rc.x->type().str(),
+                     rc.w->type().str(), rc.r->type().str());
+
+  TS_ASSIGN_OR_RETURN(rc.layout, ctx.attrInt("layout", int64_t(0)));
+  if (rc.layout != 0 && rc.layout != 1)
+    return ctx.error("attribute 'layout' = {} must be 0 or 1", rc.layout);
+  if (rc.layout == 1) {
+    TS_ASSIGN_OR_RETURN(rc.x, transpose(ctx, rc.x, {1, 0, 2}));
+  }
+  rc.seq = shapeOf(rc.x)[0];
+  rc.batch = shapeOf(rc.x)[1];
+  rc.inputSize = shapeOf(rc.x)[2];
+
+  TS_ASSIGN_OR_RETURN(std::string direction, ctx.attrString("direction", std::string("forward")));
+  if (direction == "forward" || direction == "reverse")
+    rc.dirs = 1;
+  else if (direction == "bidirectional")
+    rc.dirs = 2;
+  else
+    return ctx.error("attribute 'direction' = \"{}\" is not one of \"forward\", \"reverse\", "
+                     "\"bidirectional\"",
+                     direction);
+  rc.forwardOnlyReverse = direction == "reverse";
+
+  // hidden_size: the attribute, else from R's shape.
+  int64_t fromR = shapeOf(rc.r)[2];
+  TS_ASSIGN_OR_RETURN(rc.hidden, ctx.attrInt("hidden_size", fromR));
+  int64_t H = rc.hidden, G = rc.gates, D = rc.dirs;
+  if (H <= 0)
+    return ctx.error("attribute 'hidden_size' = {} must be positive", H);
+  auto expectShape = [&](const Expr &e, const Ints &shape, const char *name) -> Status {
+    if (shapeOf(e) != shape || dtypeOf(e) != dtypeOf(rc.x))
+      return ctx.error("input '{}' must be {}{}, got {}", name, ir::dtypeName(dtypeOf(rc.x)),
+                       ir::shapeStr(shape), e->type().str());
+    return okStatus();
+  };
+  TS_RETURN_IF_ERROR(expectShape(rc.w, {D, G * H, rc.inputSize}, "W"));
+  TS_RETURN_IF_ERROR(expectShape(rc.r, {D, G * H, H}, "R"));
+  if (ctx.hasInput(3)) {
+    rc.b = ctx.input(3);
+    TS_RETURN_IF_ERROR(expectShape(rc.b, {D, 2 * G * H}, "B"));
+  }
+  if (ctx.hasInput(4)) {
+    TS_ASSIGN_OR_RETURN(const ir::Tensor *lens, requireConstant(ctx, 4, "sequence_lens"));
+    if (lens->shape() != Ints{rc.batch} || !ir::isInteger(lens->dtype()))
+      return ctx.error("input 4 ('sequence_lens') must be an integer tensor of shape [{}], got {}",
+                       rc.batch, lens->type().str());
+    for (int64_t i = 0; i < lens->numel(); ++i)
+      if (lens->getInt(i) != rc.seq)
+        return ctx.error("input 4 ('sequence_lens') has value {} for batch {}; only lengths "
+                         "equal to the sequence length {} are supported",
+                         lens->getInt(i), i, rc.seq);
+  }
+  auto state = [&](size_t i, const char *name, Expr &out) -> Status {
+    if (!ctx.hasInput(i))
+      return okStatus();
+    Expr e = ctx.input(i);
+    if (rc.layout == 1) {
+      TS_RETURN_IF_ERROR(expectShape(e, {rc.batch, D, H}, name));
+      TS_ASSIGN_OR_RETURN(e, transpose(ctx, e, {1, 0, 2}));
+    } else {
+      TS_RETURN_IF_ERROR(expectShape(e, {D, rc.batch, H}, name));
+    }
+    out = e;
+    return okStatus();
+  };
+  TS_RETURN_IF_ERROR(state(5, "initial_h", rc.h0));
+  if (cell == Cell::LSTM) {
+    TS_RETURN_IF_ERROR(state(6, "initial_c", rc.c0));
+    if (ctx.hasInput(7)) {
+      rc.p = ctx.input(7);
+      TS_RETURN_IF_ERROR(expectShape(rc.p, {D, 3 * H}, "P"));
+    }
+  }
+
+  // Activations, default per cell type, one list per direction.
+  std::vector<std::string> defaults = cell == Cell::RNN ? std::vector<std::string>{"Tanh"}
+                                      : cell == Cell::GRU
+                                          ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                          : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+  std::vector<std::string> names;
+  if (ctx.hasAttr("activations")) {
+    using Strings = std::vector<std::string>;
+    const OnnxAttr *a = ctx.attr("activations");
+    if (!std::holds_alternative<Strings>(*a))
+      return ctx.error("attribute 'activations' must be a list of strings");
+    names = std::get<Strings>(*a);
+  } else {
+    for (int64_t d = 0; d < D; ++d)
+      names.insert(names.end(), defaults.begin(), defaults.end());
+  }
+  if (names.size() != rc.actsPerDir * size_t(D))
+    return ctx.error("attribute 'activations' must have {} names ({} per direction), got {}",
+                     rc.actsPerDir * size_t(D), rc.actsPerDir, names.size());
+  TS_ASSIGN_OR_RETURN(std::vector<float> alphas,
+                      ctx.attrFloats("activation_alpha", std::vector<float>{}));
+  TS_ASSIGN_OR_RETURN(std::vector<float> betas,
+                      ctx.attrFloats("activation_beta", std::vector<float>{}));
+  size_t ai = 0, bi = 0;
+  for (const std::string &n : names) {
+    std::optional<Activation> act = makeActivation(n);
+    if (!act)
+      return ctx.error("activation \"{}\" is not supported", n);
+    int params = activationParams(act->name);
+    if (params >= 1 && ai < alphas.size())
+      act->alpha = alphas[ai++];
+    if (params >= 2 && bi < betas.size())
+      act->beta = betas[bi++];
+    rc.acts.push_back(*act);
+  }
+
+  if (ctx.hasAttr("clip")) {
+    TS_ASSIGN_OR_RETURN(float c, ctx.attrFloat("clip"));
+    if (!(c > 0))
+      return ctx.error("attribute 'clip' = {} must be positive", c);
+    rc.clip = c;
+  }
+  if (cell == Cell::GRU) {
+    TS_ASSIGN_OR_RETURN(rc.linearBeforeReset, ctx.attrInt("linear_before_reset", int64_t(0)));
+  }
+  if (cell == Cell::LSTM) {
+    TS_ASSIGN_OR_RETURN(rc.inputForget, ctx.attrInt("input_forget", int64_t(0)));
+  }
+  return rc;
+}
+
+/// The per-direction slice [d] of a [D, ...] tensor with the leading dim
+/// dropped, reshaped to `shape`.
+Expected<Expr> direction(NodeContext &ctx, const Expr &x, int64_t d, const Ints &shape) {
+  TS_ASSIGN_OR_RETURN(Expr s, sliceAxis(ctx, x, 0, d, d + 1));
+  return reshapeTo(ctx, s, shape);
+}
+
+/// Rows [g*H, (g+1)*H) of axis `axis` (gate g).
+Expected<Expr> gate(NodeContext &ctx, const Expr &x, int64_t axis, int64_t g, int64_t H) {
+  return sliceAxis(ctx, x, axis, g * H, (g + 1) * H);
+}
+
+/// Runs one direction; returns the hidden state of every step (in time
+/// order), the last hidden state and the last cell state.
+struct DirectionResult {
+  std::vector<Expr> ys; // [B, H] per time step, in time order
+  Expr hLast, cLast;
+};
+
+Expected<DirectionResult> runDirection(NodeContext &ctx, const Recurrence &rc, int64_t d,
+                                       bool reverse) {
+  const int64_t H = rc.hidden, G = rc.gates, B = rc.batch, S = rc.seq;
+  DType dt = dtypeOf(rc.x);
+  const Activation *acts = &rc.acts[size_t(d) * rc.actsPerDir];
+
+  TS_ASSIGN_OR_RETURN(Expr w, direction(ctx, rc.w, d, {G * H, rc.inputSize}));
+  TS_ASSIGN_OR_RETURN(Expr r, direction(ctx, rc.r, d, {G * H, H}));
+  // The input projection of every step at once: [S, B, G*H] + Wb (+ Rb for
+  // RNN and LSTM; GRU keeps Rb apart, its hidden gate adds it inside the
+  // reset product when linear_before_reset is 1).
+  TS_ASSIGN_OR_RETURN(Expr xw, ctx.call("dense", {rc.x, w}));
+  Expr rb; // recurrent bias [G*H], GRU only
+  if (rc.b) {
+    TS_ASSIGN_OR_RETURN(Expr bd, direction(ctx, rc.b, d, {2 * G * H}));
+    TS_ASSIGN_OR_RETURN(Expr wb, sliceAxis(ctx, bd, 0, 0, G * H));
+    TS_ASSIGN_OR_RETURN(rb, sliceAxis(ctx, bd, 0, G * H, 2 * G * H));
+    TS_ASSIGN_OR_RETURN(xw, binary(ctx, "add", xw, wb));
+    if (rc.cell != Cell::GRU) {
+      TS_ASSIGN_OR_RETURN(xw, binary(ctx, "add", xw, rb));
+      rb = nullptr;
+    }
+  }
+
+  Expr h, c;
+  if (rc.h0) {
+    TS_ASSIGN_OR_RETURN(h, direction(ctx, rc.h0, d, {B, H}));
+  } else
+    h = ctx.constant(ir::Tensor(dt, {B, H}));
+  if (rc.cell == Cell::LSTM) {
+    if (rc.c0) {
+      TS_ASSIGN_OR_RETURN(c, direction(ctx, rc.c0, d, {B, H}));
+    } else
+      c = ctx.constant(ir::Tensor(dt, {B, H}));
+  }
+  Expr pi, po, pf;
+  if (rc.p) {
+    TS_ASSIGN_OR_RETURN(Expr pd, direction(ctx, rc.p, d, {3 * H}));
+    TS_ASSIGN_OR_RETURN(pi, gate(ctx, pd, 0, 0, H));
+    TS_ASSIGN_OR_RETURN(po, gate(ctx, pd, 0, 1, H));
+    TS_ASSIGN_OR_RETURN(pf, gate(ctx, pd, 0, 2, H));
+  }
+  // GRU: R split into the z/r rows and the hidden rows, Rb likewise.
+  Expr rzr, rh, rbzr, rbh;
+  if (rc.cell == Cell::GRU) {
+    TS_ASSIGN_OR_RETURN(rzr, sliceAxis(ctx, r, 0, 0, 2 * H));
+    TS_ASSIGN_OR_RETURN(rh, gate(ctx, r, 0, 2, H));
+    if (rb) {
+      TS_ASSIGN_OR_RETURN(rbzr, sliceAxis(ctx, rb, 0, 0, 2 * H));
+      TS_ASSIGN_OR_RETURN(rbh, gate(ctx, rb, 0, 2, H));
+    }
+  }
+
+  auto clipped = [&](const Expr &e) -> Expected<Expr> {
+    if (!rc.clip)
+      return e;
+    return ctx.call("clip", {e}, {{"min", -*rc.clip}, {"max", *rc.clip}});
+  };
+  auto act = [&](size_t k, const Expr &e) -> Expected<Expr> {
+    TS_ASSIGN_OR_RETURN(Expr ce, clipped(e));
+    return applyActivation(ctx, acts[k], ce);
+  };
+  auto add = [&](const Expr &a, const Expr &b) { return binary(ctx, "add", a, b); };
+  auto mul = [&](const Expr &a, const Expr &b) { return binary(ctx, "multiply", a, b); };
+
+  DirectionResult res;
+  res.ys.resize(size_t(S));
+  for (int64_t k = 0; k < S; ++k) {
+    int64_t t = reverse ? S - 1 - k : k;
+    TS_ASSIGN_OR_RETURN(Expr xt, direction(ctx, xw, t, {B, G * H}));
+    if (rc.cell == Cell::RNN) {
+      TS_ASSIGN_OR_RETURN(Expr hr, ctx.call("dense", {h, r}));
+      TS_ASSIGN_OR_RETURN(Expr pre, add(xt, hr));
+      TS_ASSIGN_OR_RETURN(h, act(0, pre));
+    } else if (rc.cell == Cell::GRU) {
+      // Gates z, r, h.
+      TS_ASSIGN_OR_RETURN(Expr hzr, ctx.call("dense", {h, rzr}));
+      if (rbzr) {
+        TS_ASSIGN_OR_RETURN(hzr, add(hzr, rbzr));
+      }
+      TS_ASSIGN_OR_RETURN(Expr xzr, sliceAxis(ctx, xt, 1, 0, 2 * H));
+      TS_ASSIGN_OR_RETURN(Expr xh, gate(ctx, xt, 1, 2, H));
+      TS_ASSIGN_OR_RETURN(Expr zr, add(xzr, hzr));
+      TS_ASSIGN_OR_RETURN(Expr zrAct, act(0, zr));
+      TS_ASSIGN_OR_RETURN(Expr z, gate(ctx, zrAct, 1, 0, H));
+      TS_ASSIGN_OR_RETURN(Expr rg, gate(ctx, zrAct, 1, 1, H));
+      Expr hh;
+      if (rc.linearBeforeReset) {
+        TS_ASSIGN_OR_RETURN(hh, ctx.call("dense", {h, rh}));
+        if (rbh) {
+          TS_ASSIGN_OR_RETURN(hh, add(hh, rbh));
+        }
+        TS_ASSIGN_OR_RETURN(hh, mul(rg, hh));
+      } else {
+        TS_ASSIGN_OR_RETURN(Expr rh_, mul(rg, h));
+        TS_ASSIGN_OR_RETURN(hh, ctx.call("dense", {rh_, rh}));
+        if (rbh) {
+          TS_ASSIGN_OR_RETURN(hh, add(hh, rbh));
+        }
+      }
+      TS_ASSIGN_OR_RETURN(Expr pre, add(xh, hh));
+      TS_ASSIGN_OR_RETURN(Expr cand, act(1, pre));
+      // h = (1 - z) * cand + z * h = cand + z * (h - cand)
+      TS_ASSIGN_OR_RETURN(Expr diff, binary(ctx, "subtract", h, cand));
+      TS_ASSIGN_OR_RETURN(Expr zd, mul(z, diff));
+      TS_ASSIGN_OR_RETURN(h, add(cand, zd));
+    } else {
+      // Gates i, o, f, c.
+      TS_ASSIGN_OR_RETURN(Expr hr, ctx.call("dense", {h, r}));
+      TS_ASSIGN_OR_RETURN(Expr pre, add(xt, hr));
+      TS_ASSIGN_OR_RETURN(Expr gi, gate(ctx, pre, 1, 0, H));
+      TS_ASSIGN_OR_RETURN(Expr go, gate(ctx, pre, 1, 1, H));
+      TS_ASSIGN_OR_RETURN(Expr gf, gate(ctx, pre, 1, 2, H));
+      TS_ASSIGN_OR_RETURN(Expr gc, gate(ctx, pre, 1, 3, H));
+      if (pi) {
+        TS_ASSIGN_OR_RETURN(Expr a, mul(c, pi));
+        TS_ASSIGN_OR_RETURN(gi, add(gi, a));
+        TS_ASSIGN_OR_RETURN(Expr f, mul(c, pf));
+        TS_ASSIGN_OR_RETURN(gf, add(gf, f));
+      }
+      TS_ASSIGN_OR_RETURN(Expr i, act(0, gi));
+      Expr f;
+      if (rc.inputForget) {
+        TS_ASSIGN_OR_RETURN(f, binary(ctx, "subtract", scalar(ctx, dt, 1.0), i));
+      } else {
+        TS_ASSIGN_OR_RETURN(f, act(0, gf));
+      }
+      TS_ASSIGN_OR_RETURN(Expr cand, act(1, gc));
+      TS_ASSIGN_OR_RETURN(Expr fc, mul(f, c));
+      TS_ASSIGN_OR_RETURN(Expr ic, mul(i, cand));
+      TS_ASSIGN_OR_RETURN(c, add(fc, ic));
+      if (po) {
+        TS_ASSIGN_OR_RETURN(Expr a, mul(c, po));
+        TS_ASSIGN_OR_RETURN(go, add(go, a));
+      }
+      TS_ASSIGN_OR_RETURN(Expr o, act(0, go));
+      TS_ASSIGN_OR_RETURN(Expr hc, applyActivation(ctx, acts[2], c));
+      TS_ASSIGN_OR_RETURN(h, mul(o, hc));
+    }
+    res.ys[size_t(t)] = h;
+  }
+  res.hLast = h;
+  res.cLast = c;
+  return res;
+}
+
+/// RNN, GRU, LSTM: see the banner.
+Expected<Outputs> convertRecurrent(NodeContext &ctx, Cell cell) {
+  TS_ASSIGN_OR_RETURN(Recurrence rc, parseRecurrence(ctx, cell));
+  const int64_t H = rc.hidden, B = rc.batch, S = rc.seq, D = rc.dirs;
+  std::vector<DirectionResult> dirs;
+  for (int64_t d = 0; d < D; ++d) {
+    bool reverse = rc.forwardOnlyReverse || d == 1;
+    TS_ASSIGN_OR_RETURN(DirectionResult dr, runDirection(ctx, rc, d, reverse));
+    dirs.push_back(std::move(dr));
+  }
+  size_t nOut = std::min(ctx.numOutputs(), size_t(cell == Cell::LSTM ? 3 : 2));
+  Outputs outs;
+  // Y [S, D, B, H].
+  if (nOut >= 1) {
+    std::vector<Expr> steps;
+    for (int64_t t = 0; t < S; ++t)
+      for (int64_t d = 0; d < D; ++d) {
+        TS_ASSIGN_OR_RETURN(Expr y, reshapeTo(ctx, dirs[size_t(d)].ys[size_t(t)], {1, B, H}));
+        steps.push_back(y);
+      }
+    Expr y;
+    if (S * D == 1)
+      y = steps[0];
+    else {
+      TS_ASSIGN_OR_RETURN(y, ctx.call("concat", steps, {{"axis", int64_t(0)}}));
+    }
+    TS_ASSIGN_OR_RETURN(y, reshapeTo(ctx, y, {S, D, B, H}));
+    if (rc.layout == 1) {
+      TS_ASSIGN_OR_RETURN(y, transpose(ctx, y, {2, 0, 1, 3}));
+    }
+    outs.push_back(y);
+  }
+  // Y_h, Y_c [D, B, H].
+  auto last = [&](bool cellState) -> Expected<Expr> {
+    std::vector<Expr> parts;
+    for (const DirectionResult &dr : dirs) {
+      TS_ASSIGN_OR_RETURN(Expr e, reshapeTo(ctx, cellState ? dr.cLast : dr.hLast, {1, B, H}));
+      parts.push_back(e);
+    }
+    Expr e = parts[0];
+    if (parts.size() > 1) {
+      TS_ASSIGN_OR_RETURN(e, ctx.call("concat", parts, {{"axis", int64_t(0)}}));
+    }
+    if (rc.layout == 1) {
+      TS_ASSIGN_OR_RETURN(e, transpose(ctx, e, {1, 0, 2}));
+    }
+    return e;
+  };
+  if (nOut >= 2) {
+    TS_ASSIGN_OR_RETURN(outs.emplace_back(), last(false));
+  }
+  if (nOut >= 3) {
+    TS_ASSIGN_OR_RETURN(outs.emplace_back(), last(true));
+  }
+  return outs;
+}
+
+//===----------------------------------------------------------------------===//
+// Image sampling
+//===----------------------------------------------------------------------===//
+
+/// GridSample (opset 16-17): mode, padding_mode, align_corners; 4-D only.
+Expected<Outputs> convertGridSample(NodeContext &ctx) {
+  if (!ctx.hasInput(0) || !ctx.hasInput(1))
+    return ctx.error("inputs X and grid are required");
+  TS_ASSIGN_OR_RETURN(std::string mode, ctx.attrString("mode", std::string("bilinear")));
+  TS_ASSIGN_OR_RETURN(std::string padding, ctx.attrString("padding_mode", std::string("zeros")));
+  TS_ASSIGN_OR_RETURN(int64_t align, ctx.attrInt("align_corners", int64_t(0)));
+  TS_ASSIGN_OR_RETURN(
+      Expr y, ctx.call("grid_sample", {ctx.input(0), ctx.input(1)},
+                       {{"mode", mode}, {"padding_mode", padding}, {"align_corners", align != 0}}));
+  return Outputs{y};
+}
+
+/// RoiAlign (opsets 10-17): output_height/width, sampling_ratio,
+/// spatial_scale, mode avg/max, coordinate_transformation_mode (opset 16;
+/// before it the behaviour is "output_half_pixel").
+Expected<Outputs> convertRoiAlign(NodeContext &ctx) {
+  for (size_t i = 0; i < 3; ++i)
+    if (!ctx.hasInput(i))
+      return ctx.error("input {} is missing (X, rois and batch_indices are required)", i);
+  TS_ASSIGN_OR_RETURN(std::string mode, ctx.attrString("mode", std::string("avg")));
+  TS_ASSIGN_OR_RETURN(int64_t oh, ctx.attrInt("output_height", int64_t(1)));
+  TS_ASSIGN_OR_RETURN(int64_t ow, ctx.attrInt("output_width", int64_t(1)));
+  TS_ASSIGN_OR_RETURN(int64_t ratio, ctx.attrInt("sampling_ratio", int64_t(0)));
+  TS_ASSIGN_OR_RETURN(float scale, ctx.attrFloat("spatial_scale", 1.0f));
+  std::string defaultCtm = ctx.opset() >= 16 ? "half_pixel" : "output_half_pixel";
+  TS_ASSIGN_OR_RETURN(std::string ctm,
+                      ctx.attrString("coordinate_transformation_mode", defaultCtm));
+  TS_ASSIGN_OR_RETURN(Expr idx, castTo(ctx, ctx.input(2), DType::I64));
+  TS_ASSIGN_OR_RETURN(Expr y, ctx.call("roi_align", {ctx.input(0), ctx.input(1), idx},
+                                       {{"mode", mode},
+                                        {"output_height", oh},
+                                        {"output_width", ow},
+                                        {"sampling_ratio", ratio},
+                                        {"spatial_scale", double(scale)},
+                                        {"coordinate_transformation_mode", ctm}}));
+  return Outputs{y};
+}
+
+} // namespace
+
+Status registerRecurrentConverters(ConverterRegistry &r) {
+  const char *rnnNotes =
+      "unrolled over the static sequence length; forward, reverse, bidirectional; optional B, "
+      "initial states, P; sequence_lens only when all equal the sequence length; activations "
+      "with alpha/beta, clip, layout; any subset of the outputs";
+  TS_RETURN_IF_ERROR(r.add(ConverterSpec{
+      "RNN", 7, 17, [](NodeContext &ctx) { return convertRecurrent(ctx, Cell::RNN); }, rnnNotes}));
+  TS_RETURN_IF_ERROR(r.add(
+      ConverterSpec{"GRU", 7, 17, [](NodeContext &ctx) { return convertRecurrent(ctx, Cell::GRU); },
+                    std::string(rnnNotes) + "; linear_before_reset"}));
+  TS_RETURN_IF_ERROR(r.add(ConverterSpec{
+      "LSTM", 7, 17, [](NodeContext &ctx) { return convertRecurrent(ctx, Cell::LSTM); },
+      std::string(rnnNotes) + "; peepholes, input_forget"}));
+  TS_RETURN_IF_ERROR(r.add(ConverterSpec{"GridSample", 16, 17, convertGridSample,
+                                         "4-D; modes bilinear, nearest, bicubic; padding_mode "
+                                         "zeros, border, reflection; align_corners"}));
+  TS_RETURN_IF_ERROR(r.add(ConverterSpec{"RoiAlign", 10, 17, convertRoiAlign,
+                                         "modes avg and max; output size, sampling_ratio, "
+                                         "spatial_scale, coordinate_transformation_mode"}));
+  return okStatus();
+}
 
 } // namespace tessera::frontend::onnx
