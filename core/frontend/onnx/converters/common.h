@@ -54,6 +54,26 @@ inline Expected<ir::Expr> castTo(NodeContext &ctx, const ir::Expr &x, ir::DType 
   return ctx.call("cast", {x}, {{"dtype", dt}});
 }
 
+/// Input i, which must be given and be a tensor.
+inline Expected<ir::Expr> tensorInput(const NodeContext &ctx, size_t i) {
+  if (!ctx.hasInput(i))
+    return ctx.error("missing required input {}", i);
+  const ir::Expr &e = ctx.input(i);
+  if (!e->type().isTensor())
+    return ctx.error("input {} must be a tensor, got {}", i, e->type().str());
+  return e;
+}
+
+/// The same, naming the input in errors.
+inline Expected<ir::Expr> tensorInput(const NodeContext &ctx, size_t i, std::string_view name) {
+  if (!ctx.hasInput(i))
+    return ctx.error("input {} ('{}') is missing", i, name);
+  const ir::Expr &e = ctx.input(i);
+  if (!e->type().isTensor())
+    return ctx.error("input {} ('{}') must be a tensor, got {}", i, name, e->type().str());
+  return e;
+}
+
 /// The data of constant input i, or an error saying it must be a constant.
 inline Expected<const ir::Tensor *> requireConstant(NodeContext &ctx, size_t i,
                                                    std::string_view name) {

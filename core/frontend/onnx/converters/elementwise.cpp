@@ -35,16 +35,6 @@ constexpr double kFloatMax = std::numeric_limits<float>::max();
 // Small builders
 //===----------------------------------------------------------------------===//
 
-/// Input i, which must be given and be a tensor.
-Expected<Expr> input(const NodeContext &ctx, size_t i) {
-  if (!ctx.hasInput(i))
-    return ctx.error("missing required input {}", i);
-  const Expr &e = ctx.input(i);
-  if (!e->type().isTensor())
-    return ctx.error("input {} must be a tensor, got {}", i, e->type().str());
-  return e;
-}
-
 Expected<Expr> call1(NodeContext &ctx, std::string_view op, Expr a, ir::Attrs attrs = {}) {
   return ctx.call(op, {std::move(a)}, std::move(attrs));
 }
@@ -72,8 +62,8 @@ Expected<double> floatAttr(const NodeContext &ctx, std::string_view name, float 
 /// trailing dims) and B is unsqueezed to A's rank so that numpy broadcasting
 /// gives the legacy result.
 Expected<std::pair<Expr, Expr>> binaryInputs(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr a, input(ctx, 0));
-  TS_ASSIGN_OR_RETURN(Expr b, input(ctx, 1));
+  TS_ASSIGN_OR_RETURN(Expr a, tensorInput(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr b, tensorInput(ctx, 1));
   if (ctx.opset() >= 7)
     return std::pair{a, b};
   TS_ASSIGN_OR_RETURN(int64_t broadcast, ctx.attrInt("broadcast", 0));
@@ -111,7 +101,7 @@ Expected<std::pair<Expr, Expr>> binaryInputs(NodeContext &ctx) {
 /// One input, one core op with no attributes.
 Converter unary(std::string coreOp) {
   return [coreOp](NodeContext &ctx) -> Expected<Outputs> {
-    TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+    TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0));
     return single(call1(ctx, coreOp, x));
   };
 }
@@ -131,9 +121,9 @@ Converter variadic(std::string coreOp, bool mean) {
   return [coreOp, mean](NodeContext &ctx) -> Expected<Outputs> {
     if (ctx.numInputs() == 0)
       return ctx.error("needs at least one input");
-    TS_ASSIGN_OR_RETURN(Expr acc, input(ctx, 0));
+    TS_ASSIGN_OR_RETURN(Expr acc, tensorInput(ctx, 0));
     for (size_t i = 1; i < ctx.numInputs(); ++i) {
-      TS_ASSIGN_OR_RETURN(Expr x, input(ctx, i));
+      TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, i));
       TS_ASSIGN_OR_RETURN(acc, call2(ctx, coreOp, acc, x));
     }
     if (mean && ctx.numInputs() > 1)
@@ -168,8 +158,8 @@ Expected<Outputs> convertPow(NodeContext &ctx) {
 
 // Mod: core mod; 'fmod' (0 or 1) is passed on.
 Expected<Outputs> convertMod(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr a, input(ctx, 0));
-  TS_ASSIGN_OR_RETURN(Expr b, input(ctx, 1));
+  TS_ASSIGN_OR_RETURN(Expr a, tensorInput(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr b, tensorInput(ctx, 1));
   TS_ASSIGN_OR_RETURN(int64_t fmod, ctx.attrInt("fmod", 0));
   if (fmod == 0 && ir::isFloat(dtypeOf(a)))
     return ctx.error("attribute 'fmod' must be 1 for float inputs ({})", a->type().str());
@@ -179,8 +169,8 @@ Expected<Outputs> convertMod(NodeContext &ctx) {
 // BitShift (opset 11): core bit_shift; 'direction' "LEFT" or "RIGHT"
 // (required); unsigned integer inputs of one dtype, numpy broadcasting.
 Expected<Outputs> convertBitShift(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr a, input(ctx, 0));
-  TS_ASSIGN_OR_RETURN(Expr b, input(ctx, 1));
+  TS_ASSIGN_OR_RETURN(Expr a, tensorInput(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr b, tensorInput(ctx, 1));
   TS_ASSIGN_OR_RETURN(std::string direction, ctx.attrString("direction"));
   if (direction != "LEFT" && direction != "RIGHT")
     return ctx.error("attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"{}\"",
@@ -195,14 +185,14 @@ Expected<Outputs> convertBitShift(NodeContext &ctx) {
 
 // LeakyRelu: core leaky_relu with 'alpha' (default 0.01).
 Expected<Outputs> convertLeakyRelu(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0));
   TS_ASSIGN_OR_RETURN(double alpha, floatAttr(ctx, "alpha", 0.01f));
   return single(call1(ctx, "leaky_relu", x, {{"alpha", alpha}}));
 }
 
 // HardSigmoid: core hard_sigmoid with 'alpha' (0.2) and 'beta' (0.5).
 Expected<Outputs> convertHardSigmoid(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0));
   TS_ASSIGN_OR_RETURN(double alpha, floatAttr(ctx, "alpha", 0.2f));
   TS_ASSIGN_OR_RETURN(double beta, floatAttr(ctx, "beta", 0.5f));
   return single(call1(ctx, "hard_sigmoid", x, {{"alpha", alpha}, {"beta", beta}}));
@@ -218,7 +208,7 @@ Expected<Expr> expm1Scaled(NodeContext &ctx, const Expr &x, double alpha) {
 
 // Elu (alpha 1.0): where(x < 0, alpha * (exp(x) - 1), x).
 Expected<Outputs> convertElu(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0));
   TS_ASSIGN_OR_RETURN(double alpha, floatAttr(ctx, "alpha", 1.0f));
   TS_ASSIGN_OR_RETURN(Expr neg, call2(ctx, "less", x, scalar(ctx, dtypeOf(x), 0.0)));
   TS_ASSIGN_OR_RETURN(Expr branch, expm1Scaled(ctx, x, alpha));
@@ -228,7 +218,7 @@ Expected<Outputs> convertElu(NodeContext &ctx) {
 // Selu: gamma * (x > 0 ? x : alpha * (exp(x) - 1)), ONNX default alpha and
 // gamma.
 Expected<Outputs> convertSelu(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0));
   TS_ASSIGN_OR_RETURN(double alpha, floatAttr(ctx, "alpha", 1.67326319217681884765625f));
   TS_ASSIGN_OR_RETURN(double gamma, floatAttr(ctx, "gamma", 1.05070102214813232421875f));
   DType t = dtypeOf(x);
@@ -240,7 +230,7 @@ Expected<Outputs> convertSelu(NodeContext &ctx) {
 
 // Celu (alpha 1.0): max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
 Expected<Outputs> convertCelu(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0));
   TS_ASSIGN_OR_RETURN(double alpha, floatAttr(ctx, "alpha", 1.0f));
   if (alpha == 0)
     return ctx.error("attribute 'alpha' must not be 0");
@@ -256,7 +246,7 @@ Expected<Outputs> convertCelu(NodeContext &ctx) {
 // Softplus: log(exp(x) + 1), as ONNX defines it (overflows to inf like the
 // reference for large x).
 Expected<Outputs> convertSoftplus(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0));
   TS_ASSIGN_OR_RETURN(Expr e, call1(ctx, "exp", x));
   TS_ASSIGN_OR_RETURN(Expr e1, call2(ctx, "add", e, scalar(ctx, dtypeOf(x), 1.0)));
   return single(call1(ctx, "log", e1));
@@ -264,7 +254,7 @@ Expected<Outputs> convertSoftplus(NodeContext &ctx) {
 
 // Softsign: x / (1 + |x|).
 Expected<Outputs> convertSoftsign(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0));
   TS_ASSIGN_OR_RETURN(Expr a, call1(ctx, "abs", x));
   TS_ASSIGN_OR_RETURN(Expr d, call2(ctx, "add", a, scalar(ctx, dtypeOf(x), 1.0)));
   return single(call2(ctx, "divide", x, d));
@@ -272,7 +262,7 @@ Expected<Outputs> convertSoftsign(NodeContext &ctx) {
 
 // ThresholdedRelu (alpha 1.0): where(x > alpha, x, 0).
 Expected<Outputs> convertThresholdedRelu(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0));
   TS_ASSIGN_OR_RETURN(double alpha, floatAttr(ctx, "alpha", 1.0f));
   DType t = dtypeOf(x);
   TS_ASSIGN_OR_RETURN(Expr gt, call2(ctx, "greater", x, scalar(ctx, t, alpha)));
@@ -282,7 +272,7 @@ Expected<Outputs> convertThresholdedRelu(NodeContext &ctx) {
 // Shrink (bias 0, lambd 0.5): x < -lambd ? x + bias : x > lambd ? x - bias
 // : 0. Integer inputs are computed in f64 and cast back (numpy's promotion).
 Expected<Outputs> convertShrink(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr in, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr in, tensorInput(ctx, 0));
   TS_ASSIGN_OR_RETURN(double bias, floatAttr(ctx, "bias", 0.0f));
   TS_ASSIGN_OR_RETURN(double lambd, floatAttr(ctx, "lambd", 0.5f));
   DType orig = dtypeOf(in);
@@ -301,8 +291,8 @@ Expected<Outputs> convertShrink(NodeContext &ctx) {
 // keeps x's shape). Before opset 7 a 1-D slope of size C > 1 is per channel
 // (axis 1), as exporters of that time meant it.
 Expected<Outputs> convertPRelu(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
-  TS_ASSIGN_OR_RETURN(Expr slope, input(ctx, 1));
+  TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr slope, tensorInput(ctx, 1));
   const ir::Shape &sx = shapeOf(x), &ss = shapeOf(slope);
   if (ctx.opset() < 7 && ss.size() == 1 && ss[0] > 1 && sx.size() >= 2 && ss[0] == sx[1]) {
     std::vector<int64_t> axes;
@@ -343,7 +333,7 @@ std::optional<double> exactScalar(const Tensor *t) {
 // attributes; other bounds give minimum(maximum(x, min), max), which has the
 // same semantics (min > max gives max).
 Expected<Outputs> convertClip(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0));
   if (ctx.opset() < 11) {
     TS_ASSIGN_OR_RETURN(double lo, floatAttr(ctx, "min", float(-kFloatMax)));
     TS_ASSIGN_OR_RETURN(double hi, floatAttr(ctx, "max", float(kFloatMax)));
@@ -356,7 +346,7 @@ Expected<Outputs> convertClip(NodeContext &ctx) {
   for (size_t i = 1; i <= 2; ++i) {
     if (!ctx.hasInput(i))
       continue;
-    TS_ASSIGN_OR_RETURN(Expr bound, input(ctx, i));
+    TS_ASSIGN_OR_RETURN(Expr bound, tensorInput(ctx, i));
     if (dtypeOf(bound) != dtypeOf(x))
       return ctx.error("input {} ('{}') has dtype {}, expected {} (as input 0)", i, names[i - 1],
                        ir::dtypeName(dtypeOf(bound)), ir::dtypeName(dtypeOf(x)));
@@ -391,7 +381,7 @@ Expected<Outputs> convertClip(NodeContext &ctx) {
 
 // IsInf: core isinf; 'detect_positive' / 'detect_negative' (default 1).
 Expected<Outputs> convertIsInf(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0));
   TS_ASSIGN_OR_RETURN(int64_t pos, ctx.attrInt("detect_positive", 1));
   TS_ASSIGN_OR_RETURN(int64_t neg, ctx.attrInt("detect_negative", 1));
   return single(
@@ -429,7 +419,7 @@ Expected<DType> dtypeFromOnnx(const NodeContext &ctx, int64_t onnxType) {
 // Cast (opset 6+: 'to' is a TensorProto.DataType): core cast between our
 // dtypes (float -> int truncates, -> f16/bf16 rounds to nearest even).
 Expected<Outputs> convertCast(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0));
   TS_ASSIGN_OR_RETURN(int64_t to, ctx.attrInt("to"));
   TS_ASSIGN_OR_RETURN(DType t, dtypeFromOnnx(ctx, to));
   return single(castTo(ctx, x, t));
@@ -437,8 +427,8 @@ Expected<Outputs> convertCast(NodeContext &ctx) {
 
 // CastLike: core cast to the dtype of input 1.
 Expected<Outputs> convertCastLike(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
-  TS_ASSIGN_OR_RETURN(Expr like, input(ctx, 1));
+  TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr like, tensorInput(ctx, 1));
   return single(castTo(ctx, x, dtypeOf(like)));
 }
 
@@ -465,7 +455,7 @@ Expected<double> constantScalarInput(NodeContext &ctx, size_t i, std::string_vie
 // (opset < 7 'is_test' = 0, opset 12+ 'training_mode' input true) is
 // accepted only with ratio 0, where it is the identity too.
 Expected<Outputs> convertDropout(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 0));
+  TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0));
   bool training = false;
   double ratio = 0.5;
   if (ctx.opset() < 7) {
@@ -611,9 +601,9 @@ Status registerElementwiseConverters(ConverterRegistry &r) {
   TS_RETURN_IF_ERROR(add(
       r, "Where", 9,
       [](NodeContext &ctx) -> Expected<Outputs> {
-        TS_ASSIGN_OR_RETURN(Expr c, input(ctx, 0));
-        TS_ASSIGN_OR_RETURN(Expr x, input(ctx, 1));
-        TS_ASSIGN_OR_RETURN(Expr y, input(ctx, 2));
+        TS_ASSIGN_OR_RETURN(Expr c, tensorInput(ctx, 0));
+        TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 1));
+        TS_ASSIGN_OR_RETURN(Expr y, tensorInput(ctx, 2));
         return single(call3(ctx, "where", c, x, y));
       },
       "core where; three-way numpy broadcasting"));

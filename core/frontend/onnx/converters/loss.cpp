@@ -11,7 +11,7 @@
 //   ReverseSequence             gather_elements with computed indices
 //
 //===----------------------------------------------------------------------===//
-#include "frontend/onnx/converter.h"
+#include "frontend/onnx/converters/common.h"
 
 #include <algorithm>
 #include <array>
@@ -27,52 +27,13 @@ namespace {
 using ir::DType;
 using ir::Expr;
 using ir::Tensor;
-using Ints = std::vector<int64_t>;
-using Outputs = std::vector<Expr>;
 
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
 
-const ir::Shape &shapeOf(const Expr &e) {
-  return e->type().shape();
-}
-DType dtypeOf(const Expr &e) {
-  return e->type().dtype();
-}
-int64_t rankOf(const Expr &e) {
-  return int64_t(e->type().rank());
-}
-
-int64_t product(std::span<const int64_t> dims) {
-  return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
-}
-
-Expr scalar(NodeContext &ctx, DType dt, double v) {
-  return ctx.constant(Tensor::fromDoubles(dt, {}, std::vector<double>{v}));
-}
 Expr scalarInt(NodeContext &ctx, DType dt, int64_t v) {
   return ctx.constant(Tensor::fromInts(dt, {}, std::vector<int64_t>{v}));
-}
-
-/// x with a new shape (same element count). An empty result is a constant:
-/// it has no data, and reshape's 0 would mean "copy the input dim".
-Expected<Expr> reshapeTo(NodeContext &ctx, const Expr &x, const Ints &shape) {
-  if (shapeOf(x) == shape)
-    return x;
-  if (product(shape) == 0)
-    return ctx.constant(Tensor(dtypeOf(x), shape));
-  return ctx.call("reshape", {x}, {{"newshape", shape}});
-}
-
-/// transpose, skipped for the identity permutation.
-Expected<Expr> transpose(NodeContext &ctx, const Expr &x, const Ints &perm) {
-  bool identity = true;
-  for (size_t i = 0; i < perm.size(); ++i)
-    identity = identity && perm[i] == int64_t(i);
-  if (identity)
-    return x;
-  return ctx.call("transpose", {x}, {{"perm", perm}});
 }
 
 /// Sum over `axes` (dropped); nothing to do for no axes.
@@ -87,31 +48,11 @@ Expected<Expr> reduceAll(NodeContext &ctx, std::string_view op, const Expr &x) {
   return ctx.call(op, {x}, {{"axes", Ints{}}, {"keepdims", false}});
 }
 
-/// Input i, which must be given and be a tensor.
-Expected<Expr> tensorInput(NodeContext &ctx, size_t i, std::string_view name) {
-  if (!ctx.hasInput(i))
-    return ctx.error("input {} ('{}') is missing", i, name);
-  const Expr &e = ctx.input(i);
-  if (!e->type().isTensor())
-    return ctx.error("input {} ('{}') must be a tensor, got {}", i, name, e->type().str());
-  return e;
-}
-
 Expected<Expr> integerInput(NodeContext &ctx, size_t i, std::string_view name) {
   TS_ASSIGN_OR_RETURN(Expr e, tensorInput(ctx, i, name));
   if (!ir::isInteger(dtypeOf(e)))
     return ctx.error("input {} ('{}') must be an integer tensor, got {}", i, name, e->type().str());
   return e;
-}
-
-/// The data of constant input i, or an error saying it must be a constant.
-Expected<const Tensor *> requireConstant(NodeContext &ctx, size_t i, std::string_view name) {
-  if (!ctx.hasInput(i))
-    return ctx.error("input {} ('{}') is missing", i, name);
-  const Tensor *t = ctx.constantInput(i);
-  if (!t)
-    return ctx.error("input {} ('{}') must be a constant (it decides the output shape)", i, name);
-  return t;
 }
 
 //===----------------------------------------------------------------------===//
@@ -647,14 +588,6 @@ Expected<Outputs> convertReverseSequence(NodeContext &ctx) {
 // constant computed here.
 //===----------------------------------------------------------------------===//
 
-/// Asks for every given input as a constant up front, so that the importer
-/// learns all the graph inputs to bind before the first error.
-void wishConstants(NodeContext &ctx, std::initializer_list<size_t> inputs) {
-  for (size_t i : inputs)
-    if (ctx.hasInput(i))
-      (void)ctx.constantInput(i);
-}
-
 /// Limit on the elements of a constant built here (a malformed model must
 /// not make the importer allocate without bound).
 constexpr int64_t kMaxConstantElements = int64_t(1) << 28;
@@ -873,12 +806,6 @@ Expected<Outputs> convertNMS(NodeContext &ctx) {
 // (scales) and f64 (integer products, exact below 2^53), with round half to
 // even and saturation to the 8-bit range.
 //===----------------------------------------------------------------------===//
-
-Expected<Expr> castTo(NodeContext &ctx, const Expr &x, DType dt) {
-  if (dtypeOf(x) == dt)
-    return x;
-  return ctx.call("cast", {x}, {{"dtype", dt}});
-}
 
 /// A scale or zero point shaped to broadcast against a rank-`rank` tensor:
 /// one element becomes a scalar; a 1-D tensor of n > 1 elements lies along

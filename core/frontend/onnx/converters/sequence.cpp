@@ -12,7 +12,7 @@
 // SequenceMap (a sub-graph body, like Loop and If) is not converted.
 //
 //===----------------------------------------------------------------------===//
-#include "frontend/onnx/converter.h"
+#include "frontend/onnx/converters/common.h"
 
 #include <cstring>
 #include <numeric>
@@ -23,8 +23,6 @@ namespace {
 
 using ir::DType;
 using ir::Expr;
-using Ints = std::vector<int64_t>;
-using Outputs = std::vector<Expr>;
 
 /// The elements of sequence input i (an error unless it is a tuple).
 Expected<std::vector<Expr>> elements(const NodeContext &ctx, size_t i) {
@@ -41,16 +39,6 @@ Expected<std::vector<Expr>> elements(const NodeContext &ctx, size_t i) {
     out.push_back(std::move(item));
   }
   return out;
-}
-
-/// Tensor input i.
-Expected<Expr> tensorInput(const NodeContext &ctx, size_t i) {
-  if (!ctx.hasInput(i))
-    return ctx.error("missing required input {}", i);
-  const Expr &e = ctx.input(i);
-  if (!e->type().isTensor())
-    return ctx.error("input {} must be a tensor, got {}", i, e->type().str());
-  return e;
 }
 
 Expr sequence(const NodeContext &ctx, std::vector<Expr> fields) {
