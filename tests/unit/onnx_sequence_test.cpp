@@ -145,13 +145,6 @@ interp::Value run(const SeqModel &m, const std::vector<ir::Tensor> &args,
   return *v;
 }
 
-ir::Type seqType(std::vector<ir::Tensor> elems) {
-  std::vector<ir::Type> f;
-  for (const auto &e : elems)
-    f.push_back(e.type());
-  return ir::Type::tuple(f);
-}
-
 void requireEqual(const ir::Tensor &got, const ir::Tensor &want) {
   tessera::test::requireClose(got, want, 0, 0);
 }

@@ -10,6 +10,7 @@
 
 #include "support/log.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace tessera::frontend::onnx {
@@ -60,6 +61,19 @@ const ir::Tensor *NodeContext::constantInput(size_t i) const {
   if (wishes_)
     wishes_->push_back(inputs_[i]);
   return nullptr;
+}
+
+bool NodeContext::hasGraphAttr(std::string_view name) const {
+  return std::find(graphAttrs_.begin(), graphAttrs_.end(), name) != graphAttrs_.end();
+}
+
+Expected<std::vector<ir::Expr>> NodeContext::convertSubgraph(std::string_view attr,
+                                                             std::vector<ir::Expr> inputs) const {
+  if (!hasGraphAttr(attr))
+    return error("missing sub-graph attribute '{}'", attr);
+  if (!subgraphs_)
+    return error("sub-graph attribute '{}' cannot be converted here (no importer)", attr);
+  return (*subgraphs_)(attr, std::move(inputs));
 }
 
 const OnnxAttr *NodeContext::attr(std::string_view name) const {
@@ -221,7 +235,8 @@ const ConverterRegistry &ConverterRegistry::standard() {
     for (auto *family : {&registerElementwiseConverters, &registerReduceConverters,
                          &registerNNConverters, &registerTensorConverters,
                          &registerLossConverters, &registerSequenceConverters,
-                         &registerRecurrentConverters, &registerSignalConverters}) {
+                         &registerRecurrentConverters, &registerSignalConverters,
+                         &registerControlFlowConverters}) {
       Status s = family(r);
       if (!s.ok()) {
         // A malformed built-in converter is a bug in Tessera, not user input.

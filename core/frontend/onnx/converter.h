@@ -33,6 +33,14 @@ namespace tessera::frontend::onnx {
 using OnnxAttr = std::variant<int64_t, float, std::string, ir::Tensor, std::vector<int64_t>,
                               std::vector<float>, std::vector<std::string>>;
 
+/// Converts one sub-graph attribute of the current node (If's branches,
+/// Loop's, Scan's and SequenceMap's body) with `inputs` bound to the
+/// sub-graph's inputs in order (null for an absent optional) and the outer
+/// scopes' values visible by name; returns the sub-graph's outputs. Set by
+/// the importer (see NodeContext::convertSubgraph).
+using SubgraphConverter = std::function<Expected<std::vector<ir::Expr>>(
+    std::string_view attr, std::vector<ir::Expr> inputs)>;
+
 class NodeContext {
 public:
   NodeContext(std::string opType, std::string nodeName, int64_t opset,
@@ -89,6 +97,19 @@ public:
   /// caller may bind as constants. Set by the importer; may stay null.
   void setConstantWishes(std::vector<ir::Expr> *sink) { wishes_ = sink; }
 
+  /// Whether the node has a sub-graph (GRAPH) attribute of that name; such
+  /// attributes are not in attrs(). Set by the importer.
+  bool hasGraphAttr(std::string_view name) const;
+  /// Converts the sub-graph attribute `attr` once, with `inputs` bound to
+  /// its inputs (see SubgraphConverter); control-flow converters call it
+  /// per branch or per unrolled iteration. An error without an importer.
+  Expected<std::vector<ir::Expr>> convertSubgraph(std::string_view attr,
+                                                  std::vector<ir::Expr> inputs) const;
+  void setSubgraphs(std::vector<std::string> graphAttrs, const SubgraphConverter *convert) {
+    graphAttrs_ = std::move(graphAttrs);
+    subgraphs_ = convert;
+  }
+
   /// "node 'conv_3' (Conv): <message>".
   template <typename... Args> Error error(fmt::format_string<Args...> f, Args &&...args) const {
     return Error(fmt::format("node '{}' ({}): {}", nodeName_, opType_,
@@ -104,6 +125,8 @@ private:
   std::map<std::string, OnnxAttr, std::less<>> attrs_;
   ir::Span span_;
   std::vector<ir::Expr> *wishes_ = nullptr;
+  std::vector<std::string> graphAttrs_;
+  const SubgraphConverter *subgraphs_ = nullptr;
 };
 
 /// Returns one expression per ONNX output, in order. It may return fewer
@@ -145,5 +168,6 @@ Status registerLossConverters(ConverterRegistry &r);        // NLL and SCE losse
 Status registerSequenceConverters(ConverterRegistry &r);    // sequences as tuples of static length
 Status registerRecurrentConverters(ConverterRegistry &r);   // RNN, GRU, LSTM unrolled; GridSample, RoiAlign
 Status registerSignalConverters(ConverterRegistry &r);      // DFT, STFT, windows, MelWeightMatrix, Det
+Status registerControlFlowConverters(ConverterRegistry &r); // If, Loop, Scan, SequenceMap unrolled (control_flow.cpp)
 
 } // namespace tessera::frontend::onnx

@@ -15,6 +15,10 @@
 //   4. nodes are converted in topological order (the model's own order when
 //      it is one) by their converters; Constant nodes are built in unless a
 //      registry supplies a converter for them;
+//      control-flow converters (control_flow.cpp) convert sub-graphs through
+//      NodeContext::convertSubgraph, which runs the same node loop on the
+//      sub-graph in a new scope (outer values visible by name); step 2
+//      scans sub-graphs too;
 //   5. @main returns the graph outputs, checked against their declared
 //      types; infer-types and the verifier run when options.verify is set.
 //
@@ -36,6 +40,7 @@
 #include <deque>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <set>
@@ -201,7 +206,7 @@ public:
     TS_RETURN_IF_ERROR(checkOptionNames());
     TS_RETURN_IF_ERROR(bindInitializers());
     TS_RETURN_IF_ERROR(bindInputs());
-    TS_ASSIGN_OR_RETURN(std::vector<int> order, topologicalOrder());
+    TS_ASSIGN_OR_RETURN(std::vector<int> order, topologicalOrder(graph_));
     for (int i : order)
       TS_RETURN_IF_ERROR(convertNode(graph_.node(i), i));
     return finish();
@@ -257,8 +262,17 @@ private:
   /// rejected by op type ("Relu (opset 6)").
   Status checkSupported() {
     std::map<std::string, UnsupportedOpType> missing;
-    for (int i = 0; i < graph_.node_size(); ++i) {
-      const NodeProto &n = graph_.node(i);
+    // Sub-graphs (If's branches, Loop's body, ...) are scanned too, so that
+    // an op type without a converter inside them is reported here.
+    std::function<void(const ::onnx::GraphProto &)> scan = [&](const ::onnx::GraphProto &g) {
+    for (int i = 0; i < g.node_size(); ++i) {
+      const NodeProto &n = g.node(i);
+      for (const auto &a : n.attribute()) {
+        if (a.has_g())
+          scan(a.g());
+        for (const auto &sub : a.graphs())
+          scan(sub);
+      }
       std::string key;
       if (!isDefaultDomain(n.domain())) {
         key = n.domain() + "::" + n.op_type();
@@ -280,6 +294,8 @@ private:
       if (u.count++ < 3)
         u.nodes.push_back(nodeName(n, i));
     }
+    };
+    scan(graph_);
     for (auto &[k, u] : missing)
       report_.unsupported.push_back(std::move(u));
     if (report_.unsupported.empty())
@@ -436,7 +452,9 @@ private:
   /// Does the computed or bound type `t` fit the declared ONNX type (dtype
   /// and static dims of tensors, sequences as tuples, optionals as their
   /// value)? An undeclared type fits everything.
-  static bool typeFits(const ::onnx::TypeProto &d, const ir::Type &t) {
+  /// With shapes = false only element types and structure are checked (the
+  /// declared shapes inside sub-graphs are often inexact in real models).
+  static bool typeFits(const ::onnx::TypeProto &d, const ir::Type &t, bool shapes = true) {
     switch (d.value_case()) {
     case ::onnx::TypeProto::VALUE_NOT_SET: return true;
     case ::onnx::TypeProto::kTensorType: {
@@ -448,7 +466,7 @@ private:
         if (!dtype || *dtype != t.dtype())
           return false;
       }
-      if (!tt.has_shape())
+      if (!tt.has_shape() || !shapes)
         return true;
       const auto &s = tt.shape();
       if (int64_t(t.rank()) != s.dim_size())
@@ -462,11 +480,12 @@ private:
       if (!t.isTuple())
         return false;
       for (const auto &f : t.fields())
-        if (!typeFits(d.sequence_type().elem_type(), f))
+        if (!typeFits(d.sequence_type().elem_type(), f, shapes))
           return false;
       return true;
     }
-    case ::onnx::TypeProto::kOptionalType: return typeFits(d.optional_type().elem_type(), t);
+    case ::onnx::TypeProto::kOptionalType:
+      return typeFits(d.optional_type().elem_type(), t, shapes);
     default: return false;
     }
   }
@@ -554,7 +573,7 @@ private:
 
   /// The model's node order when it is topological (ONNX requires it), else
   /// a stable topological sort; an undefined input or a cycle is an error.
-  Expected<std::vector<int>> topologicalOrder() {
+  Expected<std::vector<int>> topologicalOrder(const ::onnx::GraphProto &graph_) {
     const int n = graph_.node_size();
     std::unordered_map<std::string, int> producer;
     for (int i = 0; i < n; ++i)
@@ -567,7 +586,7 @@ private:
     for (int i = 0; i < n; ++i) {
       const NodeProto &node = graph_.node(i);
       for (const auto &in : node.input()) {
-        if (in.empty() || values_.count(in))
+        if (in.empty() || isDefined(in))
           continue;
         auto p = producer.find(in);
         if (p == producer.end())
@@ -614,14 +633,22 @@ private:
         inputs.push_back(nullptr);
         continue;
       }
-      if (auto m = missing_.find(in); m != missing_.end())
+      if (const std::string *m = findMissing(in))
         return Error::format("{}: input '{}' is {}, which Tessera does not produce", where, in,
-                             m->second);
-      auto v = values_.find(in);
-      if (v == values_.end())
+                             *m);
+      const ir::Expr *v = findValue(in);
+      if (!v)
         return Error::format("{}: input '{}' is not defined", where, in);
-      inputs.push_back(v->second);
+      inputs.push_back(*v);
     }
+    if (++convertedNodes_ > kMaxConvertedNodes)
+      return Error::format("{}: the model unrolls to more than {} nodes (control flow is "
+                           "unrolled at import time)",
+                           where, kMaxConvertedNodes);
+    std::vector<std::string> graphAttrs;
+    for (const auto &a : node.attribute())
+      if (a.type() == AttributeProto::GRAPH || a.has_g())
+        graphAttrs.push_back(a.name());
     std::map<std::string, OnnxAttr, std::less<>> attrs;
     for (const auto &a : node.attribute()) {
       TS_ASSIGN_OR_RETURN(auto value, convertAttr(a, baseDir_, name));
@@ -632,6 +659,15 @@ private:
                     std::move(attrs));
     std::vector<ir::Expr> asked; // inputs wanted as constants that are not
     ctx.setConstantWishes(&asked);
+    SubgraphConverter subgraphs = [&](std::string_view attr,
+                                      std::vector<ir::Expr> values) -> Expected<std::vector<ir::Expr>> {
+      for (const auto &a : node.attribute())
+        if (a.name() == attr && a.has_g())
+          return convertSubgraph(a.g(), std::move(values))
+              .withContext(fmt::format("{}: sub-graph '{}'", where, attr));
+      return Error::format("{}: no sub-graph attribute '{}'", where, attr);
+    };
+    ctx.setSubgraphs(std::move(graphAttrs), &subgraphs);
 
     const ConverterSpec *spec = registry_.find(node.op_type());
     Expected<std::vector<ir::Expr>> outputs = std::vector<ir::Expr>{};
@@ -670,6 +706,86 @@ private:
       values_[out] = std::move(e);
     }
     return okStatus();
+  }
+
+  /// The value of `name` in the innermost scope that defines it, or null.
+  const ir::Expr *findValue(const std::string &name) const {
+    if (auto v = values_.find(name); v != values_.end())
+      return &v->second;
+    for (auto s = outer_.rbegin(); s != outer_.rend(); ++s)
+      if (auto v = s->values.find(name); v != s->values.end())
+        return &v->second;
+    return nullptr;
+  }
+  const std::string *findMissing(const std::string &name) const {
+    if (auto m = missing_.find(name); m != missing_.end())
+      return &m->second;
+    for (auto s = outer_.rbegin(); s != outer_.rend(); ++s)
+      if (auto m = s->missing.find(name); m != s->missing.end())
+        return &m->second;
+    return nullptr;
+  }
+  bool isDefined(const std::string &name) const { return findValue(name) || findMissing(name); }
+
+  /// Converts a sub-graph in a new scope: its inputs are bound to `inputs`
+  /// (in order), its initializers become constants, the enclosing scopes'
+  /// values are visible by name; returns its outputs (null for an absent
+  /// optional). Control-flow converters call this once per branch or
+  /// unrolled iteration.
+  Expected<std::vector<ir::Expr>> convertSubgraph(const ::onnx::GraphProto &g,
+                                                  std::vector<ir::Expr> inputs) {
+    if (int64_t(inputs.size()) != g.input_size())
+      return Error::format("the sub-graph '{}' has {} inputs, {} given", g.name(), g.input_size(),
+                           inputs.size());
+    if (outer_.size() >= kMaxSubgraphDepth)
+      return Error::format("sub-graphs are nested more than {} deep", kMaxSubgraphDepth);
+    outer_.push_back(Scope{std::move(values_), std::move(missing_)});
+    values_.clear();
+    missing_.clear();
+    auto result = convertSubgraphInScope(g, std::move(inputs));
+    values_ = std::move(outer_.back().values);
+    missing_ = std::move(outer_.back().missing);
+    outer_.pop_back();
+    return result;
+  }
+
+  Expected<std::vector<ir::Expr>> convertSubgraphInScope(const ::onnx::GraphProto &g,
+                                                         std::vector<ir::Expr> inputs) {
+    for (const auto &t : g.initializer()) {
+      TS_ASSIGN_OR_RETURN(ir::Tensor value,
+                          tensorFromProto(t, baseDir_, fmt::format("initializer '{}'", t.name())));
+      values_[t.name()] = ir::makeConstant(std::move(value), t.name());
+    }
+    if (g.sparse_initializer_size())
+      return Error::format("sparse initializer '{}' is not supported",
+                           g.sparse_initializer(0).values().name());
+    for (int i = 0; i < g.input_size(); ++i) {
+      const auto &vi = g.input(i);
+      const ir::Expr &v = inputs[size_t(i)];
+      // Declared shapes inside sub-graphs are not checked: ONNX models often
+      // declare them loosely (e.g. a sequence element shape of []).
+      if (v && !typeFits(vi.type(), v->type(), /*shapes=*/false))
+        return Error::format("sub-graph input '{}' is declared {}, the value bound to it is {}",
+                             vi.name(), onnxTypeStr(vi.type()), v->type().str());
+      values_[vi.name()] = v;
+    }
+    TS_ASSIGN_OR_RETURN(std::vector<int> order, topologicalOrder(g));
+    for (int i : order)
+      TS_RETURN_IF_ERROR(convertNode(g.node(i), i));
+    std::vector<ir::Expr> outputs;
+    for (const auto &vi : g.output()) {
+      if (const std::string *m = findMissing(vi.name()))
+        return Error::format("sub-graph output '{}' is {}, which Tessera does not produce",
+                             vi.name(), *m);
+      const ir::Expr *v = findValue(vi.name());
+      if (!v)
+        return Error::format("sub-graph output '{}' is not produced by any node", vi.name());
+      if (*v && !typeFits(vi.type(), (*v)->type(), /*shapes=*/false))
+        return Error::format("sub-graph output '{}' is declared {} but the graph computes {}",
+                             vi.name(), onnxTypeStr(vi.type()), (*v)->type().str());
+      outputs.push_back(*v);
+    }
+    return outputs;
   }
 
   /// A tensor, or a tuple of them (a sequence), nested.
@@ -768,6 +884,17 @@ private:
   std::unordered_map<std::string, std::string> missing_;
   std::vector<ir::Var> params_;
   bool hasOpset_ = false;
+  /// The scopes enclosing the sub-graph being converted (values_ and
+  /// missing_ are the innermost one), outermost first.
+  struct Scope {
+    std::unordered_map<std::string, ir::Expr> values;
+    std::unordered_map<std::string, std::string> missing;
+  };
+  std::vector<Scope> outer_;
+  static constexpr size_t kMaxSubgraphDepth = 64;
+  /// Nodes converted so far, unrolled iterations included (capped).
+  static constexpr int64_t kMaxConvertedNodes = 1000000;
+  int64_t convertedNodes_ = 0;
 };
 
 } // namespace

@@ -9,7 +9,8 @@
 // constants. An optional is its value when present and has no expression
 // (a null input) when absent, so OptionalHasElement folds to a constant.
 //
-// SequenceMap (a sub-graph body, like Loop and If) is not converted.
+// SequenceMap runs a sub-graph body: it lives with Loop and If in
+// frontend/onnx/control_flow.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/converters/common.h"

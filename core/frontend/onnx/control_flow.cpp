@@ -1,0 +1,355 @@
+//===- frontend/onnx/control_flow.cpp - If, Loop, Scan, SequenceMap -------===//
+//
+// Our IR has static shapes and no control flow, so ONNX control flow is
+// specialised at import time: the importer converts a sub-graph attribute on
+// request (NodeContext::convertSubgraph, with the outer scopes' values
+// visible by name), and these converters call it once per taken branch or
+// unrolled iteration.
+//   - If: the condition must be a constant; the taken branch is inlined.
+//   - Loop: the trip count and the initial condition must be constants; the
+//     body is converted once per iteration and its condition output must
+//     fold to a constant each time. Scan outputs are stacked on a new axis 0.
+//   - Scan: unrolled over the static sequence length.
+//   - SequenceMap: unrolled over the sequence (a tuple) length.
+// Unrolling is capped at kMaxIterations iterations (and the importer caps
+// the total number of converted nodes).
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/onnx/converters/common.h"
+
+namespace tessera::frontend::onnx {
+
+namespace {
+
+using ir::DType;
+using ir::Expr;
+using Outputs = std::vector<Expr>;
+
+constexpr int64_t kMaxIterations = 10000;
+
+/// The value of a constant scalar (one element) as a bool, or nullopt.
+std::optional<bool> constantBool(const Expr &e) {
+  if (!e)
+    return std::nullopt;
+  const auto *c = e->as<ir::ConstantNode>();
+  if (!c || c->data().numel() != 1)
+    return std::nullopt;
+  return c->data().getDouble(0) != 0;
+}
+
+Expected<bool> requireBool(NodeContext &ctx, size_t i, std::string_view name) {
+  TS_ASSIGN_OR_RETURN(const ir::Tensor *t, requireConstant(ctx, i, name));
+  if (t->numel() != 1)
+    return ctx.error("input {} ('{}') must have one element, got {}", i, name, t->type().str());
+  return t->getDouble(0) != 0;
+}
+
+/// Stacks tensors of one shape along a new axis `axis` (in the result).
+Expected<Expr> stack(NodeContext &ctx, const Outputs &parts, int64_t axis) {
+  Outputs expanded;
+  for (const Expr &p : parts) {
+    if (!p || !p->type().isTensor())
+      return ctx.error("a scan output must be a tensor, got {}",
+                       p ? p->type().str() : std::string("an absent optional"));
+    TS_ASSIGN_OR_RETURN(Expr u, ctx.call("unsqueeze", {p}, {{"axes", Ints{axis}}}));
+    expanded.push_back(std::move(u));
+  }
+  if (expanded.size() == 1)
+    return expanded[0];
+  return ctx.call("concat", expanded, {{"axis", axis}});
+}
+
+/// Element `index` of axis `axis` of x, with that axis removed.
+Expected<Expr> takeAxis(NodeContext &ctx, const Expr &x, int64_t axis, int64_t index) {
+  TS_ASSIGN_OR_RETURN(Expr s, ctx.call("slice", {x},
+                                       {{"starts", Ints{index}},
+                                        {"ends", Ints{index + 1}},
+                                        {"axes", Ints{axis}},
+                                        {"steps", Ints{1}}}));
+  return ctx.call("squeeze", {s}, {{"axes", Ints{axis}}});
+}
+
+// If (1-17): 'cond' must be a constant (bind it when it is a graph input);
+// the chosen branch (then_branch / else_branch) is converted inline.
+Expected<Outputs> convertIf(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(bool cond, requireBool(ctx, 0, "cond"));
+  TS_ASSIGN_OR_RETURN(Outputs outs,
+                      ctx.convertSubgraph(cond ? "then_branch" : "else_branch", {}));
+  if (outs.size() != ctx.numOutputs())
+    return ctx.error("the {} branch has {} outputs, the node {}", cond ? "then" : "else",
+                     outs.size(), ctx.numOutputs());
+  return outs;
+}
+
+// Loop (1-17): inputs M (trip count), cond, v_initial...; the body maps
+// (iteration_num, cond, v...) to (cond, v..., scan_outputs...). M and cond
+// (each optional) must be constants and the body's cond must fold to a
+// constant after every iteration. Loop-carried values may be sequences
+// (tuples) or absent optionals; scan outputs are stacked on a new axis 0
+// (at least one iteration is needed for them).
+Expected<Outputs> convertLoop(NodeContext &ctx) {
+  wishConstants(ctx, {0, 1}); // ask for both at once
+  std::optional<int64_t> tripCount;
+  if (ctx.hasInput(0)) {
+    TS_ASSIGN_OR_RETURN(const ir::Tensor *m, requireConstant(ctx, 0, "M"));
+    if (m->numel() != 1)
+      return ctx.error("input 0 ('M') must have one element, got {}", m->type().str());
+    tripCount = m->getInt(0);
+  }
+  bool cond = true;
+  if (ctx.hasInput(1)) {
+    TS_ASSIGN_OR_RETURN(cond, requireBool(ctx, 1, "cond"));
+  }
+  if (!tripCount && !ctx.hasInput(1))
+    return ctx.error("neither a trip count nor a condition is given (an infinite loop)");
+  Outputs carried;
+  for (size_t i = 2; i < ctx.numInputs(); ++i)
+    carried.push_back(ctx.hasInput(i) ? ctx.input(i) : nullptr);
+  const size_t n = carried.size();
+  if (ctx.numOutputs() < n)
+    return ctx.error("the node has {} outputs, fewer than its {} loop-carried values",
+                     ctx.numOutputs(), n);
+  const size_t k = ctx.numOutputs() - n;
+  std::vector<Outputs> scans(k);
+  int64_t iter = 0;
+  for (; cond && (!tripCount || iter < *tripCount); ++iter) {
+    if (iter >= kMaxIterations)
+      return ctx.error("the loop runs more than {} iterations, which is more than Tessera "
+                       "unrolls",
+                       kMaxIterations);
+    Outputs in;
+    in.push_back(ctx.constant(ir::Tensor::fromInts(DType::I64, {}, {&iter, 1})));
+    int64_t c = 1;
+    in.push_back(ctx.constant(ir::Tensor::fromInts(DType::Bool, {}, {&c, 1})));
+    in.insert(in.end(), carried.begin(), carried.end());
+    TS_ASSIGN_OR_RETURN(Outputs out, ctx.convertSubgraph("body", std::move(in)));
+    if (out.size() != 1 + n + k)
+      return ctx.error("the body has {} outputs, expected {} (cond, {} loop-carried values, {} "
+                       "scan outputs)",
+                       out.size(), 1 + n + k, n, k);
+    std::optional<bool> next = constantBool(out[0]);
+    if (!next)
+      return ctx.error("the body's condition output does not fold to a constant in iteration "
+                       "{} (Tessera unrolls loops at import time)",
+                       iter);
+    cond = *next;
+    for (size_t i = 0; i < n; ++i)
+      carried[i] = out[1 + i];
+    for (size_t j = 0; j < k; ++j)
+      scans[j].push_back(out[1 + n + j]);
+  }
+  Outputs result = carried;
+  for (size_t j = 0; j < k; ++j) {
+    if (scans[j].empty())
+      return ctx.error("scan output {} is empty (the loop runs no iteration), which has no "
+                       "static shape",
+                       j);
+    TS_ASSIGN_OR_RETURN(Expr s, stack(ctx, scans[j], 0));
+    result.push_back(std::move(s));
+  }
+  return result;
+}
+
+/// The core of Scan (opset 9 semantics) on one batch element.
+Expected<Outputs> scanCore(NodeContext &ctx, Outputs states, const Outputs &xs,
+                           const Ints &inAxes, const Ints &inDirs, const Ints &outAxes,
+                           const Ints &outDirs, size_t k) {
+  const size_t n = states.size();
+  int64_t len = -1;
+  for (size_t j = 0; j < xs.size(); ++j) {
+    int64_t d = shapeOf(xs[j])[size_t(inAxes[j])];
+    if (len >= 0 && d != len)
+      return ctx.error("scan inputs have different sequence lengths ({} and {})", len, d);
+    len = d;
+  }
+  if (len > kMaxIterations)
+    return ctx.error("the scan runs {} iterations, more than the {} Tessera unrolls", len,
+                     kMaxIterations);
+  std::vector<Outputs> scans(k);
+  for (int64_t t = 0; t < len; ++t) {
+    Outputs in = states;
+    for (size_t j = 0; j < xs.size(); ++j) {
+      int64_t idx = inDirs[j] ? len - 1 - t : t;
+      TS_ASSIGN_OR_RETURN(Expr x, takeAxis(ctx, xs[j], inAxes[j], idx));
+      in.push_back(std::move(x));
+    }
+    TS_ASSIGN_OR_RETURN(Outputs out, ctx.convertSubgraph("body", std::move(in)));
+    if (out.size() != n + k)
+      return ctx.error("the body has {} outputs, expected {} ({} states, {} scan outputs)",
+                       out.size(), n + k, n, k);
+    for (size_t i = 0; i < n; ++i)
+      states[i] = out[i];
+    for (size_t j = 0; j < k; ++j)
+      scans[j].push_back(out[n + j]);
+  }
+  Outputs result = states;
+  for (size_t j = 0; j < k; ++j) {
+    if (scans[j].empty())
+      return ctx.error("scan output {} is empty (the sequence length is 0)", j);
+    if (!scans[j][0] || !scans[j][0]->type().isTensor())
+      return ctx.error("scan output {} must be a tensor", j);
+    Outputs parts = scans[j];
+    if (outDirs[j])
+      std::reverse(parts.begin(), parts.end());
+    int64_t r = rankOf(parts[0]) + 1;
+    int64_t axis = outAxes[j] < 0 ? outAxes[j] + r : outAxes[j];
+    if (axis < 0 || axis >= r)
+      return ctx.error("scan_output_axes[{}] = {} is out of range for rank {}", j, outAxes[j], r);
+    TS_ASSIGN_OR_RETURN(Expr s, stack(ctx, parts, axis));
+    result.push_back(std::move(s));
+  }
+  return result;
+}
+
+/// A per-input attribute list (directions, axes) of length `count`.
+Expected<Ints> perInput(NodeContext &ctx, std::string_view name, size_t count) {
+  TS_ASSIGN_OR_RETURN(Ints v, ctx.attrInts(name, Ints(count, 0)));
+  if (v.size() != count)
+    return ctx.error("attribute '{}' has {} values, expected {}", name, v.size(), count);
+  return v;
+}
+
+// Scan 8: inputs (sequence_lens, states..., scan inputs...) with a batch
+// axis 0 and the sequence on axis 1; 'directions'. sequence_lens must be
+// absent. Scan 9-17: inputs (states..., scan inputs...), scan_input_axes,
+// scan_input_directions, scan_output_axes, scan_output_directions.
+Expected<Outputs> convertScan(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(int64_t m, ctx.attrInt("num_scan_inputs"));
+  const bool v8 = ctx.opset() < 9;
+  const size_t first = v8 ? 1 : 0;
+  if (m < 1 || size_t(m) + first > ctx.numInputs())
+    return ctx.error("num_scan_inputs = {} does not fit the {} inputs", m, ctx.numInputs());
+  if (v8 && ctx.hasInput(0))
+    return ctx.error("input 0 ('sequence_lens') is not supported");
+  const size_t n = ctx.numInputs() - first - size_t(m);
+  if (ctx.numOutputs() < n)
+    return ctx.error("the node has {} outputs, fewer than its {} states", ctx.numOutputs(), n);
+  const size_t k = ctx.numOutputs() - n;
+  Outputs states, xs;
+  for (size_t i = first; i < ctx.numInputs(); ++i) {
+    TS_ASSIGN_OR_RETURN(Expr e, tensorInput(ctx, i));
+    (i < first + n ? states : xs).push_back(std::move(e));
+  }
+  if (!v8) {
+    TS_ASSIGN_OR_RETURN(Ints inAxes, perInput(ctx, "scan_input_axes", size_t(m)));
+    TS_ASSIGN_OR_RETURN(Ints inDirs, perInput(ctx, "scan_input_directions", size_t(m)));
+    TS_ASSIGN_OR_RETURN(Ints outAxes, perInput(ctx, "scan_output_axes", k));
+    TS_ASSIGN_OR_RETURN(Ints outDirs, perInput(ctx, "scan_output_directions", k));
+    for (size_t j = 0; j < xs.size(); ++j) {
+      int64_t r = rankOf(xs[j]);
+      int64_t a = inAxes[j] < 0 ? inAxes[j] + r : inAxes[j];
+      if (a < 0 || a >= r)
+        return ctx.error("scan_input_axes[{}] = {} is out of range for rank {}", j, inAxes[j], r);
+      inAxes[j] = a;
+    }
+    return scanCore(ctx, states, xs, inAxes, inDirs, outAxes, outDirs, k);
+  }
+  TS_ASSIGN_OR_RETURN(Ints dirs, perInput(ctx, "directions", size_t(m)));
+  for (const Expr &e : states)
+    if (rankOf(e) < 1)
+      return ctx.error("a state must have a batch axis, got {}", e->type().str());
+  for (const Expr &e : xs)
+    if (rankOf(e) < 2)
+      return ctx.error("a scan input must have batch and sequence axes, got {}", e->type().str());
+  int64_t batch = shapeOf(xs[0])[0];
+  std::vector<Outputs> perBatch(n + k);
+  for (int64_t b = 0; b < batch; ++b) {
+    Outputs sb, xb;
+    for (const Expr &e : states) {
+      TS_ASSIGN_OR_RETURN(Expr t, takeAxis(ctx, e, 0, b));
+      sb.push_back(std::move(t));
+    }
+    for (const Expr &e : xs) {
+      TS_ASSIGN_OR_RETURN(Expr t, takeAxis(ctx, e, 0, b));
+      xb.push_back(std::move(t));
+    }
+    TS_ASSIGN_OR_RETURN(Outputs out, scanCore(ctx, sb, xb, Ints(size_t(m), 0), dirs,
+                                              Ints(k, 0), Ints(k, 0), k));
+    for (size_t i = 0; i < out.size(); ++i)
+      perBatch[i].push_back(out[i]);
+  }
+  if (batch < 1)
+    return ctx.error("the batch is empty");
+  Outputs result;
+  for (auto &parts : perBatch) {
+    TS_ASSIGN_OR_RETURN(Expr s, stack(ctx, parts, 0));
+    result.push_back(std::move(s));
+  }
+  return result;
+}
+
+/// The elements of a sequence (tuple) value.
+Expected<Outputs> elementsOf(const NodeContext &ctx, const Expr &s) {
+  if (const auto *t = s->as<ir::TupleNode>())
+    return Outputs(t->fields().begin(), t->fields().end());
+  Outputs out;
+  for (size_t i = 0; i < s->type().fields().size(); ++i) {
+    TS_ASSIGN_OR_RETURN(Expr item, ir::makeTupleGetItem(s, int(i), ctx.nodeName()));
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+// SequenceMap (17): input_sequence and additional inputs (sequences of the
+// same length, or tensors passed to every iteration); the body runs once per
+// element and each output is a sequence of its per-element results.
+Expected<Outputs> convertSequenceMap(NodeContext &ctx) {
+  std::vector<std::optional<Outputs>> seqs;
+  size_t len = 0;
+  for (size_t i = 0; i < ctx.numInputs(); ++i) {
+    if (!ctx.hasInput(i))
+      return ctx.error("input {} is missing", i);
+    const Expr &e = ctx.input(i);
+    if (!e->type().isTuple()) {
+      if (i == 0)
+        return ctx.error("input 0 must be a sequence, got {}", e->type().str());
+      seqs.push_back(std::nullopt);
+      continue;
+    }
+    TS_ASSIGN_OR_RETURN(Outputs elems, elementsOf(ctx, e));
+    if (i == 0)
+      len = elems.size();
+    else if (elems.size() != len)
+      return ctx.error("input {} has {} elements, input 0 has {}", i, elems.size(), len);
+    seqs.push_back(std::move(elems));
+  }
+  if (int64_t(len) > kMaxIterations)
+    return ctx.error("the sequence has {} elements, more than the {} Tessera unrolls", len,
+                     kMaxIterations);
+  std::vector<Outputs> results(ctx.numOutputs());
+  for (size_t t = 0; t < len; ++t) {
+    Outputs in;
+    for (size_t i = 0; i < seqs.size(); ++i)
+      in.push_back(seqs[i] ? (*seqs[i])[t] : ctx.input(i));
+    TS_ASSIGN_OR_RETURN(Outputs out, ctx.convertSubgraph("body", std::move(in)));
+    if (out.size() != results.size())
+      return ctx.error("the body has {} outputs, the node {}", out.size(), results.size());
+    for (size_t j = 0; j < out.size(); ++j) {
+      if (!out[j] || !out[j]->type().isTensor())
+        return ctx.error("body output {} must be a tensor", j);
+      results[j].push_back(out[j]);
+    }
+  }
+  Outputs outs;
+  for (auto &r : results)
+    outs.push_back(ir::makeTuple(std::move(r), ctx.nodeName()));
+  return outs;
+}
+
+} // namespace
+
+Status registerControlFlowConverters(ConverterRegistry &r) {
+  TS_RETURN_IF_ERROR(r.add({"If", 1, 17, convertIf,
+                            "cond must be a constant (bind it); the taken branch is inlined"}));
+  TS_RETURN_IF_ERROR(r.add({"Loop", 1, 17, convertLoop,
+                            "M and cond must be constants; unrolled (at most 10000 "
+                            "iterations); the body's cond must fold to a constant"}));
+  TS_RETURN_IF_ERROR(r.add({"Scan", 8, 17, convertScan,
+                            "unrolled over the static sequence length; opset 8 without "
+                            "sequence_lens"}));
+  TS_RETURN_IF_ERROR(r.add({"SequenceMap", 17, 17, convertSequenceMap,
+                            "unrolled over the sequence length"}));
+  return okStatus();
+}
+
+} // namespace tessera::frontend::onnx
