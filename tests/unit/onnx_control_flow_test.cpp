@@ -10,6 +10,7 @@
 
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/tensor_proto.h"
+#include "onnx_model_builder.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -34,49 +35,7 @@ constexpr int32_t F = ::onnx::TensorProto::FLOAT;
 constexpr int32_t I = ::onnx::TensorProto::INT64;
 constexpr int32_t B = ::onnx::TensorProto::BOOL;
 
-::onnx::NodeProto *addNode(::onnx::GraphProto &g, const std::string &op,
-                           std::vector<std::string> ins, std::vector<std::string> outs,
-                           const std::string &name = "") {
-  auto *n = g.add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (auto &i : ins)
-    n->add_input(i);
-  for (auto &o : outs)
-    n->add_output(o);
-  return n;
-}
-
-::onnx::GraphProto *graphAttr(::onnx::NodeProto *n, const std::string &name) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::GRAPH);
-  a->mutable_g()->set_name(name);
-  return a->mutable_g();
-}
-
-void intAttr(::onnx::NodeProto *n, const std::string &name, int64_t v) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::INT);
-  a->set_i(v);
-}
-
-void initializer(::onnx::GraphProto &g, const std::string &name, const ir::Tensor &t) {
-  auto *p = g.add_initializer();
-  tensorToProto(t, *p);
-  p->set_name(name);
-}
-
-::onnx::ModelProto model(int64_t opset) {
-  ::onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto *o = m.add_opset_import();
-  o->set_domain("");
-  o->set_version(opset);
-  m.mutable_graph()->set_name("g");
-  return m;
-}
+::onnx::ModelProto model(int64_t opset) { return test::newModel(opset, "g"); }
 
 Expected<ir::Module> import(const ::onnx::ModelProto &m, ImportOptions o = {},
                             ImportReport *report = nullptr) {
@@ -102,14 +61,14 @@ ir::Tensor resultData(const ir::Module &m, int field = -1) {
   auto &g = *m.mutable_graph();
   setType(g.add_input(), "cond", B, {});
   setType(g.add_output(), "y", F, {2});
-  initializer(g, "x", f32({2}, {1, 2}));
-  initializer(g, "one", f32({2}, {1, 1}));
-  auto *n = addNode(g, "If", {"cond"}, {"y"}, "if0");
-  auto *then = graphAttr(n, "then_branch");
-  addNode(*then, "Add", {"x", "one"}, {"t"});
+  test::addInitializer(g, "x", f32({2}, {1, 2}));
+  test::addInitializer(g, "one", f32({2}, {1, 1}));
+  auto *n = test::addNode(g, "If", {"cond"}, {"y"}, "if0");
+  auto *then = test::addGraphAttr(n, "then_branch");
+  test::addNode(*then, "Add", {"x", "one"}, {"t"});
   setType(then->add_output(), "t", F, {2});
-  auto *els = graphAttr(n, "else_branch");
-  addNode(*els, "Identity", {"x"}, {"e"});
+  auto *els = test::addGraphAttr(n, "else_branch");
+  test::addNode(*els, "Identity", {"x"}, {"e"});
   setType(els->add_output(), "e", F, {2});
   return m;
 }
@@ -143,19 +102,19 @@ TEST_CASE("Loop: unrolled with carried values and stacked scan outputs",
   // for i in 0..M: acc = acc + x; scan out acc. M = 3.
   auto m = model(13);
   auto &g = *m.mutable_graph();
-  initializer(g, "M", i64({}, {3}));
-  initializer(g, "acc0", f32({2}, {0, 0}));
-  initializer(g, "x", f32({2}, {1, 10}));
+  test::addInitializer(g, "M", i64({}, {3}));
+  test::addInitializer(g, "acc0", f32({2}, {0, 0}));
+  test::addInitializer(g, "x", f32({2}, {1, 10}));
   setType(g.add_output(), "acc", F, {2});
   setType(g.add_output(), "scan", F, {3, 2});
-  auto *n = addNode(g, "Loop", {"M", "", "acc0"}, {"acc", "scan"}, "loop0");
-  auto *body = graphAttr(n, "body");
+  auto *n = test::addNode(g, "Loop", {"M", "", "acc0"}, {"acc", "scan"}, "loop0");
+  auto *body = test::addGraphAttr(n, "body");
   setType(body->add_input(), "i", I, {});
   setType(body->add_input(), "c", B, {});
   setType(body->add_input(), "a", F, {2});
-  addNode(*body, "Identity", {"c"}, {"c_out"});
-  addNode(*body, "Add", {"a", "x"}, {"a_out"});
-  addNode(*body, "Identity", {"a_out"}, {"s_out"});
+  test::addNode(*body, "Identity", {"c"}, {"c_out"});
+  test::addNode(*body, "Add", {"a", "x"}, {"a_out"});
+  test::addNode(*body, "Identity", {"a_out"}, {"s_out"});
   for (auto *o : {"c_out", "a_out", "s_out"})
     body->add_output()->set_name(o);
   auto r = import(m);
@@ -177,21 +136,21 @@ TEST_CASE("Loop: unrolled with carried values and stacked scan outputs",
 TEST_CASE("Scan (opset 9): reverse input direction", "[onnx][control_flow]") {
   auto m = model(11);
   auto &g = *m.mutable_graph();
-  initializer(g, "init", f32({2}, {0, 0}));
-  initializer(g, "xs", f32({3, 2}, {1, 2, 3, 4, 5, 6}));
+  test::addInitializer(g, "init", f32({2}, {0, 0}));
+  test::addInitializer(g, "xs", f32({3, 2}, {1, 2, 3, 4, 5, 6}));
   setType(g.add_output(), "sum", F, {2});
   setType(g.add_output(), "partial", F, {3, 2});
-  auto *n = addNode(g, "Scan", {"init", "xs"}, {"sum", "partial"}, "scan0");
-  intAttr(n, "num_scan_inputs", 1);
+  auto *n = test::addNode(g, "Scan", {"init", "xs"}, {"sum", "partial"}, "scan0");
+  test::addIntAttr(n, "num_scan_inputs", 1);
   auto *dirs = n->add_attribute();
   dirs->set_name("scan_input_directions");
   dirs->set_type(::onnx::AttributeProto::INTS);
   dirs->add_ints(1);
-  auto *body = graphAttr(n, "body");
+  auto *body = test::addGraphAttr(n, "body");
   setType(body->add_input(), "s", F, {2});
   setType(body->add_input(), "x", F, {2});
-  addNode(*body, "Add", {"s", "x"}, {"s_out"});
-  addNode(*body, "Identity", {"s_out"}, {"p"});
+  test::addNode(*body, "Add", {"s", "x"}, {"s_out"});
+  test::addNode(*body, "Identity", {"s_out"}, {"p"});
   body->add_output()->set_name("s_out");
   body->add_output()->set_name("p");
   auto r = import(m);

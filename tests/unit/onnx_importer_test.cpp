@@ -15,6 +15,7 @@
 #include "interp/interpreter.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "onnx_model_builder.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -59,73 +60,32 @@ void writeFile(const std::string &path, const std::string &bytes) {
 /// unknown.
 struct ModelBuilder {
   ::onnx::ModelProto m;
-  explicit ModelBuilder(int64_t opset = 13) {
-    m.set_ir_version(8);
-    auto *o = m.add_opset_import();
-    o->set_domain("");
-    o->set_version(opset);
-    m.mutable_graph()->set_name("test_graph");
-  }
+  explicit ModelBuilder(int64_t opset = 13) : m(test::newModel(opset)) {}
   ::onnx::GraphProto &g() { return *m.mutable_graph(); }
-
-  static void setType(::onnx::ValueInfoProto *vi, int32_t elem,
-                      const std::vector<std::string> &dims, bool withShape = true) {
-    auto *tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(elem);
-    if (!withShape)
-      return;
-    auto *shape = tt->mutable_shape();
-    for (const auto &d : dims) {
-      auto *dim = shape->add_dim();
-      if (d == "?")
-        continue;
-      if (std::isdigit(static_cast<unsigned char>(d[0])))
-        dim->set_dim_value(std::stoll(d));
-      else
-        dim->set_dim_param(d);
-    }
-  }
   ModelBuilder &input(const std::string &name, const std::vector<std::string> &dims,
                       int32_t elem = ::onnx::TensorProto::FLOAT) {
     auto *vi = g().add_input();
     vi->set_name(name);
-    setType(vi, elem, dims);
+    test::setTensorType(vi->mutable_type(), elem, dims);
     return *this;
   }
   ModelBuilder &output(const std::string &name, const std::vector<std::string> &dims,
                        int32_t elem = ::onnx::TensorProto::FLOAT) {
     auto *vi = g().add_output();
     vi->set_name(name);
-    setType(vi, elem, dims);
+    test::setTensorType(vi->mutable_type(), elem, dims);
     return *this;
   }
   ::onnx::NodeProto *node(const std::string &op, std::vector<std::string> ins,
                           std::vector<std::string> outs, const std::string &name = "") {
-    auto *n = g().add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (auto &i : ins)
-      n->add_input(i);
-    for (auto &o : outs)
-      n->add_output(o);
-    return n;
+    return test::addNode(g(), op, std::move(ins), std::move(outs), name);
   }
   ModelBuilder &initializer(const std::string &name, const ir::Tensor &t) {
-    auto *p = g().add_initializer();
-    tensorToProto(t, *p);
-    p->set_name(name);
+    test::addInitializer(g(), name, t);
     return *this;
   }
   std::string bytes() const { return m.SerializeAsString(); }
 };
-
-void addIntsAttr(::onnx::NodeProto *n, const std::string &name, std::vector<int64_t> v) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::INTS);
-  for (auto x : v)
-    a->add_ints(x);
-}
 
 Expected<std::vector<ir::Expr>> one(Expected<ir::Expr> e) {
   if (!e.ok())
@@ -586,7 +546,7 @@ TEST_CASE("Constant nodes become constants, and constant sub-graphs fold", "[onn
     ModelBuilder c;
     c.output("y", {"3"}, ::onnx::TensorProto::INT64);
     auto *n = c.node("Constant", {}, {"y"});
-    addIntsAttr(n, "value_ints", {4, 5, 6});
+    test::addIntsAttr(n, "value_ints", {4, 5, 6});
     auto mc = importBytes(c.bytes());
     REQUIRE(mc.ok());
     auto rc = interp::run(*mc, {});

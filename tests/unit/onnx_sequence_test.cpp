@@ -13,6 +13,7 @@
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "interp/interpreter.h"
+#include "onnx_model_builder.h"
 
 #include <onnx/onnx_pb.h>
 // After onnx_pb.h, which defines ONNX_API for it.
@@ -33,46 +34,22 @@ namespace {
 constexpr int32_t kF32 = ::onnx::TensorProto::FLOAT;
 constexpr int32_t kI64 = ::onnx::TensorProto::INT64;
 
-/// A tensor type; dims "3" static, "N" symbolic; no dims at all when
-/// `withShape` is false.
-void tensorType(::onnx::TypeProto *t, int32_t elem, const std::vector<std::string> &dims,
-                bool withShape = true) {
-  auto *tt = t->mutable_tensor_type();
-  tt->set_elem_type(elem);
-  if (!withShape)
-    return;
-  auto *shape = tt->mutable_shape();
-  for (const auto &d : dims) {
-    auto *dim = shape->add_dim();
-    if (std::isdigit(static_cast<unsigned char>(d[0])))
-      dim->set_dim_value(std::stoll(d));
-    else
-      dim->set_dim_param(d);
-  }
-}
-
 struct SeqModel {
   ::onnx::ModelProto m;
-  explicit SeqModel(int64_t opset = 16) {
-    m.set_ir_version(8);
-    auto *o = m.add_opset_import();
-    o->set_domain("");
-    o->set_version(opset);
-    m.mutable_graph()->set_name("seq_graph");
-  }
+  explicit SeqModel(int64_t opset = 16) : m(test::newModel(opset, "seq_graph")) {}
   ::onnx::GraphProto &g() { return *m.mutable_graph(); }
   SeqModel &input(const std::string &name, const std::vector<std::string> &dims,
                   int32_t elem = kF32) {
     auto *vi = g().add_input();
     vi->set_name(name);
-    tensorType(vi->mutable_type(), elem, dims);
+    test::setTensorType(vi->mutable_type(), elem, dims);
     return *this;
   }
   /// A sequence of tensors of `elem` (no shape).
   SeqModel &seqInput(const std::string &name, int32_t elem = kF32) {
     auto *vi = g().add_input();
     vi->set_name(name);
-    tensorType(vi->mutable_type()->mutable_sequence_type()->mutable_elem_type(), elem, {}, false);
+    test::setTensorType(vi->mutable_type()->mutable_sequence_type()->mutable_elem_type(), elem, {}, false);
     return *this;
   }
   /// An optional tensor of `elem` with static dims.
@@ -80,48 +57,32 @@ struct SeqModel {
                      int32_t elem = kF32) {
     auto *vi = g().add_input();
     vi->set_name(name);
-    tensorType(vi->mutable_type()->mutable_optional_type()->mutable_elem_type(), elem, dims);
+    test::setTensorType(vi->mutable_type()->mutable_optional_type()->mutable_elem_type(), elem, dims);
     return *this;
   }
   SeqModel &output(const std::string &name, const std::vector<std::string> &dims,
                    int32_t elem = kF32) {
     auto *vi = g().add_output();
     vi->set_name(name);
-    tensorType(vi->mutable_type(), elem, dims);
+    test::setTensorType(vi->mutable_type(), elem, dims);
     return *this;
   }
   SeqModel &seqOutput(const std::string &name, int32_t elem = kF32) {
     auto *vi = g().add_output();
     vi->set_name(name);
-    tensorType(vi->mutable_type()->mutable_sequence_type()->mutable_elem_type(), elem, {}, false);
+    test::setTensorType(vi->mutable_type()->mutable_sequence_type()->mutable_elem_type(), elem, {}, false);
     return *this;
   }
   ::onnx::NodeProto *node(const std::string &op, std::vector<std::string> ins,
                           std::vector<std::string> outs, const std::string &name = "") {
-    auto *n = g().add_node();
-    n->set_op_type(op);
-    n->set_name(name.empty() ? op : name);
-    for (auto &i : ins)
-      n->add_input(i);
-    for (auto &o : outs)
-      n->add_output(o);
-    return n;
+    return test::addNode(g(), op, std::move(ins), std::move(outs), name.empty() ? op : name);
   }
   SeqModel &initializer(const std::string &name, const ir::Tensor &t) {
-    auto *p = g().add_initializer();
-    tensorToProto(t, *p);
-    p->set_name(name);
+    test::addInitializer(g(), name, t);
     return *this;
   }
   std::string bytes() const { return m.SerializeAsString(); }
 };
-
-void intAttr(::onnx::NodeProto *n, const std::string &name, int64_t v) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::INT);
-  a->set_i(v);
-}
 
 Expected<ir::Module> import(const SeqModel &m, ImportOptions o = {},
                             ImportReport *report = nullptr) {
@@ -161,7 +122,7 @@ TEST_CASE("sequence and optional data are read as the declared type says", "[onn
   tensorToProto(i64({2}, {1, 2}), *s.add_tensor_values());
   tensorToProto(i64({3}, {3, 4, 5}), *s.add_tensor_values());
   ::onnx::TypeProto seqT;
-  tensorType(seqT.mutable_sequence_type()->mutable_elem_type(), kI64, {}, false);
+  test::setTensorType(seqT.mutable_sequence_type()->mutable_elem_type(), kI64, {}, false);
 
   auto v = parseValue(s.SerializeAsString(), &seqT, ".", "x");
   REQUIRE(v.ok());
@@ -183,7 +144,7 @@ TEST_CASE("sequence and optional data are read as the declared type says", "[onn
   }
   SECTION("optionals: absent, a tensor, a sequence") {
     ::onnx::TypeProto optT;
-    tensorType(optT.mutable_optional_type()->mutable_elem_type(), kF32, {"2"});
+    test::setTensorType(optT.mutable_optional_type()->mutable_elem_type(), kF32, {"2"});
     ::onnx::OptionalProto none;
     auto a = parseValue(none.SerializeAsString(), &optT, ".", "o");
     REQUIRE(a.ok());
@@ -315,7 +276,7 @@ TEST_CASE("optional inputs: present is the value, absent has none", "[onnx]") {
     g.optInput("o", {"3"});
     auto *vi = g.g().add_output();
     vi->set_name("p");
-    tensorType(vi->mutable_type()->mutable_optional_type()->mutable_elem_type(), kF32, {"3"});
+    test::setTensorType(vi->mutable_type()->mutable_optional_type()->mutable_elem_type(), kF32, {"3"});
     g.node("Identity", {"o"}, {"p"}, "id");
     CHECK(importError(g, absent) ==
           "model.onnx: node 'id' (Identity): missing required input 0 (or an absent optional)");
@@ -394,8 +355,8 @@ TEST_CASE("SplitToSequence and ConcatFromSequence", "[onnx]") {
     SeqModel m(12);
     m.input("x", {"2", "3"}).seqOutput("s");
     auto *n = m.node("SplitToSequence", {"x"}, {"s"});
-    intAttr(n, "axis", -1);
-    intAttr(n, "keepdims", 0);
+    test::addIntAttr(n, "axis", -1);
+    test::addIntAttr(n, "keepdims", 0);
     auto v = run(m, {f32({2, 3}, {1, 2, 3, 4, 5, 6})});
     REQUIRE(v.fields.size() == 3);
     requireEqual(v.fields[1].tensor, f32({2}, {2, 5}));
@@ -412,10 +373,10 @@ TEST_CASE("SplitToSequence and ConcatFromSequence", "[onnx]") {
     SeqModel m(12);
     m.input("a", {"2"}).input("b", {"2"}).output("cat", {"4"}).output("stack", {"2", "2"});
     m.node("SequenceConstruct", {"a", "b"}, {"s"});
-    intAttr(m.node("ConcatFromSequence", {"s"}, {"cat"}), "axis", 0);
+    test::addIntAttr(m.node("ConcatFromSequence", {"s"}, {"cat"}), "axis", 0);
     auto *n = m.node("ConcatFromSequence", {"s"}, {"stack"}, "stack");
-    intAttr(n, "axis", -1);
-    intAttr(n, "new_axis", 1);
+    test::addIntAttr(n, "axis", -1);
+    test::addIntAttr(n, "new_axis", 1);
     auto v = run(m, {f32({2}, {1, 2}), f32({2}, {3, 4})});
     requireEqual(v.fields[0].tensor, f32({4}, {1, 2, 3, 4}));
     requireEqual(v.fields[1].tensor, f32({2, 2}, {1, 3, 2, 4}));
@@ -424,7 +385,7 @@ TEST_CASE("SplitToSequence and ConcatFromSequence", "[onnx]") {
     SeqModel m(12);
     m.output("y", {"1"});
     m.node("SequenceEmpty", {}, {"s"});
-    intAttr(m.node("ConcatFromSequence", {"s"}, {"y"}, "cat"), "axis", 0);
+    test::addIntAttr(m.node("ConcatFromSequence", {"s"}, {"y"}, "cat"), "axis", 0);
     CHECK(importError(m) == "model.onnx: node 'cat' (ConcatFromSequence): cannot concatenate "
                             "an empty sequence");
   }
