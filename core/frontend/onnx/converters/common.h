@@ -93,4 +93,15 @@ inline void wishConstants(NodeContext &ctx, std::initializer_list<size_t> inputs
       (void)ctx.constantInput(i);
 }
 
+/// Wraps a converter so that it first checks that inputs 0..n-1 are given
+/// (a malformed model may omit required inputs).
+inline Converter withInputs(size_t n, Converter convert) {
+  return [n, convert = std::move(convert)](NodeContext &ctx) -> Expected<Outputs> {
+    for (size_t i = 0; i < n; ++i)
+      if (!ctx.hasInput(i))
+        return ctx.error("input {} is missing (the op needs {})", i, n);
+    return convert(ctx);
+  };
+}
+
 } // namespace tessera::frontend::onnx

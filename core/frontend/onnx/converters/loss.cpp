@@ -503,6 +503,20 @@ Expected<Outputs> convertScatterElements(NodeContext &ctx) {
   return Outputs{y};
 }
 
+/// The node's optional 'axis' (normalised), or, without one, axis 0 of
+/// `x` flattened to 1-D (Compress and Unique treat a missing axis so).
+Expected<int64_t> axisOrFlatten(NodeContext &ctx, Expr &x) {
+  if (!ctx.hasAttr("axis")) {
+    TS_ASSIGN_OR_RETURN(x, reshapeTo(ctx, x, Ints{x->type().numElements()}));
+    return 0;
+  }
+  TS_ASSIGN_OR_RETURN(int64_t axis, ctx.attrInt("axis"));
+  int64_t r = rankOf(x);
+  if (axis < -r || axis >= r)
+    return ctx.error("attribute 'axis' = {} is out of range for rank {}", axis, r);
+  return axis < 0 ? axis + r : axis;
+}
+
 /// Compress (opsets 9-17): the condition must be a constant (it decides the
 /// output shape); the entries along 'axis' (or of the flattened input
 /// without it) whose condition is true, by gather. A condition shorter than
@@ -513,17 +527,7 @@ Expected<Outputs> convertCompress(NodeContext &ctx) {
   TS_ASSIGN_OR_RETURN(const Tensor *cond, requireConstant(ctx, 1, "condition"));
   if (cond->rank() != 1)
     return ctx.error("input 1 ('condition') must be 1-D, got {}", cond->type().str());
-  int64_t axis = 0;
-  if (ctx.hasAttr("axis")) {
-    TS_ASSIGN_OR_RETURN(axis, ctx.attrInt("axis"));
-    int64_t r = rankOf(x);
-    if (axis < -r || axis >= r)
-      return ctx.error("attribute 'axis' = {} is out of range for rank {}", axis, r);
-    if (axis < 0)
-      axis += r;
-  } else {
-    TS_ASSIGN_OR_RETURN(x, reshapeTo(ctx, x, Ints{x->type().numElements()}));
-  }
+  TS_ASSIGN_OR_RETURN(int64_t axis, axisOrFlatten(ctx, x));
   int64_t dim = shapeOf(x)[size_t(axis)];
   Ints picked;
   for (int64_t i = 0; i < cond->numel(); ++i)
@@ -646,17 +650,7 @@ Expected<Outputs> convertUnique(NodeContext &ctx) {
   TS_ASSIGN_OR_RETURN(const Tensor *xt, requireConstant(ctx, 0, "X"));
   TS_ASSIGN_OR_RETURN(int64_t sorted, ctx.attrInt("sorted", int64_t{1}));
   Expr x = ctx.input(0);
-  int64_t axis = 0;
-  if (ctx.hasAttr("axis")) {
-    TS_ASSIGN_OR_RETURN(axis, ctx.attrInt("axis"));
-    int64_t r = rankOf(x);
-    if (axis < -r || axis >= r)
-      return ctx.error("attribute 'axis' = {} is out of range for rank {}", axis, r);
-    if (axis < 0)
-      axis += r;
-  } else {
-    TS_ASSIGN_OR_RETURN(x, reshapeTo(ctx, x, Ints{x->type().numElements()}));
-  }
+  TS_ASSIGN_OR_RETURN(int64_t axis, axisOrFlatten(ctx, x));
   const ir::Shape &s = shapeOf(x);
   int64_t n = s[size_t(axis)];
   int64_t inner = product(std::span(s).subspan(size_t(axis) + 1));

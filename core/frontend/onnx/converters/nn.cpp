@@ -869,17 +869,6 @@ Expected<Outputs> convertSpaceToDepth(NodeContext &ctx) {
   return Outputs{y};
 }
 
-/// Wraps a converter so that it first checks that inputs 0..n-1 are given
-/// (a malformed model may omit required inputs).
-Converter withInputs(size_t n, Converter convert) {
-  return [n, convert = std::move(convert)](NodeContext &ctx) -> Expected<Outputs> {
-    for (size_t i = 0; i < n; ++i)
-      if (!ctx.hasInput(i))
-        return ctx.error("input {} is missing (the op needs {})", i, n);
-    return convert(ctx);
-  };
-}
-
 } // namespace
 
 Status registerNNConverters(ConverterRegistry &r) {
