@@ -28,13 +28,6 @@ Tensor iota(Shape s) {
   return Tensor::fromDoubles(DType::F32, std::move(s), v);
 }
 
-Type inferred(const std::string &op, std::vector<Type> args, Attrs attrs = {}) {
-  auto t = inferOp(op, std::move(args), std::move(attrs));
-  if (!t.ok())
-    FAIL("type error: " << t.error().str());
-  return *t;
-}
-
 /// grid_sample of `x` at one grid point (gx, gy).
 double sampleAt(const Tensor &x, double gx, double gy, Attrs attrs) {
   Tensor out = run1("grid_sample", {x, f32({1, 1, 1, 2}, {gx, gy})}, std::move(attrs));

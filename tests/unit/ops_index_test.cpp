@@ -33,13 +33,6 @@ Tensor iota(Shape s, DType dt = DType::F32) {
   return Tensor::fromDoubles(dt, std::move(s), v);
 }
 
-Type inferred(const std::string &op, std::vector<Type> args, Attrs attrs = {}) {
-  auto t = inferOp(op, std::move(args), std::move(attrs));
-  if (!t.ok())
-    FAIL("type error: " << t.error().str());
-  return *t;
-}
-
 } // namespace
 
 // --- gather_nd -----------------------------------------------------------------

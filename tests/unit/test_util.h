@@ -34,9 +34,10 @@ inline std::string inferError(const std::string &opName, std::vector<Type> argTy
   return t.ok() ? std::string() : t.error().str();
 }
 
-/// Runs the reference kernel of `opName` on `inputs` (types inferred first).
-inline std::vector<Tensor> runOp(const std::string &opName, std::vector<Tensor> inputs,
-                                 Attrs attrs = {}) {
+/// Runs the reference kernel of `opName` on `inputs` (the call must
+/// type-check); the kernel's result, error included.
+inline Expected<std::vector<Tensor>> runKernel(const std::string &opName,
+                                               std::vector<Tensor> inputs, Attrs attrs = {}) {
   std::vector<Expr> args;
   for (auto &t : inputs)
     args.push_back(makeConstant(t));
@@ -44,7 +45,13 @@ inline std::vector<Tensor> runOp(const std::string &opName, std::vector<Tensor> 
   if (!call.ok())
     FAIL("type error: " << call.error().str());
   const auto *node = (*call)->as<CallNode>();
-  auto out = node->op()->kernel(inputs, node->attrs(), node->type());
+  return node->op()->kernel(inputs, node->attrs(), node->type());
+}
+
+/// Runs the reference kernel of `opName` on `inputs` (types inferred first).
+inline std::vector<Tensor> runOp(const std::string &opName, std::vector<Tensor> inputs,
+                                 Attrs attrs = {}) {
+  auto out = runKernel(opName, std::move(inputs), std::move(attrs));
   if (!out.ok())
     FAIL("kernel error: " << out.error().str());
   return std::move(out).value();
@@ -61,15 +68,16 @@ inline Tensor run1(const std::string &opName, std::vector<Tensor> inputs, Attrs 
 /// must type-check.
 inline std::string kernelError(const std::string &opName, std::vector<Tensor> inputs,
                                Attrs attrs = {}) {
-  std::vector<Expr> args;
-  for (auto &t : inputs)
-    args.push_back(makeConstant(t));
-  auto call = makeCall(opName, std::move(args), std::move(attrs));
-  if (!call.ok())
-    FAIL("type error: " << call.error().str());
-  const auto *node = (*call)->as<CallNode>();
-  auto out = node->op()->kernel(inputs, node->attrs(), node->type());
+  auto out = runKernel(opName, std::move(inputs), std::move(attrs));
   return out.ok() ? std::string() : out.error().str();
+}
+
+/// The inferred type of a call that must type-check.
+inline Type inferred(const std::string &opName, std::vector<Type> argTypes, Attrs attrs = {}) {
+  auto t = inferOp(opName, std::move(argTypes), std::move(attrs));
+  if (!t.ok())
+    FAIL("type error: " << t.error().str());
+  return *t;
 }
 
 inline Tensor f32(Shape shape, std::vector<double> values) {
