@@ -208,3 +208,52 @@ TEST_CASE("onnx reductions: axes, keepdims, noop", "[onnx][onnx_reduce]") {
       folded(convert("ArgMax", 13, {k(x)}, {{"axis", int64_t(-1)}, {"keepdims", int64_t(0)}})),
       DType::I64, {2}, {2, 2});
 }
+
+TEST_CASE("onnx Cast and CastLike", "[onnx][onnx_elementwise]") {
+  // Floats to integers truncate toward zero; to f16 rounds to nearest even
+  // (1 + 2^-11 lies halfway between 1 and 1 + 2^-10).
+  Tensor x = f32({2}, {1.75f, -1.75f});
+  requireInts(folded(convert("Cast", 13, {k(x)}, {{"to", OnnxAttr(int64_t(6))}})), DType::I32, {2},
+              {1, -1});
+  Tensor h = folded(convert("Cast", 13, {k(f32({2}, {1.0f + 0x1p-11f, 1.0f + 0x1p-10f}))},
+                            {{"to", OnnxAttr(int64_t(10))}}));
+  REQUIRE(h.dtype() == DType::F16);
+  CHECK(h.getDouble(0) == 1.0);
+  CHECK(h.getDouble(1) == 1.0 + 0x1p-10);
+  CHECK(errorOf(convert("Cast", 13, {k(x)}, {{"to", OnnxAttr(int64_t(8))}})) ==
+        "node 'n0' (Cast): ONNX element type STRING has no Tessera dtype");
+  // CastLike takes the dtype of input 1 and nothing else from it.
+  requireInts(folded(convert("CastLike", 15, {k(x), k(i64({1}, {0}))})), DType::I64, {2}, {1, -1});
+}
+
+TEST_CASE("onnx Dropout: inference, and training mode with a seed", "[onnx][onnx_elementwise]") {
+  Tensor x = f32({6}, {1, 2, 3, 4, 5, 6});
+  Tensor yes(DType::Bool, {});
+  yes.setInt(0, 1);
+  Tensor half = f32({}, {0.5f});
+  SECTION("inference is the identity with an all-true mask") {
+    Expr in = k(x);
+    auto out = convert("Dropout", 13, {in, k(half)}, {}, 2);
+    REQUIRE(out.ok());
+    CHECK((*out)[0] == in); // the input itself, no op
+    requireInts((*out)[1]->as<ConstantNode>()->data(), DType::Bool, {6}, {1, 1, 1, 1, 1, 1});
+  }
+  SECTION("training mode needs a seed") {
+    CHECK(errorOf(convert("Dropout", 13, {k(x), k(half), k(yes)}, {}, 2)) ==
+          "node 'n0' (Dropout): training mode with ratio 0.5 and no 'seed' attribute is not "
+          "supported (the output would be random)");
+  }
+  SECTION("with a seed the mask is numpy's: RandomState(0).uniform(0, 1, 6) >= 0.5") {
+    // numpy.random.seed(0); numpy.random.uniform(0, 1, 6) gives
+    // [0.5488135 0.71518937 0.60276338 0.54488318 0.4236548 0.64589411].
+    auto out = convert("Dropout", 13, {k(x), k(half), k(yes)}, {{"seed", OnnxAttr(int64_t(0))}}, 2);
+    REQUIRE(out.ok());
+    const auto *y = (*out)[0]->as<ConstantNode>();
+    const auto *mask = (*out)[1]->as<ConstantNode>();
+    REQUIRE(y != nullptr);
+    REQUIRE(mask != nullptr);
+    requireInts(mask->data(), DType::Bool, {6}, {1, 1, 1, 1, 0, 1});
+    // Kept values are scaled by 1 / (1 - ratio).
+    requireClose(y->data(), f32({6}, {2, 4, 6, 8, 0, 12}));
+  }
+}

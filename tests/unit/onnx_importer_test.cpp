@@ -388,6 +388,25 @@ TEST_CASE("unsupported op types are listed in one error with counts and nodes", 
   }
 }
 
+TEST_CASE("ops on element types the IR lacks are rejected by op type and element type",
+          "[onnx]") {
+  // Cast to STRING, and any node reading a STRING graph input, are reported
+  // like op types without a converter, all of them in one error.
+  ModelBuilder b;
+  b.input("x", {"2"}).input("s", {"2"}, ::onnx::TensorProto::STRING).output("y", {"2"});
+  auto *c = b.node("Cast", {"x"}, {"c"}, "to_string");
+  test::addIntAttr(c, "to", ::onnx::TensorProto::STRING);
+  b.node("Identity", {"s"}, {"y"}, "copy");
+  ImportOptions o; // the standard converters
+  ImportReport report;
+  auto m = importModelBytes(b.bytes(), ".", "model.onnx", o, &report);
+  REQUIRE(!m.ok());
+  CHECK(m.error().str() == "model.onnx: 2 unsupported op types: Cast (to STRING) (1 node: "
+                           "to_string), Identity (STRING) (1 node: copy)");
+  REQUIRE(report.unsupported.size() == 2);
+  CHECK(report.unsupported[0].opType == "Cast (to STRING)");
+}
+
 TEST_CASE("opsets above 17, and older ones that the converters do not cover, are rejected",
           "[onnx]") {
   {

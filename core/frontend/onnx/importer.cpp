@@ -262,6 +262,15 @@ private:
   /// rejected by op type ("Relu (opset 6)").
   Status checkSupported() {
     std::map<std::string, UnsupportedOpType> missing;
+    // Element types the IR lacks (STRING, COMPLEX64, ...) of the main graph's
+    // inputs and initializers, by value name.
+    std::map<std::string, int32_t> foreignTypes;
+    for (const auto &in : graph_.input())
+      if (in.type().has_tensor_type() && !dtypeFromOnnx(in.type().tensor_type().elem_type()))
+        foreignTypes[in.name()] = in.type().tensor_type().elem_type();
+    for (const auto &t : graph_.initializer())
+      if (!dtypeFromOnnx(t.data_type()))
+        foreignTypes[t.name()] = t.data_type();
     // Sub-graphs (If's branches, Loop's body, ...) are scanned too, so that
     // an op type without a converter inside them is reported here.
     std::function<void(const ::onnx::GraphProto &)> scan = [&](const ::onnx::GraphProto &g) {
@@ -286,6 +295,8 @@ private:
         if (!covered)
           key = (spec || builtin) ? fmt::format("{} (opset {})", n.op_type(), opset_)
                                   : n.op_type();
+        else
+          key = foreignTypeVariant(n, foreignTypes);
       }
       if (key.empty())
         continue;
@@ -310,6 +321,22 @@ private:
                          "converters handle them)",
                          kMinOpset, kMaxOpset);
     return Error(msg);
+  }
+
+  /// "Cast (to STRING)" or "Concat (STRING)" when node `n` casts to, or reads
+  /// a graph input or initializer of, an element type the IR lacks: the op
+  /// type is rejected for that type by name, like "Relu (opset 6)" for an
+  /// opset. Empty otherwise.
+  static std::string foreignTypeVariant(const NodeProto &n,
+                                        const std::map<std::string, int32_t> &foreignTypes) {
+    if (n.op_type() == "Cast")
+      for (const auto &a : n.attribute())
+        if (a.name() == "to" && !dtypeFromOnnx(int32_t(a.i())))
+          return fmt::format("Cast (to {})", onnxDTypeName(int32_t(a.i())));
+    for (const auto &in : n.input())
+      if (auto it = foreignTypes.find(in); it != foreignTypes.end())
+        return fmt::format("{} ({})", n.op_type(), onnxDTypeName(it->second));
+    return {};
   }
 
   Status checkOptionNames() {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "frontend/onnx/converter.h"
+#include "frontend/onnx/tensor_proto.h"
 
 #include <functional>
 #include <numeric>
@@ -23,6 +24,17 @@ using Outputs = std::vector<ir::Expr>;
 inline const ir::Shape &shapeOf(const ir::Expr &e) { return e->type().shape(); }
 inline ir::DType dtypeOf(const ir::Expr &e) { return e->type().dtype(); }
 inline int64_t rankOf(const ir::Expr &e) { return int64_t(e->type().rank()); }
+
+/// The core dtype of an ONNX TensorProto.DataType attribute value ('to',
+/// 'dtype', ...); the error names the ONNX type.
+inline Expected<ir::DType> dtypeFromOnnx(const NodeContext &ctx, int64_t code) {
+  const bool inRange = code >= INT32_MIN && code <= INT32_MAX;
+  if (inRange)
+    if (std::optional<ir::DType> t = dtypeFromOnnx(int32_t(code)))
+      return *t;
+  return ctx.error("ONNX element type {} has no Tessera dtype",
+                   inRange ? onnxDTypeName(int32_t(code)) : std::to_string(code));
+}
 
 inline int64_t product(std::span<const int64_t> dims) {
   return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());

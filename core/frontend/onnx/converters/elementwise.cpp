@@ -388,34 +388,6 @@ Expected<Outputs> convertIsInf(NodeContext &ctx) {
       call1(ctx, "isinf", x, {{"detect_positive", pos != 0}, {"detect_negative", neg != 0}}));
 }
 
-/// The core dtype of an ONNX TensorProto.DataType value; the error names the
-/// ONNX type.
-Expected<DType> dtypeFromOnnx(const NodeContext &ctx, int64_t onnxType) {
-  switch (onnxType) {
-  case 1: return DType::F32;   // FLOAT
-  case 2: return DType::U8;    // UINT8
-  case 3: return DType::I8;    // INT8
-  case 4: return DType::U16;   // UINT16
-  case 5: return DType::I16;   // INT16
-  case 6: return DType::I32;   // INT32
-  case 7: return DType::I64;   // INT64
-  case 9: return DType::Bool;  // BOOL
-  case 10: return DType::F16;  // FLOAT16
-  case 11: return DType::F64;  // DOUBLE
-  case 12: return DType::U32;  // UINT32
-  case 13: return DType::U64;  // UINT64
-  case 16: return DType::BF16; // BFLOAT16
-  default: break;
-  }
-  static const char *names[] = {"UNDEFINED",  "FLOAT",   "UINT8",  "INT8",   "UINT16",
-                                "INT16",      "INT32",   "INT64",  "STRING", "BOOL",
-                                "FLOAT16",    "DOUBLE",  "UINT32", "UINT64", "COMPLEX64",
-                                "COMPLEX128", "BFLOAT16"};
-  if (onnxType >= 0 && onnxType < int64_t(std::size(names)))
-    return ctx.error("target type {} is not supported", names[onnxType]);
-  return ctx.error("unknown target type {}", onnxType);
-}
-
 // Cast (opset 6+: 'to' is a TensorProto.DataType): core cast between our
 // dtypes (float -> int truncates, -> f16/bf16 rounds to nearest even).
 Expected<Outputs> convertCast(NodeContext &ctx) {
@@ -450,10 +422,47 @@ Expected<double> constantScalarInput(NodeContext &ctx, size_t i, std::string_vie
   return t->getDouble(0);
 }
 
+/// numpy's legacy RandomState: MT19937 seeded with init_genrand(seed) and
+/// doubles made of 53 random bits from two 32-bit draws.
+class NumpyLegacyRandom {
+public:
+  explicit NumpyLegacyRandom(uint32_t seed) {
+    state_[0] = seed;
+    for (uint32_t i = 1; i < kN; ++i)
+      state_[i] = 1812433253u * (state_[i - 1] ^ (state_[i - 1] >> 30)) + i;
+  }
+  double uniform() {
+    const uint32_t a = next() >> 5, b = next() >> 6;
+    return (double(a) * 67108864.0 + double(b)) / 9007199254740992.0;
+  }
+
+private:
+  static constexpr uint32_t kN = 624, kM = 397;
+  uint32_t next() {
+    if (pos_ == kN) {
+      for (uint32_t i = 0; i < kN; ++i) {
+        const uint32_t y = (state_[i] & 0x80000000u) | (state_[(i + 1) % kN] & 0x7fffffffu);
+        state_[i] = state_[(i + kM) % kN] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
+      }
+      pos_ = 0;
+    }
+    uint32_t y = state_[pos_++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    return y ^ (y >> 18);
+  }
+  uint32_t state_[kN];
+  uint32_t pos_ = kN;
+};
+
 // Dropout in inference: output 0 is the input; the optional mask (output 1)
 // is all true (all ones of the input dtype before opset 10). Training mode
-// (opset < 7 'is_test' = 0, opset 12+ 'training_mode' input true) is
-// accepted only with ratio 0, where it is the identity too.
+// (opset < 7 'is_test' = 0, opset 12+ 'training_mode' input true) with ratio
+// 0 is the identity too; with another ratio it needs a 'seed', from which
+// the mask is drawn at import as numpy's RandomState(seed).uniform(0, 1) >=
+// ratio would (the ONNX reference's definition), and the kept values are
+// scaled by 1 / (1 - ratio).
 Expected<Outputs> convertDropout(NodeContext &ctx) {
   TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0));
   bool training = false;
@@ -479,16 +488,37 @@ Expected<Outputs> convertDropout(NodeContext &ctx) {
       ratio = *r;
     }
   }
-  if (training && ratio != 0)
-    return ctx.error("training mode with ratio {} is not supported (random output)", ratio);
+  const DType maskType = ctx.opset() >= 10 ? DType::Bool : dtypeOf(x);
+  Tensor mask(maskType, shapeOf(x));
   Outputs outs{x};
-  if (ctx.numOutputs() >= 2) {
-    DType maskType = ctx.opset() >= 10 ? DType::Bool : dtypeOf(x);
-    Tensor mask(maskType, shapeOf(x));
+  if (training && ratio != 0) {
+    // A random mask is reproducible only from a seed: the mask becomes a
+    // constant drawn like numpy's np.random.seed(seed); uniform(0, 1) >= ratio,
+    // which is how the ONNX reference defines the seeded output.
+    if (ctx.hasAttr("seed")) {
+      if (ratio < 0 || ratio >= 1)
+        return ctx.error("'ratio' must be in [0, 1) in training mode, got {}", ratio);
+      TS_ASSIGN_OR_RETURN(int64_t seed, ctx.attrInt("seed", 0));
+      NumpyLegacyRandom rng{uint32_t(seed)};
+      for (int64_t i = 0; i < mask.numel(); ++i)
+        mask.setInt(i, rng.uniform() >= ratio ? 1 : 0);
+      Expr m = ctx.constant(mask);
+      Tensor scale(dtypeOf(x), {});
+      scale.setDouble(0, 1.0 / (1.0 - ratio));
+      TS_ASSIGN_OR_RETURN(Expr keep, castTo(ctx, m, dtypeOf(x)));
+      TS_ASSIGN_OR_RETURN(Expr kept, call2(ctx, "multiply", x, keep));
+      TS_ASSIGN_OR_RETURN(outs[0], call2(ctx, "multiply", kept, ctx.constant(std::move(scale))));
+    } else {
+      return ctx.error("training mode with ratio {} and no 'seed' attribute is not supported "
+                       "(the output would be random)",
+                       ratio);
+    }
+  } else {
     for (int64_t i = 0; i < mask.numel(); ++i)
       mask.setInt(i, 1);
-    outs.push_back(ctx.constant(std::move(mask)));
   }
+  if (ctx.numOutputs() >= 2)
+    outs.push_back(ctx.constant(std::move(mask)));
   return outs;
 }
 
@@ -501,11 +531,6 @@ Status add(ConverterRegistry &r, std::string opType, int64_t minOpset, Converter
   return r.add(
       ConverterSpec{std::move(opType), minOpset, kMaxOpset, std::move(convert), std::move(notes)});
 }
-
-/// Written and tested, but not registered because some ONNX backend tests
-/// that use these op types cannot pass (the reason is given per op); every
-/// other test of theirs passes. Flip to register them anyway.
-constexpr bool kRegisterHeldBack = false;
 
 } // namespace
 
@@ -623,18 +648,13 @@ Status registerElementwiseConverters(ConverterRegistry &r) {
   TS_RETURN_IF_ERROR(add(r, "Identity", 1, convertIdentity,
                          "tensors, sequences and present optionals"));
 
-  if (kRegisterHeldBack) {
-    // Held back: test_cast(like)_*STRING* (no string dtype),
-    // test_cast_FLOAT_to_BFLOAT16 (the 1.12 data truncates where we round to
-    // nearest even) and test_castlike_*BFLOAT16* (data shapes disagree with
-    // the model).
-    TS_RETURN_IF_ERROR(add(r, "Cast", 6, convertCast, "core cast between the IR's dtypes"));
-    TS_RETURN_IF_ERROR(add(r, "CastLike", 15, convertCastLike, "core cast to input 1's dtype"));
-    // Held back: test_training_dropout* with a non-zero ratio (random).
-    TS_RETURN_IF_ERROR(add(r, "Dropout", 1, convertDropout,
-                           "inference (identity; mask all true); training mode only with "
-                           "ratio 0"));
-  }
+  // Casts to or from STRING (no string dtype in the IR) are rejected by the
+  // importer as "Cast (to STRING)" / "CastLike (STRING)".
+  TS_RETURN_IF_ERROR(add(r, "Cast", 6, convertCast, "core cast between the IR's dtypes"));
+  TS_RETURN_IF_ERROR(add(r, "CastLike", 15, convertCastLike, "core cast to input 1's dtype"));
+  TS_RETURN_IF_ERROR(add(r, "Dropout", 1, convertDropout,
+                         "inference: identity, mask all true; training mode: ratio 0, or a "
+                         "'seed' (mask drawn like numpy's seeded RandomState)"));
   return okStatus();
 }
 

@@ -79,22 +79,6 @@ Expected<Outputs> unpackTuple(NodeContext &ctx, const Expr &t) {
   return out;
 }
 
-/// ONNX TensorProto.DataType -> DType (the types the core IR has).
-Expected<DType> dtypeFromOnnx(NodeContext &ctx, int64_t code) {
-  switch (code) {
-  case 1: return DType::F32;
-  case 2: return DType::U8;
-  case 3: return DType::I8;
-  case 6: return DType::I32;
-  case 7: return DType::I64;
-  case 9: return DType::Bool;
-  case 10: return DType::F16;
-  case 11: return DType::F64;
-  case 16: return DType::BF16;
-  default: return ctx.error("data type {} is not supported", code);
-  }
-}
-
 /// Normalises `axis` into [0, rank).
 Expected<int64_t> normAxis(NodeContext &ctx, int64_t axis, int64_t rank, std::string_view what) {
   if (axis < -rank || axis >= rank)
