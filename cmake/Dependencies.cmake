@@ -6,6 +6,7 @@ find_package(spdlog CONFIG REQUIRED)
 find_package(dlpack CONFIG REQUIRED)          # its config says 0.1.0: ask for no version
 find_package(nlohmann_json 3 CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
+find_package(Boost 1.74 REQUIRED)              # Boost.DLL, header-only (BOOST_DLL_USE_STD_FS)
 find_package(Protobuf REQUIRED)               # before ONNX, whose targets need it
 find_package(ONNX CONFIG REQUIRED)            # targets onnx, onnx_proto
 if(TESSERA_BUILD_TESTS)

@@ -11,6 +11,7 @@
 // Later issues add compile, run, inspect, partition and plugins.
 //
 //===----------------------------------------------------------------------===//
+#include "commands.h"
 #include "tool_support.h"
 
 #include "frontend/onnx/conformance.h"
@@ -303,6 +304,8 @@ int main(int argc, char **argv) {
   supportCmd->add_flag("--markdown", supportMarkdown,
                        "Print the table as Markdown (docs/onnx-support.md)");
   auto *version = app.add_subcommand("version", "Print the version");
+  const tools::Subcommand more[] = {tools::addPluginsCommand(app),
+                                    tools::addPluginCheckCommand(app)};
 
   CLI11_PARSE(app, argc, argv);
   if (Status s = tools::applyLogLevel(logLevel); !s.ok())
@@ -327,6 +330,9 @@ int main(int argc, char **argv) {
   }
   if (*supportCmd)
     return onnxSupport(supportMarkdown);
+  for (const auto &c : more)
+    if (*c.app)
+      return c.run();
   if (*version) {
     std::cout << "tessera " << tessera_runtime_version() << "\n";
     return 0;

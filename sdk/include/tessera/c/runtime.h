@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tessera/c/status.h"
+
 #if defined(TESSERA_RUNTIME_BUILDING)
 #define TESSERA_RUNTIME_API __attribute__((visibility("default")))
 #else
@@ -24,17 +26,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum tessera_status_code {
-  TESSERA_STATUS_OK = 0,
-  TESSERA_STATUS_INVALID_ARGUMENT = 1,
-  TESSERA_STATUS_NOT_FOUND = 2,
-  TESSERA_STATUS_FAILED_PRECONDITION = 3,
-  TESSERA_STATUS_DATA_LOSS = 4,
-  TESSERA_STATUS_UNIMPLEMENTED = 5,
-  TESSERA_STATUS_INTERNAL = 6,
-  TESSERA_STATUS_OUT_OF_MEMORY = 7,
-} tessera_status_code_t;
 
 typedef struct tessera_status tessera_status_t;
 

@@ -1,0 +1,1 @@
+// Placeholder (issue 4): written by the plugin work.

@@ -1,0 +1,180 @@
+//===- plugin/registry.h - Plugin discovery, loading and calls -*- C++ -*-===//
+//
+// The core's side of the plugin ABI (sdk/include/tessera/c/plugin.h). Part
+// of libtessera_runtime (an artifact's modules are loaded through their
+// plugins' module factories), so it knows nothing of the IR: checkers are
+// called with the C op descriptions, codegen with C graphs; the compiler
+// builds those from the IR (partition/plugin_bridge.h).
+//
+// Discovery order: every entry of TESSERA_PLUGIN_PATH (colon-separated;
+// folders are scanned for *.so, files are taken as they are), then the
+// installed plugin folder (<libdir>/tessera/plugins next to
+// libtessera_runtime), then the build tree's plugin folder when the runtime
+// runs from the build tree. Within a folder, files are taken in name order.
+// A plugin name seen twice keeps the first file; the second is rejected
+// naming the first.
+//
+// Each candidate is first loaded in a child process (fork, dlopen, query,
+// validate) so that a plugin that crashes while loading is rejected instead
+// of taking the core down; TESSERA_PLUGIN_PROBE=0 skips that step. Then it is
+// loaded for real with local symbols (RTLD_LOCAL | RTLD_NOW) and validated
+// again. Every rejected candidate is kept with one message naming the file
+// and the reason.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "support/error.h"
+#include "tessera/c/plugin.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#define TESSERA_RT_EXPORT __attribute__((visibility("default")))
+
+namespace tessera::plugin {
+
+class LoadedLibrary; // the dlopen'ed file (Boost.DLL), private to plugin/
+
+/// A function of a runtime module. Valid while its Module lives.
+class TESSERA_RT_EXPORT Function {
+public:
+  Function() = default;
+  Function(tessera_function_t fn, std::string name) : fn_(fn), name_(std::move(name)) {}
+  /// Calls it with inputs then outputs; a plugin error comes back with the
+  /// function's name as context.
+  Status call(std::span<const DLTensor *const> args) const;
+  const std::string &name() const { return name_; }
+
+private:
+  tessera_function_t fn_{};
+  std::string name_;
+};
+
+class Plugin;
+
+/// A runtime module created by a plugin; destroyed through the plugin's
+/// vtable. Keeps its plugin (and so the library) loaded.
+class TESSERA_RT_EXPORT Module {
+public:
+  Module(tessera_module_t *module, std::shared_ptr<const Plugin> plugin);
+  ~Module();
+  Module(const Module &) = delete;
+  Module &operator=(const Module &) = delete;
+
+  /// The module factory that loads save()'s bytes.
+  const std::string &typeKey() const { return typeKey_; }
+  const Plugin &plugin() const { return *plugin_; }
+  Expected<Function> function(const std::string &symbol) const;
+  Expected<std::string> save() const;
+  /// The module's source; an error when the module has none.
+  Expected<std::string> source(std::string_view format = {}) const;
+
+private:
+  tessera_module_t *module_;
+  std::shared_ptr<const Plugin> plugin_;
+  std::string typeKey_;
+};
+
+/// A checker's answer.
+struct CheckResult {
+  bool supported = false;
+  std::string reason; // why not (may be empty)
+};
+
+/// One loaded, validated plugin.
+class TESSERA_RT_EXPORT Plugin : public std::enable_shared_from_this<Plugin> {
+public:
+  ~Plugin();
+
+  const std::string &name() const { return name_; }
+  const std::string &version() const { return version_; }
+  const std::string &description() const { return description_; }
+  const std::string &path() const { return path_; }
+  uint32_t abiMajor() const { return abiMajor_; }
+  uint32_t abiMinor() const { return abiMinor_; }
+  /// The core ops it may take and its patterns (name, text), as declared.
+  const std::vector<std::string> &ops() const { return ops_; }
+  const std::vector<std::pair<std::string, std::string>> &patterns() const { return patterns_; }
+  /// The module factories' type keys.
+  const std::vector<std::string> &typeKeys() const { return typeKeys_; }
+  uint64_t codegenFlags() const;
+  bool hasPartitionHook() const;
+
+  CheckResult checkOp(const tessera_op_desc_t &op) const;
+  CheckResult checkPattern(const std::string &pattern,
+                           std::span<const tessera_op_desc_t *const> ops) const;
+  /// The whole-graph hook: a region number per JSON node (-1: not taken).
+  Expected<std::vector<int64_t>> partition(const tessera_graph_t &graph, size_t numNodes) const;
+  Expected<std::unique_ptr<Module>> compile(const tessera_graph_t &graph) const;
+  /// Loads a module through the factory for `typeKey`.
+  Expected<std::unique_ptr<Module>> load(std::string_view typeKey, std::string_view bytes) const;
+
+private:
+  friend class PluginRegistry;
+  friend Expected<std::shared_ptr<Plugin>> loadPluginFile(const std::string &path);
+  Plugin() = default;
+
+  std::shared_ptr<LoadedLibrary> library_;
+  const tessera_plugin_t *desc_ = nullptr;
+  std::string name_, version_, description_, path_;
+  uint32_t abiMajor_ = 0, abiMinor_ = 0;
+  std::vector<std::string> ops_;
+  std::vector<std::pair<std::string, std::string>> patterns_;
+  std::vector<std::string> typeKeys_;
+};
+
+/// A candidate file that was not loaded, and why.
+struct RejectedCandidate {
+  std::string path;
+  std::string reason; // "not a shared object (no ELF header)", ...
+};
+
+/// Where discovery looks, in order; `origin` says where the entry came from
+/// ("TESSERA_PLUGIN_PATH entry 2", "installed plugin folder", "build tree").
+struct SearchEntry {
+  std::string path;
+  std::string origin;
+};
+
+struct DiscoveryOptions {
+  /// Null: the default search path (see above).
+  std::optional<std::vector<SearchEntry>> searchPath;
+  /// Load every candidate in a child process first (see above).
+  bool probe = true;
+};
+
+/// The default search path (from the environment and the runtime's location).
+TESSERA_RT_EXPORT std::vector<SearchEntry> defaultSearchPath();
+
+/// Loads and validates one plugin file (no search, no duplicate check).
+/// The error is the rejection reason, prefixed by the path.
+TESSERA_RT_EXPORT Expected<std::shared_ptr<Plugin>> loadPluginFile(const std::string &path);
+
+class TESSERA_RT_EXPORT PluginRegistry {
+public:
+  /// Scans the search path and loads every plugin found.
+  static PluginRegistry discover(const DiscoveryOptions &options = {});
+  /// The process-wide registry, discovered on first use with the defaults.
+  static PluginRegistry &global();
+
+  const std::vector<std::shared_ptr<Plugin>> &plugins() const { return plugins_; }
+  const std::vector<RejectedCandidate> &rejected() const { return rejected_; }
+  const std::vector<SearchEntry> &searchPath() const { return searchPath_; }
+  /// By plugin name, or null.
+  std::shared_ptr<const Plugin> find(std::string_view name) const;
+  /// The plugin with a module factory for `typeKey`, or null.
+  std::shared_ptr<const Plugin> findFactory(std::string_view typeKey) const;
+
+private:
+  std::vector<std::shared_ptr<Plugin>> plugins_;
+  std::vector<RejectedCandidate> rejected_;
+  std::vector<SearchEntry> searchPath_;
+};
+
+} // namespace tessera::plugin

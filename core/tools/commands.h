@@ -1,0 +1,22 @@
+//===- tools/commands.h - Subcommands of `tessera` kept in their own files -===//
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace tessera::tools {
+
+/// A subcommand added to the app; `run` executes it (call it when the
+/// subcommand was given) and returns the exit status.
+struct Subcommand {
+  CLI::App *app = nullptr;
+  std::function<int()> run;
+};
+
+/// `tessera plugins [--verbose]` (cmd_plugins.cpp).
+Subcommand addPluginsCommand(CLI::App &app);
+/// `tessera plugin-check PLUGIN.so ...` (cmd_plugin_check.cpp).
+Subcommand addPluginCheckCommand(CLI::App &app);
+
+} // namespace tessera::tools

@@ -1,0 +1,666 @@
+//===- tessera/sdk/plugin.hpp - C++ helpers for writing a plugin -*- C++ -*-===//
+//
+// Header-only C++ over the C ABI of tessera/c/plugin.h, so that a vendor
+// writes ordinary C++:
+//
+//   class MyChecker : public tessera::sdk::Checker { ... };
+//   class MyModule : public tessera::sdk::Module { ... };
+//   class MyCodegen : public tessera::sdk::Codegen { ... };
+//   class MyFactory : public tessera::sdk::ModuleFactory { ... };
+//
+//   class MyPlugin : public tessera::sdk::Plugin {
+//   public:
+//     MyPlugin() : Plugin("my_vendor", "1.0.0", "what it does") {}
+//     ...checker(), codegen(), factories()...
+//   };
+//   TESSERA_PLUGIN(MyPlugin)   // defines the entry symbol, nothing else
+//
+// Every call from the core goes through a trampoline here that catches C++
+// exceptions and turns them into status objects: no exception ever crosses
+// the boundary. Throw tessera::sdk::Error (or any std::exception) to report
+// a failure.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "tessera/c/plugin.h"
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace tessera::sdk {
+
+//===----------------------------------------------------------------------===//
+// Errors and statuses
+//===----------------------------------------------------------------------===//
+
+/// An exception with a status code; what the trampolines report.
+class Error : public std::runtime_error {
+public:
+  explicit Error(const std::string &message,
+                 tessera_status_code_t code = TESSERA_STATUS_INVALID_ARGUMENT)
+      : std::runtime_error(message), code_(code) {}
+  tessera_status_code_t code() const { return code_; }
+
+private:
+  tessera_status_code_t code_;
+};
+
+namespace detail {
+
+struct OwnedStatus {
+  tessera_plugin_status_t status;
+  std::string message;
+};
+
+inline void releaseStatus(tessera_plugin_status_t *s) {
+  delete reinterpret_cast<OwnedStatus *>(s);
+}
+
+} // namespace detail
+
+/// A new plugin status (released by the core through status->release).
+inline tessera_plugin_status_t *makeStatus(tessera_status_code_t code, std::string message) {
+  auto *o = new (std::nothrow) detail::OwnedStatus;
+  if (!o)
+    return nullptr; // out of memory: nothing better to report
+  o->message = std::move(message);
+  o->status.struct_size = sizeof(tessera_plugin_status_t);
+  o->status.code = code == TESSERA_STATUS_OK ? TESSERA_STATUS_INTERNAL : code;
+  o->status.message = o->message.c_str();
+  o->status.release = &detail::releaseStatus;
+  static_assert(offsetof(detail::OwnedStatus, status) == 0);
+  return &o->status;
+}
+
+/// Releases a status received from the other side (NULL is fine).
+inline void releaseStatus(tessera_plugin_status_t *s) {
+  if (s && s->release)
+    s->release(s);
+}
+
+/// Runs `f`, turning exceptions into a status. `f` returns void.
+template <typename F> tessera_plugin_status_t *guard(F &&f) noexcept {
+  try {
+    f();
+    return nullptr;
+  } catch (const Error &e) {
+    return makeStatus(e.code(), e.what());
+  } catch (const std::bad_alloc &) {
+    return makeStatus(TESSERA_STATUS_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception &e) {
+    return makeStatus(TESSERA_STATUS_INTERNAL, e.what());
+  } catch (...) {
+    return makeStatus(TESSERA_STATUS_INTERNAL, "unknown C++ exception");
+  }
+}
+
+/// Copies `text` into a caller's reason buffer (truncated, NUL-terminated).
+inline void writeReason(char *buf, size_t size, std::string_view text) {
+  if (!buf || size == 0)
+    return;
+  size_t n = std::min(size - 1, text.size());
+  std::memcpy(buf, text.data(), n);
+  buf[n] = '\0';
+}
+
+//===----------------------------------------------------------------------===//
+// Types, attributes and op descriptions as C++ values
+//===----------------------------------------------------------------------===//
+
+/// Tessera's dtype names ("f32", "bf16", "bool", ...) <-> DLDataType.
+inline std::optional<DLDataType> dtypeFromName(std::string_view name) {
+  struct Entry {
+    const char *name;
+    uint8_t code, bits;
+  };
+  static constexpr Entry table[] = {
+      {"f16", kDLFloat, 16}, {"f32", kDLFloat, 32}, {"f64", kDLFloat, 64}, {"bf16", kDLBfloat, 16},
+      {"i8", kDLInt, 8},     {"i16", kDLInt, 16},   {"i32", kDLInt, 32},   {"i64", kDLInt, 64},
+      {"u8", kDLUInt, 8},    {"u16", kDLUInt, 16},  {"u32", kDLUInt, 32},  {"u64", kDLUInt, 64},
+      {"bool", 6, 8}, // kDLBool in DLPack >= 0.8; the same code here
+  };
+  for (const Entry &e : table)
+    if (name == e.name)
+      return DLDataType{e.code, e.bits, 1};
+  return std::nullopt;
+}
+
+inline std::string dtypeName(DLDataType t) {
+  if (t.lanes == 1) {
+    switch (t.code) {
+    case kDLFloat:
+      if (t.bits == 16 || t.bits == 32 || t.bits == 64)
+        return "f" + std::to_string(t.bits);
+      break;
+    case kDLBfloat:
+      if (t.bits == 16)
+        return "bf16";
+      break;
+    case kDLInt:
+    case kDLUInt:
+      if (t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64)
+        return (t.code == kDLInt ? "i" : "u") + std::to_string(t.bits);
+      break;
+    case 6:
+      if (t.bits == 8)
+        return "bool";
+      break;
+    default: break;
+    }
+  }
+  return "dtype(" + std::to_string(t.code) + "," + std::to_string(t.bits) + "," +
+         std::to_string(t.lanes) + ")";
+}
+
+inline bool operator==(const DLDataType &a, const DLDataType &b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+
+inline size_t dtypeBytes(DLDataType t) { return (size_t(t.bits) * t.lanes + 7) / 8; }
+
+/// A tensor type: dtype and static shape.
+struct TensorType {
+  DLDataType dtype{kDLFloat, 32, 1};
+  std::vector<int64_t> shape;
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  size_t bytes() const { return size_t(numel()) * dtypeBytes(dtype); }
+  /// "f32[1, 3, 224, 224]".
+  std::string str() const {
+    std::string s = dtypeName(dtype) + "[";
+    for (size_t i = 0; i < shape.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+  }
+  friend bool operator==(const TensorType &a, const TensorType &b) {
+    return a.dtype == b.dtype && a.shape == b.shape;
+  }
+};
+
+/// An attribute value, one alternative per tessera_attr_kind_t in order.
+using AttrValue = std::variant<int64_t, double, std::string, bool, DLDataType,
+                               std::vector<int64_t>, std::vector<double>>;
+
+/// An op's attributes by name (sorted, as the core keeps them).
+class Attrs {
+public:
+  void set(std::string name, AttrValue v) {
+    auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
+                               [](const auto &e, const std::string &n) { return e.first < n; });
+    if (it != entries_.end() && it->first == name)
+      it->second = std::move(v);
+    else
+      entries_.emplace(it, std::move(name), std::move(v));
+  }
+  const AttrValue *find(std::string_view name) const {
+    for (const auto &[k, v] : entries_)
+      if (k == name)
+        return &v;
+    return nullptr;
+  }
+  bool has(std::string_view name) const { return find(name) != nullptr; }
+
+  /// Typed getters; a missing attribute or another kind throws Error.
+  int64_t getInt(std::string_view name) const { return get<int64_t>(name, "int"); }
+  double getFloat(std::string_view name) const {
+    if (const auto *v = find(name); v && std::holds_alternative<int64_t>(*v))
+      return double(std::get<int64_t>(*v));
+    return get<double>(name, "float");
+  }
+  const std::string &getString(std::string_view name) const {
+    return get<std::string>(name, "string");
+  }
+  bool getBool(std::string_view name) const { return get<bool>(name, "bool"); }
+  DLDataType getDType(std::string_view name) const { return get<DLDataType>(name, "dtype"); }
+  const std::vector<int64_t> &getInts(std::string_view name) const {
+    return get<std::vector<int64_t>>(name, "ints");
+  }
+  const std::vector<double> &getFloats(std::string_view name) const {
+    return get<std::vector<double>>(name, "floats");
+  }
+
+  const std::vector<std::pair<std::string, AttrValue>> &entries() const { return entries_; }
+  auto begin() const { return entries_.begin(); }
+  auto end() const { return entries_.end(); }
+  size_t size() const { return entries_.size(); }
+
+private:
+  template <typename T> const T &get(std::string_view name, const char *kind) const {
+    const AttrValue *v = find(name);
+    if (!v)
+      throw Error("missing attribute '" + std::string(name) + "'");
+    if (!std::holds_alternative<T>(*v))
+      throw Error("attribute '" + std::string(name) + "' is not of kind " + kind);
+    return std::get<T>(*v);
+  }
+  std::vector<std::pair<std::string, AttrValue>> entries_;
+};
+
+/// tessera_op_desc_t as C++ values (what Checker::check receives).
+struct OpDesc {
+  std::string op;
+  std::string name;
+  Attrs attrs;
+  std::vector<TensorType> inputs;
+  std::vector<TensorType> outputs;
+};
+
+inline TensorType toTensorType(const tessera_tensor_type_t &t) {
+  TensorType out;
+  out.dtype = t.dtype;
+  if (t.ndim > 0 && t.shape)
+    out.shape.assign(t.shape, t.shape + t.ndim);
+  return out;
+}
+
+inline OpDesc toOpDesc(const tessera_op_desc_t &d) {
+  OpDesc out;
+  out.op = d.op ? d.op : "";
+  out.name = d.name ? d.name : "";
+  for (size_t i = 0; i < d.num_attrs; ++i) {
+    const tessera_attr_t &a = *d.attrs[i];
+    AttrValue v;
+    switch (a.kind) {
+    case TESSERA_ATTR_INT: v = a.i; break;
+    case TESSERA_ATTR_FLOAT: v = a.f; break;
+    case TESSERA_ATTR_STRING: v = std::string(a.s ? a.s : ""); break;
+    case TESSERA_ATTR_BOOL: v = a.b; break;
+    case TESSERA_ATTR_DTYPE: v = a.dtype; break;
+    case TESSERA_ATTR_INTS: v = std::vector<int64_t>(a.ints, a.ints + a.count); break;
+    case TESSERA_ATTR_FLOATS: v = std::vector<double>(a.floats, a.floats + a.count); break;
+    default: continue; // a kind from a newer minor version: not ours to read
+    }
+    out.attrs.set(a.name, std::move(v));
+  }
+  for (size_t i = 0; i < d.num_inputs; ++i)
+    out.inputs.push_back(toTensorType(*d.inputs[i]));
+  for (size_t i = 0; i < d.num_outputs; ++i)
+    out.outputs.push_back(toTensorType(*d.outputs[i]));
+  return out;
+}
+
+/// The graph handed to codegen: the JSON text and the constants (borrowed
+/// views, valid only during the call).
+struct GraphView {
+  std::string_view symbol;
+  std::string_view json;
+  std::vector<std::string_view> constantNames;
+  std::vector<const DLTensor *> constants;
+};
+
+inline GraphView toGraphView(const tessera_graph_t &g) {
+  GraphView v;
+  v.symbol = g.symbol ? g.symbol : "";
+  v.json = std::string_view(g.json ? g.json : "", g.json ? g.json_size : 0);
+  for (size_t i = 0; i < g.num_constants; ++i) {
+    v.constantNames.emplace_back(g.constant_names && g.constant_names[i] ? g.constant_names[i]
+                                                                         : "");
+    v.constants.push_back(g.constants[i]);
+  }
+  return v;
+}
+
+/// A byte sink as a C++ callable.
+class Writer {
+public:
+  Writer(tessera_write_fn write, void *sink) : write_(write), sink_(sink) {}
+  void operator()(const void *data, size_t size) const {
+    if (size && !write_(sink_, data, size))
+      throw Error("the core's byte sink failed", TESSERA_STATUS_DATA_LOSS);
+  }
+  void operator()(std::string_view s) const { (*this)(s.data(), s.size()); }
+
+private:
+  tessera_write_fn write_;
+  void *sink_;
+};
+
+//===----------------------------------------------------------------------===//
+// The base classes a vendor derives from
+//===----------------------------------------------------------------------===//
+
+/// A callable function of a module (inputs then outputs, see the ABI).
+class Function {
+public:
+  virtual ~Function() = default;
+  virtual void run(std::span<const DLTensor *const> args) = 0;
+};
+
+/// A runtime module. Owns its functions.
+class Module {
+public:
+  explicit Module(std::string typeKey) : typeKey_(std::move(typeKey)) {}
+  virtual ~Module() = default;
+  /// The function for `symbol`, or null when the module has none. The
+  /// pointer stays valid as long as the module.
+  virtual Function *function(std::string_view symbol) = 0;
+  /// Writes what the module factory's load() reads back.
+  virtual void save(const Writer &out) const = 0;
+  /// Human-readable source; empty when the module has none.
+  virtual std::string source(std::string_view /*format*/) const { return {}; }
+  const std::string &typeKey() const { return typeKey_; }
+
+private:
+  std::string typeKey_;
+};
+
+class Checker {
+public:
+  virtual ~Checker() = default;
+  /// The core ops the plugin may take (offered to check()).
+  virtual std::vector<std::string> ops() const = 0;
+  /// (name, pattern text) in priority order.
+  virtual std::vector<std::pair<std::string, std::string>> patterns() const { return {}; }
+  /// Takes the op? Throw, or return false and set `reason`, to decline.
+  virtual bool check(const OpDesc &op, std::string &reason) const = 0;
+  /// Takes this match of a pattern (ops in post-order, root last)?
+  virtual bool checkPattern(std::string_view /*pattern*/, const std::vector<OpDesc> & /*ops*/,
+                            std::string & /*reason*/) const {
+    return true;
+  }
+};
+
+class Codegen {
+public:
+  virtual ~Codegen() = default;
+  /// TESSERA_CODEGEN_* flags.
+  virtual uint64_t flags() const { return 0; }
+  virtual std::unique_ptr<Module> compile(const GraphView &graph) = 0;
+};
+
+class ModuleFactory {
+public:
+  explicit ModuleFactory(std::string typeKey) : typeKey_(std::move(typeKey)) {}
+  virtual ~ModuleFactory() = default;
+  virtual std::unique_ptr<Module> load(std::string_view bytes) = 0;
+  const std::string &typeKey() const { return typeKey_; }
+
+private:
+  std::string typeKey_;
+};
+
+/// The plugin: owns its checker, codegen and factories. Constructed once,
+/// on the first query (a constructor that throws is an init error).
+class Plugin {
+public:
+  Plugin(std::string name, std::string version, std::string description)
+      : name_(std::move(name)), version_(std::move(version)),
+        description_(std::move(description)) {}
+  virtual ~Plugin() = default;
+  Plugin(const Plugin &) = delete;
+  Plugin &operator=(const Plugin &) = delete;
+
+  virtual Checker &checker() = 0;
+  virtual Codegen &codegen() = 0;
+  virtual std::vector<ModuleFactory *> factories() = 0;
+
+  /// The host (core) that loaded the plugin; valid after the query.
+  const tessera_host_t *host() const { return host_; }
+  /// Writes to the core's log.
+  void log(tessera_log_level_t level, const std::string &msg) const {
+    if (host_ && host_->log)
+      host_->log(host_->log_state, level, msg.c_str());
+  }
+
+  /// Fills the C descriptor (called by the entry point; not for vendors).
+  const tessera_plugin_t *describe(const tessera_host_t *host);
+  /// The C tables behind the descriptor (the SDK's own business).
+  struct Tables;
+
+private:
+  std::string name_, version_, description_;
+  const tessera_host_t *host_ = nullptr;
+  std::unique_ptr<Tables> tables_;
+};
+
+//===----------------------------------------------------------------------===//
+// Trampolines: the C tables over the C++ objects
+//===----------------------------------------------------------------------===//
+
+namespace detail {
+
+struct ModuleBox {
+  tessera_module_t c{};
+  std::unique_ptr<Module> module;
+};
+
+inline tessera_plugin_status_t *callFunction(void *self, const DLTensor *const *args,
+                                             size_t num) {
+  return guard([&] { static_cast<Function *>(self)->run(std::span(args, num)); });
+}
+
+inline tessera_plugin_status_t *getFunction(void *self, const char *name,
+                                            tessera_function_t *out) {
+  return guard([&] {
+    if (!name || !out)
+      throw Error("get_function: null argument");
+    Function *f = static_cast<ModuleBox *>(self)->module->function(name);
+    if (!f)
+      throw Error("module has no function '" + std::string(name) + "'",
+                  TESSERA_STATUS_NOT_FOUND);
+    tessera_function_t fn{};
+    fn.struct_size = sizeof(tessera_function_t);
+    fn.self = f;
+    fn.call = &callFunction;
+    std::memcpy(out, &fn, std::min(out->struct_size, sizeof fn));
+    out->struct_size = std::min(out->struct_size, sizeof fn);
+  });
+}
+
+inline tessera_plugin_status_t *saveModule(void *self, tessera_write_fn write, void *sink) {
+  return guard([&] { static_cast<ModuleBox *>(self)->module->save(Writer(write, sink)); });
+}
+
+inline tessera_plugin_status_t *moduleSource(void *self, const char *format,
+                                             tessera_write_fn write, void *sink) {
+  return guard([&] {
+    Writer(write, sink)(static_cast<ModuleBox *>(self)->module->source(format ? format : ""));
+  });
+}
+
+inline void destroyModule(void *self) { delete static_cast<ModuleBox *>(self); }
+
+/// Hands a module to the core as a C module (owned by the core).
+inline tessera_module_t *boxModule(std::unique_ptr<Module> m) {
+  if (!m)
+    throw Error("the plugin produced no module", TESSERA_STATUS_INTERNAL);
+  auto box = std::make_unique<ModuleBox>();
+  box->module = std::move(m);
+  box->c.struct_size = sizeof(tessera_module_t);
+  box->c.self = box.get();
+  box->c.type_key = box->module->typeKey().c_str();
+  box->c.get_function = &getFunction;
+  box->c.save = &saveModule;
+  box->c.get_source = &moduleSource;
+  box->c.destroy = &destroyModule;
+  return &box.release()->c;
+}
+
+} // namespace detail
+
+struct Plugin::Tables {
+  Plugin *plugin = nullptr;
+  tessera_plugin_t descriptor{};
+  tessera_checker_t checker{};
+  tessera_codegen_t codegen{};
+  std::vector<std::string> opNames;
+  std::vector<const char *> opPtrs;
+  std::vector<std::pair<std::string, std::string>> patternText;
+  std::vector<tessera_pattern_t> patterns;
+  std::vector<const tessera_pattern_t *> patternPtrs;
+  std::vector<tessera_module_factory_t> factories;
+  std::vector<const tessera_module_factory_t *> factoryPtrs;
+  std::vector<ModuleFactory *> factoryObjects;
+};
+
+namespace detail {
+
+inline Plugin::Tables &tablesOf(void *state) { return *static_cast<Plugin::Tables *>(state); }
+
+inline bool checkOp(void *state, const tessera_op_desc_t *op, char *reason, size_t size) {
+  std::string why;
+  bool ok = false;
+  tessera_plugin_status_t *s = guard([&] {
+    ok = tablesOf(state).plugin->checker().check(toOpDesc(*op), why);
+  });
+  if (s) {
+    why = std::string("checker error: ") + s->message;
+    releaseStatus(s);
+    ok = false;
+  }
+  if (!ok)
+    writeReason(reason, size, why);
+  return ok;
+}
+
+inline bool checkPattern(void *state, const char *pattern, const tessera_op_desc_t *const *ops,
+                         size_t num, char *reason, size_t size) {
+  std::string why;
+  bool ok = false;
+  tessera_plugin_status_t *s = guard([&] {
+    std::vector<OpDesc> descs;
+    for (size_t i = 0; i < num; ++i)
+      descs.push_back(toOpDesc(*ops[i]));
+    ok = tablesOf(state).plugin->checker().checkPattern(pattern ? pattern : "", descs, why);
+  });
+  if (s) {
+    why = std::string("checker error: ") + s->message;
+    releaseStatus(s);
+    ok = false;
+  }
+  if (!ok)
+    writeReason(reason, size, why);
+  return ok;
+}
+
+inline tessera_plugin_status_t *compile(void *state, const tessera_graph_t *graph,
+                                        tessera_module_t **out) {
+  return guard([&] {
+    if (!graph || !out)
+      throw Error("compile: null argument");
+    *out = boxModule(tablesOf(state).plugin->codegen().compile(toGraphView(*graph)));
+  });
+}
+
+template <size_t I>
+tessera_plugin_status_t *loadModule(void *state, const void *data, size_t size,
+                                    tessera_module_t **out) {
+  return guard([&] {
+    auto &t = tablesOf(state);
+    if (I >= t.factoryObjects.size() || !out)
+      throw Error("load: bad factory or null argument", TESSERA_STATUS_INTERNAL);
+    std::string_view bytes(static_cast<const char *>(data), data ? size : 0);
+    *out = boxModule(t.factoryObjects[I]->load(bytes));
+  });
+}
+
+using LoadFn = tessera_plugin_status_t *(*)(void *, const void *, size_t, tessera_module_t **);
+template <size_t... I> constexpr auto loadTable(std::index_sequence<I...>) {
+  return std::array<LoadFn, sizeof...(I)>{&loadModule<I>...};
+}
+/// A plugin may have up to this many module factories.
+inline constexpr size_t kMaxFactories = 8;
+
+} // namespace detail
+
+inline const tessera_plugin_t *Plugin::describe(const tessera_host_t *host) {
+  host_ = host;
+  auto t = std::make_unique<Tables>();
+  t->plugin = this;
+  for (auto &op : checker().ops())
+    t->opNames.push_back(std::move(op));
+  for (const auto &op : t->opNames)
+    t->opPtrs.push_back(op.c_str());
+  t->opPtrs.push_back(nullptr);
+  t->patternText = checker().patterns();
+  for (const auto &[name, text] : t->patternText)
+    t->patterns.push_back({sizeof(tessera_pattern_t), name.c_str(), text.c_str()});
+  for (const auto &p : t->patterns)
+    t->patternPtrs.push_back(&p);
+
+  t->checker.struct_size = sizeof(tessera_checker_t);
+  t->checker.ops = t->opPtrs.data();
+  t->checker.patterns = t->patternPtrs.data();
+  t->checker.num_patterns = t->patternPtrs.size();
+  t->checker.check_op = &detail::checkOp;
+  t->checker.check_pattern = &detail::checkPattern;
+
+  t->codegen.struct_size = sizeof(tessera_codegen_t);
+  t->codegen.flags = codegen().flags();
+  t->codegen.compile = &detail::compile;
+
+  t->factoryObjects = factories();
+  if (t->factoryObjects.size() > detail::kMaxFactories)
+    throw Error("a plugin built with the C++ SDK has at most 8 module factories");
+  static constexpr auto loads = detail::loadTable(std::make_index_sequence<detail::kMaxFactories>());
+  t->factories.resize(t->factoryObjects.size());
+  for (size_t i = 0; i < t->factoryObjects.size(); ++i) {
+    t->factories[i].struct_size = sizeof(tessera_module_factory_t);
+    t->factories[i].type_key = t->factoryObjects[i]->typeKey().c_str();
+    t->factories[i].load = loads[i];
+  }
+  for (const auto &f : t->factories)
+    t->factoryPtrs.push_back(&f);
+
+  tessera_plugin_t &d = t->descriptor;
+  d.struct_size = sizeof(tessera_plugin_t);
+  d.abi_major = TESSERA_PLUGIN_ABI_MAJOR;
+  d.abi_minor = TESSERA_PLUGIN_ABI_MINOR;
+  d.name = name_.c_str();
+  d.version = version_.c_str();
+  d.description = description_.c_str();
+  d.state = t.get();
+  d.checker = &t->checker;
+  d.codegen = &t->codegen;
+  d.module_factories = t->factoryPtrs.data();
+  d.num_module_factories = t->factoryPtrs.size();
+  tables_ = std::move(t);
+  return &tables_->descriptor;
+}
+
+/// The body of the entry point: one plugin object per load.
+template <typename P>
+tessera_plugin_status_t *queryPlugin(const tessera_host_t *host, const tessera_plugin_t **out) {
+  return guard([&] {
+    if (!host || !out)
+      throw Error("tessera_plugin_query: null argument");
+    if (host->abi_major != TESSERA_PLUGIN_ABI_MAJOR)
+      throw Error("the plugin speaks ABI " + std::to_string(TESSERA_PLUGIN_ABI_MAJOR) +
+                      ".x, the core " + std::to_string(host->abi_major) + "." +
+                      std::to_string(host->abi_minor),
+                  TESSERA_STATUS_FAILED_PRECONDITION);
+    static std::unique_ptr<P> plugin; // lives until the library is unloaded
+    if (!plugin)
+      plugin = std::make_unique<P>();
+    *out = plugin->describe(host);
+  });
+}
+
+} // namespace tessera::sdk
+
+/// Defines the plugin's entry symbol for plugin class P (default
+/// constructible, derived from tessera::sdk::Plugin). Use once per plugin.
+#define TESSERA_PLUGIN(P)                                                                         \
+  extern "C" __attribute__((visibility("default"))) tessera_plugin_status_t *                    \
+  tessera_plugin_query(const tessera_host_t *host, const tessera_plugin_t **out_plugin) {        \
+    return ::tessera::sdk::queryPlugin<P>(host, out_plugin);                                      \
+  }
