@@ -9,8 +9,9 @@
 // Discovery order: every entry of TESSERA_PLUGIN_PATH (colon-separated;
 // folders are scanned for *.so, files are taken as they are), then the
 // installed plugin folder (<libdir>/tessera/plugins next to
-// libtessera_runtime), then the build tree's plugin folder when the runtime
-// runs from the build tree. Within a folder, files are taken in name order.
+// libtessera_runtime; the build tree mirrors that layout, and the entry's
+// origin then reads "build tree"). Within a folder, files are taken in name
+// order; a file reached twice is loaded once.
 // A plugin name seen twice keeps the first file; the second is rejected
 // naming the first.
 //
@@ -27,6 +28,7 @@
 #include "support/error.h"
 #include "tessera/c/plugin.h"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -118,6 +120,7 @@ public:
 private:
   friend class PluginRegistry;
   friend Expected<std::shared_ptr<Plugin>> loadPluginFile(const std::string &path);
+  friend class PluginLoader; // registry.cpp: reads and validates the descriptor
   Plugin() = default;
 
   std::shared_ptr<LoadedLibrary> library_;
@@ -147,7 +150,14 @@ struct DiscoveryOptions {
   std::optional<std::vector<SearchEntry>> searchPath;
   /// Load every candidate in a child process first (see above).
   bool probe = true;
+  /// How long a probe may take before the child is killed and the candidate
+  /// rejected ("timed out while loading").
+  std::chrono::milliseconds probeTimeout{10000};
 };
+
+/// The options global() discovers with: the defaults, except that the
+/// environment's TESSERA_PLUGIN_PROBE=0 turns the probe off.
+TESSERA_RT_EXPORT DiscoveryOptions defaultDiscoveryOptions();
 
 /// The default search path (from the environment and the runtime's location).
 TESSERA_RT_EXPORT std::vector<SearchEntry> defaultSearchPath();
@@ -156,11 +166,19 @@ TESSERA_RT_EXPORT std::vector<SearchEntry> defaultSearchPath();
 /// The error is the rejection reason, prefixed by the path.
 TESSERA_RT_EXPORT Expected<std::shared_ptr<Plugin>> loadPluginFile(const std::string &path);
 
+/// Loads `path` in a child process (as discovery's probe does) and reports
+/// how that went: OK, the rejection reason, or how the child died
+/// ("PATH: crashed while loading (SIGSEGV)"). Nothing is loaded in this
+/// process. For tools that load a file the user named (plugin-check).
+TESSERA_RT_EXPORT Status probePluginFile(
+    const std::string &path, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
 class TESSERA_RT_EXPORT PluginRegistry {
 public:
   /// Scans the search path and loads every plugin found.
   static PluginRegistry discover(const DiscoveryOptions &options = {});
-  /// The process-wide registry, discovered on first use with the defaults.
+  /// The process-wide registry, discovered on first use with
+  /// defaultDiscoveryOptions().
   static PluginRegistry &global();
 
   const std::vector<std::shared_ptr<Plugin>> &plugins() const { return plugins_; }

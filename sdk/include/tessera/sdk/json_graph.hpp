@@ -29,7 +29,9 @@
 // - Attribute values: JSON integers are int, JSON numbers with a fraction or
 //   exponent float, strings string, true/false bool, {"dtype": "f32"} a dtype,
 //   arrays of integers ints, arrays with any non-integer floats. An empty
-//   array is ints.
+//   array is ints. Infinities and NaN, which JSON lacks, are written
+//   {"float": "inf"}, {"float": "-inf"}, {"float": "nan"} (alone or in an
+//   array, which makes it floats).
 // - A "composite" node is an outlined pattern match ("<plugin>.<pattern>");
 //   its "body" is a graph of the same format (no format/version/symbol) whose
 //   inputs are bound to the node's inputs in order.
@@ -44,6 +46,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,22 +106,46 @@ inline nlohmann::json typeToJson(const TensorType &t) {
   return {{"dtype", dtypeName(t.dtype)}, {"shape", t.shape}};
 }
 
+/// A float; JSON has no infinities or NaN, so those are {"float": "inf"}.
+inline nlohmann::json floatToJson(double d) {
+  if (std::isnan(d))
+    return {{"float", "nan"}};
+  if (std::isinf(d))
+    return {{"float", d > 0 ? "inf" : "-inf"}};
+  return d; // an integral double still prints as a float ("2.0")
+}
+
 inline nlohmann::json attrToJson(const AttrValue &v) {
   return std::visit(
       [](const auto &x) -> nlohmann::json {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, DLDataType>)
           return {{"dtype", dtypeName(x)}};
+        else if constexpr (std::is_same_v<T, double>)
+          return floatToJson(x);
         else if constexpr (std::is_same_v<T, std::vector<double>>) {
-          // Keep floats recognisable: an integral double prints as "2.0".
           nlohmann::json a = nlohmann::json::array();
           for (double d : x)
-            a.push_back(d);
+            a.push_back(floatToJson(d));
           return a;
         } else
           return x;
       },
       v);
+}
+
+/// {"float": "inf" | "-inf" | "nan"}, or nullopt for anything else.
+inline std::optional<double> specialFloat(const nlohmann::json &j) {
+  if (!j.is_object() || j.size() != 1 || !j.contains("float") || !j["float"].is_string())
+    return std::nullopt;
+  const std::string s = j["float"].get<std::string>();
+  if (s == "inf")
+    return HUGE_VAL;
+  if (s == "-inf")
+    return -HUGE_VAL;
+  if (s == "nan")
+    return std::nan("");
+  return std::nullopt;
 }
 
 inline nlohmann::json graphToJson(const Graph &g) {
@@ -187,6 +214,8 @@ inline AttrValue attrFromJson(const nlohmann::json &j, const std::string &where)
     return j.get<double>();
   if (j.is_string())
     return j.get<std::string>();
+  if (auto f = specialFloat(j))
+    return *f;
   if (j.is_object() && j.size() == 1 && j.contains("dtype") && j["dtype"].is_string()) {
     auto dt = dtypeFromName(j["dtype"].get<std::string>());
     if (!dt)
@@ -195,14 +224,17 @@ inline AttrValue attrFromJson(const nlohmann::json &j, const std::string &where)
   }
   if (j.is_array()) {
     bool allInts = true;
+    std::vector<double> floats;
     for (const auto &e : j) {
-      if (!e.is_number())
+      std::optional<double> f = specialFloat(e);
+      if (!f && !e.is_number())
         badGraph(where, "array attributes hold numbers only");
-      allInts = allInts && e.is_number_integer();
+      allInts = allInts && !f && e.is_number_integer();
+      floats.push_back(f ? *f : e.get<double>());
     }
     if (allInts)
       return j.get<std::vector<int64_t>>();
-    return j.get<std::vector<double>>();
+    return floats;
   }
   badGraph(where, "unsupported attribute value " + j.dump());
 }
@@ -315,15 +347,20 @@ inline Graph readGraph(std::string_view text) {
   nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
   if (j.is_discarded())
     throw Error("tessera.graph JSON: not valid JSON");
-  if (!j.is_object() || j.value("format", std::string()) != kGraphFormat)
+  if (!j.is_object() || !j.contains("format") || !j["format"].is_string() ||
+      j["format"].get<std::string>() != kGraphFormat)
     throw Error("tessera.graph JSON: \"format\" is not \"tessera.graph\"");
   if (!j.contains("version") || !j["version"].is_number_integer() ||
       j["version"].get<int64_t>() != kGraphFormatVersion)
     throw Error("tessera.graph JSON: unsupported \"version\" (this SDK reads version 1)");
-  Graph g = detail::graphFromJson(j, "graph");
-  if (j.contains("symbol") && j["symbol"].is_string())
-    g.symbol = j["symbol"].get<std::string>();
-  return g;
+  try {
+    Graph g = detail::graphFromJson(j, "graph");
+    if (j.contains("symbol") && j["symbol"].is_string())
+      g.symbol = j["symbol"].get<std::string>();
+    return g;
+  } catch (const nlohmann::json::exception &e) {
+    throw Error(std::string("tessera.graph JSON: ") + e.what());
+  }
 }
 
 } // namespace tessera::sdk

@@ -41,6 +41,12 @@
 #include <variant>
 #include <vector>
 
+/// DLDataType equality. In the global namespace, where DLDataType is, so that
+/// argument-dependent lookup finds it from any namespace.
+inline bool operator==(const DLDataType &a, const DLDataType &b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+
 namespace tessera::sdk {
 
 //===----------------------------------------------------------------------===//
@@ -164,10 +170,6 @@ inline std::string dtypeName(DLDataType t) {
   }
   return "dtype(" + std::to_string(t.code) + "," + std::to_string(t.bits) + "," +
          std::to_string(t.lanes) + ")";
-}
-
-inline bool operator==(const DLDataType &a, const DLDataType &b) {
-  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
 }
 
 inline size_t dtypeBytes(DLDataType t) { return (size_t(t.bits) * t.lanes + 7) / 8; }

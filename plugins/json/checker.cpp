@@ -1,0 +1,42 @@
+//===- plugins/json/checker.cpp - Which ops the json plugin takes ---------===//
+#include "checker.h"
+
+#include "ops.h"
+
+namespace tessera::json_plugin {
+
+std::vector<std::string> JsonChecker::ops() const {
+  return supportedOps();
+}
+
+// Patterns in the core's pattern language (docs/abi.md). A match is outlined
+// as a composite node "json.<name>" whose body holds the matched ops; the
+// runtime fuses these bodies into one kernel (runtime.cpp, tryFuse): the
+// bias and the activation are applied in the product's output loop instead
+// of in separate passes over memory. Earlier patterns win, so the longest
+// form comes first.
+std::vector<std::pair<std::string, std::string>> JsonChecker::patterns() const {
+  // The activations the fused kernels apply (any unary op of the plugin
+  // would do; these are the ones that follow a conv2d or dense in practice).
+  const std::string act = "relu|leaky_relu|clip|sigmoid|tanh|hard_swish|gelu";
+  return {
+      // conv2d + per-channel bias (+ activation): the body of every CNN.
+      {"conv2d_bias_act", act + "?(bias_add|add(conv2d(*, const), const))"},
+      // conv2d + activation without a bias (the bias was folded away).
+      {"conv2d_act", act + "(conv2d(*, const))"},
+      // dense + bias (+ activation): fully connected layers.
+      {"dense_bias_act", act + "?(bias_add|add(dense(*, const), const))"},
+  };
+}
+
+bool JsonChecker::check(const sdk::OpDesc &op, std::string &reason) const {
+  try {
+    prepareOp(op); // validates attributes and shapes; the kernel is dropped
+    return true;
+  } catch (const sdk::Error &e) {
+    reason = std::string("json plugin: ") + e.what();
+    return false;
+  }
+}
+
+} // namespace tessera::json_plugin

@@ -1,0 +1,26 @@
+//===- plugins/json/checker.h - Which ops the json plugin takes -*- C++ -*-===//
+//
+// The checker answers the partitioner: the core ops the plugin may take
+// (ops()), the composite patterns it would like outlined (patterns()), and,
+// per op call, yes or no with a reason (check()). The answer comes from the
+// same prepareOp() the runtime uses, so what the checker accepts runs.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "tessera/sdk/plugin.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tessera::json_plugin {
+
+class JsonChecker final : public sdk::Checker {
+public:
+  std::vector<std::string> ops() const override;
+  std::vector<std::pair<std::string, std::string>> patterns() const override;
+  bool check(const sdk::OpDesc &op, std::string &reason) const override;
+};
+
+} // namespace tessera::json_plugin

@@ -1,0 +1,576 @@
+//===- tessera/sdk/json_runtime.hpp - A module over JSON graphs -*- C++ -*-===//
+//
+// JsonRuntime: a ready-made tessera::sdk::Module for plugins whose compiled
+// form is "the tessera.graph JSON plus the constants", executed at run time
+// by the plugin's own code (an interpreter of the graph, or kernels of a
+// vendor library picked per node). It does everything that is not about
+// computing:
+//
+//   - keeps one or more functions, each = (symbol, the sdk::Graph parsed from
+//     its JSON, the constants copied once from codegen's borrowed views into
+//     owned 64-byte-aligned buffers);
+//   - answers get_function by symbol and validates every call (argument
+//     count, CPU, compact row-major, exact dtype and shape) before handing
+//     the DLTensors to the derived class, zero-copy;
+//   - saves itself in a self-describing binary format and loads it back with
+//     bounds checks (corrupted bytes give an sdk::Error, never a crash);
+//   - prints the graphs as source ("json").
+//
+// HOW TO DERIVE (plugins/json/runtime.cpp is the worked example)
+//
+//   class MyRuntime : public tessera::sdk::JsonRuntime {
+//   public:
+//     explicit MyRuntime(std::vector<JsonFunction> fns)
+//         : JsonRuntime("my_key", std::move(fns)) {}
+//   protected:
+//     // Once, before any run: plan each function, pre-pack weights.
+//     void init(std::span<const JsonFunction> fns) override;
+//     // Concurrently from several threads: compute outputs from inputs.
+//     void run(const JsonFunction &fn, std::span<const DLTensor *const> inputs,
+//              std::span<const DLTensor *const> outputs) const override;
+//   };
+//
+//   // codegen (JsonFunction is move-only: no initializer list):
+//   std::vector<JsonFunction> fns;
+//   fns.push_back(JsonRuntime::functionFromGraph(view, "my_key"));
+//   return JsonRuntime::create<MyRuntime>(std::move(fns));
+//   // module factory "my_key":
+//   return JsonRuntime::load<MyRuntime>(bytes, "my_key");
+//
+// create() and load() construct the module and call init() right away, so
+// that a graph the runtime cannot execute fails at compile or load time.
+// init() runs exactly once per module, before any run(). run() must keep its
+// scratch memory local to the call (or per thread): the module is shared by
+// every thread that calls it.
+//
+// SAVED FORMAT (integers little-endian, sizes in bytes)
+//   "TSJR"  u32 format version (1)  str type key  u64 function count
+//   per function:  str symbol  str JSON text  u64 constant count
+//     per constant:  str name  u8 dtype code  u8 bits  u16 lanes  u32 ndim
+//                    i64 dims[ndim]  u64 byte count  raw bytes (host order)
+//   where str = u64 length + UTF-8 bytes. Nothing follows the last function.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "tessera/sdk/json_graph.hpp"
+#include "tessera/sdk/plugin.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tessera::sdk {
+
+//===----------------------------------------------------------------------===//
+// Helpers on DLTensors
+//===----------------------------------------------------------------------===//
+
+/// The first element of a DLTensor (data + byte_offset).
+inline void *tensorData(const DLTensor &t) {
+  return t.data ? static_cast<char *>(t.data) + t.byte_offset : nullptr;
+}
+
+/// The dtype and shape of a DLTensor.
+inline TensorType tensorTypeOf(const DLTensor &t) {
+  TensorType out;
+  out.dtype = t.dtype;
+  if (t.ndim > 0 && t.shape)
+    out.shape.assign(t.shape, t.shape + t.ndim);
+  return out;
+}
+
+/// Strides null, or the compact row-major ones (dims of size 1 may have any
+/// stride: they are never stepped along).
+inline bool isCompactRowMajor(const DLTensor &t) {
+  if (!t.strides)
+    return true;
+  int64_t expected = 1;
+  for (int32_t i = t.ndim - 1; i >= 0; --i) {
+    if (t.shape[i] != 1 && t.strides[i] != expected)
+      return false;
+    expected *= t.shape[i];
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Functions and constants
+//===----------------------------------------------------------------------===//
+
+/// A constant owned by the module: 64-byte-aligned bytes in compact
+/// row-major order.
+class JsonConstant {
+public:
+  JsonConstant() = default;
+  JsonConstant(std::string name, TensorType type) : name_(std::move(name)), type_(std::move(type)) {
+    size_t n = type_.bytes();
+    // Round up so that vector loads past the last element stay inside.
+    size_t alloc = (n + kAlignment - 1) / kAlignment * kAlignment;
+    if (alloc > 0) {
+      data_.reset(static_cast<std::byte *>(::operator new(alloc, std::align_val_t(kAlignment))));
+      std::memset(data_.get(), 0, alloc);
+    }
+  }
+
+  static constexpr size_t kAlignment = 64;
+
+  const std::string &name() const { return name_; }
+  const TensorType &type() const { return type_; }
+  size_t bytes() const { return type_.bytes(); }
+  std::byte *data() { return data_.get(); }
+  const std::byte *data() const { return data_.get(); }
+  template <typename T> const T *as() const { return reinterpret_cast<const T *>(data_.get()); }
+  /// A DLTensor view (CPU, compact); valid while the constant lives.
+  DLTensor dl() const {
+    DLTensor t{};
+    t.data = const_cast<std::byte *>(data_.get());
+    t.device = {kDLCPU, 0};
+    t.ndim = int32_t(type_.shape.size());
+    t.dtype = type_.dtype;
+    t.shape = const_cast<int64_t *>(type_.shape.data());
+    return t;
+  }
+
+private:
+  struct AlignedDelete {
+    void operator()(std::byte *p) const { ::operator delete(p, std::align_val_t(kAlignment)); }
+  };
+  std::string name_;
+  TensorType type_;
+  std::unique_ptr<std::byte, AlignedDelete> data_;
+};
+
+/// One compiled function: what codegen received, in owned form.
+struct JsonFunction {
+  std::string symbol;
+  std::string json; // the tessera.graph text as compiled (saved verbatim)
+  Graph graph;
+  std::vector<JsonConstant> constants; // indexed by the const nodes' "constant"
+  size_t index = 0;                    // position in the module
+};
+
+//===----------------------------------------------------------------------===//
+// The module
+//===----------------------------------------------------------------------===//
+
+class JsonRuntime : public Module {
+public:
+  static constexpr char kMagic[4] = {'T', 'S', 'J', 'R'};
+  static constexpr uint32_t kFormatVersion = 1;
+
+  JsonRuntime(std::string typeKey, std::vector<JsonFunction> functions)
+      : Module(std::move(typeKey)), functions_(std::move(functions)) {
+    for (size_t i = 0; i < functions_.size(); ++i) {
+      functions_[i].index = i;
+      for (size_t j = 0; j < i; ++j)
+        if (functions_[j].symbol == functions_[i].symbol)
+          throw Error(prefix() + "function '" + functions_[i].symbol + "' appears twice");
+    }
+    for (size_t i = 0; i < functions_.size(); ++i)
+      bound_.push_back(std::make_unique<BoundFunction>(this, i));
+  }
+
+  /// Constructs a D (its constructor takes `args`) and runs its init().
+  template <typename D, typename... A> static std::unique_ptr<D> create(A &&...args) {
+    auto m = std::make_unique<D>(std::forward<A>(args)...);
+    static_cast<JsonRuntime &>(*m).ensureInit();
+    return m;
+  }
+
+  /// Reads what save() wrote (checking that it was saved under `typeKey`)
+  /// and creates a D from it: D(std::vector<JsonFunction>, args...).
+  template <typename D, typename... A>
+  static std::unique_ptr<D> load(std::string_view bytes, std::string_view typeKey, A &&...args) {
+    return create<D>(parse(bytes, typeKey), std::forward<A>(args)...);
+  }
+
+  /// A function from codegen's graph: parses the JSON and copies the
+  /// constants (borrowed views) into owned aligned buffers.
+  static JsonFunction functionFromGraph(const GraphView &g, std::string_view typeKey) {
+    std::vector<JsonConstant> constants;
+    for (size_t i = 0; i < g.constants.size(); ++i) {
+      const DLTensor *t = g.constants[i];
+      std::string what = "constant " + std::to_string(i) + " ('" + std::string(g.constantNames[i]) +
+                         "') of function '" + std::string(g.symbol) + "'";
+      if (!t)
+        throw Error(prefix(typeKey) + what + " is null");
+      if (t->device.device_type != kDLCPU)
+        throw Error(prefix(typeKey) + what + " is not on the CPU");
+      if (t->ndim < 0 || (t->ndim > 0 && !t->shape))
+        throw Error(prefix(typeKey) + what + " has no shape");
+      if (!isCompactRowMajor(*t))
+        throw Error(prefix(typeKey) + what + " is not compact row-major");
+      JsonConstant c(std::string(g.constantNames[i]), tensorTypeOf(*t));
+      if (c.bytes() > 0) {
+        if (!t->data)
+          throw Error(prefix(typeKey) + what + " has no data");
+        std::memcpy(c.data(), tensorData(*t), c.bytes());
+      }
+      constants.push_back(std::move(c));
+    }
+    return makeFunction(std::string(g.symbol), std::string(g.json), std::move(constants), typeKey);
+  }
+
+  /// A function from its parts; checks that the JSON parses and that every
+  /// const node names an existing constant of its type.
+  static JsonFunction makeFunction(std::string symbol, std::string json,
+                                   std::vector<JsonConstant> constants, std::string_view typeKey) {
+    JsonFunction f;
+    f.symbol = std::move(symbol);
+    f.json = std::move(json);
+    f.constants = std::move(constants);
+    try {
+      f.graph = readGraph(f.json);
+    } catch (const Error &e) {
+      throw Error(prefix(typeKey) + "function '" + f.symbol + "': " + e.what());
+    } catch (const nlohmann::json::exception &e) { // a value of the wrong JSON type
+      throw Error(prefix(typeKey) + "function '" + f.symbol + "': tessera.graph JSON: " + e.what());
+    }
+    checkConstNodes(f, f.graph, typeKey);
+    return f;
+  }
+
+  /// Parses save()'s bytes into functions; `typeKey` is the key the bytes
+  /// must have been saved under.
+  static std::vector<JsonFunction> parse(std::string_view bytes, std::string_view typeKey);
+
+  const std::vector<JsonFunction> &functions() const { return functions_; }
+
+  // sdk::Module
+  Function *function(std::string_view symbol) override {
+    ensureInit();
+    for (size_t i = 0; i < functions_.size(); ++i)
+      if (functions_[i].symbol == symbol)
+        return bound_[i].get();
+    return nullptr;
+  }
+  void save(const Writer &out) const override;
+  std::string source(std::string_view format) const override {
+    if (!format.empty() && format != "json")
+      throw Error(prefix() + "no '" + std::string(format) + "' source (formats: json)",
+                  TESSERA_STATUS_UNIMPLEMENTED);
+    auto pretty = [](const JsonFunction &f) {
+      return nlohmann::json::parse(f.json, nullptr, false).dump(2);
+    };
+    if (functions_.size() == 1)
+      return pretty(functions_[0]) + "\n";
+    std::string s = "[\n";
+    for (size_t i = 0; i < functions_.size(); ++i)
+      s += pretty(functions_[i]) + (i + 1 < functions_.size() ? ",\n" : "\n");
+    return s + "]\n";
+  }
+
+  /// "<type key> runtime module: ", the start of every message.
+  std::string prefix() const { return prefix(typeKey()); }
+  static std::string prefix(std::string_view typeKey) {
+    return std::string(typeKey) + " runtime module: ";
+  }
+
+protected:
+  /// Called exactly once, before any run, with every function (and so the
+  /// constants). Throw to refuse the module (compile or load then fails).
+  virtual void init(std::span<const JsonFunction> /*functions*/) {}
+  /// Computes fn's outputs from its inputs. The tensors were validated: CPU,
+  /// compact row-major, exactly the graph's types. Called concurrently.
+  virtual void run(const JsonFunction &fn, std::span<const DLTensor *const> inputs,
+                   std::span<const DLTensor *const> outputs) const = 0;
+
+private:
+  class BoundFunction : public Function {
+  public:
+    BoundFunction(JsonRuntime *rt, size_t index) : rt_(rt), index_(index) {}
+    void run(std::span<const DLTensor *const> args) override { rt_->call(index_, args); }
+
+  private:
+    JsonRuntime *rt_;
+    size_t index_;
+  };
+
+  void ensureInit() {
+    std::call_once(initOnce_, [&] { init(std::span<const JsonFunction>(functions_)); });
+  }
+
+  /// Validates the arguments and runs the function. Messages are built only
+  /// on failure: this is the hot path of every call.
+  void call(size_t index, std::span<const DLTensor *const> args) const {
+    const JsonFunction &f = functions_[index];
+    const Graph &g = f.graph;
+    size_t numIn = g.inputs.size(), numOut = g.outputs.size();
+    auto fn = [&] { return prefix() + "function '" + f.symbol + "'"; };
+    if (args.size() != numIn + numOut)
+      throw Error(fn() + " takes " + std::to_string(numIn) + " inputs and " +
+                  std::to_string(numOut) + " outputs (" + std::to_string(numIn + numOut) +
+                  " arguments), got " + std::to_string(args.size()));
+    for (size_t i = 0; i < args.size(); ++i) {
+      auto bad = [&](const std::string &what) {
+        return Error(fn() + " argument " + std::to_string(i) + " (" + argName(g, i) + "): " + what);
+      };
+      const TensorType &want =
+          i < numIn ? g.nodes[size_t(g.inputs[i])].outputs[0] : g.typeOf(g.outputs[i - numIn]);
+      const DLTensor *t = args[i];
+      if (!t)
+        throw bad("null tensor");
+      if (t->device.device_type != kDLCPU)
+        throw bad("expected a CPU tensor, got device type " +
+                  std::to_string(int(t->device.device_type)));
+      if (t->ndim < 0 || (t->ndim > 0 && !t->shape))
+        throw bad("the tensor has no shape");
+      bool same = t->dtype == want.dtype && size_t(t->ndim) == want.shape.size() &&
+                  std::equal(want.shape.begin(), want.shape.end(), t->shape);
+      if (!same)
+        throw bad("expected " + want.str() + ", got " + tensorTypeOf(*t).str());
+      if (!isCompactRowMajor(*t))
+        throw bad("expected a compact row-major tensor, got strides " + stridesStr(*t));
+      if (!t->data && want.numel() > 0)
+        throw bad("the tensor has no data");
+    }
+    run(f, args.subspan(0, numIn), args.subspan(numIn));
+  }
+
+  /// "input 'x'" or "output 0 ('fc1')".
+  static std::string argName(const Graph &g, size_t i) {
+    if (i < g.inputs.size())
+      return "input '" + g.nodes[size_t(g.inputs[i])].name + "'";
+    size_t k = i - g.inputs.size();
+    const NodeRef &r = g.outputs[k];
+    std::string node = g.nodes[size_t(r.node)].name;
+    if (r.index > 0)
+      node += ":" + std::to_string(r.index);
+    return "output " + std::to_string(k) + " ('" + node + "')";
+  }
+
+  static std::string stridesStr(const DLTensor &t) {
+    std::string s = "[";
+    for (int32_t i = 0; i < t.ndim; ++i)
+      s += (i ? ", " : "") + std::to_string(t.strides[i]);
+    return s + "]";
+  }
+
+  /// Every const node (composite bodies included) names an existing
+  /// constant whose type is the node's.
+  static void checkConstNodes(const JsonFunction &f, const Graph &g, std::string_view typeKey) {
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const Node &n = g.nodes[i];
+      if (n.kind == Node::Kind::Composite && n.body)
+        checkConstNodes(f, *n.body, typeKey);
+      if (n.kind != Node::Kind::Const)
+        continue;
+      std::string at = prefix(typeKey) + "function '" + f.symbol + "': const node " +
+                       std::to_string(i) + " ('" + n.name + "')";
+      if (n.constant < 0 || size_t(n.constant) >= f.constants.size())
+        throw Error(at + " refers to constant " + std::to_string(n.constant) + ", but there are " +
+                    std::to_string(f.constants.size()));
+      const TensorType &have = f.constants[size_t(n.constant)].type();
+      if (n.outputs.size() != 1 || !(n.outputs[0] == have))
+        throw Error(at + " has type " + n.outputs[0].str() + ", but constant " +
+                    std::to_string(n.constant) + " is " + have.str());
+    }
+  }
+
+  std::vector<JsonFunction> functions_;
+  std::vector<std::unique_ptr<BoundFunction>> bound_;
+  std::once_flag initOnce_;
+};
+
+//===----------------------------------------------------------------------===//
+// Saving and loading
+//===----------------------------------------------------------------------===//
+
+namespace detail {
+
+/// Little-endian integers into a Writer.
+class ByteWriter {
+public:
+  explicit ByteWriter(const Writer &out) : out_(out) {}
+  template <typename T> void uint(T v) {
+    unsigned char b[sizeof(T)];
+    for (size_t i = 0; i < sizeof(T); ++i)
+      b[i] = static_cast<unsigned char>(uint64_t(v) >> (8 * i));
+    out_(b, sizeof b);
+  }
+  void str(std::string_view s) {
+    uint<uint64_t>(s.size());
+    out_(s);
+  }
+  void raw(const void *p, size_t n) { out_(p, n); }
+
+private:
+  const Writer &out_;
+};
+
+/// Bounds-checked reads; every failure names the byte and the item.
+class ByteReader {
+public:
+  ByteReader(std::string_view bytes, std::string prefix)
+      : bytes_(bytes), prefix_(std::move(prefix)) {}
+
+  size_t offset() const { return pos_; }
+  size_t left() const { return bytes_.size() - pos_; }
+
+  [[noreturn]] void truncated(size_t need, const std::string &what) const {
+    throw Error(prefix_ + "truncated at byte " + std::to_string(pos_) + " while reading " + what +
+                    " (needs " + std::to_string(need) + " bytes, " + std::to_string(left()) +
+                    " left)",
+                TESSERA_STATUS_DATA_LOSS);
+  }
+  [[noreturn]] void corrupt(const std::string &what) const {
+    throw Error(prefix_ + "corrupted at byte " + std::to_string(pos_) + ": " + what,
+                TESSERA_STATUS_DATA_LOSS);
+  }
+  const char *take(size_t n, const std::string &what) {
+    if (n > left())
+      truncated(n, what);
+    const char *p = bytes_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+  template <typename T> T uint(const std::string &what) {
+    const unsigned char *p = reinterpret_cast<const unsigned char *>(take(sizeof(T), what));
+    uint64_t v = 0;
+    for (size_t i = 0; i < sizeof(T); ++i)
+      v |= uint64_t(p[i]) << (8 * i);
+    return static_cast<T>(v);
+  }
+  /// A length-prefixed string; the length is checked against what is left
+  /// before anything is allocated.
+  std::string str(const std::string &what) {
+    uint64_t n = uint<uint64_t>(what + " length");
+    if (n > left())
+      truncated(n > std::numeric_limits<size_t>::max() ? std::numeric_limits<size_t>::max()
+                                                       : size_t(n),
+                what);
+    return std::string(take(size_t(n), what), size_t(n));
+  }
+  /// A count of items that take at least `minBytes` each.
+  uint64_t count(size_t minBytes, const std::string &what) {
+    uint64_t n = uint<uint64_t>(what);
+    if (minBytes > 0 && n > left() / minBytes)
+      corrupt(what + " " + std::to_string(n) + " does not fit in the " + std::to_string(left()) +
+              " bytes left");
+    return n;
+  }
+
+private:
+  std::string_view bytes_;
+  std::string prefix_;
+  size_t pos_ = 0;
+};
+
+} // namespace detail
+
+inline void JsonRuntime::save(const Writer &out) const {
+  detail::ByteWriter w(out);
+  w.raw(kMagic, sizeof kMagic);
+  w.uint<uint32_t>(kFormatVersion);
+  w.str(typeKey());
+  w.uint<uint64_t>(functions_.size());
+  for (const JsonFunction &f : functions_) {
+    w.str(f.symbol);
+    w.str(f.json);
+    w.uint<uint64_t>(f.constants.size());
+    for (const JsonConstant &c : f.constants) {
+      w.str(c.name());
+      w.uint<uint8_t>(c.type().dtype.code);
+      w.uint<uint8_t>(c.type().dtype.bits);
+      w.uint<uint16_t>(c.type().dtype.lanes);
+      w.uint<uint32_t>(uint32_t(c.type().shape.size()));
+      for (int64_t d : c.type().shape)
+        w.uint<uint64_t>(uint64_t(d));
+      w.uint<uint64_t>(c.bytes());
+      w.raw(c.data(), c.bytes());
+    }
+  }
+}
+
+inline std::vector<JsonFunction> JsonRuntime::parse(std::string_view bytes,
+                                                    std::string_view typeKey) {
+  detail::ByteReader r(bytes, prefix(typeKey));
+  const char *magic = r.take(sizeof kMagic, "the magic");
+  if (std::memcmp(magic, kMagic, sizeof kMagic) != 0)
+    throw Error(prefix(typeKey) + "not a saved JsonRuntime module (no \"TSJR\" magic)",
+                TESSERA_STATUS_DATA_LOSS);
+  uint32_t version = r.uint<uint32_t>("the format version");
+  if (version != kFormatVersion)
+    throw Error(prefix(typeKey) + "format version " + std::to_string(version) +
+                    " is not supported (this SDK reads version " + std::to_string(kFormatVersion) +
+                    ")",
+                TESSERA_STATUS_DATA_LOSS);
+  std::string savedKey = r.str("the type key");
+  if (savedKey != typeKey)
+    throw Error(prefix(typeKey) + "the bytes were saved by a '" + savedKey + "' module",
+                TESSERA_STATUS_DATA_LOSS);
+  // A function takes at least three u64s (two string lengths, a count).
+  uint64_t numFunctions = r.count(24, "the function count");
+  std::vector<JsonFunction> functions;
+  for (uint64_t fi = 0; fi < numFunctions; ++fi) {
+    std::string fn = "function " + std::to_string(fi);
+    std::string symbol = r.str("the symbol of " + fn);
+    fn += " ('" + symbol + "')";
+    std::string json = r.str("the JSON of " + fn);
+    // A constant takes at least 8 + 4 + 4 + 8 bytes.
+    uint64_t numConstants = r.count(24, "the constant count of " + fn);
+    std::vector<JsonConstant> constants;
+    for (uint64_t ci = 0; ci < numConstants; ++ci) {
+      std::string c = "constant " + std::to_string(ci) + " of " + fn;
+      std::string name = r.str("the name of " + c);
+      TensorType type;
+      type.dtype.code = r.uint<uint8_t>("the dtype of " + c);
+      type.dtype.bits = r.uint<uint8_t>("the dtype of " + c);
+      type.dtype.lanes = r.uint<uint16_t>("the dtype of " + c);
+      if (type.dtype.bits == 0 || type.dtype.lanes == 0)
+        r.corrupt("constant " + std::to_string(ci) + " of " + fn + " has dtype " +
+                  dtypeName(type.dtype));
+      uint32_t ndim = r.uint<uint32_t>("the rank of " + c);
+      if (ndim > r.left() / 8)
+        r.truncated(size_t(ndim) * 8, "the shape of " + c);
+      // The element count, with overflow detected: it must fit in the bytes
+      // that are left, so anything past that is corrupt.
+      uint64_t numel = 1;
+      bool tooBig = false;
+      for (uint32_t d = 0; d < ndim; ++d) {
+        int64_t dim = int64_t(r.uint<uint64_t>("the shape of " + c));
+        if (dim < 0)
+          r.corrupt("constant " + std::to_string(ci) + " of " + fn + " has dimension " +
+                    std::to_string(dim));
+        type.shape.push_back(dim);
+        if (dim != 0 && numel > std::numeric_limits<uint64_t>::max() / uint64_t(dim))
+          tooBig = true;
+        else
+          numel *= uint64_t(dim);
+      }
+      uint64_t elemBytes = dtypeBytes(type.dtype);
+      if (tooBig || (numel != 0 && elemBytes > std::numeric_limits<uint64_t>::max() / numel))
+        r.corrupt(c + " has an impossible shape " + type.str());
+      uint64_t size = r.uint<uint64_t>("the byte count of " + c);
+      if (size != numel * elemBytes)
+        r.corrupt(c + " has " + std::to_string(size) + " bytes, but " + type.str() + " takes " +
+                  std::to_string(numel * elemBytes));
+      if (size > r.left())
+        r.truncated(size_t(size), "the data of " + c);
+      const char *data = r.take(size_t(size), "the data of " + c);
+      JsonConstant k(std::move(name), std::move(type));
+      if (size > 0)
+        std::memcpy(k.data(), data, size_t(size));
+      constants.push_back(std::move(k));
+    }
+    functions.push_back(
+        makeFunction(std::move(symbol), std::move(json), std::move(constants), typeKey));
+  }
+  if (r.left() != 0)
+    r.corrupt(std::to_string(r.left()) + " bytes follow the last function");
+  return functions;
+}
+
+} // namespace tessera::sdk

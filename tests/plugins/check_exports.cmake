@@ -1,0 +1,53 @@
+# Fails unless every plugin exports tessera_plugin_query and no other symbol
+# (the dynamic symbol table, as `nm -D --defined-only` lists it).
+#   cmake -DNM=nm -DDIR=<shipped plugin folder> [-DFILES=a.so;b.so] -P check_exports.cmake
+# DIR must hold at least one plugin: the json plugin always ships.
+file(GLOB plugins "${DIR}/*.so")
+if(NOT plugins)
+  message(FATAL_ERROR "no plugin (*.so) in ${DIR}: the shipped plugins (json at least) "
+                      "should have been built there")
+endif()
+list(APPEND plugins ${FILES})
+
+set(failures "")
+foreach(plugin IN LISTS plugins)
+  execute_process(COMMAND ${NM} -D --defined-only ${plugin}
+    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    string(STRIP "${err}" err)
+    list(APPEND failures "${plugin}: nm failed: ${err}")
+    continue()
+  endif()
+  string(REPLACE "\n" ";" lines "${out}")
+  set(found FALSE)
+  set(extra "")
+  foreach(line IN LISTS lines)
+    if(NOT line MATCHES "^[0-9a-fA-F]* *([A-Za-z]) (.+)$")
+      continue()
+    endif()
+    set(type ${CMAKE_MATCH_1})
+    set(name ${CMAKE_MATCH_2})
+    if(type STREQUAL "A")
+      continue() # a symbol version definition, not a symbol
+    elseif(name STREQUAL "tessera_plugin_query")
+      set(found TRUE)
+    else()
+      list(APPEND extra "${type} ${name}")
+    endif()
+  endforeach()
+  if(NOT found)
+    list(APPEND failures "${plugin}: does not export tessera_plugin_query")
+  endif()
+  if(extra)
+    list(LENGTH extra count)
+    list(SUBLIST extra 0 20 shown)
+    string(REPLACE ";" ", " shown "${shown}")
+    list(APPEND failures "${plugin}: exports ${count} other symbol(s): ${shown}")
+  endif()
+  message(STATUS "checked ${plugin}")
+endforeach()
+
+if(failures)
+  string(REPLACE ";" "\n  " failures "${failures}")
+  message(FATAL_ERROR "plugins export more (or less) than the entry symbol:\n  ${failures}")
+endif()
