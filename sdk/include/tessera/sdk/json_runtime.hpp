@@ -84,11 +84,7 @@ inline void *tensorData(const DLTensor &t) {
 
 /// The dtype and shape of a DLTensor.
 inline TensorType tensorTypeOf(const DLTensor &t) {
-  TensorType out;
-  out.dtype = t.dtype;
-  if (t.ndim > 0 && t.shape)
-    out.shape.assign(t.shape, t.shape + t.ndim);
-  return out;
+  return makeTensorType(t.dtype, t.ndim, t.shape);
 }
 
 /// Strides null, or the compact row-major ones (dims of size 1 may have any

@@ -266,12 +266,18 @@ struct OpDesc {
   std::vector<TensorType> outputs;
 };
 
-inline TensorType toTensorType(const tessera_tensor_type_t &t) {
+/// A TensorType from a dtype and a C shape array (ndim entries, may be null
+/// when ndim is 0).
+inline TensorType makeTensorType(DLDataType dtype, int32_t ndim, const int64_t *shape) {
   TensorType out;
-  out.dtype = t.dtype;
-  if (t.ndim > 0 && t.shape)
-    out.shape.assign(t.shape, t.shape + t.ndim);
+  out.dtype = dtype;
+  if (ndim > 0 && shape)
+    out.shape.assign(shape, shape + ndim);
   return out;
+}
+
+inline TensorType toTensorType(const tessera_tensor_type_t &t) {
+  return makeTensorType(t.dtype, t.ndim, t.shape);
 }
 
 inline OpDesc toOpDesc(const tessera_op_desc_t &d) {
@@ -518,13 +524,12 @@ namespace detail {
 
 inline Plugin::Tables &tablesOf(void *state) { return *static_cast<Plugin::Tables *>(state); }
 
-inline bool checkOp(void *state, const tessera_op_desc_t *op, char *reason, size_t size) {
+/// Runs a checker decision `f(why)`; an exception declines with
+/// "checker error: ..." as the reason. Writes the reason when declined.
+template <typename F> bool decide(F &&f, char *reason, size_t size) {
   std::string why;
   bool ok = false;
-  tessera_plugin_status_t *s = guard([&] {
-    ok = tablesOf(state).plugin->checker().check(toOpDesc(*op), why);
-  });
-  if (s) {
+  if (tessera_plugin_status_t *s = guard([&] { ok = f(why); })) {
     why = std::string("checker error: ") + s->message;
     releaseStatus(s);
     ok = false;
@@ -534,24 +539,24 @@ inline bool checkOp(void *state, const tessera_op_desc_t *op, char *reason, size
   return ok;
 }
 
+inline bool checkOp(void *state, const tessera_op_desc_t *op, char *reason, size_t size) {
+  return decide(
+      [&](std::string &why) {
+        return tablesOf(state).plugin->checker().check(toOpDesc(*op), why);
+      },
+      reason, size);
+}
+
 inline bool checkPattern(void *state, const char *pattern, const tessera_op_desc_t *const *ops,
                          size_t num, char *reason, size_t size) {
-  std::string why;
-  bool ok = false;
-  tessera_plugin_status_t *s = guard([&] {
-    std::vector<OpDesc> descs;
-    for (size_t i = 0; i < num; ++i)
-      descs.push_back(toOpDesc(*ops[i]));
-    ok = tablesOf(state).plugin->checker().checkPattern(pattern ? pattern : "", descs, why);
-  });
-  if (s) {
-    why = std::string("checker error: ") + s->message;
-    releaseStatus(s);
-    ok = false;
-  }
-  if (!ok)
-    writeReason(reason, size, why);
-  return ok;
+  return decide(
+      [&](std::string &why) {
+        std::vector<OpDesc> descs;
+        for (size_t i = 0; i < num; ++i)
+          descs.push_back(toOpDesc(*ops[i]));
+        return tablesOf(state).plugin->checker().checkPattern(pattern ? pattern : "", descs, why);
+      },
+      reason, size);
 }
 
 inline tessera_plugin_status_t *compile(void *state, const tessera_graph_t *graph,
