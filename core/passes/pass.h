@@ -17,17 +17,27 @@
 #include <string_view>
 #include <vector>
 
+namespace tessera::partition {
+struct PartitionState;
+}
+
 namespace tessera::passes {
 
 /// What a running pass can see besides the module.
 class PassContext {
 public:
+  /// The targets and decision log of the partition passes (null when the
+  /// pipeline was run without targets; see partition/partition.h).
+  partition::PartitionState *partition() const { return partition_; }
+  void setPartition(partition::PartitionState *p) { partition_ = p; }
+
   /// A named counter of the current pass ("constants-folded").
   int64_t &stat(const std::string &counter) { return (*stats_)[counter]; }
   void setStats(std::map<std::string, int64_t> *stats) { stats_ = stats; }
 
 private:
   std::map<std::string, int64_t> *stats_ = &scratch_;
+  partition::PartitionState *partition_ = nullptr;
   std::map<std::string, int64_t> scratch_;
 };
 

@@ -17,6 +17,9 @@
 namespace tessera::passes {
 
 struct PassManagerOptions {
+  /// Handed to every pass (PassContext::partition); the partition passes
+  /// need it, the others ignore it.
+  partition::PartitionState *partition = nullptr;
   bool timePasses = false;
   bool printAfterAll = false;
   std::set<std::string> printAfter;

@@ -1,6 +1,8 @@
 //===- passes/registry.cpp - The registry of standard passes -------------===//
 #include "passes/pass.h"
 
+#include "partition/partition.h"
+
 namespace tessera::passes {
 
 void PassRegistry::add(Factory create) {
@@ -28,6 +30,7 @@ const PassRegistry &PassRegistry::standard() {
   static const PassRegistry registry = [] {
     PassRegistry r;
     registerStandardPasses(r);
+    partition::registerPartitionPasses(r);
     return r;
   }();
   return registry;

@@ -97,6 +97,7 @@ constexpr size_t kReasonSize = 512;    // the checker's reason buffer
 constexpr size_t kPluginHead = TS_END_OF(tessera_plugin_t, abi_minor);
 constexpr size_t kPluginV1 = TS_END_OF(tessera_plugin_t, num_module_factories);
 constexpr size_t kCheckerV1 = TS_END_OF(tessera_checker_t, partition);
+constexpr size_t kCheckerKeepRegion = TS_END_OF(tessera_checker_t, keep_region);
 constexpr size_t kPatternV1 = TS_END_OF(tessera_pattern_t, pattern);
 constexpr size_t kCodegenV1 = TS_END_OF(tessera_codegen_t, compile);
 constexpr size_t kFactoryV1 = TS_END_OF(tessera_module_factory_t, load);
@@ -386,6 +387,26 @@ uint64_t Plugin::codegenFlags() const {
 
 bool Plugin::hasPartitionHook() const {
   return desc_->checker->partition != nullptr;
+}
+
+bool Plugin::hasRegionRule() const {
+  // keep_region came after the partition hook: read it only when the
+  // plugin's table is long enough to hold it.
+  return desc_->checker->struct_size >= kCheckerKeepRegion && desc_->checker->keep_region;
+}
+
+CheckResult Plugin::keepRegion(const tessera_graph_t &region) const {
+  CheckResult result;
+  if (!hasRegionRule()) {
+    result.supported = true;
+    return result;
+  }
+  char reason[kReasonSize] = {};
+  result.supported = desc_->checker->keep_region(desc_->state, &region, reason, sizeof reason);
+  reason[kReasonSize - 1] = '\0';
+  if (!result.supported)
+    result.reason = reason;
+  return result;
 }
 
 CheckResult Plugin::checkOp(const tessera_op_desc_t &op) const {

@@ -111,6 +111,10 @@ public:
   CheckResult checkOp(const tessera_op_desc_t &op) const;
   CheckResult checkPattern(const std::string &pattern,
                            std::span<const tessera_op_desc_t *const> ops) const;
+  /// Does the plugin judge its own regions (checker.keep_region)?
+  bool hasRegionRule() const;
+  /// Keep this formed region? (supported = keep; true without a rule.)
+  CheckResult keepRegion(const tessera_graph_t &region) const;
   /// The whole-graph hook: a region number per JSON node (-1: not taken).
   Expected<std::vector<int64_t>> partition(const tessera_graph_t &graph, size_t numNodes) const;
   Expected<std::unique_ptr<Module>> compile(const tessera_graph_t &graph) const;

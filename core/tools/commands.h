@@ -18,5 +18,7 @@ struct Subcommand {
 Subcommand addPluginsCommand(CLI::App &app);
 /// `tessera plugin-check PLUGIN.so ...` (cmd_plugin_check.cpp).
 Subcommand addPluginCheckCommand(CLI::App &app);
+/// `tessera partition MODEL --target LIST ...` (cmd_partition.cpp).
+Subcommand addPartitionCommand(CLI::App &app);
 
 } // namespace tessera::tools

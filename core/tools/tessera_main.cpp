@@ -305,7 +305,8 @@ int main(int argc, char **argv) {
                        "Print the table as Markdown (docs/onnx-support.md)");
   auto *version = app.add_subcommand("version", "Print the version");
   const tools::Subcommand more[] = {tools::addPluginsCommand(app),
-                                    tools::addPluginCheckCommand(app)};
+                                    tools::addPluginCheckCommand(app),
+                                    tools::addPartitionCommand(app)};
 
   CLI11_PARSE(app, argc, argv);
   if (Status s = tools::applyLogLevel(logLevel); !s.ok())

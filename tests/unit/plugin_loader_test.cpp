@@ -206,7 +206,9 @@ TEST_CASE("plugin loader: required tables and entries", "[plugin]") {
   CHECK(loadError("libzoo_small_checker.so") ==
         rejected("libzoo_small_checker.so",
                  "table 'checker' has struct_size 8, smaller than its ABI 1.0 layout (" +
-                     std::to_string(sizeof(tessera_checker_t)) + " bytes)"));
+                     std::to_string(offsetof(tessera_checker_t, partition) +
+                                    sizeof(tessera_checker_t::partition)) +
+                     " bytes)"));
   CHECK(loadError("libzoo_null_compile.so") ==
         rejected("libzoo_null_compile.so", "required entry 'codegen.compile' is null"));
   CHECK(loadError("libzoo_null_load.so") ==

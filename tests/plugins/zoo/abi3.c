@@ -8,6 +8,7 @@ ZOO_EXPORT tessera_plugin_status_t *tessera_plugin_query(const tessera_host_t *h
   (void)host;
   zoo_describe(&plugin, "zoo_abi3");
   plugin.abi_major = 3;
+  plugin.abi_minor = 0;
   *out_plugin = &plugin;
   return NULL;
 }

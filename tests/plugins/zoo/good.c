@@ -268,7 +268,8 @@ static const tessera_pattern_t good_double_relu = {sizeof(tessera_pattern_t), "d
                                                    "relu(relu(*))"};
 static const tessera_pattern_t *const good_patterns[] = {&good_double_relu};
 static const tessera_checker_t good_checker = {
-    sizeof(tessera_checker_t), good_ops, good_patterns, 1, good_check_op, good_check_pattern, NULL};
+    sizeof(tessera_checker_t), good_ops, good_patterns, 1, good_check_op, good_check_pattern, NULL,
+    NULL};
 static const tessera_codegen_t good_codegen = {sizeof(tessera_codegen_t), 0, good_compile};
 static const tessera_module_factory_t good_factory = {sizeof(tessera_module_factory_t),
                                                       GOOD_TYPE_KEY, good_load};

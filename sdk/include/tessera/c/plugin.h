@@ -24,6 +24,10 @@
  *   struct_size covers, so a plugin built against 1.0 runs on a 1.3 core and
  *   the other way round.
  *
+ * HISTORY
+ *   1.0  the first version.
+ *   1.1  tessera_checker_t::keep_region (a plugin's own prune rule).
+ *
  * STRUCTS
  *   Every struct that crosses the boundary starts with `size_t struct_size`,
  *   set by whoever fills the struct to sizeof() of the struct as that side
@@ -59,7 +63,7 @@
 #include "tessera/c/status.h"
 
 #define TESSERA_PLUGIN_ABI_MAJOR 1
-#define TESSERA_PLUGIN_ABI_MINOR 0
+#define TESSERA_PLUGIN_ABI_MINOR 1
 
 /* The one symbol a plugin exports (tessera_plugin_query_fn). */
 #define TESSERA_PLUGIN_ENTRY_SYMBOL "tessera_plugin_query"
@@ -189,6 +193,14 @@ typedef struct tessera_checker {
    * accepting it. */
   tessera_plugin_status_t *(*partition)(void *state, const tessera_graph_t *graph,
                                         int64_t *out_region, size_t num_nodes);
+  /* Since ABI 1.1. Optional (NULL: the core's default rule, which keeps a region holding at
+   * least one compute-heavy op: conv2d, conv2d_transpose, dense, matmul,
+   * batch_matmul). Is this formed region worth offloading? On false the
+   * region's ops go back to the host, with the reason in the partition
+   * report. `region` is the region as it will be compiled (constants
+   * included). */
+  bool (*keep_region)(void *state, const tessera_graph_t *region, char *reason,
+                      size_t reason_size);
 } tessera_checker_t;
 
 /*===-- Runtime modules ----------------------------------------------------===*/

@@ -385,6 +385,13 @@ public:
                             std::string & /*reason*/) const {
     return true;
   }
+  /// Keep this formed region (the tessera.graph JSON and its constants)?
+  /// Return false and set `reason` to send it back to the host. Only called
+  /// when keepsRegions() is true; otherwise the core's default rule applies.
+  virtual bool keepsRegions() const { return false; }
+  virtual bool keepRegion(const GraphView & /*region*/, std::string & /*reason*/) const {
+    return true;
+  }
 };
 
 class Codegen {
@@ -559,6 +566,14 @@ inline bool checkPattern(void *state, const char *pattern, const tessera_op_desc
       reason, size);
 }
 
+inline bool keepRegion(void *state, const tessera_graph_t *region, char *reason, size_t size) {
+  return decide(
+      [&](std::string &why) {
+        return tablesOf(state).plugin->checker().keepRegion(toGraphView(*region), why);
+      },
+      reason, size);
+}
+
 inline tessera_plugin_status_t *compile(void *state, const tessera_graph_t *graph,
                                         tessera_module_t **out) {
   return guard([&] {
@@ -610,6 +625,7 @@ inline const tessera_plugin_t *Plugin::describe(const tessera_host_t *host) {
   t->checker.num_patterns = t->patternPtrs.size();
   t->checker.check_op = &detail::checkOp;
   t->checker.check_pattern = &detail::checkPattern;
+  t->checker.keep_region = checker().keepsRegions() ? &detail::keepRegion : nullptr;
 
   t->codegen.struct_size = sizeof(tessera_codegen_t);
   t->codegen.flags = codegen().flags();

@@ -1,0 +1,2 @@
+// Placeholder (issue 5): the partition benchmark.
+int main() { return 0; }

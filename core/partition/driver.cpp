@@ -1,0 +1,1 @@
+// Placeholder (issue 5): replaced by the partition work.

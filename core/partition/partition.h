@@ -1,0 +1,148 @@
+//===- partition/partition.h - Partitioning the graph among plugins -*- C++ -*-===//
+//
+// Which plugin runs which part of the graph. Five passes, each a pass of the
+// pass manager, run in this order (kPartitionPipeline):
+//
+//   merge-composite         each target's patterns, in target priority order,
+//                           outlined as local functions Composite="<plugin>.<pattern>"
+//                           (the checker may veto a match)
+//   annotate-target         each op (and composite call) offered to the
+//                           targets' checkers in priority order; a claimed
+//                           call is wrapped in a one-call local function
+//                           Compiler="<plugin>"; a target with a whole-graph
+//                           hook partitions the function itself instead
+//   merge-compiler-regions  same-target Compiler functions merged into as few
+//                           as possible, never creating a cycle
+//   prune-regions           regions not worth offloading (the plugin's
+//                           keep_region rule, or the default: no
+//                           compute-heavy op) inlined back, then re-merged
+//   partition-graph         each Compiler function lifted to a global
+//                           @tessera_<module>_<target>_<n> with attributes
+//                           Compiler and global_symbol
+//
+// The IR between the passes (docs/design/0004-partitioning-in-the-ir.md):
+//
+//   %r = fn (%p0: f32[1, 8], %p1: f32[1, 8]) attrs{Compiler="json"} {
+//          add(%p0, %p1)
+//        }(%x, %y)
+//
+// A region function's parameters are the values it reads from outside
+// (deduplicated); constants the region reads are inside its body. A region
+// with several results used outside returns a tuple, read with
+// TupleGetItem. A composite function is called inside region functions
+// (or, before annotate-target, from the main body):
+//
+//   %c = fn (%q0: f32[1, 8]) attrs{Composite="json.dense_bias_act"} {
+//          relu(bias_add(dense(%q0, meta_const_0), meta_const_1))
+//        }(%x)
+//
+// After partition-graph:
+//
+//   def @tessera_main_json_0(%p0: ..., %p1: ...) attrs{Compiler="json",
+//       global_symbol="tessera_main_json_0"} { ... }
+//   def @main(...) { ... @tessera_main_json_0(%x, %y) ... }
+//
+// Passes read their targets from PartitionState (through
+// PassContext::partition()); without one, they fail with an error saying
+// that targets are needed. Every decision that leaves an op on the host is
+// recorded in PartitionState::log for the report.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/module.h"
+#include "passes/pass.h"
+#include "support/error.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tessera::plugin {
+class Plugin;
+class PluginRegistry;
+} // namespace tessera::plugin
+
+namespace tessera::partition {
+
+inline constexpr std::string_view kPartitionPipeline =
+    "merge-composite,annotate-target,merge-compiler-regions,prune-regions,partition-graph";
+
+/// Attribute names on region and composite functions.
+inline constexpr const char *kCompilerAttr = "Compiler";
+inline constexpr const char *kCompositeAttr = "Composite";
+inline constexpr const char *kGlobalSymbolAttr = "global_symbol";
+
+/// A plugin partitioning may offload to.
+struct Target {
+  std::string name;
+  std::shared_ptr<const plugin::Plugin> plugin;
+};
+
+/// Why an op call stays on the host, or a region went back there.
+struct HostDecision {
+  enum class Kind {
+    NoTarget, // no requested target lists the op
+    Declined, // a checker declined it (reason = the checker's words)
+    Pruned,   // its region was sent back (reason = the rule's words)
+  };
+  Kind kind = Kind::NoTarget;
+  std::string function; // the global function ("main")
+  std::string node;     // the call's name (the ONNX node name), or "%N" / op name
+  std::string op;       // the core op
+  std::string target;   // Declined/Pruned: the target
+  std::string reason;
+};
+
+/// A region as partition-graph formed it.
+struct RegionInfo {
+  std::string symbol; // global_symbol
+  std::string target;
+  int64_t ops = 0;    // core op calls inside (composites counted by their ops)
+  std::vector<std::string> inputs;  // parameter types, "f32[1, 8]"
+  std::vector<std::string> outputs; // result types
+  double flops = 0;   // estimated, see estimateFlops
+};
+
+/// What the partition passes decided, for `tessera partition --report`.
+struct PartitionLog {
+  std::vector<HostDecision> host;
+  std::vector<RegionInfo> regions;
+};
+
+/// The state the partition passes share in one pipeline run.
+struct PartitionState {
+  /// In priority order (`--target dnnl,ccompiler`: dnnl first).
+  std::vector<Target> targets;
+  PartitionLog log;
+
+  /// Targets by name from a registry; an unknown name is an error listing
+  /// the loaded plugins.
+  static Expected<std::unique_ptr<PartitionState>>
+  fromNames(const std::vector<std::string> &names, const plugin::PluginRegistry &registry);
+  /// The target of that name, or null.
+  const Target *find(std::string_view name) const;
+};
+
+/// The state of a pass's context, or an error naming the pass.
+Expected<PartitionState *> requireState(passes::PassContext &ctx, std::string_view pass);
+
+/// Floating-point operations of one op call (conv2d, dense, matmul: 2 * MACs;
+/// pooling: window size per output; other ops: one per output element).
+double estimateFlops(const ir::CallNode &call);
+
+/// Does the default prune rule count this op as compute-heavy?
+bool isComputeHeavy(std::string_view op);
+
+//===- The passes (one file each) -----------------------------------------===//
+std::unique_ptr<passes::Pass> createMergeCompositePass();
+std::unique_ptr<passes::Pass> createAnnotateTargetPass();
+std::unique_ptr<passes::Pass> createMergeCompilerRegionsPass();
+std::unique_ptr<passes::Pass> createPruneRegionsPass();
+std::unique_ptr<passes::Pass> createPartitionGraphPass();
+
+/// Registers the five passes (PassRegistry::standard() calls this).
+void registerPartitionPasses(passes::PassRegistry &r);
+
+} // namespace tessera::partition
