@@ -1,7 +1,115 @@
-// Placeholder (issue 5): replaced by the partition work.
+//===- partition/partition.cpp - Targets, FLOP estimates, registration ----===//
+//
+// What the partition passes share: the target list (PartitionState), the
+// default notion of a compute-heavy op, FLOP estimates for the report, and
+// the registration of the five passes.
+//
+//===----------------------------------------------------------------------===//
 #include "partition/partition.h"
 
+#include "ir/op.h"
+#include "plugin/registry.h"
+
+#include <numeric>
+
 namespace tessera::partition {
+
+Expected<std::unique_ptr<PartitionState>>
+PartitionState::fromNames(const std::vector<std::string> &names,
+                          const plugin::PluginRegistry &registry) {
+  auto state = std::make_unique<PartitionState>();
+  for (const std::string &name : names) {
+    if (state->find(name))
+      return Error::format("target '{}' is given twice", name);
+    std::shared_ptr<const plugin::Plugin> p = registry.find(name);
+    if (!p) {
+      std::string loaded;
+      for (const auto &q : registry.plugins())
+        loaded += (loaded.empty() ? "" : ", ") + q->name();
+      return Error::format("no plugin named '{}' is loaded (loaded: {}; `tessera plugins "
+                           "--verbose` shows where Tessera looked)",
+                           name, loaded.empty() ? "none" : loaded);
+    }
+    state->targets.push_back(Target{name, std::move(p)});
+  }
+  return state;
+}
+
+const Target *PartitionState::find(std::string_view name) const {
+  for (const Target &t : targets)
+    if (t.name == name)
+      return &t;
+  return nullptr;
+}
+
+Expected<PartitionState *> requireState(passes::PassContext &ctx, std::string_view pass) {
+  if (!ctx.partition())
+    return Error::format("pass '{}' needs targets (give --target, e.g. --target json)", pass);
+  return ctx.partition();
+}
+
+bool isComputeHeavy(std::string_view op) {
+  const ir::Op *def = ir::OpRegistry::global().find(op);
+  return def && def->pattern == ir::OpPattern::ComputeHeavy;
+}
+
+namespace {
+
+double numel(const ir::Type &t) {
+  if (!t.isTensor())
+    return 0;
+  double n = 1;
+  for (int64_t d : t.shape())
+    n *= double(d);
+  return n;
+}
+
+/// Elements of every result of a call (tuple results summed).
+double outputElements(const ir::CallNode &call) {
+  const ir::Type &t = call.type();
+  if (t.isTensor())
+    return numel(t);
+  double n = 0;
+  for (const ir::Type &f : t.fields())
+    n += numel(f);
+  return n;
+}
+
+} // namespace
+
+double estimateFlops(const ir::CallNode &call) {
+  if (call.calleeKind() != ir::CallNode::CalleeKind::Op)
+    return 0;
+  const std::string &op = call.op()->name;
+  const auto args = call.args();
+  const double out = outputElements(call);
+  auto argShape = [&](size_t i) -> const ir::Shape & { return args[i]->type().shape(); };
+  if (op == "conv2d" && args.size() >= 2) {
+    // Each output element: in_channels/groups * kh * kw multiply-adds.
+    const ir::Shape &w = argShape(1); // [O, I/groups, kh, kw]
+    return 2 * out * double(w[1]) * double(w[2]) * double(w[3]);
+  }
+  if (op == "conv2d_transpose" && args.size() >= 2) {
+    // Each input element scatters into out_channels/groups * kh * kw outputs.
+    const ir::Shape &w = argShape(1); // [I, O/groups, kh, kw]
+    return 2 * numel(args[0]->type()) * double(w[1]) * double(w[2]) * double(w[3]);
+  }
+  if ((op == "dense" || op == "matmul" || op == "batch_matmul") && !args.empty()) {
+    // The reduced dimension is the data's last one.
+    const ir::Shape &x = argShape(0);
+    return x.empty() ? out : 2 * out * double(x.back());
+  }
+  if (op == "max_pool2d" || op == "avg_pool2d") {
+    std::vector<int64_t> k = call.attrs().getInts("pool_size");
+    double window = std::accumulate(k.begin(), k.end(), 1.0,
+                                    [](double a, int64_t b) { return a * double(b); });
+    return out * window;
+  }
+  if (op == "global_avg_pool2d" || op == "global_max_pool2d")
+    return args.empty() ? out : numel(args[0]->type());
+  return out;
+}
+
 void registerPartitionPasses(passes::PassRegistry &r) {
   r.add(createMergeCompositePass);
   r.add(createAnnotateTargetPass);
@@ -9,4 +117,5 @@ void registerPartitionPasses(passes::PassRegistry &r) {
   r.add(createPruneRegionsPass);
   r.add(createPartitionGraphPass);
 }
+
 } // namespace tessera::partition
