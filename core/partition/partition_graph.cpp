@@ -1,16 +1,253 @@
-// Placeholder (issue 5): replaced by the partition work.
+//===- partition/partition_graph.cpp - Lift regions to global functions ---===//
+//
+// The last partition pass. Every call, in a global function's body, of a
+// local function with attribute Compiler="<t>" (a region, as
+// merge-compiler-regions and prune-regions leave it) becomes a call of a new
+// global function
+//
+//   def @tessera_<module>_<t>_<n>(...) attributes {Compiler="<t>",
+//       global_symbol="tessera_<module>_<t>_<n>"} { <the region's body> }
+//
+// <module> is the module's name and <t> the target, both sanitised to
+// [a-z0-9_]; <n> counts per target from 0 in the order the regions are met
+// (global functions in module order, each body in post order), skipping
+// names the module already uses. Parameters the call passes the same value
+// for are merged. Constants stay inside the body, unless the target's
+// plugin asks for them as inputs (TESSERA_CODEGEN_CONSTANTS_AS_INPUTS): then
+// each distinct constant becomes a trailing parameter (also those inside
+// composite functions, which get matching parameters) and the call site
+// passes it.
+//
+// Preconditions: none beyond a well-formed module; works without targets
+// (the PartitionState is optional). With a state, each lifted region is
+// recorded in PartitionState::log.regions.
+//
+//===----------------------------------------------------------------------===//
 #include "partition/partition.h"
 
+#include "ir/visit.h"
+#include "plugin/registry.h"
+
+#include <map>
+#include <unordered_map>
+
 namespace tessera::partition {
+
+using namespace ir;
+
 namespace {
-class PartitionGraphPass : public passes::Pass {
+
+/// Lower-case, with every character outside [a-z0-9_] turned into '_'.
+std::string sanitize(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c >= 'A' && c <= 'Z')
+      c = char(c - 'A' + 'a');
+    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    out += ok ? c : '_';
+  }
+  return out.empty() ? "module" : out;
+}
+
+/// The region function called by `node`, or null.
+const FunctionNode *regionOf(const Expr &node) {
+  const auto *call = node->as<CallNode>();
+  if (!call)
+    return nullptr;
+  const FunctionNode *fn = call->localFn();
+  return fn && fn->attrs().has(kCompilerAttr) ? fn : nullptr;
+}
+
+/// Types of a value: one per tuple field (nested tuples flattened).
+void flattenTypes(const Type &t, std::vector<std::string> &out) {
+  if (t.isTuple()) {
+    for (const Type &f : t.fields())
+      flattenTypes(f, out);
+    return;
+  }
+  out.push_back(t.str());
+}
+
+class PartitionGraphPass final : public passes::Pass {
 public:
   std::string_view name() const override { return "partition-graph"; }
-  std::string_view description() const override { return "Lift each region into a global function"; }
-  Status run(ir::Module &, passes::PassContext &) override {
-    return Error("partition-graph: not implemented yet");
+  std::string_view description() const override {
+    return "Lift each Compiler region into a global function @tessera_<module>_<target>_<n>";
   }
+
+  Status run(Module &m, passes::PassContext &ctx) override {
+    Lifter lifter{m, ctx, ctx.partition(), sanitize(m.name()), {}};
+    auto functions = m.functions(); // the new globals are not walked
+    for (const auto &[global, fn] : functions) {
+      if (fn->attrs().has(kCompilerAttr))
+        continue; // already a lifted region
+      auto body = rewrite(
+          fn->body(),
+          [&](const Expr &, const Expr &rebuilt) -> Expected<Expr> {
+            if (const FunctionNode *region = regionOf(rebuilt))
+              return lifter.lift(*rebuilt->as<CallNode>(), *region, global);
+            return rebuilt;
+          },
+          /*intoFunctions=*/false);
+      if (!body.ok())
+        return std::move(body).withContext(fmt::format("partition-graph: in function '@{}'", global))
+            .error();
+      if (*body != fn->body())
+        m.set(global, makeFunction(fn->params(), *body, fn->attrs(), fn->name(), fn->span()));
+    }
+    return okStatus();
+  }
+
+private:
+  struct Lifter {
+    Module &m;
+    passes::PassContext &ctx;
+    PartitionState *state;
+    std::string moduleName;
+    std::map<std::string, int> next; // per target: the next <n> to try
+
+    std::string freshSymbol(const std::string &target) {
+      int &n = next[target];
+      for (;;) {
+        std::string s = fmt::format("tessera_{}_{}_{}", moduleName, sanitize(target), n++);
+        if (!m.has(s))
+          return s;
+      }
+    }
+
+    bool constantsAsInputs(const std::string &target) const {
+      const Target *t = state ? state->find(target) : nullptr;
+      return t && t->plugin &&
+             (t->plugin->codegenFlags() & TESSERA_CODEGEN_CONSTANTS_AS_INPUTS) != 0;
+    }
+
+    Expected<Expr> lift(const CallNode &call, const FunctionNode &fn, const std::string &global) {
+      const std::string target = fn.attrs().getString(kCompilerAttr);
+      std::string where = call.name().empty() ? std::string("a region call")
+                                              : fmt::format("region call '%{}'", call.name());
+      if (target.empty())
+        return Error::format("{} has an empty or non-string Compiler attribute", where);
+      if (call.args().size() != fn.params().size())
+        return Error::format("{} passes {} arguments to a function of {} parameters", where,
+                             call.args().size(), fn.params().size());
+
+      // Parameters, merged where the call passes the same value twice.
+      std::vector<Var> params;
+      std::vector<Expr> args;
+      std::unordered_map<const ExprNode *, size_t> argIndex;
+      std::unordered_map<const ExprNode *, Expr> subst; // old param -> kept param
+      for (size_t i = 0; i < fn.params().size(); ++i) {
+        const Expr &arg = call.args()[i];
+        auto [it, fresh] = argIndex.emplace(arg.get(), params.size());
+        if (fresh) {
+          params.push_back(fn.params()[i]);
+          args.push_back(arg);
+        } else {
+          subst[fn.params()[i].get()] = params[it->second];
+          ++ctx.stat("params-merged");
+        }
+      }
+
+      // Constants as trailing parameters, when the plugin asks for that.
+      const bool constIn = constantsAsInputs(target);
+      std::unordered_map<const ExprNode *, Var> constParam;
+      auto paramFor = [&](const Expr &constant) -> Var {
+        auto it = constParam.find(constant.get());
+        if (it != constParam.end())
+          return it->second;
+        Var v = makeVar(fmt::format("c{}", constParam.size()), constant->type());
+        constParam.emplace(constant.get(), v);
+        params.push_back(v);
+        args.push_back(constant);
+        ++ctx.stat("constants-as-inputs");
+        return v;
+      };
+
+      Expr body = fn.body();
+      if (!subst.empty() || constIn) {
+        TS_ASSIGN_OR_RETURN(
+            body, rewrite(
+                      fn.body(),
+                      [&](const Expr &orig, const Expr &rebuilt) -> Expected<Expr> {
+                        if (auto it = subst.find(orig.get()); it != subst.end())
+                          return it->second;
+                        if (!constIn)
+                          return rebuilt;
+                        if (orig->as<ConstantNode>())
+                          return Expr(paramFor(orig));
+                        if (const auto *c = rebuilt->as<CallNode>(); c && c->localFn())
+                          return composite(*c, paramFor);
+                        return rebuilt;
+                      },
+                      /*intoFunctions=*/false));
+      }
+
+      std::string symbol = freshSymbol(target);
+      Attrs attrs = fn.attrs();
+      attrs.set(kGlobalSymbolAttr, symbol);
+      Function lifted = makeFunction(params, body, std::move(attrs), symbol, fn.span());
+      m.set(symbol, lifted);
+      ++ctx.stat("regions-lifted");
+      if (state)
+        state->log.regions.push_back(describe(symbol, target, *lifted));
+      TS_ASSIGN_OR_RETURN(Type fnType, m.globalType(symbol));
+      return makeGlobalCall(symbol, fnType, std::move(args), call.name(), call.span())
+          .withContext(fmt::format("lifting {} in '@{}' to '@{}'", where, global, symbol));
+    }
+
+    /// A local-function call inside a region with the function's constants
+    /// turned into extra parameters, fed with the region's parameters.
+    template <typename ParamFor>
+    static Expected<Expr> composite(const CallNode &call, ParamFor &paramFor) {
+      const FunctionNode &fn = *call.localFn();
+      std::unordered_map<const ExprNode *, Var> inner;
+      std::vector<Var> params = fn.params();
+      std::vector<Expr> args(call.args().begin(), call.args().end());
+      TS_ASSIGN_OR_RETURN(
+          Expr body,
+          rewrite(
+              fn.body(),
+              [&](const Expr &orig, const Expr &rebuilt) -> Expected<Expr> {
+                if (!orig->as<ConstantNode>())
+                  return rebuilt;
+                auto [it, fresh] = inner.emplace(orig.get(), nullptr);
+                if (fresh) {
+                  it->second = makeVar(fmt::format("k{}", inner.size() - 1), orig->type());
+                  params.push_back(it->second);
+                  args.push_back(paramFor(orig));
+                }
+                return Expr(it->second);
+              },
+              /*intoFunctions=*/false));
+      if (inner.empty())
+        return makeLocalCall(call.localFnExpr(), std::move(args), call.name(), call.span());
+      Function f = makeFunction(std::move(params), std::move(body), fn.attrs(), fn.name(),
+                                fn.span());
+      return makeLocalCall(f, std::move(args), call.name(), call.span());
+    }
+
+    static RegionInfo describe(const std::string &symbol, const std::string &target,
+                               const FunctionNode &fn) {
+      RegionInfo info;
+      info.symbol = symbol;
+      info.target = target;
+      for (const Var &p : fn.params())
+        info.inputs.push_back(p->type().str());
+      flattenTypes(fn.resultType(), info.outputs);
+      for (const ExprNode *n : postOrder(fn.body()))
+        if (const auto *c = n->as<CallNode>(); c && c->op()) {
+          ++info.ops;
+          info.flops += estimateFlops(*c);
+        }
+      return info;
+    }
+  };
 };
+
 } // namespace
-std::unique_ptr<passes::Pass> createPartitionGraphPass() { return std::make_unique<PartitionGraphPass>(); }
+
+std::unique_ptr<passes::Pass> createPartitionGraphPass() {
+  return std::make_unique<PartitionGraphPass>();
+}
+
 } // namespace tessera::partition

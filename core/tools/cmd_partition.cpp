@@ -1,16 +1,125 @@
 //===- tools/cmd_partition.cpp - `tessera partition` -----------------------===//
-// Placeholder until partitioning lands (issue 5).
+//
+//   tessera partition MODEL --target LIST [--report] [--dot FILE]
+//                     [--html FILE] [--input-shape NAME=D0,D1,...]...
+//                     [--pipeline P] [-o OUT.tir]
+//
+// MODEL is an ONNX file (.onnx, imported as `tessera import` does) or text
+// IR (anything else). Runs the optimisation pipeline and the partition
+// passes (partition/driver.h) with the plugins of LIST (priority order) and
+// prints a one-paragraph summary; --report prints every region and every
+// host op with its reason; --dot and --html draw the partitioned @main;
+// -o writes the partitioned module as text IR. Errors are one line.
+//
+//===----------------------------------------------------------------------===//
 #include "commands.h"
+#include "tool_support.h"
 
+#include "frontend/onnx/importer.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "partition/driver.h"
+#include "partition/report.h"
+#include "plugin/registry.h"
+
+#include <fstream>
 #include <iostream>
+#include <memory>
 
 namespace tessera::tools {
 
+namespace {
+
+struct PartitionArgs {
+  std::string model;
+  std::vector<std::string> targets;
+  bool report = false;
+  std::string dot, html, out, function = "main";
+  std::string pipeline = std::string(passes::kDefaultPipeline);
+  std::vector<std::string> inputShapes;
+};
+
+bool endsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+Expected<ir::Module> loadModel(const PartitionArgs &a) {
+  if (!endsWith(a.model, ".onnx")) {
+    if (!a.inputShapes.empty())
+      return Error::format("--input-shape applies to ONNX models only, not '{}'", a.model);
+    return ir::parseModuleFile(a.model);
+  }
+  frontend::onnx::ImportOptions options;
+  for (const auto &spec : a.inputShapes) {
+    TS_ASSIGN_OR_RETURN(auto parsed, frontend::onnx::parseInputShape(spec));
+    if (options.inputShapes.count(parsed.first))
+      return Error::format("--input-shape given twice for '{}'", parsed.first);
+    options.inputShapes.insert(std::move(parsed));
+  }
+  return frontend::onnx::importModelFile(a.model, options);
+}
+
+Status writeText(const std::string &path, const std::string &text) {
+  std::ofstream out(path, std::ios::binary);
+  if (out)
+    out << text;
+  out.close();
+  if (!out)
+    return Error::format("cannot write '{}'", path);
+  return okStatus();
+}
+
+Status run(const PartitionArgs &a) {
+  TS_ASSIGN_OR_RETURN(ir::Module module, loadModel(a));
+  partition::PartitionOptions options;
+  options.targets = a.targets;
+  options.pipeline = a.pipeline;
+  TS_ASSIGN_OR_RETURN(auto result, partition::partitionModule(std::move(module), options,
+                                                              plugin::PluginRegistry::global()));
+  std::cout << (a.report ? partition::reportText(result) : partition::summaryText(result));
+  if (!a.dot.empty() || !a.html.empty()) {
+    TS_ASSIGN_OR_RETURN(auto graph,
+                        partition::buildPartitionGraph(result.module, a.function, result.targets));
+    if (!a.dot.empty())
+      TS_RETURN_IF_ERROR(writeText(a.dot, partition::dotGraph(graph)));
+    if (!a.html.empty())
+      TS_RETURN_IF_ERROR(writeText(a.html, partition::htmlReport(result, graph, a.model)));
+  }
+  if (a.out == "-")
+    ir::printModule(result.module, std::cout);
+  else if (!a.out.empty())
+    TS_RETURN_IF_ERROR(writeText(a.out, ir::printModule(result.module)));
+  return okStatus();
+}
+
+} // namespace
+
 Subcommand addPartitionCommand(CLI::App &app) {
+  auto args = std::make_shared<PartitionArgs>();
   auto *cmd = app.add_subcommand("partition", "Partition a model among plugins and report");
-  return {cmd, [] {
-            std::cerr << "tessera partition: not implemented yet\n";
-            return 1;
+  cmd->add_option("model", args->model, "Model: .onnx, or text IR")->required();
+  cmd->add_option("--target", args->targets,
+                  "Plugins to offload to, in priority order (comma-separated)")
+      ->required()
+      ->delimiter(',');
+  cmd->add_flag("--report", args->report,
+                "Print every region and every op left on the host with the reason");
+  cmd->add_option("--dot", args->dot, "Write the partitioned graph as Graphviz DOT");
+  cmd->add_option("--html", args->html, "Write a self-contained HTML report with the graph");
+  cmd->add_option("--input-shape", args->inputShapes,
+                  "ONNX input shape, NAME=D0,D1,... (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--pipeline", args->pipeline,
+                  "Optimisation passes run before partitioning (empty: none)")
+      ->capture_default_str();
+  cmd->add_option("--function", args->function, "The function --dot and --html draw")
+      ->capture_default_str();
+  cmd->add_option("-o,--output", args->out, "Write the partitioned module as text IR");
+  return {cmd, [args] {
+            Status s = run(*args);
+            if (!s.ok())
+              return reportError("tessera partition", s.error());
+            return 0;
           }};
 }
 

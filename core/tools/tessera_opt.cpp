@@ -2,12 +2,15 @@
 //
 //   tessera-opt FILE [--passes=a,b,c] [--print-after=NAME] [--print-after-all]
 //               [--time-passes] [--stats] [--verify-each] [--split-input-file]
-//               [-o OUT]
+//               [--target a,b] [-o OUT]
 //
 // Parses FILE (or stdin for "-"), runs the pipeline (none by default) and
 // prints the module. With --split-input-file, FILE is cut at lines
 // "# -----" and each part is processed on its own (a failing part reports
 // its error and the others still run); line numbers stay those of FILE.
+// --target names the plugins the partition passes offload to, in priority
+// order (loaded from the plugin registry: TESSERA_PLUGIN_PATH, ...); each
+// part gets a fresh partition state.
 //
 //===----------------------------------------------------------------------===//
 #include "tool_support.h"
@@ -62,11 +65,13 @@ int main(int argc, char **argv) {
   std::string input, output = "-", logLevel;
   bool split = false, listPasses = false;
   tools::PipelineFlags flags;
+  std::vector<std::string> targets;
   app.add_option("input", input, "Text IR file ('-' for stdin)");
   app.add_option("-o,--output", output, "Output file ('-' for stdout)")->capture_default_str();
   app.add_flag("--split-input-file", split, "Process each '# -----' separated part on its own");
   app.add_flag("--list-passes", listPasses, "List the registered passes and exit");
   flags.addTo(app, "");
+  tools::addTargetOption(app, targets);
   tools::addLogLevelOption(app, logLevel);
   CLI11_PARSE(app, argc, argv);
   if (Status s = tools::applyLogLevel(logLevel); !s.ok())
@@ -97,8 +102,7 @@ int main(int argc, char **argv) {
   if (output != "-") {
     fileOut.open(output);
     if (!fileOut)
-      return tools::reportError("tessera-opt",
-                                Error::format("cannot write '{}'", output));
+      return tools::reportError("tessera-opt", Error::format("cannot write '{}'", output));
     out = &fileOut;
   }
 
@@ -112,8 +116,13 @@ int main(int argc, char **argv) {
       status = tools::reportError("tessera-opt", module.error());
       continue;
     }
-    auto pm = passes::PassManager::fromPipeline(flags.passes, passes::PassRegistry::standard(),
-                                                flags.options());
+    auto state = tools::makePartitionState(targets);
+    if (!state.ok())
+      return tools::reportError("tessera-opt", state.error());
+    passes::PassManagerOptions options = flags.options();
+    options.partition = state->get();
+    auto pm =
+        passes::PassManager::fromPipeline(flags.passes, passes::PassRegistry::standard(), options);
     if (!pm.ok())
       return tools::reportError("tessera-opt", pm.error());
     Status s = pm->run(*module, out);

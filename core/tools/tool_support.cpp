@@ -1,6 +1,7 @@
 //===- tools/tool_support.cpp - Shared bits of the command-line tools ----===//
 #include "tool_support.h"
 
+#include "plugin/registry.h"
 #include "support/log.h"
 
 #include <cerrno>
@@ -43,6 +44,20 @@ passes::PassManagerOptions PipelineFlags::options() const {
   o.stats = stats;
   o.verifyEach = o.verifyEach || verifyEach;
   return o;
+}
+
+void addTargetOption(CLI::App &app, std::vector<std::string> &targets) {
+  app.add_option("--target", targets,
+                 "Plugins to partition for, comma-separated, in priority order (needed by the "
+                 "partition passes)")
+      ->delimiter(',');
+}
+
+Expected<std::unique_ptr<partition::PartitionState>>
+makePartitionState(const std::vector<std::string> &targets) {
+  if (targets.empty())
+    return std::unique_ptr<partition::PartitionState>();
+  return partition::PartitionState::fromNames(targets, plugin::PluginRegistry::global());
 }
 
 int reportError(std::string_view tool, const Error &e) {

@@ -1,12 +1,15 @@
 //===- tools/tool_support.h - Shared bits of the command-line tools -*- C++ -*-===//
 #pragma once
 
+#include "partition/partition.h"
 #include "passes/pass_manager.h"
 #include "support/error.h"
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace tessera::tools {
 
@@ -25,6 +28,15 @@ struct PipelineFlags {
   void addTo(CLI::App &app, std::string defaultPipeline);
   passes::PassManagerOptions options() const;
 };
+
+/// Adds `--target a,b` (plugins to partition for, in priority order).
+void addTargetOption(CLI::App &app, std::vector<std::string> &targets);
+
+/// The partition state over `targets` from the process's plugin registry
+/// (null when `targets` is empty); an unknown name is an error listing the
+/// loaded plugins.
+Expected<std::unique_ptr<partition::PartitionState>>
+makePartitionState(const std::vector<std::string> &targets);
 
 /// Prints "<tool>: error: <message>" to stderr and returns 1.
 int reportError(std::string_view tool, const Error &e);

@@ -22,3 +22,9 @@ for tool in ["tessera-opt", "tessera"]:
 config.substitutions.append((r"(?<![\w-])FileCheck(?![\w-])", config.filecheck))
 config.substitutions.append((r"(?<![\w-])not(?![\w-])", os.path.join(config.llvm_bin_dir, "not")))
 config.environment["TESSERA_LOG_LEVEL"] = "warn"
+# The partition test targets (tests/plugins/targets) are the only plugins
+# lit sees besides the shipped ones: `--target tgt_a,tgt_b`. The probe is
+# off to keep each tessera-opt run fast.
+config.environment["TESSERA_PLUGIN_PATH"] = config.tessera_targets_dir
+config.environment["TESSERA_PLUGIN_PROBE"] = "0"
+config.substitutions.append(("%targets", config.tessera_targets_dir))

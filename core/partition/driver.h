@@ -1,0 +1,58 @@
+//===- partition/driver.h - Partition a module in one call -----*- C++ -*-===//
+//
+// The whole flow of `tessera partition` without the command line: the
+// optimisation pipeline, then the five partition passes (kPartitionPipeline)
+// with the requested targets, then the list of the ops left on the host,
+// each with what the passes decided about it (for the report).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "partition/partition.h"
+#include "passes/pass_manager.h"
+
+#include <string>
+#include <vector>
+
+namespace tessera::partition {
+
+struct PartitionOptions {
+  /// Plugin names, in priority order.
+  std::vector<std::string> targets;
+  /// Run before partitioning (empty: none).
+  std::string pipeline = std::string(passes::kDefaultPipeline);
+  /// Instrumentation for both pipelines (its `partition` is ignored).
+  passes::PassManagerOptions pm;
+};
+
+/// An op call left in a global function that is not a region.
+struct HostOp {
+  std::string function; // "main"
+  std::string node;     // the call's name, or "" when it has none
+  std::string op;
+  /// What the passes recorded for this call (matched by function and
+  /// name), in the order they were recorded; empty when nothing was.
+  std::vector<HostDecision> decisions;
+};
+
+struct PartitionResult {
+  ir::Module module;
+  std::vector<std::string> targets; // as given, priority order
+  PartitionLog log;
+  std::vector<HostOp> host;
+  int64_t offloadedOps = 0; // op calls inside region functions
+};
+
+/// Partitions `module` among `options.targets` (loaded in `registry`).
+/// Errors: an unknown target (listing the loaded ones), a failing pass.
+Expected<PartitionResult> partitionModule(ir::Module module, const PartitionOptions &options,
+                                          const plugin::PluginRegistry &registry);
+
+/// The op calls of `m` outside region functions, in module order then post
+/// order, with the decisions of `log` about each.
+std::vector<HostOp> collectHostOps(const ir::Module &m, const PartitionLog &log);
+
+/// Op calls inside region (Compiler) global functions.
+int64_t countOffloadedOps(const ir::Module &m);
+
+} // namespace tessera::partition
