@@ -31,6 +31,7 @@ case "${1:-}" in
   bench)
     build release
     ./build/release/bench/bench_ir
+    ./build/release/bench/bench_partition
     ;;
   *)
     echo "usage: ./dev.sh example|test|bench" >&2
