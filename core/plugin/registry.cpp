@@ -389,6 +389,22 @@ bool Plugin::hasPartitionHook() const {
   return desc_->checker->partition != nullptr;
 }
 
+namespace {
+
+/// Calls a checker entry `ask(reason, size)` with a reason buffer; the
+/// reason (NUL-terminated whatever the plugin wrote) when it declines.
+template <typename F> CheckResult askChecker(F &&ask) {
+  char reason[kReasonSize] = {};
+  CheckResult result;
+  result.supported = ask(reason, sizeof reason);
+  reason[kReasonSize - 1] = '\0';
+  if (!result.supported)
+    result.reason = reason;
+  return result;
+}
+
+} // namespace
+
 bool Plugin::hasRegionRule() const {
   // keep_region came after the partition hook: read it only when the
   // plugin's table is long enough to hold it.
@@ -401,12 +417,9 @@ CheckResult Plugin::keepRegion(const tessera_graph_t &region) const {
     result.supported = true;
     return result;
   }
-  char reason[kReasonSize] = {};
-  result.supported = desc_->checker->keep_region(desc_->state, &region, reason, sizeof reason);
-  reason[kReasonSize - 1] = '\0';
-  if (!result.supported)
-    result.reason = reason;
-  return result;
+  return askChecker([&](char *reason, size_t size) {
+    return desc_->checker->keep_region(desc_->state, &region, reason, size);
+  });
 }
 
 CheckResult Plugin::checkOp(const tessera_op_desc_t &op) const {
@@ -417,12 +430,9 @@ CheckResult Plugin::checkOp(const tessera_op_desc_t &op) const {
     result.reason = fmt::format("plugin '{}' does not take op '{}'", name_, opName);
     return result;
   }
-  char reason[kReasonSize] = {};
-  result.supported = desc_->checker->check_op(desc_->state, &op, reason, sizeof reason);
-  reason[kReasonSize - 1] = '\0';
-  if (!result.supported)
-    result.reason = reason;
-  return result;
+  return askChecker([&](char *reason, size_t size) {
+    return desc_->checker->check_op(desc_->state, &op, reason, size);
+  });
 }
 
 CheckResult Plugin::checkPattern(const std::string &pattern,
@@ -432,13 +442,10 @@ CheckResult Plugin::checkPattern(const std::string &pattern,
     result.supported = true; // no hook: every match is taken
     return result;
   }
-  char reason[kReasonSize] = {};
-  result.supported = desc_->checker->check_pattern(desc_->state, pattern.c_str(), ops.data(),
-                                                   ops.size(), reason, sizeof reason);
-  reason[kReasonSize - 1] = '\0';
-  if (!result.supported)
-    result.reason = reason;
-  return result;
+  return askChecker([&](char *reason, size_t size) {
+    return desc_->checker->check_pattern(desc_->state, pattern.c_str(), ops.data(), ops.size(),
+                                         reason, size);
+  });
 }
 
 Expected<std::vector<int64_t>> Plugin::partition(const tessera_graph_t &graph,

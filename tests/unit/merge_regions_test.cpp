@@ -371,13 +371,9 @@ def @main(%x: f32[2]) -> f32[2] {
   CHECK(regionCounts(d) == std::map<std::string, int>{{"a", 2}, {"b", 1}});
 }
 
-TEST_CASE("merge-compiler-regions is near-linear on 10^5-node graphs",
-          "[partition][merge_regions]") {
-  auto timeMerge = [](Module &m) {
-    auto t0 = std::chrono::steady_clock::now();
-    runPass(partition::createMergeCompilerRegionsPass(), m);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
+// Speed is measured by bench/bench_partition; these check that 10^5-node
+// graphs go through (no recursion on depth) with the expected result.
+TEST_CASE("merge-compiler-regions on 10^5-node graphs", "[partition][merge_regions]") {
   Function relu[3];
   const char *targets[] = {"a", "b", "c"};
   for (int t = 0; t < 3; ++t) {
@@ -396,9 +392,7 @@ TEST_CASE("merge-compiler-regions is near-linear on 10^5-node graphs",
     }
     Module m;
     m.set("main", makeFunction({x}, v));
-    double s = timeMerge(m);
-    WARN("chain of " << n << " nodes: " << s << " s");
-    CHECK(s < 1.0);
+    runPass(partition::createMergeCompilerRegionsPass(), m);
     int total = 0;
     for (const auto &[t, c] : regionCounts(m))
       total += c;
@@ -421,9 +415,12 @@ TEST_CASE("merge-compiler-regions is near-linear on 10^5-node graphs",
     }
     Module m;
     m.set("main", makeFunction({x}, makeTuple(layer)));
-    double s = timeMerge(m);
-    WARN("wide graph of " << width * depth * 2 << " nodes: " << s << " s");
-    CHECK(s < 1.0);
+    auto stats = runPass(partition::createMergeCompilerRegionsPass(), m);
+    CHECK(stats["regions-after"] < stats["regions-before"]);
+    int total = 0;
+    for (const auto &[t, c] : regionCounts(m))
+      total += c;
+    CHECK(total == stats["regions-after"]);
   }
 }
 

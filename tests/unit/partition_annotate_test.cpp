@@ -240,7 +240,9 @@ def @main(%x: f32[1, 2, 2, 2], %y: f32[1, 2, 2, 2]) -> f32[1, 2, 2, 2] {
   CHECK(picky->log.host.empty());
 }
 
-TEST_CASE("annotate-target: a long chain is fast", "[partition][annotate]") {
+// Speed is measured by bench/bench_partition; this checks that a 10^5-op
+// chain goes through (no recursion on depth) with the expected log.
+TEST_CASE("annotate-target: a 100,000-op chain", "[partition][annotate]") {
   // 100,000 alternating add/exp ops: half claimed, half on the host.
   constexpr int kOps = 100000;
   ir::Var x = ir::makeVar("x", ir::Type::tensor(ir::DType::F32, {4}));
@@ -255,9 +257,6 @@ TEST_CASE("annotate-target: a long chain is fast", "[partition][annotate]") {
   auto pm = passes::PassManager::fromPipeline("merge-composite,annotate-target",
                                               passes::PassRegistry::standard(), options);
   REQUIRE(pm.ok());
-  auto start = std::chrono::steady_clock::now();
   REQUIRE(pm->run(m).ok());
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(st->log.host.size() == size_t(kOps / 2));
-  CHECK(seconds < 5.0);
 }

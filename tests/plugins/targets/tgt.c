@@ -35,6 +35,7 @@
  *
  *===----------------------------------------------------------------------===*/
 #include "tessera/c/plugin.h"
+#include "zoo_base.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -97,34 +98,7 @@ static const char *const tgt_ops[] = {"add", "relu", "multiply", "dense", "sigmo
 
 /*===-- Helpers -----------------------------------------------------------===*/
 
-typedef struct tgt_status {
-  tessera_plugin_status_t status; /* first, so that the two pointers agree */
-  char *message;
-} tgt_status_t;
-
-static void tgt_release(tessera_plugin_status_t *status) {
-  tgt_status_t *owned = (tgt_status_t *)status;
-  free(owned->message);
-  free(owned);
-}
-
-static tessera_plugin_status_t *tgt_error(tessera_status_code_t code, const char *message) {
-  size_t size = strlen(message) + 1;
-  tgt_status_t *owned = (tgt_status_t *)malloc(sizeof *owned);
-  if (!owned)
-    return NULL;
-  owned->message = (char *)malloc(size);
-  if (!owned->message) {
-    free(owned);
-    return NULL;
-  }
-  memcpy(owned->message, message, size);
-  owned->status.struct_size = sizeof(tessera_plugin_status_t);
-  owned->status.code = code;
-  owned->status.message = owned->message;
-  owned->status.release = tgt_release;
-  return &owned->status;
-}
+/* Statuses come from the zoo's helper (zoo_status, tests/plugins/zoo/zoo_base.c). */
 
 TGT_MAYBE_UNUSED static bool tgt_decline(char *reason, size_t reason_size, const char *why) {
   if (reason && reason_size > 0) {
@@ -366,10 +340,10 @@ static tessera_plugin_status_t *tgt_partition(void *state, const tessera_graph_t
   (void)state;
   (void)next;
   if (!nodes)
-    return tgt_error(TESSERA_STATUS_INVALID_ARGUMENT, TGT_NAME ": cannot read the graph JSON");
+    return zoo_status(TESSERA_STATUS_INVALID_ARGUMENT, TGT_NAME ": cannot read the graph JSON");
   if (count != num_nodes) {
     free(nodes);
-    return tgt_error(TESSERA_STATUS_INVALID_ARGUMENT, TGT_NAME ": node count mismatch");
+    return zoo_status(TESSERA_STATUS_INVALID_ARGUMENT, TGT_NAME ": node count mismatch");
   }
   for (i = 0; i < num_nodes; ++i) {
 #if TGT_HOOK == 2
@@ -420,7 +394,7 @@ static tessera_plugin_status_t *tgt_compile(void *state, const tessera_graph_t *
   (void)state;
   (void)graph;
   (void)out_module;
-  return tgt_error(TESSERA_STATUS_UNIMPLEMENTED, "test target: no codegen");
+  return zoo_status(TESSERA_STATUS_UNIMPLEMENTED, "test target: no codegen");
 }
 
 static tessera_plugin_status_t *tgt_load(void *state, const void *data, size_t size,
@@ -429,7 +403,7 @@ static tessera_plugin_status_t *tgt_load(void *state, const void *data, size_t s
   (void)data;
   (void)size;
   (void)out_module;
-  return tgt_error(TESSERA_STATUS_UNIMPLEMENTED, "test target: no modules");
+  return zoo_status(TESSERA_STATUS_UNIMPLEMENTED, "test target: no modules");
 }
 
 static const tessera_checker_t tgt_checker = {
