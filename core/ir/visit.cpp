@@ -1,7 +1,7 @@
 //===- ir/visit.cpp - Iterative traversal and rewriting ------------------===//
 #include "ir/visit.h"
 
-#include <unordered_set>
+#include "support/ptr_index.h"
 
 namespace tessera::ir {
 
@@ -12,10 +12,10 @@ void walkPostOrder(const Expr &root, bool intoFunctions, Emit &&emit) {
     const Expr *expr;
     size_t next;
   };
-  std::unordered_set<const ExprNode *> seen;
+  PtrIndex seen(1024);
   std::vector<Frame> stack;
   stack.push_back({&root, 0});
-  seen.insert(root.get());
+  seen.insert(root.get(), 0);
   while (!stack.empty()) {
     Frame &top = stack.back();
     const ExprNode *node = top.expr->get();
@@ -23,7 +23,7 @@ void walkPostOrder(const Expr &root, bool intoFunctions, Emit &&emit) {
     bool leaf = !intoFunctions && node->kind() == ExprKind::Function;
     if (!leaf && top.next < ops.size()) {
       const Expr &child = ops[top.next++];
-      if (seen.insert(child.get()).second)
+      if (seen.insert(child.get(), 0).second)
         stack.push_back({&child, 0});
       continue;
     }
@@ -47,32 +47,43 @@ std::vector<Expr> postOrderExprs(const Expr &root, bool intoFunctions) {
 }
 
 std::unordered_map<const ExprNode *, int> useCounts(const Expr &root) {
-  std::unordered_map<const ExprNode *, int> counts;
-  counts[root.get()] = 1;
-  for (const ExprNode *node : postOrder(root))
+  std::vector<const ExprNode *> order = postOrder(root);
+  PtrIndex position(order.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    position.insert(order[i], int64_t(i));
+  std::vector<int> uses(order.size(), 0);
+  uses.back() = 1; // the root
+  for (const ExprNode *node : order)
     for (const auto &op : node->operands())
-      ++counts[op.get()];
+      ++uses[size_t(position.find(op.get()))];
+  std::unordered_map<const ExprNode *, int> counts;
+  counts.reserve(order.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    counts.emplace(order[i], uses[i]);
   return counts;
 }
 
 Expected<Expr> rewrite(const Expr &root, const RewriteFn &fn, bool intoFunctions) {
-  std::unordered_map<const ExprNode *, Expr> replaced;
   auto order = postOrderExprs(root, intoFunctions);
-  replaced.reserve(order.size());
-  for (const Expr &node : order) {
+  // replaced[i] is the replacement of order[i]; position maps a node to i.
+  PtrIndex position(order.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    position.insert(order[i].get(), int64_t(i));
+  std::vector<Expr> replaced(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Expr &node = order[i];
     bool leaf = !intoFunctions && node->kind() == ExprKind::Function;
     Expr rebuilt = node;
     if (!leaf && !node->operands().empty()) {
       std::vector<Expr> operands;
       operands.reserve(node->operands().size());
       for (const auto &op : node->operands())
-        operands.push_back(replaced.at(op.get()));
+        operands.push_back(replaced[size_t(position.find(op.get()))]);
       TS_ASSIGN_OR_RETURN(rebuilt, withOperands(node, std::move(operands)));
     }
-    TS_ASSIGN_OR_RETURN(Expr result, fn(node, rebuilt));
-    replaced[node.get()] = std::move(result);
+    TS_ASSIGN_OR_RETURN(replaced[i], fn(node, rebuilt));
   }
-  return replaced.at(root.get());
+  return replaced.back(); // the root comes last in post-order
 }
 
 Expected<Function> rewriteFunction(const Function &f, const RewriteFn &fn, bool intoFunctions) {
