@@ -12,8 +12,9 @@
 // skipped when one of its interior nodes is used outside it (outlining
 // would duplicate it) or when it overlaps a match already taken; the
 // plugin's check_pattern may veto it (counted, not logged: the report lists
-// ops left on the host, which annotate-target records). Later patterns see
-// the composites of earlier ones as opaque calls (bodies are not entered).
+// ops left on the host, which annotate-target records). A later pattern
+// never takes an op of an earlier match; all matches are outlined in one
+// rebuild of the function.
 //
 // Preconditions: a PartitionState (--target). Patterns are parsed here; a
 // pattern that does not parse is an error naming the plugin and the pattern.
@@ -67,29 +68,75 @@ public:
     for (const auto &[global, fn] : functions) {
       if (fn->attrs().has(kCompilerAttr))
         continue; // already partitioned
-      Function current = fn;
-      for (const TargetPattern &tp : patterns) {
-        auto next = applyPattern(current, tp, ctx);
-        if (!next.ok())
-          return std::move(next).withContext(fmt::format("in function '@{}'", global)).error();
-        current = std::move(next).value();
-      }
-      if (current != fn)
-        m.set(global, current);
+      auto next = outline(fn, patterns, ctx);
+      if (!next.ok())
+        return std::move(next).withContext(fmt::format("in function '@{}'", global)).error();
+      if (*next != fn)
+        m.set(global, std::move(next).value());
     }
     return okStatus();
   }
 
 private:
-  /// Outlines every accepted match of one pattern in `fn`.
-  Expected<Function> applyPattern(const Function &fn, const TargetPattern &tp,
-                                  passes::PassContext &ctx) {
-    const std::string compositeName = tp.target->name + "." + tp.pattern.name;
+  /// An accepted match and the composite it becomes.
+  struct Accepted {
+    PatternMatch match;
+    std::string composite; // "<plugin>.<pattern>"
+  };
+
+  /// Finds the matches of every pattern, in order, then outlines them all in
+  /// one rebuild. Equivalent to applying the patterns one after the other:
+  /// a later pattern never takes an op of an earlier match, and outlining
+  /// does not change how often the remaining nodes are used.
+  Expected<Function> outline(const Function &fn, const std::vector<TargetPattern> &patterns,
+                             passes::PassContext &ctx) {
     std::vector<Expr> nodes = postOrderExprs(fn->body(), /*intoFunctions=*/false);
     std::unordered_map<const ExprNode *, int> uses = useCounts(fn->body());
+    std::unordered_set<const ExprNode *> taken;              // ops of accepted matches
+    std::unordered_map<const ExprNode *, Accepted> accepted; // by root
+    for (const TargetPattern &tp : patterns)
+      TS_RETURN_IF_ERROR(findMatches(nodes, uses, tp, taken, accepted, ctx));
+    if (accepted.empty())
+      return fn;
 
-    std::unordered_set<const ExprNode *> taken;                  // ops of accepted matches
-    std::unordered_map<const ExprNode *, PatternMatch> accepted; // by root
+    // Rebuild bottom-up; each accepted root becomes the composite's call on
+    // the rewritten inputs (interior nodes become dead).
+    std::unordered_map<const ExprNode *, Expr> rewritten;
+    auto body = rewrite(
+        fn->body(),
+        [&](const Expr &original, const Expr &rebuilt) -> Expected<Expr> {
+          Expr result = rebuilt;
+          auto found = accepted.find(original.get());
+          if (found != accepted.end()) {
+            const PatternMatch &match = found->second.match;
+            TS_ASSIGN_OR_RETURN(Expr call, outlineComposite(match, found->second.composite));
+            std::vector<Expr> operands{call->as<CallNode>()->localFnExpr()};
+            for (const Expr &in : match.inputs) {
+              auto r = rewritten.find(in.get());
+              operands.push_back(r != rewritten.end() ? r->second : in);
+            }
+            TS_ASSIGN_OR_RETURN(result, withOperands(call, std::move(operands)));
+            ++ctx.stat("composites-formed");
+          }
+          if (result != original)
+            rewritten[original.get()] = result;
+          return result;
+        },
+        /*intoFunctions=*/false);
+    if (!body.ok())
+      return body.error();
+    return makeFunction(fn->params(), std::move(body).value(), fn->attrs(), fn->name(), fn->span());
+  }
+
+  /// The accepted matches of one pattern, tried at every op call not yet
+  /// taken, roots before their operands.
+  static Status findMatches(const std::vector<Expr> &nodes,
+                            const std::unordered_map<const ExprNode *, int> &uses,
+                            const TargetPattern &tp,
+                            std::unordered_set<const ExprNode *> &taken,
+                            std::unordered_map<const ExprNode *, Accepted> &accepted,
+                            passes::PassContext &ctx) {
+    const std::string composite = tp.target->name + "." + tp.pattern.name;
     for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
       const Expr &node = *it;
       const auto *call = node->as<CallNode>();
@@ -111,37 +158,9 @@ private:
       }
       for (const Expr &op : match->ops)
         taken.insert(op.get());
-      accepted.emplace(node.get(), std::move(*match));
+      accepted.emplace(node.get(), Accepted{std::move(*match), composite});
     }
-    if (accepted.empty())
-      return fn;
-
-    // Rebuild bottom-up; each accepted root becomes the composite's call on
-    // the rewritten inputs (interior nodes become dead).
-    std::unordered_map<const ExprNode *, Expr> rewritten;
-    auto body = rewrite(
-        fn->body(),
-        [&](const Expr &original, const Expr &rebuilt) -> Expected<Expr> {
-          Expr result = rebuilt;
-          auto found = accepted.find(original.get());
-          if (found != accepted.end()) {
-            const PatternMatch &match = found->second;
-            TS_ASSIGN_OR_RETURN(Expr call, outlineComposite(match, compositeName));
-            std::vector<Expr> operands{call->as<CallNode>()->localFnExpr()};
-            for (const Expr &in : match.inputs) {
-              auto r = rewritten.find(in.get());
-              operands.push_back(r != rewritten.end() ? r->second : in);
-            }
-            TS_ASSIGN_OR_RETURN(result, withOperands(call, std::move(operands)));
-            ++ctx.stat("composites-formed");
-          }
-          rewritten[original.get()] = result;
-          return result;
-        },
-        /*intoFunctions=*/false);
-    if (!body.ok())
-      return body.error();
-    return makeFunction(fn->params(), std::move(body).value(), fn->attrs(), fn->name(), fn->span());
+    return okStatus();
   }
 
   /// No overlap with accepted matches, and no interior node used outside.
