@@ -6,6 +6,13 @@ find_package(spdlog CONFIG REQUIRED)
 find_package(dlpack CONFIG REQUIRED)          # its config says 0.1.0: ask for no version
 find_package(nlohmann_json 3 CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
+# jemalloc, linked into the compiler's executables only (docs/design/0005);
+# not under the sanitizers, which bring their own allocator.
+if(TESSERA_USE_JEMALLOC)
+  find_library(TESSERA_JEMALLOC NAMES libjemalloc.so.2 jemalloc REQUIRED)
+else()
+  set(TESSERA_JEMALLOC "")
+endif()
 find_package(Boost 1.74 REQUIRED)              # Boost.DLL, header-only (BOOST_DLL_USE_STD_FS)
 find_package(Protobuf REQUIRED)               # before ONNX, whose targets need it
 find_package(ONNX CONFIG REQUIRED)            # targets onnx, onnx_proto

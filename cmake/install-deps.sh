@@ -8,7 +8,7 @@ packages=(
   cmake ninja-build ccache g++ git python3
   llvm-19-dev llvm-19-tools libzstd-dev
   libdnnl-dev ocl-icd-opencl-dev
-  libboost-dev libboost-filesystem-dev
+  libboost-dev libboost-filesystem-dev libjemalloc-dev
   libfmt-dev libspdlog-dev catch2 libcli11-dev libdlpack-dev nlohmann-json3-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata python3-onnx python3-numpy
 )

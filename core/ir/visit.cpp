@@ -64,14 +64,17 @@ std::unordered_map<const ExprNode *, int> useCounts(const Expr &root) {
 }
 
 Expected<Expr> rewrite(const Expr &root, const RewriteFn &fn, bool intoFunctions) {
-  auto order = postOrderExprs(root, intoFunctions);
-  // replaced[i] is the replacement of order[i]; position maps a node to i.
+  // Pointers to the owning slots (an operand of the first user, or `root`),
+  // which outlive this call: no reference-count traffic per node.
+  std::vector<const Expr *> order;
+  walkPostOrder(root, intoFunctions, [&](const Expr &e) { order.push_back(&e); });
+  // replaced[i] is the replacement of *order[i]; position maps a node to i.
   PtrIndex position(order.size());
   for (size_t i = 0; i < order.size(); ++i)
-    position.insert(order[i].get(), int64_t(i));
+    position.insert(order[i]->get(), int64_t(i));
   std::vector<Expr> replaced(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
-    const Expr &node = order[i];
+    const Expr &node = *order[i];
     bool leaf = !intoFunctions && node->kind() == ExprKind::Function;
     Expr rebuilt = node;
     if (!leaf && !node->operands().empty()) {
