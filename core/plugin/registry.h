@@ -26,6 +26,7 @@
 #pragma once
 
 #include "support/error.h"
+#include "support/export.h"
 #include "tessera/c/plugin.h"
 
 #include <chrono>
@@ -37,7 +38,6 @@
 #include <string_view>
 #include <vector>
 
-#define TESSERA_RT_EXPORT __attribute__((visibility("default")))
 
 namespace tessera::plugin {
 
