@@ -6,6 +6,9 @@ find_package(spdlog CONFIG REQUIRED)
 find_package(dlpack CONFIG REQUIRED)          # its config says 0.1.0: ask for no version
 find_package(nlohmann_json 3 CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
+# LLVM 19 for the host code generator; only core/codegen sees its headers.
+# ("19" alone fails: the version file wants major.minor.)
+find_package(LLVM 19.1 CONFIG REQUIRED)
 # jemalloc, linked into the compiler's executables only (docs/design/0005);
 # not under the sanitizers, which bring their own allocator.
 if(TESSERA_USE_JEMALLOC)

@@ -1,0 +1,333 @@
+//===- codegen/elementwise.cpp - Fused elementwise kernels with LLVM ------===//
+//
+// Each kernel is one counted loop over n elements; the loop body evaluates
+// the function's expression tree for one element, reading each input once.
+// LLVM's O2 pipeline (loop vectoriser included) runs on the module, and the
+// target machine for the host CPU (or the requested one) emits an object
+// file. NaN semantics follow the reference kernels: relu/max/min/clip use
+// compare-and-select, so a NaN input stays NaN where the reference's does.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/elementwise.h"
+
+#include "ir/visit.h"
+
+#include <llvm/ADT/StringMap.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <unordered_map>
+
+namespace tessera::codegen {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::unordered_map<std::string, int> &fusibleOps() {
+  // op -> arity
+  static const std::unordered_map<std::string, int> ops = {
+      {"add", 2},   {"subtract", 2},   {"multiply", 2},     {"divide", 2},     {"maximum", 2},
+      {"minimum", 2}, {"power", 2},    {"neg", 1},          {"abs", 1},        {"relu", 1},
+      {"leaky_relu", 1}, {"exp", 1},   {"log", 1},          {"sqrt", 1},       {"sigmoid", 1},
+      {"tanh", 1},  {"erf", 1},        {"floor", 1},        {"ceil", 1},       {"clip", 1},
+      {"hard_sigmoid", 1}, {"hard_swish", 1}};
+  return ops;
+}
+
+bool isF32(const ir::Type &t) { return t.isTensor() && t.dtype() == ir::DType::F32; }
+
+void initLLVM() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+/// Builds one kernel's IR.
+class KernelBuilder {
+public:
+  KernelBuilder(llvm::Module &m, const ElementwiseKernel &k) : m_(m), b_(m.getContext()), k_(k) {}
+
+  Status build() {
+    const ir::Function &fn = k_.fn;
+    if (!isF32(fn->resultType()))
+      return Error::format("kernel '{}': the result must be an f32 tensor, got {}", k_.symbol,
+                           fn->resultType().str());
+    const ir::Shape &shape = fn->resultType().shape();
+    for (const ir::Var &p : fn->params())
+      if (!isF32(p->type()) || p->type().shape() != shape)
+        return Error::format("kernel '{}': parameter %{} is {}, expected f32{}", k_.symbol,
+                             p->name(), p->type().str(), ir::shapeStr(shape));
+
+    llvm::LLVMContext &ctx = m_.getContext();
+    llvm::Type *f32 = b_.getFloatTy();
+    llvm::Type *ptr = b_.getPtrTy();
+    llvm::Type *i64 = b_.getInt64Ty();
+    auto *type = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i64}, false);
+    fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, k_.symbol, m_);
+    llvm::Argument *inputs = fn_->getArg(0), *out = fn_->getArg(1), *n = fn_->getArg(2);
+    inputs->setName("inputs");
+    out->setName("out");
+    n->setName("n");
+    // Outputs never alias inputs (the executor's contract): lets LLVM vectorise.
+    out->addAttr(llvm::Attribute::NoAlias);
+
+    auto *entry = llvm::BasicBlock::Create(ctx, "entry", fn_);
+    auto *loop = llvm::BasicBlock::Create(ctx, "loop", fn_);
+    auto *exit = llvm::BasicBlock::Create(ctx, "exit", fn_);
+    b_.SetInsertPoint(entry);
+    std::vector<llvm::Value *> bases;
+    for (size_t i = 0; i < fn->params().size(); ++i) {
+      llvm::Value *slot = b_.CreateConstInBoundsGEP1_64(ptr, inputs, i);
+      bases.push_back(b_.CreateLoad(ptr, slot, fmt::format("in{}", i)));
+    }
+    b_.CreateCondBr(b_.CreateICmpSGT(n, b_.getInt64(0)), loop, exit);
+
+    b_.SetInsertPoint(loop);
+    llvm::PHINode *i = b_.CreatePHI(i64, 2, "i");
+    i->addIncoming(b_.getInt64(0), entry);
+    for (size_t p = 0; p < fn->params().size(); ++p)
+      values_[fn->params()[p].get()] =
+          b_.CreateLoad(f32, b_.CreateInBoundsGEP(f32, bases[p], i), fn->params()[p]->name());
+    for (const ir::ExprNode *node : ir::postOrder(fn->body(), /*intoFunctions=*/false)) {
+      if (values_.count(node))
+        continue;
+      TS_ASSIGN_OR_RETURN(llvm::Value * v, emit(*node));
+      values_[node] = v;
+    }
+    b_.CreateStore(values_.at(fn->body().get()), b_.CreateInBoundsGEP(f32, out, i));
+    llvm::Value *next = b_.CreateAdd(i, b_.getInt64(1), "next", /*HasNUW=*/true, /*HasNSW=*/true);
+    i->addIncoming(next, loop);
+    b_.CreateCondBr(b_.CreateICmpSLT(next, n), loop, exit);
+    b_.SetInsertPoint(exit);
+    b_.CreateRetVoid();
+    return okStatus();
+  }
+
+private:
+  llvm::Value *c(double v) { return llvm::ConstantFP::get(b_.getFloatTy(), v); }
+  llvm::Value *intrinsic(llvm::Intrinsic::ID id, llvm::Value *x) {
+    return b_.CreateUnaryIntrinsic(id, x);
+  }
+  llvm::Value *libm(const char *name, std::vector<llvm::Value *> args) {
+    std::vector<llvm::Type *> types(args.size(), b_.getFloatTy());
+    auto callee =
+        m_.getOrInsertFunction(name, llvm::FunctionType::get(b_.getFloatTy(), types, false));
+    return b_.CreateCall(callee, args);
+  }
+  // NaN-propagating max/min like the reference (std::max(x, y) with x NaN is x).
+  llvm::Value *maxOf(llvm::Value *x, llvm::Value *y) {
+    return b_.CreateSelect(b_.CreateFCmpULT(x, y), y, x);
+  }
+  llvm::Value *minOf(llvm::Value *x, llvm::Value *y) {
+    return b_.CreateSelect(b_.CreateFCmpUGT(x, y), y, x);
+  }
+  llvm::Value *clamp01(llvm::Value *x) { return minOf(maxOf(x, c(0)), c(1)); }
+
+  Expected<llvm::Value *> emit(const ir::ExprNode &node) {
+    if (const auto *k = node.as<ir::ConstantNode>()) {
+      if (k->data().numel() != 1 || k->data().dtype() != ir::DType::F32)
+        return Error::format("kernel '{}': only single-element f32 constants fuse, got {}",
+                             k_.symbol, k->type().str());
+      return c(k->data().getDouble(0));
+    }
+    const auto *call = node.as<ir::CallNode>();
+    if (!call || call->calleeKind() != ir::CallNode::CalleeKind::Op)
+      return Error::format("kernel '{}': cannot fuse a {} node", k_.symbol,
+                           node.kind() == ir::ExprKind::Tuple ? "tuple" : "non-op");
+    const std::string &op = call->op()->name;
+    auto it = fusibleOps().find(op);
+    if (it == fusibleOps().end())
+      return Error::format("kernel '{}': op '{}' is not an elementwise op this codegen fuses",
+                           k_.symbol, op);
+    if (!isF32(call->type()) || call->type().shape() != k_.fn->resultType().shape())
+      return Error::format("kernel '{}': {} produces {}, expected f32{}", k_.symbol, op,
+                           call->type().str(), ir::shapeStr(k_.fn->resultType().shape()));
+    std::vector<llvm::Value *> a;
+    for (const ir::Expr &arg : call->args())
+      a.push_back(values_.at(arg.get()));
+    const ir::Attrs &attrs = call->attrs();
+    if (op == "add") return b_.CreateFAdd(a[0], a[1]);
+    if (op == "subtract") return b_.CreateFSub(a[0], a[1]);
+    if (op == "multiply") return b_.CreateFMul(a[0], a[1]);
+    if (op == "divide") return b_.CreateFDiv(a[0], a[1]);
+    if (op == "maximum") return maxOf(a[0], a[1]);
+    if (op == "minimum") return minOf(a[0], a[1]);
+    if (op == "power") return libm("powf", {a[0], a[1]});
+    if (op == "neg") return b_.CreateFNeg(a[0]);
+    if (op == "abs") return intrinsic(llvm::Intrinsic::fabs, a[0]);
+    if (op == "relu") return b_.CreateSelect(b_.CreateFCmpOLT(a[0], c(0)), c(0), a[0]);
+    if (op == "leaky_relu")
+      return b_.CreateSelect(b_.CreateFCmpOLT(a[0], c(0)),
+                             b_.CreateFMul(a[0], c(attrs.getFloat("alpha"))), a[0]);
+    if (op == "exp") return intrinsic(llvm::Intrinsic::exp, a[0]);
+    if (op == "log") return intrinsic(llvm::Intrinsic::log, a[0]);
+    if (op == "sqrt") return intrinsic(llvm::Intrinsic::sqrt, a[0]);
+    if (op == "floor") return intrinsic(llvm::Intrinsic::floor, a[0]);
+    if (op == "ceil") return intrinsic(llvm::Intrinsic::ceil, a[0]);
+    if (op == "sigmoid")
+      return b_.CreateFDiv(c(1), b_.CreateFAdd(c(1), intrinsic(llvm::Intrinsic::exp,
+                                                               b_.CreateFNeg(a[0]))));
+    if (op == "tanh") return libm("tanhf", {a[0]});
+    if (op == "erf") return libm("erff", {a[0]});
+    if (op == "clip")
+      return minOf(maxOf(a[0], c(attrs.getFloat("min"))), c(attrs.getFloat("max")));
+    if (op == "hard_sigmoid")
+      return clamp01(b_.CreateFAdd(b_.CreateFMul(a[0], c(attrs.getFloat("alpha"))),
+                                   c(attrs.getFloat("beta"))));
+    if (op == "hard_swish")
+      return b_.CreateFMul(a[0],
+                           clamp01(b_.CreateFAdd(b_.CreateFMul(a[0], c(1.0 / 6.0)), c(0.5))));
+    return Error::format("kernel '{}': op '{}' has no emitter", k_.symbol, op);
+  }
+
+  llvm::Module &m_;
+  llvm::IRBuilder<> b_;
+  const ElementwiseKernel &k_;
+  llvm::Function *fn_ = nullptr;
+  std::unordered_map<const ir::ExprNode *, llvm::Value *> values_;
+};
+
+Expected<std::unique_ptr<llvm::TargetMachine>> makeTargetMachine(const CodegenOptions &options) {
+  initLLVM();
+  const std::string triple = llvm::sys::getProcessTriple();
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return Error::format("LLVM has no target for {}: {}", triple, error);
+  std::string cpu = options.cpu.empty() ? std::string(llvm::sys::getHostCPUName()) : options.cpu;
+  std::string features;
+  if (options.cpu.empty())
+    for (const auto &f : llvm::sys::getHostCPUFeatures())
+      features += (features.empty() ? "" : ",") + std::string(f.second ? "+" : "-") +
+                  f.first().str();
+  llvm::TargetOptions to;
+  auto level = options.optLevel <= 0   ? llvm::CodeGenOptLevel::None
+               : options.optLevel == 1 ? llvm::CodeGenOptLevel::Less
+               : options.optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                                       : llvm::CodeGenOptLevel::Aggressive;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, cpu, features, to, llvm::Reloc::PIC_, std::nullopt, level));
+  if (!tm)
+    return Error::format("LLVM cannot make a target machine for {} (cpu '{}')", triple, cpu);
+  return tm;
+}
+
+void optimise(llvm::Module &m, llvm::TargetMachine &tm, int level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel o = level <= 0   ? llvm::OptimizationLevel::O0
+                              : level == 1 ? llvm::OptimizationLevel::O1
+                              : level == 2 ? llvm::OptimizationLevel::O2
+                                           : llvm::OptimizationLevel::O3;
+  llvm::ModulePassManager mpm = level <= 0 ? pb.buildO0DefaultPipeline(o)
+                                           : pb.buildPerModuleDefaultPipeline(o);
+  mpm.run(m, mam);
+}
+
+} // namespace
+
+bool isFusibleElementwise(const ir::ExprNode &node) {
+  const auto *call = node.as<ir::CallNode>();
+  return call && call->calleeKind() == ir::CallNode::CalleeKind::Op &&
+         fusibleOps().count(call->op()->name) && isF32(call->type());
+}
+
+Expected<std::string> emitObject(const std::vector<ElementwiseKernel> &kernels,
+                                 const CodegenOptions &options) {
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, makeTargetMachine(options));
+  llvm::LLVMContext ctx;
+  llvm::Module m("tessera_kernels", ctx);
+  m.setTargetTriple(tm->getTargetTriple().str());
+  m.setDataLayout(tm->createDataLayout());
+  for (const ElementwiseKernel &k : kernels) {
+    if (m.getFunction(k.symbol))
+      return Error::format("kernel symbol '{}' is used twice", k.symbol);
+    TS_RETURN_IF_ERROR(KernelBuilder(m, k).build());
+  }
+  std::string verifyErrors;
+  llvm::raw_string_ostream verifyOut(verifyErrors);
+  if (llvm::verifyModule(m, &verifyOut))
+    return Error::format("internal error: the generated LLVM IR does not verify: {}",
+                         verifyOut.str());
+  optimise(m, *tm, options.optLevel);
+
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager emit;
+  if (tm->addPassesToEmitFile(emit, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    return Error("LLVM cannot emit object files for this target");
+  emit.run(m);
+  return std::string(buffer.begin(), buffer.end());
+}
+
+Expected<std::string> linkSharedObject(const std::vector<std::string> &objects) {
+  std::error_code ec;
+  fs::path dir = fs::temp_directory_path(ec);
+  if (ec)
+    return Error::format("no temporary folder: {}", ec.message());
+  char tmpl[] = "tessera-link-XXXXXX";
+  std::string base = (dir / tmpl).string();
+  std::vector<char> name(base.begin(), base.end());
+  name.push_back('\0');
+  if (!::mkdtemp(name.data()))
+    return Error::format("cannot create a temporary folder in {}", dir.string());
+  const fs::path work(name.data());
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code e;
+      fs::remove_all(p, e);
+    }
+  } cleanup{work};
+
+  std::string cmd;
+  const char *cc = std::getenv("CC");
+  cmd = std::string(cc && *cc ? cc : "cc") + " -shared -o " + (work / "out.so").string();
+  for (size_t i = 0; i < objects.size(); ++i) {
+    fs::path o = work / fmt::format("k{}.o", i);
+    std::ofstream f(o, std::ios::binary);
+    f.write(objects[i].data(), std::streamsize(objects[i].size()));
+    if (!f)
+      return Error::format("cannot write {}", o.string());
+    cmd += " " + o.string();
+  }
+  cmd += " -lm 2>" + (work / "link.log").string();
+  if (std::system(cmd.c_str()) != 0) {
+    std::ifstream log(work / "link.log");
+    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    return Error::format("linking the host code failed ({}): {}", cmd, text);
+  }
+  std::ifstream so(work / "out.so", std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(so)), std::istreambuf_iterator<char>());
+}
+
+} // namespace tessera::codegen

@@ -1,0 +1,51 @@
+//===- codegen/elementwise.h - Fused elementwise kernels with LLVM -*- C++ -*-===//
+//
+// The first piece of the host code generator (issue 6): a function whose
+// body is a tree of elementwise ops over f32 tensors of one shape becomes
+// ONE loop that computes the whole tree per element, vectorised by LLVM for
+// the host CPU (or `cpu`). Kernels are emitted as object code and linked by
+// the system linker into a shared object (docs/design/0006).
+//
+// Kernel ABI (C):  void SYMBOL(const float *const *inputs, float *out, int64_t n)
+// with inputs in the function's parameter order, each of n elements.
+//
+// This header includes no LLVM header: LLVM stays inside codegen/.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/expr.h"
+#include "support/error.h"
+
+#include <string>
+#include <vector>
+
+namespace tessera::codegen {
+
+struct CodegenOptions {
+  /// LLVM CPU name: "" for the host CPU, "x86-64" for a portable build.
+  std::string cpu;
+  /// Optimisation level (0-3).
+  int optLevel = 2;
+};
+
+struct ElementwiseKernel {
+  std::string symbol;
+  ir::Function fn;
+};
+
+/// Ops a kernel may use (f32): add subtract multiply divide maximum minimum
+/// power neg abs relu leaky_relu exp log sqrt sigmoid tanh erf floor ceil
+/// clip hard_sigmoid hard_swish, and scalar (rank-0 or single-element)
+/// constants. Anything else is an error naming the op.
+bool isFusibleElementwise(const ir::ExprNode &node);
+
+/// Emits the kernels as one relocatable object file (ELF bytes).
+Expected<std::string> emitObject(const std::vector<ElementwiseKernel> &kernels,
+                                 const CodegenOptions &options = {});
+
+/// Links object files into a shared object with the system C compiler
+/// driver (`CC`, default `cc`). Returns the shared object's bytes.
+Expected<std::string> linkSharedObject(const std::vector<std::string> &objects);
+
+} // namespace tessera::codegen

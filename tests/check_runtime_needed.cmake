@@ -1,0 +1,16 @@
+# cmake -DLIB=libtessera_runtime.so -DOBJDUMP=objdump -P check_runtime_needed.cmake
+# The runtime a deployed app links must not pull in LLVM or protobuf.
+execute_process(COMMAND ${OBJDUMP} -p ${LIB} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "objdump -p ${LIB} failed")
+endif()
+string(REGEX MATCHALL "NEEDED +[^\n]+" needed "${out}")
+message(STATUS "${LIB}: ${needed}")
+if(needed STREQUAL "")
+  message(FATAL_ERROR "no NEEDED entries found in ${LIB} (not a shared library?)")
+endif()
+foreach(entry ${needed})
+  if(entry MATCHES "LLVM|protobuf|onnx|jemalloc")
+    message(FATAL_ERROR "${LIB} must not need ${entry}")
+  endif()
+endforeach()
