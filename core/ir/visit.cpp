@@ -6,13 +6,14 @@
 namespace tessera::ir {
 
 namespace {
+/// Walks in post-order, calling emit(slot) for each node once. `seen` gets
+/// every visited node (with value 0); callers may reuse it afterwards.
 template <typename Emit>
-void walkPostOrder(const Expr &root, bool intoFunctions, Emit &&emit) {
+void walkPostOrder(const Expr &root, bool intoFunctions, PtrIndex &seen, Emit &&emit) {
   struct Frame {
     const Expr *expr;
     size_t next;
   };
-  PtrIndex seen(1024);
   std::vector<Frame> stack;
   stack.push_back({&root, 0});
   seen.insert(root.get(), 0);
@@ -32,6 +33,11 @@ void walkPostOrder(const Expr &root, bool intoFunctions, Emit &&emit) {
     emit(done);
   }
 }
+
+template <typename Emit> void walkPostOrder(const Expr &root, bool intoFunctions, Emit &&emit) {
+  PtrIndex seen(8); // small bodies are common: grows by doubling
+  walkPostOrder(root, intoFunctions, seen, emit);
+}
 } // namespace
 
 std::vector<const ExprNode *> postOrder(const Expr &root, bool intoFunctions) {
@@ -44,6 +50,25 @@ std::vector<Expr> postOrderExprs(const Expr &root, bool intoFunctions) {
   std::vector<Expr> out;
   walkPostOrder(root, intoFunctions, [&](const Expr &e) { out.push_back(e); });
   return out;
+}
+
+bool anyNode(const Expr &root, const std::function<bool(const ExprNode &)> &pred,
+             bool intoFunctions) {
+  PtrIndex seen(8);
+  std::vector<const ExprNode *> stack{root.get()};
+  seen.insert(root.get(), 0);
+  while (!stack.empty()) {
+    const ExprNode *node = stack.back();
+    stack.pop_back();
+    if (pred(*node))
+      return true;
+    if (!intoFunctions && node->kind() == ExprKind::Function)
+      continue;
+    for (const auto &op : node->operands())
+      if (seen.insert(op.get(), 0).second)
+        stack.push_back(op.get());
+  }
+  return false;
 }
 
 std::unordered_map<const ExprNode *, int> useCounts(const Expr &root) {
@@ -65,19 +90,28 @@ std::unordered_map<const ExprNode *, int> useCounts(const Expr &root) {
 
 Expected<Expr> rewrite(const Expr &root, const RewriteFn &fn, bool intoFunctions) {
   // Pointers to the owning slots (an operand of the first user, or `root`),
-  // which outlive this call: no reference-count traffic per node.
+  // which outlive this call: no reference-count traffic per node. The table
+  // of visited nodes then maps each node to its position.
   std::vector<const Expr *> order;
-  walkPostOrder(root, intoFunctions, [&](const Expr &e) { order.push_back(&e); });
-  // replaced[i] is the replacement of *order[i]; position maps a node to i.
-  PtrIndex position(order.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    position.insert(order[i]->get(), int64_t(i));
+  PtrIndex position(8);
+  walkPostOrder(root, intoFunctions, position, [&](const Expr &e) {
+    position.assign(e.get(), int64_t(order.size()));
+    order.push_back(&e);
+  });
+  // replaced[i] is the replacement of *order[i].
   std::vector<Expr> replaced(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
     const Expr &node = *order[i];
     bool leaf = !intoFunctions && node->kind() == ExprKind::Function;
     Expr rebuilt = node;
-    if (!leaf && !node->operands().empty()) {
+    bool changed = false;
+    if (!leaf)
+      for (const auto &op : node->operands())
+        if (replaced[size_t(position.find(op.get()))] != op) {
+          changed = true;
+          break;
+        }
+    if (changed) {
       std::vector<Expr> operands;
       operands.reserve(node->operands().size());
       for (const auto &op : node->operands())
@@ -87,6 +121,88 @@ Expected<Expr> rewrite(const Expr &root, const RewriteFn &fn, bool intoFunctions
     TS_ASSIGN_OR_RETURN(replaced[i], fn(node, rebuilt));
   }
   return replaced.back(); // the root comes last in post-order
+}
+
+NodeIndex::NodeIndex(Expr root, bool intoFunctions)
+    : root_(std::move(root)), intoFunctions_(intoFunctions), position_(8) {
+  // The walk of walkPostOrder, recording each edge's target as it goes: the
+  // probe that tells whether a child was seen also gives its discovery
+  // number, so the operand table costs no extra lookup.
+  struct Frame {
+    const Expr *expr;
+    size_t next;
+    int64_t pre; // discovery number
+  };
+  std::vector<Frame> stack;
+  std::vector<int64_t> edges; // discovery numbers of the operands of the frames on the stack
+  stack.push_back({&root_, 0, 0});
+  position_.insert(root_.get(), 0);
+  preToPost_.push_back(-1);
+  opStart_.push_back(0);
+  while (!stack.empty()) {
+    Frame &top = stack.back();
+    const ExprNode *node = top.expr->get();
+    auto ops = node->operands();
+    const bool leaf = !intoFunctions && node->kind() == ExprKind::Function;
+    if (!leaf && top.next < ops.size()) {
+      const Expr &child = ops[top.next++];
+      auto [pre, fresh] = position_.insert(child.get(), int64_t(preToPost_.size()));
+      edges.push_back(pre);
+      if (fresh) {
+        preToPost_.push_back(-1);
+        stack.push_back({&child, 0, pre});
+      }
+      continue;
+    }
+    // Every operand was emitted before this node.
+    const size_t k = leaf ? 0 : ops.size();
+    for (size_t e = edges.size() - k; e < edges.size(); ++e)
+      opPos_.push_back(int(preToPost_[size_t(edges[e])]));
+    edges.resize(edges.size() - k);
+    opStart_.push_back(opPos_.size());
+    preToPost_[size_t(top.pre)] = int64_t(slots_.size());
+    slots_.push_back(top.expr);
+    kinds_.push_back(node->kind());
+    stack.pop_back();
+  }
+}
+
+std::vector<int> useCountsByPosition(const NodeIndex &index) {
+  std::vector<int> uses(index.size(), 0);
+  if (uses.empty())
+    return uses;
+  uses.back() = 1; // the root
+  for (size_t i = 0; i < index.size(); ++i)
+    for (int p : index.operands(i))
+      ++uses[size_t(p)];
+  return uses;
+}
+
+Expected<Expr> rewrite(const NodeIndex &index, const IndexedRewriteFn &fn) {
+  std::vector<Expr> replaced(index.size());
+  std::vector<Expr> operands;
+  for (size_t i = 0; i < index.size(); ++i) {
+    const Expr &node = index.expr(i);
+    Expr rebuilt = node;
+    auto pos = index.operands(i); // empty for a function not entered
+    auto ops = node->operands();
+    bool changed = false;
+    for (size_t k = 0; k < pos.size(); ++k)
+      if (replaced[size_t(pos[k])] != ops[k]) {
+        changed = true;
+        break;
+      }
+    if (changed) {
+      operands.clear();
+      operands.reserve(pos.size());
+      for (int p : pos)
+        operands.push_back(replaced[size_t(p)]);
+      TS_ASSIGN_OR_RETURN(rebuilt, withOperands(node, std::move(operands)));
+    }
+    TS_ASSIGN_OR_RETURN(replaced[i],
+                        fn(i, node, rebuilt, std::span<const Expr>(replaced.data(), i)));
+  }
+  return replaced.empty() ? index.root() : replaced.back();
 }
 
 Expected<Function> rewriteFunction(const Function &f, const RewriteFn &fn, bool intoFunctions) {

@@ -8,8 +8,10 @@
 #pragma once
 
 #include "ir/expr.h"
+#include "support/ptr_index.h"
 
 #include <functional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -23,6 +25,11 @@ std::vector<const ExprNode *> postOrder(const Expr &root, bool intoFunctions = t
 /// The same as a list of owning pointers.
 std::vector<Expr> postOrderExprs(const Expr &root, bool intoFunctions = true);
 
+/// Whether `pred` holds for some node reachable from `root` (each node is
+/// tested at most once; the walk stops at the first hit, in no stated order).
+bool anyNode(const Expr &root, const std::function<bool(const ExprNode &)> &pred,
+             bool intoFunctions = true);
+
 /// How many times each node is used as an operand inside `root` (root itself
 /// gets one extra use, standing for the function's result).
 std::unordered_map<const ExprNode *, int> useCounts(const Expr &root);
@@ -35,6 +42,66 @@ using RewriteFn = std::function<Expected<Expr>(const Expr &original, const Expr 
 /// Rebuilds the graph under `root`. Nested Function expressions are entered
 /// (their bodies rewritten) unless `intoFunctions` is false.
 Expected<Expr> rewrite(const Expr &root, const RewriteFn &fn, bool intoFunctions = true);
+
+/// The nodes under a root in post-order, walked once, with each node's
+/// position, kind and operand positions: passes index per-node data by
+/// position in plain vectors instead of hashing node pointers again and
+/// again, and later loops over the edges read the compact operand table
+/// instead of the (cache-cold) nodes. Holds the root, so the nodes stay
+/// alive; expr(i) refers to the owning slot (an operand of the node's first
+/// user, or the root), so no reference count is touched. Neither copyable
+/// nor movable (the root slot's address is recorded).
+class NodeIndex {
+public:
+  explicit NodeIndex(Expr root, bool intoFunctions = true);
+  NodeIndex(const NodeIndex &) = delete;
+  NodeIndex &operator=(const NodeIndex &) = delete;
+
+  size_t size() const { return slots_.size(); }
+  /// The i-th node in post-order (the root is last).
+  const Expr &expr(size_t i) const { return *slots_[i]; }
+  const ExprNode *node(size_t i) const { return slots_[i]->get(); }
+  ExprKind kind(size_t i) const { return kinds_[i]; }
+  /// Positions of node i's operands, in operand order (all smaller than i).
+  /// Empty for a Function node when the index does not enter functions.
+  std::span<const int> operands(size_t i) const {
+    return std::span<const int>(opPos_).subspan(opStart_[i], opStart_[i + 1] - opStart_[i]);
+  }
+  /// The position of `n`, or -1 when it is not under the root.
+  int64_t position(const ExprNode *n) const {
+    int64_t pre = position_.find(n);
+    return pre < 0 ? -1 : preToPost_[size_t(pre)];
+  }
+  /// The position of a node known to be under the root.
+  size_t at(const ExprNode *n) const { return size_t(position(n)); }
+  const Expr &root() const { return root_; }
+  bool intoFunctions() const { return intoFunctions_; }
+
+private:
+  Expr root_;
+  bool intoFunctions_;
+  std::vector<const Expr *> slots_;
+  std::vector<ExprKind> kinds_;
+  std::vector<size_t> opStart_; // CSR over opPos_, by position
+  std::vector<int> opPos_;
+  PtrIndex position_; // node -> discovery (pre-order) number
+  std::vector<int64_t> preToPost_;
+};
+
+/// useCounts as a vector indexed by position. Counts only the edges the
+/// index walked (with an index built without entering functions, uses from
+/// inside nested function bodies are not counted).
+std::vector<int> useCountsByPosition(const NodeIndex &index);
+
+/// Called for each node bottom-up with its position, the original node and
+/// the node rebuilt over already-rewritten operands; `replaced` holds the
+/// replacements of every earlier position.
+using IndexedRewriteFn = std::function<Expected<Expr>(
+    size_t i, const Expr &original, const Expr &rebuilt, std::span<const Expr> replaced)>;
+
+/// rewrite() over an existing index (which decides whether nested functions
+/// are entered). Returns the replacement of the root.
+Expected<Expr> rewrite(const NodeIndex &index, const IndexedRewriteFn &fn);
 
 /// Rewrites the body of a function; keeps params, attributes and name.
 Expected<Function> rewriteFunction(const Function &f, const RewriteFn &fn,

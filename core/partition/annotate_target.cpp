@@ -36,10 +36,8 @@
 #include "plugin/registry.h"
 
 #include <algorithm>
-#include <deque>
 #include <map>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace tessera::partition {
 
@@ -47,10 +45,17 @@ using namespace ir;
 
 namespace {
 
-/// A region being formed: its target and its calls in post-order.
+/// A region being formed: its target and its calls (post-order positions,
+/// ascending).
 struct Region {
   const Target *target = nullptr;
-  std::vector<const ExprNode *> members;
+  std::vector<int> members;
+};
+
+/// Per-node data of the function being annotated, by post-order position.
+struct Nodes {
+  const NodeIndex &index;
+  std::vector<int> regionOf; // region, or -1
 };
 
 /// The composite name of a call of a Composite function, or "".
@@ -73,8 +78,8 @@ std::string nodeLabel(const CallNode &call) {
 /// Finds a cycle in a graph whose vertices `left` Kahn's algorithm could not
 /// order (each has a predecessor among them) by walking predecessors back;
 /// returns the vertices on it.
-std::vector<int> findCycle(const std::vector<std::vector<int>> &preds,
-                           const std::vector<int> &indegree) {
+template <typename Preds>
+std::vector<int> findCycle(const Preds &preds, const std::vector<int> &indegree) {
   int start = -1;
   for (size_t v = 0; v < indegree.size() && start < 0; ++v)
     if (indegree[v] > 0)
@@ -86,8 +91,8 @@ std::vector<int> findCycle(const std::vector<std::vector<int>> &preds,
     seenAt[v] = path.size();
     path.push_back(v);
     int next = -1;
-    for (int p : preds[v])
-      if (indegree[p] > 0) {
+    for (int p : preds(v))
+      if (indegree[size_t(p)] > 0) {
         next = p;
         break;
       }
@@ -99,55 +104,86 @@ std::vector<int> findCycle(const std::vector<std::vector<int>> &preds,
 }
 
 /// The function's nodes as a graph whose region members are contracted into
-/// one vertex per region; vertex r < numRegions is region r.
+/// one vertex per region; vertex r < numRegions is region r. Nodes are
+/// named by their position in `index`; `regionOf` gives each position's
+/// region or -1. Adjacency is kept in CSR arrays.
 class ContractedGraph {
 public:
-  ContractedGraph(const std::vector<Expr> &nodes,
-                  const std::unordered_map<const ExprNode *, int> &regionOf, int numRegions)
+  ContractedGraph(const NodeIndex &index, const std::vector<int> &regionOf, int numRegions)
       : numRegions_(numRegions) {
+    const size_t n = index.size();
     int next = numRegions;
-    for (const Expr &n : nodes) {
-      auto r = regionOf.find(n.get());
-      vertexOf_[n.get()] = r != regionOf.end() ? r->second : next++;
-    }
-    preds_.resize(size_t(next));
-    succs_.resize(size_t(next));
-    for (const Expr &n : nodes) {
-      if (n->kind() == ExprKind::Function)
+    vertexOf_.resize(n);
+    for (size_t i = 0; i < n; ++i)
+      vertexOf_[i] = regionOf[i] >= 0 ? regionOf[i] : next++;
+    // Edges in node order, then both directions as CSR (the order of each
+    // vertex's list is the order its edges were met).
+    std::vector<std::pair<int, int>> edges; // (from, to)
+    edges.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (index.kind(i) == ExprKind::Function)
         continue; // a leaf: its body is another scope
-      int v = vertexOf_[n.get()];
-      for (const Expr &x : n->operands()) {
-        int u = vertexOf_.at(x.get());
-        if (u == v)
-          continue;
-        preds_[size_t(v)].push_back(u);
-        succs_[size_t(u)].push_back(v);
+      int v = vertexOf_[i];
+      for (int x : index.operands(i)) {
+        int u = vertexOf_[size_t(x)];
+        if (u != v)
+          edges.emplace_back(u, v);
       }
+    }
+    const size_t vertices = size_t(next);
+    predStart_.assign(vertices + 1, 0);
+    succStart_.assign(vertices + 1, 0);
+    for (const auto &[u, v] : edges) {
+      ++predStart_[size_t(v) + 1];
+      ++succStart_[size_t(u) + 1];
+    }
+    for (size_t v = 0; v < vertices; ++v) {
+      predStart_[v + 1] += predStart_[v];
+      succStart_[v + 1] += succStart_[v];
+    }
+    preds_.resize(edges.size());
+    succs_.resize(edges.size());
+    std::vector<int> pf(predStart_.begin(), predStart_.end() - 1);
+    std::vector<int> sf(succStart_.begin(), succStart_.end() - 1);
+    for (const auto &[u, v] : edges) {
+      preds_[size_t(pf[size_t(v)]++)] = u;
+      succs_[size_t(sf[size_t(u)]++)] = v;
     }
   }
 
-  int vertex(const ExprNode *n) const { return vertexOf_.at(n); }
+  int vertex(size_t position) const { return vertexOf_[position]; }
+  size_t numVertices() const { return predStart_.size() - 1; }
 
-  /// A topological order of the vertices, or the regions on a cycle.
+  std::span<const int> preds(int v) const {
+    return std::span<const int>(preds_).subspan(
+        size_t(predStart_[size_t(v)]), size_t(predStart_[size_t(v) + 1] - predStart_[size_t(v)]));
+  }
+  std::span<const int> succs(int v) const {
+    return std::span<const int>(succs_).subspan(
+        size_t(succStart_[size_t(v)]), size_t(succStart_[size_t(v) + 1] - succStart_[size_t(v)]));
+  }
+
+  /// A topological order of the vertices (Kahn's algorithm, FIFO), or the
+  /// regions on a cycle.
   bool order(std::vector<int> &out, std::vector<int> &cycleRegions) const {
-    std::vector<int> indegree(preds_.size());
-    for (size_t v = 0; v < preds_.size(); ++v)
-      indegree[v] = int(preds_[v].size());
-    std::deque<int> ready;
-    for (size_t v = 0; v < preds_.size(); ++v)
+    const size_t vertices = numVertices();
+    std::vector<int> indegree(vertices);
+    for (size_t v = 0; v < vertices; ++v)
+      indegree[v] = predStart_[v + 1] - predStart_[v];
+    out.reserve(vertices);
+    size_t head = out.size(); // `out` doubles as the FIFO queue
+    for (size_t v = 0; v < vertices; ++v)
       if (indegree[v] == 0)
-        ready.push_back(int(v));
-    while (!ready.empty()) {
-      int v = ready.front();
-      ready.pop_front();
-      out.push_back(v);
-      for (int s : succs_[size_t(v)])
+        out.push_back(int(v));
+    while (head < out.size()) {
+      int v = out[head++];
+      for (int s : succs(v))
         if (--indegree[size_t(s)] == 0)
-          ready.push_back(s);
+          out.push_back(s);
     }
-    if (out.size() == preds_.size())
+    if (out.size() == vertices)
       return true;
-    for (int v : findCycle(preds_, indegree))
+    for (int v : findCycle([&](int x) { return preds(x); }, indegree))
       if (v < numRegions_)
         cycleRegions.push_back(v);
     std::sort(cycleRegions.begin(), cycleRegions.end());
@@ -156,8 +192,8 @@ public:
 
 private:
   int numRegions_;
-  std::unordered_map<const ExprNode *, int> vertexOf_;
-  std::vector<std::vector<int>> preds_, succs_;
+  std::vector<int> vertexOf_;
+  std::vector<int> predStart_, succStart_, preds_, succs_;
 };
 
 class AnnotateTargetPass : public passes::FunctionPass {
@@ -176,55 +212,62 @@ public:
                                    passes::PassContext &ctx) override {
     if (fn->attrs().has(kCompilerAttr))
       return fn; // already partitioned
-    std::vector<Expr> nodes = postOrderExprs(fn->body(), /*intoFunctions=*/false);
+    NodeIndex index(fn->body(), /*intoFunctions=*/false);
+    const size_t n = index.size();
     std::vector<Region> regions;
-    std::unordered_map<const ExprNode *, int> regionOf;
-    std::unordered_map<const ExprNode *, std::vector<std::pair<std::string, std::string>>> declines;
+    std::vector<int> regionOf(n, -1);
+    std::unordered_map<size_t, std::vector<std::pair<std::string, std::string>>> declines;
 
     for (const Target &t : state_->targets) {
       if (t.plugin->hasPartitionHook()) {
-        TS_RETURN_IF_ERROR(askHook(t, global, fn, regions, regionOf, ctx));
+        TS_RETURN_IF_ERROR(askHook(t, fn, index, regions, regionOf, ctx));
         continue;
       }
-      for (const Expr &node : nodes) {
-        const auto *call = node->as<CallNode>();
-        if (!call || regionOf.count(node.get()))
+      // Whether the target lists an op, asked once per op.
+      std::unordered_map<const void *, bool> listed;
+      const auto &ops = t.plugin->ops();
+      const std::string prefix = t.name + ".";
+      for (size_t i = 0; i < n; ++i) {
+        const auto *call = index.node(i)->as<CallNode>();
+        if (!call || regionOf[i] >= 0)
           continue;
         bool claim = false;
         if (call->calleeKind() == CallNode::CalleeKind::Op) {
-          const auto &ops = t.plugin->ops();
-          if (std::find(ops.begin(), ops.end(), call->op()->name) == ops.end())
+          auto [it, fresh] = listed.emplace(call->op(), false);
+          if (fresh)
+            it->second = std::find(ops.begin(), ops.end(), call->op()->name) != ops.end();
+          if (!it->second)
             continue;
           TS_ASSIGN_OR_RETURN(auto desc, OpDescHolder::fromCall(*call));
           plugin::CheckResult verdict = t.plugin->checkOp(desc->desc());
           if (!verdict.supported)
-            declines[node.get()].emplace_back(t.name, verdict.reason);
+            declines[i].emplace_back(t.name, verdict.reason);
           claim = verdict.supported;
         } else {
           std::string composite = compositeOf(*call);
-          claim = !composite.empty() && composite.starts_with(t.name + ".");
+          claim = !composite.empty() && composite.starts_with(prefix);
         }
         if (claim) {
-          regionOf[node.get()] = int(regions.size());
-          regions.push_back(Region{&t, {node.get()}});
+          regionOf[i] = int(regions.size());
+          regions.push_back(Region{&t, {int(i)}});
           ++ctx.stat(call->calleeKind() == CallNode::CalleeKind::Op ? "ops-claimed"
                                                                     : "composites-claimed");
         }
       }
     }
 
-    logHostDecisions(global, nodes, regionOf, declines, ctx);
+    logHostDecisions(global, index, regionOf, declines, ctx);
     if (regions.empty())
       return fn;
-    absorbTupleGetItems(nodes, regions, regionOf);
-    TS_ASSIGN_OR_RETURN(Expr body, outlineRegions(fn->body(), nodes, regions, regionOf));
+    absorbTupleGetItems(index, regions, regionOf);
+    TS_ASSIGN_OR_RETURN(Expr body, outlineRegions(index, regions, regionOf));
     return makeFunction(fn->params(), body, fn->attrs(), fn->name(), fn->span());
   }
 
 private:
   /// Runs a target's whole-graph hook on `fn` and adds its valid regions.
-  Status askHook(const Target &t, const std::string &global, const Function &fn,
-                 std::vector<Region> &regions, std::unordered_map<const ExprNode *, int> &regionOf,
+  Status askHook(const Target &t, const Function &fn, const NodeIndex &index,
+                 std::vector<Region> &regions, std::vector<int> &regionOf,
                  passes::PassContext &ctx) {
     TS_ASSIGN_OR_RETURN(auto graph, GraphHolder::fromFunction(fn, "", t.plugin->codegenFlags()));
     TS_ASSIGN_OR_RETURN(std::vector<int64_t> assigned,
@@ -256,15 +299,15 @@ private:
       return okStatus();
 
     // No cycle once each region is contracted.
-    std::vector<Expr> nodes = postOrderExprs(fn->body(), /*intoFunctions=*/false);
-    std::unordered_map<const ExprNode *, int> hookRegion;
+    std::vector<int> hookRegion(index.size(), -1);
     std::vector<int64_t> ids;
     for (const auto &[id, members] : byRegion) {
       for (size_t i : members)
-        hookRegion[jsonNodes[i].get()] = int(ids.size());
+        if (int64_t p = index.position(jsonNodes[i].get()); p >= 0)
+          hookRegion[size_t(p)] = int(ids.size());
       ids.push_back(id);
     }
-    ContractedGraph contracted(nodes, hookRegion, int(ids.size()));
+    ContractedGraph contracted(index, hookRegion, int(ids.size()));
     std::vector<int> order, cycle;
     if (!contracted.order(order, cycle)) {
       std::string list;
@@ -276,20 +319,24 @@ private:
     }
 
     // Adopt the regions that no earlier target touched.
+    std::vector<std::vector<int>> membersOf(ids.size()); // post-order
+    for (size_t p = 0; p < index.size(); ++p)
+      if (hookRegion[p] >= 0)
+        membersOf[size_t(hookRegion[p])].push_back(int(p));
+    size_t r = 0;
     for (const auto &[id, members] : byRegion) {
-      bool free = std::none_of(members.begin(), members.end(),
-                               [&](size_t i) { return regionOf.count(jsonNodes[i].get()) > 0; });
+      std::vector<int> &region = membersOf[r++];
+      bool free = std::none_of(members.begin(), members.end(), [&](size_t i) {
+        int64_t p = index.position(jsonNodes[i].get());
+        return p >= 0 && regionOf[size_t(p)] >= 0;
+      });
       if (!free) {
         ++ctx.stat("hook-regions-dropped");
         continue;
       }
-      Region region{&t, {}};
-      for (const Expr &n : nodes) // post-order
-        if (hookRegion.count(n.get()) && ids[size_t(hookRegion[n.get()])] == id)
-          region.members.push_back(n.get());
-      for (const ExprNode *n : region.members)
-        regionOf[n] = int(regions.size());
-      regions.push_back(std::move(region));
+      for (int p : region)
+        regionOf[size_t(p)] = int(regions.size());
+      regions.push_back(Region{&t, std::move(region)});
       ++ctx.stat("hook-regions");
     }
     return okStatus();
@@ -297,14 +344,12 @@ private:
 
   /// Records why each unclaimed op call stays on the host.
   void logHostDecisions(
-      const std::string &global, const std::vector<Expr> &nodes,
-      const std::unordered_map<const ExprNode *, int> &regionOf,
-      const std::unordered_map<const ExprNode *, std::vector<std::pair<std::string, std::string>>>
-          &declines,
+      const std::string &global, const NodeIndex &index, const std::vector<int> &regionOf,
+      const std::unordered_map<size_t, std::vector<std::pair<std::string, std::string>>> &declines,
       passes::PassContext &ctx) {
-    for (const Expr &node : nodes) {
-      const auto *call = node->as<CallNode>();
-      if (!call || regionOf.count(node.get()))
+    for (size_t i = 0; i < index.size(); ++i) {
+      const auto *call = index.node(i)->as<CallNode>();
+      if (!call || regionOf[i] >= 0)
         continue;
       std::string composite = compositeOf(*call);
       if (call->calleeKind() != CallNode::CalleeKind::Op && composite.empty())
@@ -313,7 +358,7 @@ private:
       d.function = global;
       d.node = nodeLabel(*call);
       d.op = composite.empty() ? call->op()->name : composite;
-      auto it = declines.find(node.get());
+      auto it = declines.find(i);
       if (it == declines.end()) {
         d.kind = HostDecision::Kind::NoTarget;
         d.reason = composite.empty() ? fmt::format("no requested target takes op '{}'", d.op)
@@ -342,142 +387,141 @@ private:
   }
 
   /// A TupleGetItem of a region's call used inside that region joins it.
-  static void absorbTupleGetItems(const std::vector<Expr> &nodes, std::vector<Region> &regions,
-                                  std::unordered_map<const ExprNode *, int> &regionOf) {
-    std::vector<std::pair<const ExprNode *, int>> joins;
-    for (const Expr &n : nodes) {
-      auto r = regionOf.find(n.get());
-      if (r == regionOf.end() || n->kind() == ExprKind::Function)
+  static void absorbTupleGetItems(const NodeIndex &index, std::vector<Region> &regions,
+                                  std::vector<int> &regionOf) {
+    bool joined = false;
+    for (size_t i = 0; i < index.size(); ++i) {
+      const int r = regionOf[i];
+      if (r < 0 || index.kind(i) == ExprKind::Function)
         continue;
-      for (const Expr &x : n->operands()) {
-        const auto *get = x->as<TupleGetItemNode>();
-        if (!get || regionOf.count(x.get()))
+      for (int x : index.operands(i)) {
+        const size_t px = size_t(x);
+        if (index.kind(px) != ExprKind::TupleGetItem || regionOf[px] >= 0)
           continue;
-        auto t = regionOf.find(get->tuple().get());
-        if (t != regionOf.end() && t->second == r->second) {
-          regionOf[x.get()] = r->second;
-          joins.emplace_back(x.get(), r->second);
+        const int pt = index.operands(px)[0]; // the tuple
+        if (regionOf[size_t(pt)] == r) {
+          regionOf[px] = r;
+          joined = true;
         }
       }
     }
-    if (joins.empty())
+    if (!joined)
       return;
     // Keep members in post-order.
     for (Region &region : regions)
       region.members.clear();
-    for (const Expr &n : nodes) {
-      auto r = regionOf.find(n.get());
-      if (r != regionOf.end())
-        regions[size_t(r->second)].members.push_back(n.get());
-    }
+    for (size_t i = 0; i < index.size(); ++i)
+      if (regionOf[i] >= 0)
+        regions[size_t(regionOf[i])].members.push_back(int(i));
   }
 
-  /// Rebuilds `body` with each region replaced by a call of a local
+  /// Rebuilds the body with each region replaced by a call of a local
   /// Compiler function, in a topological order of the contracted graph.
-  static Expected<Expr> outlineRegions(const Expr &body, const std::vector<Expr> &nodes,
-                                       const std::vector<Region> &regions,
-                                       const std::unordered_map<const ExprNode *, int> &regionOf) {
-    ContractedGraph contracted(nodes, regionOf, int(regions.size()));
+  static Expected<Expr> outlineRegions(const NodeIndex &index, const std::vector<Region> &regions,
+                                       const std::vector<int> &regionOf) {
+    const size_t n = index.size();
+    ContractedGraph contracted(index, regionOf, int(regions.size()));
     std::vector<int> order, cycle;
     if (!contracted.order(order, cycle))
       return Error("annotate-target: the claimed regions form a cycle (internal error)");
 
-    std::unordered_map<const ExprNode *, Expr> owning; // raw -> shared
-    for (const Expr &n : nodes)
-      owning[n.get()] = n;
-    // Results of each region: members used outside it (or the body's result).
-    std::vector<std::vector<const ExprNode *>> outputs(regions.size());
-    std::unordered_set<const ExprNode *> isOutput;
-    auto markOutput = [&](const ExprNode *x) {
-      auto r = regionOf.find(x);
-      if (r != regionOf.end() && isOutput.insert(x).second)
-        outputs[size_t(r->second)].push_back(x);
-    };
-    for (const Expr &n : nodes) {
-      if (n->kind() == ExprKind::Function)
+    // Results of each region: members used outside it (or the body's
+    // result), in post-order so that tuple fields follow the graph.
+    std::vector<char> isOutput(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      if (index.kind(i) == ExprKind::Function)
         continue;
-      auto rn = regionOf.find(n.get());
-      for (const Expr &x : n->operands()) {
-        auto rx = regionOf.find(x.get());
-        if (rx != regionOf.end() && (rn == regionOf.end() || rn->second != rx->second))
-          markOutput(x.get());
+      for (int x : index.operands(i)) {
+        const size_t px = size_t(x);
+        if (regionOf[px] >= 0 && regionOf[i] != regionOf[px])
+          isOutput[px] = 1;
       }
     }
-    markOutput(body.get());
-    // Outputs in post-order, so that tuple fields follow the graph.
-    std::unordered_map<const ExprNode *, size_t> position;
-    for (size_t i = 0; i < nodes.size(); ++i)
-      position[nodes[i].get()] = i;
-    for (auto &outs : outputs)
-      std::sort(outs.begin(), outs.end(),
-                [&](const ExprNode *a, const ExprNode *b) { return position[a] < position[b]; });
+    if (regionOf[n - 1] >= 0)
+      isOutput[n - 1] = 1;
+    std::vector<std::vector<int>> outputs(regions.size());
+    for (size_t i = 0; i < n; ++i)
+      if (isOutput[i])
+        outputs[size_t(regionOf[i])].push_back(int(i));
 
-    std::unordered_map<const ExprNode *, Expr> rebuilt;
-    std::vector<const ExprNode *> vertexNode(nodes.size() + regions.size(), nullptr);
-    for (const Expr &n : nodes)
-      if (!regionOf.count(n.get()))
-        vertexNode[size_t(contracted.vertex(n.get()))] = n.get();
+    // vertexNode: the position of each non-region vertex.
+    std::vector<int> vertexNode(contracted.numVertices(), -1);
+    for (size_t i = 0; i < n; ++i)
+      if (regionOf[i] < 0)
+        vertexNode[size_t(contracted.vertex(i))] = int(i);
 
+    std::vector<Expr> rebuilt(n);        // new value of each node used outside its region
+    std::vector<Expr> inner(n);          // inside the region being built: members and parameters
+    std::vector<int> innerRegion(n, -1); // which region `inner` was set for
     for (int v : order) {
       if (size_t(v) >= regions.size()) {
-        const Expr &n = owning[vertexNode[size_t(v)]];
-        if (n->operands().empty() || n->kind() == ExprKind::Function) {
-          rebuilt[n.get()] = n;
+        const size_t i = size_t(vertexNode[size_t(v)]);
+        const Expr &node = index.expr(i);
+        auto pos = index.operands(i);
+        if (pos.empty() || index.kind(i) == ExprKind::Function) {
+          rebuilt[i] = node;
           continue;
         }
         std::vector<Expr> operands;
-        for (const Expr &x : n->operands())
-          operands.push_back(rebuilt.at(x.get()));
-        TS_ASSIGN_OR_RETURN(rebuilt[n.get()], withOperands(n, std::move(operands)));
+        operands.reserve(pos.size());
+        for (int x : pos)
+          operands.push_back(rebuilt[size_t(x)]);
+        TS_ASSIGN_OR_RETURN(rebuilt[i], withOperands(node, std::move(operands)));
         continue;
       }
       const Region &region = regions[size_t(v)];
-      std::unordered_map<const ExprNode *, Expr> inner;
       std::vector<Var> params;
       std::vector<Expr> args;
-      for (const ExprNode *member : region.members) {
-        const Expr &m = owning[member];
+      for (int member : region.members) {
+        const Expr &m = index.expr(size_t(member));
+        auto pos = index.operands(size_t(member));
         std::vector<Expr> operands;
-        for (const Expr &x : m->operands()) {
-          auto in = inner.find(x.get());
-          if (in != inner.end()) {
-            operands.push_back(in->second);
-          } else if (x->kind() == ExprKind::Constant || x->kind() == ExprKind::Function) {
-            operands.push_back(x); // constants and composite bodies go inside
+        operands.reserve(pos.size());
+        for (int x : pos) {
+          const size_t px = size_t(x);
+          const ExprKind kind = index.kind(px);
+          if (innerRegion[px] == v) {
+            operands.push_back(inner[px]);
+          } else if (kind == ExprKind::Constant || kind == ExprKind::Function) {
+            operands.push_back(index.expr(px)); // constants and composite bodies go inside
           } else {
-            Var p = makeVar(fmt::format("p{}", params.size()), x->type());
+            Var p = makeVar(fmt::format("p{}", params.size()), index.node(px)->type());
             params.push_back(p);
-            args.push_back(rebuilt.at(x.get()));
-            inner[x.get()] = p;
+            args.push_back(rebuilt[px]);
+            inner[px] = p;
+            innerRegion[px] = v;
             operands.push_back(p);
           }
         }
-        TS_ASSIGN_OR_RETURN(inner[member], withOperands(m, std::move(operands)));
+        TS_ASSIGN_OR_RETURN(inner[size_t(member)], withOperands(m, std::move(operands)));
+        innerRegion[size_t(member)] = v;
       }
       const auto &outs = outputs[size_t(v)];
       Expr result;
       if (outs.size() == 1) {
-        result = inner.at(outs[0]);
+        result = inner[size_t(outs[0])];
       } else {
         std::vector<Expr> fields;
-        for (const ExprNode *o : outs)
-          fields.push_back(inner.at(o));
+        for (int o : outs)
+          fields.push_back(inner[size_t(o)]);
         result = makeTuple(std::move(fields));
       }
       Function fn =
           makeFunction(params, result, Attrs{{kCompilerAttr, std::string(region.target->name)}});
       TS_ASSIGN_OR_RETURN(
           Expr call,
-          makeLocalCall(fn, std::move(args), outs.size() == 1 ? outs[0]->name() : std::string()));
+          makeLocalCall(fn, std::move(args),
+                        outs.size() == 1 ? index.node(size_t(outs[0]))->name() : std::string()));
       if (outs.size() == 1) {
-        rebuilt[outs[0]] = call;
+        rebuilt[size_t(outs[0])] = call;
       } else {
-        for (size_t i = 0; i < outs.size(); ++i) {
-          TS_ASSIGN_OR_RETURN(rebuilt[outs[i]], makeTupleGetItem(call, int(i), outs[i]->name()));
+        for (size_t k = 0; k < outs.size(); ++k) {
+          TS_ASSIGN_OR_RETURN(rebuilt[size_t(outs[k])],
+                              makeTupleGetItem(call, int(k), index.node(size_t(outs[k]))->name()));
         }
       }
     }
-    return rebuilt.at(body.get());
+    return rebuilt[n - 1];
   }
 
   PartitionState *state_ = nullptr;

@@ -70,15 +70,12 @@ constexpr int kMaxRounds = 4;
 /// Merges the regions of one global function.
 class RegionMerger {
 public:
-  explicit RegionMerger(const Function &fn) : fn_(fn) {}
+  explicit RegionMerger(const Function &fn)
+      : fn_(fn), index_(fn->body(), /*intoFunctions=*/false) {}
 
   /// The rewritten function (fn itself when nothing merged).
   Expected<Function> run(MergeCounts &counts) {
-    nodes_ = postOrderExprs(fn_->body(), /*intoFunctions=*/false);
-    const int n = int(nodes_.size());
-    index_.reserve(nodes_.size());
-    for (int i = 0; i < n; ++i)
-      index_[nodes_[i].get()] = i;
+    const int n = int(index_.size());
     buildPreds();
     group_.assign(size_t(n), -1);
     schedule();
@@ -98,28 +95,26 @@ private:
 
   /// Operand indices of each node (CSR); a region call's callee is skipped.
   void buildPreds() {
-    const size_t n = nodes_.size();
+    const size_t n = index_.size();
     predStart_.assign(n + 1, 0);
     isCall_.assign(n, 0);
     target_.assign(n, -1);
+    preds_.reserve(n + n / 2);
+    std::string t;
     for (size_t i = 0; i < n; ++i) {
-      std::string t;
-      if (regionFunctionOf(*nodes_[i], &t)) {
+      if (index_.kind(i) == ExprKind::Call && regionFunctionOf(*index_.node(i), &t)) {
         isCall_[i] = 1;
         auto [it, fresh] = targetIds_.emplace(t, int(targetIds_.size()));
         target_[i] = it->second;
       }
-      if (nodes_[i]->kind() == ExprKind::Function) {
-        predStart_[i + 1] = preds_.size(); // a leaf here: its body is its own scope
-        continue;
-      }
-      auto ops = isCall_[i] ? nodes_[i]->as<CallNode>()->args() : nodes_[i]->operands();
-      for (const Expr &op : ops) {
-        if (op->kind() == ExprKind::Function)
-          continue; // a leaf callee, never rewritten
-        int p = index_.at(op.get());
-        preds_.push_back(p);
-      }
+      // A Function is a leaf here (its body is its own scope; the index
+      // does not enter it); a region call's first operand is its callee.
+      auto ops = index_.operands(i);
+      if (isCall_[i])
+        ops = ops.subspan(1);
+      for (int p : ops)
+        if (index_.kind(size_t(p)) != ExprKind::Function) // a leaf callee, never rewritten
+          preds_.push_back(p);
       predStart_[i + 1] = preds_.size();
     }
   }
@@ -147,7 +142,7 @@ private:
   enum Kind : int { kLeaf = -1, kHost = -2, kProjection = -3 };
 
   int kindOf(int i) const {
-    const ExprNode &node = *nodes_[size_t(i)];
+    const ExprNode &node = *index_.node(size_t(i));
     if (isCall_[size_t(i)])
       return target_[size_t(i)];
     switch (node.kind()) {
@@ -155,7 +150,7 @@ private:
     case ExprKind::Constant:
     case ExprKind::Function: return kLeaf;
     case ExprKind::TupleGetItem: {
-      int t = index_.at(node.as<TupleGetItemNode>()->tuple().get());
+      int t = index_.operands(size_t(i))[0];
       return isCall_[size_t(t)] ? kProjection : kHost;
     }
     default: return kHost;
@@ -164,9 +159,10 @@ private:
 
   /// Places every node (see the banner) and forms the groups.
   void schedule() {
-    const int n = int(nodes_.size());
+    const int n = int(index_.size());
     // Users of each node (CSR) and the number of unplaced operands.
-    std::vector<int> indeg(static_cast<size_t>(n), 0), userStart(static_cast<size_t>(n) + 1, 0), users;
+    std::vector<int> indeg(static_cast<size_t>(n), 0), userStart(static_cast<size_t>(n) + 1, 0),
+        users;
     for (int i = 0; i < n; ++i)
       for (int p : preds(i)) {
         ++indeg[size_t(i)];
@@ -209,7 +205,7 @@ private:
         group_[size_t(i)] = runGroup;
         gCalls_[size_t(runGroup)] += 1;
       } else if (k == kProjection) {
-        int t = index_.at(nodes_[size_t(i)]->as<TupleGetItemNode>()->tuple().get());
+        int t = index_.operands(size_t(i))[0]; // the tuple
         group_[size_t(i)] = group_[size_t(t)];
       } else if (k == kHost) {
         runTarget = -1; // a host node ends the run
@@ -246,7 +242,7 @@ private:
   //===- Rebuilding ---------------------------------------------------------===//
 
   Expected<Function> rebuild() {
-    const int n = int(nodes_.size());
+    const int n = int(index_.size());
     // Contracted units: groups with several region calls.
     std::vector<int> unitOfGroup(gTarget_.size(), -1);
     std::vector<std::vector<int>> members; // per contracted group, index order
@@ -304,22 +300,25 @@ private:
     return makeFunction(fn_->params(), body, fn_->attrs(), fn_->name(), fn_->span());
   }
 
-  /// The new value of an operand (callees and leaves are kept).
-  Expr newOperand(const Expr &op) {
-    if (op->kind() == ExprKind::Function)
-      return op;
-    return newOf_[size_t(index_.at(op.get()))];
+  /// The new value of the operand at position p (callees and leaves are
+  /// kept).
+  Expr newOperand(int p) {
+    if (index_.kind(size_t(p)) == ExprKind::Function)
+      return index_.expr(size_t(p));
+    return newOf_[size_t(p)];
   }
 
   Status rebuildNode(int i) {
-    const Expr &node = nodes_[size_t(i)];
-    if (node->operands().empty() || node->kind() == ExprKind::Function) {
+    const Expr &node = index_.expr(size_t(i));
+    auto pos = index_.operands(size_t(i));
+    if (pos.empty() || index_.kind(size_t(i)) == ExprKind::Function) {
       newOf_[size_t(i)] = node;
       return okStatus();
     }
     std::vector<Expr> ops;
-    for (const Expr &op : node->operands())
-      ops.push_back(newOperand(op));
+    ops.reserve(pos.size());
+    for (int p : pos)
+      ops.push_back(newOperand(p));
     TS_ASSIGN_OR_RETURN(newOf_[size_t(i)], withOperands(node, std::move(ops)));
     return okStatus();
   }
@@ -333,9 +332,9 @@ private:
     std::vector<Expr> outputs;
     std::vector<int> outputNodes;
     for (int m : group) {
-      const Expr &node = nodes_[size_t(m)];
+      const Expr &node = index_.expr(size_t(m));
       if (const auto *g = node->as<TupleGetItemNode>()) {
-        const Expr &base = inner_[size_t(index_.at(g->tuple().get()))];
+        const Expr &base = inner_[size_t(index_.operands(size_t(m))[0])];
         if (const auto *t = base->as<TupleNode>()) {
           inner_[size_t(m)] = t->fields()[size_t(g->index())];
         } else {
@@ -346,9 +345,10 @@ private:
         const auto *call = node->as<CallNode>();
         const FunctionNode *fn = call->localFn();
         std::unordered_map<const ExprNode *, Expr> subst;
+        auto argPos = index_.operands(size_t(m)).subspan(1); // after the callee
         for (size_t k = 0; k < call->args().size(); ++k) {
           const Expr &a = call->args()[k];
-          int ai = index_.at(a.get());
+          int ai = argPos[k];
           Expr value;
           if (ownRoot(ai) == root) {
             value = inner_[size_t(ai)];
@@ -366,6 +366,8 @@ private:
           subst[fn->params()[k].get()] = std::move(value);
         }
         auto substitute = [&](const Expr &orig, const Expr &rebuilt) -> Expected<Expr> {
+          if (orig->kind() != ExprKind::Var)
+            return rebuilt; // only parameters are substituted
           auto it = subst.find(orig.get());
           return it == subst.end() ? rebuilt : it->second;
         };
@@ -377,7 +379,7 @@ private:
         outputNodes.push_back(m);
       }
     }
-    const auto *first = nodes_[size_t(group.front())]->as<CallNode>();
+    const auto *first = index_.node(size_t(group.front()))->as<CallNode>();
     Expr body = outputs.size() == 1 ? outputs[0] : makeTuple(outputs);
     Function merged = makeFunction(std::move(params), std::move(body), first->localFn()->attrs());
     TS_ASSIGN_OR_RETURN(Expr call, makeLocalCall(merged, std::move(args)));
@@ -392,8 +394,7 @@ private:
   }
 
   Function fn_;
-  std::vector<Expr> nodes_;
-  std::unordered_map<const ExprNode *, int> index_;
+  NodeIndex index_; // the body's top-level nodes, post-order
   std::vector<size_t> predStart_;
   std::vector<int> preds_;
   std::vector<char> isCall_;

@@ -28,7 +28,6 @@
 #include "plugin/registry.h"
 
 #include <unordered_map>
-#include <unordered_set>
 
 namespace tessera::partition {
 
@@ -84,45 +83,70 @@ private:
     std::string composite; // "<plugin>.<pattern>"
   };
 
+  /// Per-node data of one function, indexed by post-order position.
+  struct Matching {
+    const NodeIndex &index;
+    std::vector<int> uses;       // uses of each node (see usesOf)
+    std::vector<char> taken;     // ops of accepted matches
+    std::vector<int> acceptedAt; // root position -> index into `accepted`, or -1
+    std::vector<Accepted> accepted;
+
+    bool isTaken(const ExprNode *n) const {
+      int64_t p = index.position(n);
+      return p >= 0 && taken[size_t(p)];
+    }
+  };
+
+  /// How often each top-level node is used, counting uses from inside nested
+  /// function bodies too (as ir::useCounts does): one walk when the body has
+  /// no function literal, the full count otherwise.
+  static std::vector<int> usesOf(const Function &fn, const NodeIndex &index) {
+    bool nested = false;
+    for (size_t i = 0; i < index.size() && !nested; ++i)
+      nested = index.node(i)->kind() == ExprKind::Function;
+    if (!nested)
+      return useCountsByPosition(index);
+    std::unordered_map<const ExprNode *, int> all = useCounts(fn->body());
+    std::vector<int> uses(index.size(), 0);
+    for (size_t i = 0; i < index.size(); ++i)
+      uses[i] = all.at(index.node(i));
+    return uses;
+  }
+
   /// Finds the matches of every pattern, in order, then outlines them all in
   /// one rebuild. Equivalent to applying the patterns one after the other:
   /// a later pattern never takes an op of an earlier match, and outlining
   /// does not change how often the remaining nodes are used.
   Expected<Function> outline(const Function &fn, const std::vector<TargetPattern> &patterns,
                              passes::PassContext &ctx) {
-    std::vector<Expr> nodes = postOrderExprs(fn->body(), /*intoFunctions=*/false);
-    std::unordered_map<const ExprNode *, int> uses = useCounts(fn->body());
-    std::unordered_set<const ExprNode *> taken;              // ops of accepted matches
-    std::unordered_map<const ExprNode *, Accepted> accepted; // by root
+    NodeIndex index(fn->body(), /*intoFunctions=*/false);
+    Matching m{index,
+               usesOf(fn, index),
+               std::vector<char>(index.size(), 0),
+               std::vector<int>(index.size(), -1),
+               {}};
     for (const TargetPattern &tp : patterns)
-      TS_RETURN_IF_ERROR(findMatches(nodes, uses, tp, taken, accepted, ctx));
-    if (accepted.empty())
+      TS_RETURN_IF_ERROR(findMatches(m, tp, ctx));
+    if (m.accepted.empty())
       return fn;
 
     // Rebuild bottom-up; each accepted root becomes the composite's call on
     // the rewritten inputs (interior nodes become dead).
-    std::unordered_map<const ExprNode *, Expr> rewritten;
-    auto body = rewrite(
-        fn->body(),
-        [&](const Expr &original, const Expr &rebuilt) -> Expected<Expr> {
-          Expr result = rebuilt;
-          auto found = accepted.find(original.get());
-          if (found != accepted.end()) {
-            const PatternMatch &match = found->second.match;
-            TS_ASSIGN_OR_RETURN(Expr call, outlineComposite(match, found->second.composite));
-            std::vector<Expr> operands{call->as<CallNode>()->localFnExpr()};
-            for (const Expr &in : match.inputs) {
-              auto r = rewritten.find(in.get());
-              operands.push_back(r != rewritten.end() ? r->second : in);
-            }
-            TS_ASSIGN_OR_RETURN(result, withOperands(call, std::move(operands)));
-            ++ctx.stat("composites-formed");
-          }
-          if (result != original)
-            rewritten[original.get()] = result;
-          return result;
-        },
-        /*intoFunctions=*/false);
+    auto body = rewrite(index,
+                        [&](size_t i, const Expr &, const Expr &rebuilt,
+                            std::span<const Expr> replaced) -> Expected<Expr> {
+                          if (m.acceptedAt[i] < 0)
+                            return rebuilt;
+                          const Accepted &a = m.accepted[size_t(m.acceptedAt[i])];
+                          std::vector<Expr> args;
+                          args.reserve(a.match.inputs.size());
+                          for (const Expr &in : a.match.inputs) {
+                            int64_t p = index.position(in.get());
+                            args.push_back(p >= 0 ? replaced[size_t(p)] : in);
+                          }
+                          ++ctx.stat("composites-formed");
+                          return outlineComposite(a.match, a.composite, std::move(args));
+                        });
     if (!body.ok())
       return body.error();
     return makeFunction(fn->params(), std::move(body).value(), fn->attrs(), fn->name(), fn->span());
@@ -130,22 +154,17 @@ private:
 
   /// The accepted matches of one pattern, tried at every op call not yet
   /// taken, roots before their operands.
-  static Status findMatches(const std::vector<Expr> &nodes,
-                            const std::unordered_map<const ExprNode *, int> &uses,
-                            const TargetPattern &tp,
-                            std::unordered_set<const ExprNode *> &taken,
-                            std::unordered_map<const ExprNode *, Accepted> &accepted,
-                            passes::PassContext &ctx) {
+  static Status findMatches(Matching &m, const TargetPattern &tp, passes::PassContext &ctx) {
     const std::string composite = tp.target->name + "." + tp.pattern.name;
-    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
-      const Expr &node = *it;
+    for (size_t i = m.index.size(); i-- > 0;) {
+      const Expr &node = m.index.expr(i);
       const auto *call = node->as<CallNode>();
-      if (!call || call->calleeKind() != CallNode::CalleeKind::Op || taken.count(node.get()))
+      if (!call || call->calleeKind() != CallNode::CalleeKind::Op || m.taken[i])
         continue;
       std::optional<PatternMatch> match = matchPattern(tp.pattern, node);
       if (!match)
         continue;
-      if (!usableMatch(*match, uses, taken)) {
+      if (!usableMatch(*match, m)) {
         ++ctx.stat("matches-skipped");
         continue;
       }
@@ -157,32 +176,27 @@ private:
         continue;
       }
       for (const Expr &op : match->ops)
-        taken.insert(op.get());
-      accepted.emplace(node.get(), Accepted{std::move(*match), composite});
+        if (int64_t p = m.index.position(op.get()); p >= 0)
+          m.taken[size_t(p)] = 1;
+      m.acceptedAt[i] = int(m.accepted.size());
+      m.accepted.push_back(Accepted{std::move(*match), composite});
     }
     return okStatus();
   }
 
   /// No overlap with accepted matches, and no interior node used outside.
-  static bool usableMatch(const PatternMatch &match,
-                          const std::unordered_map<const ExprNode *, int> &uses,
-                          const std::unordered_set<const ExprNode *> &taken) {
+  static bool usableMatch(const PatternMatch &match, const Matching &m) {
     for (const Expr &op : match.ops)
-      if (taken.count(op.get()))
+      if (m.isTaken(op.get()))
         return false;
-    // Uses of each interior node from inside the match.
-    std::unordered_map<const ExprNode *, int> inside;
-    for (const Expr &in : match.interior)
-      inside[in.get()] = 0;
-    for (const Expr &op : match.ops)
-      for (const Expr &x : op->operands()) {
-        auto it = inside.find(x.get());
-        if (it != inside.end())
-          ++it->second;
-      }
-    for (const auto &[node, count] : inside) {
-      auto u = uses.find(node);
-      if (u != uses.end() && u->second > count)
+    // Uses of each interior node from inside the match (matches are small).
+    for (const Expr &in : match.interior) {
+      int inside = 0;
+      for (const Expr &op : match.ops)
+        for (const Expr &x : op->operands())
+          inside += x.get() == in.get();
+      int64_t p = m.index.position(in.get());
+      if (p >= 0 && m.uses[size_t(p)] > inside)
         return false;
     }
     return true;

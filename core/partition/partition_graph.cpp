@@ -90,7 +90,8 @@ public:
           },
           /*intoFunctions=*/false);
       if (!body.ok())
-        return std::move(body).withContext(fmt::format("partition-graph: in function '@{}'", global))
+        return std::move(body)
+            .withContext(fmt::format("partition-graph: in function '@{}'", global))
             .error();
       if (*body != fn->body())
         m.set(global, makeFunction(fn->params(), *body, fn->attrs(), fn->name(), fn->span()));
@@ -104,12 +105,18 @@ private:
     passes::PassContext &ctx;
     PartitionState *state;
     std::string moduleName;
-    std::map<std::string, int> next; // per target: the next <n> to try
+    // Per target: "tessera_<module>_<target>_" and the next <n> to try.
+    std::map<std::string, std::pair<std::string, int>> next;
 
     std::string freshSymbol(const std::string &target) {
-      int &n = next[target];
+      auto it = next.find(target);
+      if (it == next.end())
+        it = next.emplace(target,
+                          std::pair(fmt::format("tessera_{}_{}_", moduleName, sanitize(target)), 0))
+                 .first;
+      auto &[prefix, n] = it->second;
       for (;;) {
-        std::string s = fmt::format("tessera_{}_{}_{}", moduleName, sanitize(target), n++);
+        std::string s = prefix + std::to_string(n++);
         if (!m.has(s))
           return s;
       }
@@ -165,21 +172,21 @@ private:
 
       Expr body = fn.body();
       if (!subst.empty() || constIn) {
-        TS_ASSIGN_OR_RETURN(
-            body, rewrite(
-                      fn.body(),
-                      [&](const Expr &orig, const Expr &rebuilt) -> Expected<Expr> {
-                        if (auto it = subst.find(orig.get()); it != subst.end())
-                          return it->second;
-                        if (!constIn)
-                          return rebuilt;
-                        if (orig->as<ConstantNode>())
-                          return Expr(paramFor(orig));
-                        if (const auto *c = rebuilt->as<CallNode>(); c && c->localFn())
-                          return composite(*c, paramFor);
-                        return rebuilt;
-                      },
-                      /*intoFunctions=*/false));
+        TS_ASSIGN_OR_RETURN(body, rewrite(
+                                      fn.body(),
+                                      [&](const Expr &orig, const Expr &rebuilt) -> Expected<Expr> {
+                                        if (auto it = subst.find(orig.get()); it != subst.end())
+                                          return it->second;
+                                        if (!constIn)
+                                          return rebuilt;
+                                        if (orig->as<ConstantNode>())
+                                          return Expr(paramFor(orig));
+                                        if (const auto *c = rebuilt->as<CallNode>();
+                                            c && c->localFn())
+                                          return composite(*c, paramFor);
+                                        return rebuilt;
+                                      },
+                                      /*intoFunctions=*/false));
       }
 
       std::string symbol = freshSymbol(target);
@@ -190,7 +197,7 @@ private:
       ++ctx.stat("regions-lifted");
       if (state)
         state->log.regions.push_back(describe(symbol, target, *lifted));
-      TS_ASSIGN_OR_RETURN(Type fnType, m.globalType(symbol));
+      const Type &fnType = lifted->type(); // what m.globalType(symbol) gives
       return makeGlobalCall(symbol, fnType, std::move(args), call.name(), call.span())
           .withContext(fmt::format("lifting {} in '@{}' to '@{}'", where, global, symbol));
     }
@@ -203,26 +210,26 @@ private:
       std::unordered_map<const ExprNode *, Var> inner;
       std::vector<Var> params = fn.params();
       std::vector<Expr> args(call.args().begin(), call.args().end());
-      TS_ASSIGN_OR_RETURN(
-          Expr body,
-          rewrite(
-              fn.body(),
-              [&](const Expr &orig, const Expr &rebuilt) -> Expected<Expr> {
-                if (!orig->as<ConstantNode>())
-                  return rebuilt;
-                auto [it, fresh] = inner.emplace(orig.get(), nullptr);
-                if (fresh) {
-                  it->second = makeVar(fmt::format("k{}", inner.size() - 1), orig->type());
-                  params.push_back(it->second);
-                  args.push_back(paramFor(orig));
-                }
-                return Expr(it->second);
-              },
-              /*intoFunctions=*/false));
+      TS_ASSIGN_OR_RETURN(Expr body,
+                          rewrite(
+                              fn.body(),
+                              [&](const Expr &orig, const Expr &rebuilt) -> Expected<Expr> {
+                                if (!orig->as<ConstantNode>())
+                                  return rebuilt;
+                                auto [it, fresh] = inner.emplace(orig.get(), nullptr);
+                                if (fresh) {
+                                  it->second =
+                                      makeVar(fmt::format("k{}", inner.size() - 1), orig->type());
+                                  params.push_back(it->second);
+                                  args.push_back(paramFor(orig));
+                                }
+                                return Expr(it->second);
+                              },
+                              /*intoFunctions=*/false));
       if (inner.empty())
         return makeLocalCall(call.localFnExpr(), std::move(args), call.name(), call.span());
-      Function f = makeFunction(std::move(params), std::move(body), fn.attrs(), fn.name(),
-                                fn.span());
+      Function f =
+          makeFunction(std::move(params), std::move(body), fn.attrs(), fn.name(), fn.span());
       return makeLocalCall(f, std::move(args), call.name(), call.span());
     }
 

@@ -51,12 +51,19 @@ void TensorTypeStore::add(const ir::Type &type) {
     return;
   }
   const auto &shape = shapes_.emplace_back(type.shape());
+  const tessera_tensor_type_t *before = types_.data();
   tessera_tensor_type_t &t = types_.emplace_back();
   t.struct_size = sizeof(tessera_tensor_type_t);
   t.dtype = ir::toDLDataType(type.dtype());
   t.ndim = int32_t(shape.size());
   t.shape = shape.empty() ? nullptr : shape.data();
-  ptrs_.push_back(&t);
+  if (types_.data() != before) { // moved: point at the new copies
+    ptrs_.clear();
+    for (const tessera_tensor_type_t &x : types_)
+      ptrs_.push_back(&x);
+  } else {
+    ptrs_.push_back(&t);
+  }
 }
 
 Expected<std::unique_ptr<OpDescHolder>> OpDescHolder::fromCall(const ir::CallNode &call) {
@@ -66,6 +73,10 @@ Expected<std::unique_ptr<OpDescHolder>> OpDescHolder::fromCall(const ir::CallNod
   std::unique_ptr<OpDescHolder> h(new OpDescHolder);
   h->op_ = call.op()->name;
   h->name_ = call.name();
+  // At most two strings per attribute (its name and a string value).
+  h->attrs_.reserve(call.attrs().size());
+  h->strings_.reserve(2 * call.attrs().size());
+  h->attrPtrs_.reserve(call.attrs().size());
   for (const auto &[name, value] : call.attrs()) {
     tessera_attr_t &a = h->attrs_.emplace_back();
     a.struct_size = sizeof(tessera_attr_t);
@@ -373,21 +384,40 @@ int64_t GraphHolder::constantIndex(const ir::Expr &e) {
 //===----------------------------------------------------------------------===//
 
 Expected<ir::Expr> outlineComposite(const PatternMatch &match, const std::string &compositeName) {
-  std::unordered_map<const ir::ExprNode *, ir::Expr> mapped;
+  return outlineComposite(match, compositeName,
+                          std::vector<ir::Expr>(match.inputs.begin(), match.inputs.end()));
+}
+
+Expected<ir::Expr> outlineComposite(const PatternMatch &match, const std::string &compositeName,
+                                    std::vector<ir::Expr> args) {
+  if (args.size() != match.inputs.size())
+    return Error::format("outlining '{}': {} arguments for {} inputs", compositeName, args.size(),
+                         match.inputs.size());
+  // Original node -> its value inside the body. A match holds a handful of
+  // nodes (its pattern's size), so a flat list beats a hash map here.
+  std::vector<std::pair<const ir::ExprNode *, ir::Expr>> mapped;
+  mapped.reserve(match.inputs.size() + match.ops.size());
+  auto lookup = [&](const ir::ExprNode *n) -> ir::Expr * {
+    for (auto &[k, v] : mapped)
+      if (k == n)
+        return &v;
+    return nullptr;
+  };
   std::vector<ir::Var> params;
   for (size_t i = 0; i < match.inputs.size(); ++i) {
     const ir::Expr &in = match.inputs[i];
     ir::Var v = ir::makeVar(in->name().empty() ? fmt::format("in{}", i) : in->name(), in->type());
-    mapped[in.get()] = v;
+    if (!lookup(in.get()))
+      mapped.emplace_back(in.get(), v);
     params.push_back(v);
   }
   // Post-order: each op's operands are mapped before the op is rebuilt.
   for (const ir::Expr &op : match.ops) {
     std::vector<ir::Expr> operands;
+    operands.reserve(op->operands().size());
     for (const ir::Expr &x : op->operands()) {
-      auto it = mapped.find(x.get());
-      if (it != mapped.end())
-        operands.push_back(it->second);
+      if (const ir::Expr *m = lookup(x.get()))
+        operands.push_back(*m);
       else if (x->as<ir::ConstantNode>())
         operands.push_back(x);
       else
@@ -395,14 +425,16 @@ Expected<ir::Expr> outlineComposite(const PatternMatch &match, const std::string
                              compositeName, exprLabel(*x), exprLabel(*op));
     }
     TS_ASSIGN_OR_RETURN(ir::Expr rebuilt, ir::withOperands(op, std::move(operands)));
-    mapped[op.get()] = rebuilt;
+    if (ir::Expr *m = lookup(op.get()))
+      *m = rebuilt;
+    else
+      mapped.emplace_back(op.get(), rebuilt);
   }
-  auto root = mapped.find(match.root.get());
-  if (root == mapped.end())
+  const ir::Expr *root = lookup(match.root.get());
+  if (!root)
     return Error::format("outlining '{}': the match's root is not one of its ops", compositeName);
   ir::Function fn =
-      ir::makeFunction(params, root->second, ir::Attrs{{"Composite", std::string(compositeName)}});
-  std::vector<ir::Expr> args(match.inputs.begin(), match.inputs.end());
+      ir::makeFunction(params, *root, ir::Attrs{{"Composite", std::string(compositeName)}});
   return ir::makeLocalCall(fn, std::move(args), match.root->name());
 }
 

@@ -58,8 +58,11 @@ public:
   size_t size() const { return ptrs_.size(); }
 
 private:
-  std::deque<std::vector<int64_t>> shapes_;
-  std::deque<tessera_tensor_type_t> types_;
+  // Plain vectors (a std::deque allocates a block even when empty, and one
+  // store is built per checker call): a shape's buffer survives the outer
+  // vector growing; ptrs_ is refreshed when types_ moves.
+  std::vector<std::vector<int64_t>> shapes_;
+  std::vector<tessera_tensor_type_t> types_;
   std::vector<const tessera_tensor_type_t *> ptrs_;
 };
 
@@ -78,10 +81,11 @@ private:
   OpDescHolder() = default;
 
   std::string op_, name_;
-  std::deque<std::string> strings_; // attribute names and string values
-  std::deque<std::vector<int64_t>> ints_;
-  std::deque<std::vector<double>> floats_;
-  std::deque<tessera_attr_t> attrs_;
+  // Reserved up front in fromCall, so the addresses handed out stay put.
+  std::vector<std::string> strings_; // attribute names and string values
+  std::vector<std::vector<int64_t>> ints_;
+  std::vector<std::vector<double>> floats_;
+  std::vector<tessera_attr_t> attrs_;
   std::vector<const tessera_attr_t *> attrPtrs_;
   TensorTypeStore inputs_, outputs_;
   tessera_op_desc_t desc_{};
@@ -150,5 +154,10 @@ private:
 /// (the composite's parameters are the '*' leaves in pattern order; 'const'
 /// leaves stay inside the body). The call has the root's type and name.
 Expected<ir::Expr> outlineComposite(const PatternMatch &match, const std::string &compositeName);
+/// The same, called on `args` (one per match.inputs, same types) instead of
+/// match.inputs: a pass that has already rewritten the inputs builds the
+/// call once.
+Expected<ir::Expr> outlineComposite(const PatternMatch &match, const std::string &compositeName,
+                                    std::vector<ir::Expr> args);
 
 } // namespace tessera::partition

@@ -84,7 +84,8 @@ public:
         continue; // an already lifted region
       auto pruned = pruneFunction(m, global, fn, state, ctx);
       if (!pruned.ok())
-        return std::move(pruned).withContext(fmt::format("prune-regions: in function '@{}'", global))
+        return std::move(pruned)
+            .withContext(fmt::format("prune-regions: in function '@{}'", global))
             .error();
       if (*pruned != fn)
         m.set(global, std::move(pruned).value());
@@ -97,18 +98,18 @@ public:
   }
 
 private:
-  Expected<Function> pruneFunction(const Module &m, const std::string &global,
-                                   const Function &fn, PartitionState *state,
-                                   passes::PassContext &ctx) {
+  Expected<Function> pruneFunction(const Module &m, const std::string &global, const Function &fn,
+                                   PartitionState *state, passes::PassContext &ctx) {
     std::unordered_set<const ExprNode *> prune;
     std::unordered_map<std::string, int> seen; // regions per target, for symbols
-    for (const Expr &node : postOrderExprs(fn->body(), /*intoFunctions=*/false)) {
+    NodeIndex index(fn->body(), /*intoFunctions=*/false);
+    for (size_t i = 0; i < index.size(); ++i) {
+      const Expr &node = index.expr(i);
       std::string target;
       const FunctionNode *region = regionFunctionOf(*node, &target);
       if (!region)
         continue;
-      std::string symbol =
-          fmt::format("tessera_{}_{}_{}", m.name(), target, seen[target]++);
+      std::string symbol = fmt::format("tessera_{}_{}_{}", m.name(), target, seen[target]++);
       TS_ASSIGN_OR_RETURN(Verdict v, decide(node, target, symbol, state));
       if (v.keep)
         continue;
@@ -149,21 +150,22 @@ private:
       plugin::CheckResult r = t->plugin->keepRegion((*graph)->graph());
       if (r.supported)
         return Verdict{};
-      return Verdict{false, r.reason.empty() ? fmt::format("plugin '{}' declined the region",
-                                                           target)
-                                             : r.reason};
+      return Verdict{false, r.reason.empty()
+                                ? fmt::format("plugin '{}' declined the region", target)
+                                : r.reason};
     }
-    for (const ExprNode *n : postOrder(call->localFnExpr(), /*intoFunctions=*/true))
-      if (const auto *c = n->as<CallNode>(); c && c->op() && isComputeHeavy(c->op()->name))
-        return Verdict{};
+    if (anyNode(call->localFnExpr(), [](const ExprNode &n) {
+          const auto *c = n.as<CallNode>();
+          return c && c->op() && isComputeHeavy(c->op()->name);
+        }))
+      return Verdict{};
     return Verdict{false, kDefaultReason};
   }
 
   /// One HostDecision per core op of a pruned region, in execution order
   /// (a composite's ops where the composite is called).
   static void logOps(const FunctionNode &region, const std::string &global,
-                     const std::string &target, const std::string &reason,
-                     PartitionState &state) {
+                     const std::string &target, const std::string &reason, PartitionState &state) {
     for (const ExprNode *n : postOrder(region.body(), /*intoFunctions=*/false)) {
       const auto *c = n->as<CallNode>();
       if (c && c->calleeKind() == CallNode::CalleeKind::Local && c->localFn())

@@ -1,0 +1,179 @@
+//===- tests/unit/visit_index_test.cpp - NodeIndex, anyNode, PtrIndex -----===//
+//
+// The position-indexed traversal helpers of ir/visit.h that the partition
+// passes use (NodeIndex, useCountsByPosition, rewrite over an index,
+// anyNode) and the flat pointer table behind them (support/ptr_index.h),
+// checked against the pointer-keyed originals (postOrder, useCounts,
+// rewrite).
+//
+//===----------------------------------------------------------------------===//
+#include "ir/structural.h"
+#include "ir/visit.h"
+#include "support/ptr_index.h"
+#include "test_util.h"
+
+using namespace tessera;
+using namespace tessera::ir;
+
+namespace {
+
+Type vec2() {
+  return Type::tensor(DType::F32, {2});
+}
+
+/// x -> relu -> {sigmoid, tanh} -> add (a diamond), with add(x, x) beside it.
+struct Diamond {
+  Var x = makeVar("x", vec2());
+  Expr r = expectOk(makeCall("relu", {x}));
+  Expr s = expectOk(makeCall("sigmoid", {r}));
+  Expr t = expectOk(makeCall("tanh", {r}));
+  Expr a = expectOk(makeCall("add", {s, t}));
+  Expr twice = expectOk(makeCall("add", {x, x}));
+  Expr root = makeTuple({a, twice});
+};
+
+} // namespace
+
+TEST_CASE("NodeIndex lists the nodes in post-order with operand positions", "[visit][node_index]") {
+  Diamond d;
+  NodeIndex index(d.root);
+  std::vector<const ExprNode *> order = postOrder(d.root);
+  REQUIRE(index.size() == order.size());
+  for (size_t i = 0; i < index.size(); ++i) {
+    REQUIRE(index.node(i) == order[i]);
+    REQUIRE(index.expr(i).get() == order[i]);
+    REQUIRE(index.kind(i) == order[i]->kind());
+    REQUIRE(index.position(order[i]) == int64_t(i));
+    auto ops = order[i]->operands();
+    auto pos = index.operands(i);
+    REQUIRE(pos.size() == ops.size());
+    for (size_t k = 0; k < ops.size(); ++k) {
+      REQUIRE(index.node(size_t(pos[k])) == ops[k].get());
+      REQUIRE(size_t(pos[k]) < i);
+    }
+  }
+  REQUIRE(index.node(index.size() - 1) == d.root.get());
+  // add(x, x): both operand positions name x.
+  auto twice = index.operands(index.at(d.twice.get()));
+  REQUIRE(twice.size() == 2);
+  REQUIRE(twice[0] == twice[1]);
+  REQUIRE(index.node(size_t(twice[0])) == d.x.get());
+  REQUIRE(index.position(makeVar("y", vec2()).get()) == -1);
+}
+
+TEST_CASE("NodeIndex without entering functions keeps them as leaves", "[visit][node_index]") {
+  Var p = makeVar("p", vec2());
+  Expr inner = expectOk(makeCall("relu", {p}));
+  Function f = makeFunction({p}, inner, Attrs{{"Compiler", std::string("json")}});
+  Var x = makeVar("x", vec2());
+  Expr call = expectOk(makeLocalCall(f, {x}));
+  Expr root = expectOk(makeCall("sigmoid", {call}));
+
+  NodeIndex top(root, /*intoFunctions=*/false);
+  REQUIRE(top.size() == postOrder(root, false).size());
+  const size_t fi = top.at(f.get());
+  REQUIRE(top.kind(fi) == ExprKind::Function);
+  REQUIRE(top.operands(fi).empty());
+  REQUIRE(top.position(inner.get()) == -1);
+
+  NodeIndex all(root, /*intoFunctions=*/true);
+  REQUIRE(all.size() == postOrder(root, true).size());
+  REQUIRE(all.operands(all.at(f.get())).size() == 1);
+  REQUIRE(all.position(inner.get()) >= 0);
+}
+
+TEST_CASE("useCountsByPosition agrees with useCounts", "[visit][node_index]") {
+  Diamond d;
+  NodeIndex index(d.root);
+  std::vector<int> uses = useCountsByPosition(index);
+  auto expected = useCounts(d.root);
+  REQUIRE(uses.size() == expected.size());
+  for (size_t i = 0; i < index.size(); ++i)
+    REQUIRE(uses[i] == expected.at(index.node(i)));
+  REQUIRE(uses[index.at(d.x.get())] == 3); // relu and add(x, x) twice
+  REQUIRE(uses.back() == 1);               // the root
+}
+
+TEST_CASE("rewrite over an index rebuilds only what changed", "[visit][node_index]") {
+  Diamond d;
+  NodeIndex index(d.root);
+  // Identity: the same root, each node offered once.
+  size_t calls = 0;
+  auto same = rewrite(index,
+                      [&](size_t i, const Expr &original, const Expr &rebuilt,
+                          std::span<const Expr> replaced) -> Expected<Expr> {
+                        REQUIRE(replaced.size() == i);
+                        REQUIRE(original == rebuilt);
+                        ++calls;
+                        return rebuilt;
+                      });
+  REQUIRE(same.ok());
+  REQUIRE(*same == d.root);
+  REQUIRE(calls == index.size());
+
+  // tanh -> relu: the add above it and the tuple are rebuilt, the rest kept.
+  auto swapped = rewrite(index,
+                         [&](size_t, const Expr &original, const Expr &rebuilt,
+                             std::span<const Expr>) -> Expected<Expr> {
+                           if (original == d.t)
+                             return makeCall("relu", {rebuilt->operands()[0]});
+                           return rebuilt;
+                         });
+  REQUIRE(swapped.ok());
+  auto reference =
+      rewrite(d.root, [&](const Expr &original, const Expr &rebuilt) -> Expected<Expr> {
+        if (original == d.t)
+          return makeCall("relu", {rebuilt->operands()[0]});
+        return rebuilt;
+      });
+  REQUIRE(reference.ok());
+  REQUIRE(structuralEqual(*swapped, *reference));
+  const auto &fields = (*swapped)->operands();
+  REQUIRE(fields[1] == d.twice); // untouched branch: the same node
+  REQUIRE(fields[0] != d.a);
+  REQUIRE(fields[0]->operands()[0] == d.s);
+}
+
+TEST_CASE("anyNode stops at a match and walks deep chains iteratively", "[visit][node_index]") {
+  Diamond d;
+  auto isOp = [](const char *name) {
+    return [name](const ExprNode &n) {
+      const auto *c = n.as<CallNode>();
+      return c && c->op() && c->op()->name == name;
+    };
+  };
+  REQUIRE(anyNode(d.root, isOp("tanh")));
+  REQUIRE_FALSE(anyNode(d.root, isOp("dense")));
+
+  Expr deep = makeVar("x", vec2());
+  for (int i = 0; i < 100000; ++i)
+    deep = expectOk(makeCall("relu", {deep}));
+  REQUIRE_FALSE(anyNode(deep, isOp("sin")));
+  int seen = 0;
+  REQUIRE_FALSE(anyNode(deep, [&](const ExprNode &) { return ++seen < 0; }));
+  REQUIRE(seen == 100001);
+  NodeIndex index(deep);
+  REQUIRE(index.size() == 100001);
+  REQUIRE(index.kind(0) == ExprKind::Var);
+}
+
+TEST_CASE("PtrIndex stores, finds, replaces and grows", "[visit][ptr_index]") {
+  std::vector<int> keys(1000);
+  PtrIndex table(4);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    auto [value, fresh] = table.insert(&keys[i], int64_t(i));
+    REQUIRE(fresh);
+    REQUIRE(value == int64_t(i));
+  }
+  REQUIRE(table.size() == keys.size());
+  auto [old, fresh] = table.insert(&keys[7], 99);
+  REQUIRE_FALSE(fresh);
+  REQUIRE(old == 7);
+  table.assign(&keys[7], 70);
+  int other = 0;
+  table.assign(&other, 5); // absent: no effect
+  for (size_t i = 0; i < keys.size(); ++i)
+    REQUIRE(table.find(&keys[i]) == (i == 7 ? 70 : int64_t(i)));
+  REQUIRE(table.find(&other) == -1);
+  REQUIRE_FALSE(table.contains(&other));
+}
