@@ -26,27 +26,6 @@ namespace {
 using Ints = std::vector<int64_t>;
 using AttrMap = test::OnnxAttrMap;
 
-Expected<std::vector<ir::Expr>> convert(const std::string &opType, std::vector<ir::Expr> inputs,
-                                        AttrMap attrs, size_t numOutputs = 1, int64_t opset = 17) {
-  return test::convertNode(opType, std::move(inputs), std::move(attrs), numOutputs, opset);
-}
-
-std::vector<ir::Tensor> fold(const std::string &opType, std::vector<ir::Tensor> inputs,
-                             AttrMap attrs, size_t numOutputs = 1, int64_t opset = 17) {
-  return test::foldNode(opType, std::move(inputs), std::move(attrs), numOutputs, opset);
-}
-
-ir::Tensor fold1(const std::string &opType, std::vector<ir::Tensor> inputs, AttrMap attrs) {
-  auto out = fold(opType, std::move(inputs), std::move(attrs));
-  REQUIRE(out.size() == 1);
-  return out[0];
-}
-
-std::string convertError(const std::string &opType, std::vector<ir::Expr> inputs, AttrMap attrs) {
-  auto out = convert(opType, std::move(inputs), std::move(attrs));
-  return out.ok() ? std::string() : out.error().str();
-}
-
 } // namespace
 
 TEST_CASE("NegativeLogLikelihoodLoss reductions, weights and ignore_index",
@@ -59,7 +38,7 @@ TEST_CASE("NegativeLogLikelihoodLoss reductions, weights and ignore_index",
     std::vector<ir::Tensor> in{logp, target};
     if (withWeight)
       in.push_back(weight);
-    return fold1("NegativeLogLikelihoodLoss", in,
+    return test::foldOne("NegativeLogLikelihoodLoss", in,
                  {{"reduction", reduction}, {"ignore_index", int64_t{9}}});
   };
   requireClose(nll("none", true), f32({2}, {9, 0}));
@@ -67,17 +46,17 @@ TEST_CASE("NegativeLogLikelihoodLoss reductions, weights and ignore_index",
   requireClose(nll("mean", true), f32({}, {3}));  // 9 / weight 3
   requireClose(nll("mean", false), f32({}, {3})); // 3 / one target
   // Without ignore_index: the plain mean.
-  requireClose(fold1("NegativeLogLikelihoodLoss", {logp, i64({2}, {0, 1})}, {}),
+  requireClose(test::foldOne("NegativeLogLikelihoodLoss", {logp, i64({2}, {0, 1})}, {}),
                f32({}, {3})); // (1 + 5) / 2
   // [N, C, d1] input.
-  requireClose(fold1("NegativeLogLikelihoodLoss",
+  requireClose(test::foldOne("NegativeLogLikelihoodLoss",
                      {f32({1, 2, 2}, {-1, -2, -3, -4}), i64({1, 2}, {1, 0})},
                      {{"reduction", std::string("none")}}),
                f32({1, 2}, {3, 2}));
 }
 
 TEST_CASE("SoftmaxCrossEntropyLoss with its log_prob output", "[onnx][converters][loss]") {
-  auto out = fold("SoftmaxCrossEntropyLoss", {f32({1, 2}, {0, 0}), i64({1}, {1})}, {}, 2);
+  auto out = test::foldNode("SoftmaxCrossEntropyLoss", {f32({1, 2}, {0, 0}), i64({1}, {1})}, {}, 2);
   REQUIRE(out.size() == 2);
   requireClose(out[0], f32({}, {std::log(2.0)}));
   requireClose(out[1], f32({1, 2}, {-std::log(2.0), -std::log(2.0)}));
@@ -85,10 +64,10 @@ TEST_CASE("SoftmaxCrossEntropyLoss with its log_prob output", "[onnx][converters
 
 TEST_CASE("loss converter errors", "[onnx][converters][loss]") {
   auto x = ir::makeConstant(f32({2, 3}, {1, 2, 3, 4, 5, 6}));
-  CHECK(convertError("NegativeLogLikelihoodLoss", {x, ir::makeConstant(i64({3}, {0, 1, 2}))}, {}) ==
+  CHECK(test::convertError("NegativeLogLikelihoodLoss", {x, ir::makeConstant(i64({3}, {0, 1, 2}))}, {}) ==
         "node 'n0' (NegativeLogLikelihoodLoss): the target must have shape "
         "[2] (input f32[2, 3] without C), got i64[3]");
-  CHECK(convertError("NegativeLogLikelihoodLoss", {x, ir::makeConstant(i64({2}, {0, 1}))},
+  CHECK(test::convertError("NegativeLogLikelihoodLoss", {x, ir::makeConstant(i64({2}, {0, 1}))},
                      {{"reduction", std::string("max")}}) ==
         "node 'n0' (NegativeLogLikelihoodLoss): attribute 'reduction' = \"max\" is not one of "
         "\"none\", \"sum\", \"mean\"");
@@ -97,7 +76,7 @@ TEST_CASE("loss converter errors", "[onnx][converters][loss]") {
 TEST_CASE("Einsum forms", "[onnx][converters][einsum]") {
   ir::Tensor m = f32({2, 2}, {1, 2, 3, 4});
   auto einsum = [](std::string eq, std::vector<ir::Tensor> in) {
-    return fold1("Einsum", std::move(in), {{"equation", eq}});
+    return test::foldOne("Einsum", std::move(in), {{"equation", eq}});
   };
   requireClose(einsum("ii", {m}), f32({}, {5}));
   requireClose(einsum("ii->i", {m}), f32({2}, {1, 4}));
@@ -118,15 +97,15 @@ TEST_CASE("Einsum forms", "[onnx][converters][einsum]") {
 
 TEST_CASE("Einsum errors", "[onnx][converters][einsum]") {
   auto x = ir::makeConstant(f32({2, 2}, {1, 2, 3, 4}));
-  CHECK(convertError("Einsum", {x}, {{"equation", std::string("ij,jk")}}) ==
+  CHECK(test::convertError("Einsum", {x}, {{"equation", std::string("ij,jk")}}) ==
         "node 'n0' (Einsum): equation 'ij,jk' has 2 operands, the node has 1 inputs");
-  CHECK(convertError("Einsum", {x}, {{"equation", std::string("ij->ik")}}) ==
+  CHECK(test::convertError("Einsum", {x}, {{"equation", std::string("ij->ik")}}) ==
         "node 'n0' (Einsum): output label 'k' is not in any input term");
-  CHECK(convertError("Einsum", {x}, {{"equation", std::string("ijk")}}) ==
+  CHECK(test::convertError("Einsum", {x}, {{"equation", std::string("ijk")}}) ==
         "node 'n0' (Einsum): equation term 0 names 3 dims, input 0 is f32[2, 2]");
-  CHECK(convertError("Einsum", {x}, {{"equation", std::string("i1")}}) ==
+  CHECK(test::convertError("Einsum", {x}, {{"equation", std::string("i1")}}) ==
         "node 'n0' (Einsum): equation term 'i1' has the invalid character '1'");
-  CHECK(convertError("Einsum", {x, ir::makeConstant(f32({3}, {1, 2, 3}))},
+  CHECK(test::convertError("Einsum", {x, ir::makeConstant(f32({3}, {1, 2, 3}))},
                      {{"equation", std::string("ij,j")}}) ==
         "node 'n0' (Einsum): label 'j' has dims 2 and 3");
 }
@@ -136,15 +115,15 @@ TEST_CASE("Compress with a constant condition", "[onnx][converters][compress]") 
   auto cond = [](std::vector<int64_t> v) {
     return ir::Tensor::fromInts(ir::DType::Bool, {int64_t(v.size())}, v);
   };
-  requireClose(fold1("Compress", {x, cond({0, 1, 1})}, {{"axis", int64_t{0}}}),
+  requireClose(test::foldOne("Compress", {x, cond({0, 1, 1})}, {{"axis", int64_t{0}}}),
                f32({2, 2}, {3, 4, 5, 6}));
-  requireClose(fold1("Compress", {x, cond({1, 0, 0, 1})}, {}), f32({2}, {1, 4}));
-  CHECK(fold1("Compress", {x, cond({0, 0})}, {{"axis", int64_t{-1}}}).shape() == ir::Shape{3, 0});
+  requireClose(test::foldOne("Compress", {x, cond({1, 0, 0, 1})}, {}), f32({2}, {1, 4}));
+  CHECK(test::foldOne("Compress", {x, cond({0, 0})}, {{"axis", int64_t{-1}}}).shape() == ir::Shape{3, 0});
   auto c = ir::makeVar("c", ir::Type::tensor(ir::DType::Bool, {3}));
-  CHECK(convertError("Compress", {ir::makeConstant(x), c}, {}) ==
+  CHECK(test::convertError("Compress", {ir::makeConstant(x), c}, {}) ==
         "node 'n0' (Compress): input 1 ('condition') must be a constant (it decides the "
         "output shape)");
-  CHECK(convertError("Compress",
+  CHECK(test::convertError("Compress",
                      {ir::makeConstant(x), ir::makeConstant(cond({0, 0, 0, 0, 0, 0, 1}))}, {}) ==
         "node 'n0' (Compress): condition entry 6 is true, but axis 0 has "
         "size 6");
@@ -152,16 +131,16 @@ TEST_CASE("Compress with a constant condition", "[onnx][converters][compress]") 
 
 TEST_CASE("ReverseSequence", "[onnx][converters][reverse_sequence]") {
   ir::Tensor x = f32({2, 4}, {0, 1, 2, 3, 4, 5, 6, 7});
-  requireClose(fold1("ReverseSequence", {x, i64({2}, {3, 1})},
+  requireClose(test::foldOne("ReverseSequence", {x, i64({2}, {3, 1})},
                      {{"batch_axis", int64_t{0}}, {"time_axis", int64_t{1}}}),
                f32({2, 4}, {2, 1, 0, 3, 4, 5, 6, 7}));
   // time_axis 0: columns are the sequences.
-  requireClose(fold1("ReverseSequence", {x, i64({4}, {2, 0, 1, 2})}, {}),
+  requireClose(test::foldOne("ReverseSequence", {x, i64({4}, {2, 0, 1, 2})}, {}),
                f32({2, 4}, {4, 1, 2, 7, 0, 5, 6, 3}));
 }
 
 TEST_CASE("Unique and NonMaxSuppression on constants", "[onnx][converters][unique]") {
-  auto u = fold("Unique", {f32({6}, {2, 1, 1, 3, 4, 3})}, {{"sorted", int64_t{0}}}, 4);
+  auto u = test::foldNode("Unique", {f32({6}, {2, 1, 1, 3, 4, 3})}, {{"sorted", int64_t{0}}}, 4);
   REQUIRE(u.size() == 4);
   requireClose(u[0], f32({4}, {2, 1, 3, 4}));
   CHECK(u[1].toInts() == Ints{0, 1, 3, 4});
@@ -170,7 +149,7 @@ TEST_CASE("Unique and NonMaxSuppression on constants", "[onnx][converters][uniqu
   // Two overlapping boxes (IoU 0.6) and a distant one; scores pick box 1 first.
   ir::Tensor boxes = f32({1, 3, 4}, {0, 0, 1, 1, 0, 0.25, 1, 1.25, 5, 5, 6, 6});
   ir::Tensor scores = f32({1, 1, 3}, {0.8, 0.9, 0.1});
-  auto nms = fold1("NonMaxSuppression",
+  auto nms = test::foldOne("NonMaxSuppression",
                    {boxes, scores, i64({1}, {3}), f32({1}, {0.5}), f32({1}, {0.05})}, {});
   CHECK(nms.shape() == ir::Shape{2, 3});
   CHECK(nms.toInts() == Ints{0, 0, 1, 0, 0, 2});
@@ -178,7 +157,7 @@ TEST_CASE("Unique and NonMaxSuppression on constants", "[onnx][converters][uniqu
 
 TEST_CASE("QuantizeLinear and DequantizeLinear", "[onnx][converters][quantize]") {
   // i8: round half to even, then saturate.
-  auto q = fold1("QuantizeLinear",
+  auto q = test::foldOne("QuantizeLinear",
                  {f32({5}, {-300, -1.5, 2.5, 300, 0.5}), f32({}, {1}),
                   ir::Tensor::fromInts(ir::DType::I8, {}, Ints{0})},
                  {});
@@ -186,9 +165,9 @@ TEST_CASE("QuantizeLinear and DequantizeLinear", "[onnx][converters][quantize]")
   CHECK(q.toInts() == Ints{-128, -2, 2, 127, 0});
   // u8 per axis 1: scales [1, 2], zero points [10, 20].
   ir::Tensor zp = ir::Tensor::fromInts(ir::DType::U8, {2}, Ints{10, 20});
-  auto q2 = fold1("QuantizeLinear", {f32({2, 2}, {1, 1, -20, 600}), f32({2}, {1, 2}), zp}, {});
+  auto q2 = test::foldOne("QuantizeLinear", {f32({2, 2}, {1, 1, -20, 600}), f32({2}, {1, 2}), zp}, {});
   CHECK(q2.toInts() == Ints{11, 20, 0, 255}); // 1/2 = 0.5 rounds to 0
-  auto d = fold1(
+  auto d = test::foldOne(
       "DequantizeLinear",
       {ir::Tensor::fromInts(ir::DType::U8, {2, 2}, Ints{11, 20, 0, 255}), f32({2}, {1, 2}), zp},
       {});

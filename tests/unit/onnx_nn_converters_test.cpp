@@ -26,16 +26,6 @@ namespace {
 using Ints = std::vector<int64_t>;
 using AttrMap = test::OnnxAttrMap;
 
-Expected<std::vector<ir::Expr>> convert(const std::string &opType, std::vector<ir::Expr> inputs,
-                                        AttrMap attrs, size_t numOutputs = 1, int64_t opset = 17) {
-  return test::convertNode(opType, std::move(inputs), std::move(attrs), numOutputs, opset);
-}
-
-std::vector<ir::Tensor> fold(const std::string &opType, std::vector<ir::Tensor> inputs,
-                             AttrMap attrs, size_t numOutputs = 1, int64_t opset = 17) {
-  return test::foldNode(opType, std::move(inputs), std::move(attrs), numOutputs, opset);
-}
-
 ir::Tensor randomTensor(ir::Shape shape, uint32_t seed) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<double> dist(-1, 1);
@@ -184,7 +174,7 @@ TEST_CASE("Conv 3-D decomposes into 2-D convolutions per depth tap", "[onnx][onn
   Win3 win{{3, 2, 3}, {2, 1, 2}, {1, 2, 1}, {1, 0, 2}, {2, 1, 0}};
   AttrMap attrs = windowAttrs(win);
   attrs["group"] = int64_t{2};
-  auto y = fold("Conv", {x, w, b}, attrs);
+  auto y = test::foldNode("Conv", {x, w, b}, attrs);
   ir::Tensor expected = naiveConv3d(x, w, win, 2);
   std::vector<double> withBias = expected.toDoubles();
   int64_t plane = expected.numel() / (expected.shape()[0] * 6);
@@ -196,7 +186,7 @@ TEST_CASE("Conv 3-D decomposes into 2-D convolutions per depth tap", "[onnx][onn
 TEST_CASE("Conv 1-D and SAME_LOWER padding", "[onnx][onnx_nn]") {
   // x = [1, 2, 3, 4, 5], w = [1, 0, -1], stride 2, SAME_LOWER: out 3, total pad
   // (3-1)*2 + 3 - 5 = 2 -> [1, 1]: y[i] = x[2i-1] - x[2i+1] = [0-2, 2-4, 4-0].
-  auto y = fold("Conv", {f32({1, 1, 5}, {1, 2, 3, 4, 5}), f32({1, 1, 3}, {1, 0, -1})},
+  auto y = test::foldNode("Conv", {f32({1, 1, 5}, {1, 2, 3, 4, 5}), f32({1, 1, 3}, {1, 0, -1})},
                 {{"strides", Ints{2}}, {"auto_pad", std::string("SAME_LOWER")}});
   requireClose(y[0], f32({1, 1, 3}, {-2, -2, 4}));
 }
@@ -208,7 +198,7 @@ TEST_CASE("ConvTranspose 3-D matches the definition", "[onnx][onnx_nn]") {
   AttrMap attrs = windowAttrs(win);
   attrs["group"] = int64_t{2};
   attrs["output_padding"] = Ints{1, 2, 0};
-  auto y = fold("ConvTranspose", {x, w}, attrs);
+  auto y = test::foldNode("ConvTranspose", {x, w}, attrs);
   requireClose(y[0], naiveConvTranspose3d(x, w, win, {1, 2, 0}, 2), 1e-5, 1e-5);
 }
 
@@ -216,7 +206,7 @@ TEST_CASE("ConvTranspose output_shape beyond the full output extends with zeros"
           "[onnx][onnx_nn]") {
   // x = [1, 2], w = [1, 1], stride 2: full output [1, 1, 2, 2] (4). output_shape 6:
   // total padding 4 - 6 = -2 -> begin -1, end -1: one zero on each side.
-  auto y = fold("ConvTranspose", {f32({1, 1, 2}, {1, 2}), f32({1, 1, 2}, {1, 1})},
+  auto y = test::foldNode("ConvTranspose", {f32({1, 1, 2}, {1, 2}), f32({1, 1, 2}, {1, 1})},
                 {{"strides", Ints{2}}, {"output_shape", Ints{6}}});
   requireClose(y[0], f32({1, 1, 6}, {0, 1, 1, 2, 2, 0}));
 }
@@ -229,11 +219,11 @@ TEST_CASE("3-D pooling is separable", "[onnx][onnx_nn]") {
     attrs.erase("dilations");
     attrs["ceil_mode"] = int64_t{ceilMode};
     INFO("ceil_mode " << ceilMode);
-    requireClose(fold("MaxPool", {x}, attrs)[0], naivePool3d(x, win, true, ceilMode, false));
+    requireClose(test::foldNode("MaxPool", {x}, attrs)[0], naivePool3d(x, win, true, ceilMode, false));
     for (bool includePad : {false, true}) {
       INFO("count_include_pad " << includePad);
       attrs["count_include_pad"] = int64_t{includePad};
-      requireClose(fold("AveragePool", {x}, attrs)[0],
+      requireClose(test::foldNode("AveragePool", {x}, attrs)[0],
                    naivePool3d(x, win, false, ceilMode, includePad), 1e-5, 1e-6);
     }
   }
@@ -243,17 +233,17 @@ TEST_CASE("MaxPool 1-D with Indices", "[onnx][onnx_nn]") {
   // Two channels of [3, 1, 4, 1, 5], kernel 2, stride 2: maxima 3 (0), 4 (2); the
   // second channel's indices are offset by 5.
   ir::Tensor x = f32({1, 2, 5}, {3, 1, 4, 1, 5, 3, 1, 4, 1, 5});
-  auto out = fold("MaxPool", {x}, {{"kernel_shape", Ints{2}}, {"strides", Ints{2}}}, 2);
+  auto out = test::foldNode("MaxPool", {x}, {{"kernel_shape", Ints{2}}, {"strides", Ints{2}}}, 2);
   REQUIRE(out.size() == 2);
   requireClose(out[0], f32({1, 2, 2}, {3, 4, 3, 4}));
   CHECK(out[1].toInts() == Ints{0, 2, 5, 7});
 }
 
 TEST_CASE("Hardmax marks the first maximum only", "[onnx][onnx_nn]") {
-  auto y = fold("Hardmax", {f32({2, 4}, {1, 3, 3, 0, 2, 2, 2, 2})}, {});
+  auto y = test::foldNode("Hardmax", {f32({2, 4}, {1, 3, 3, 0, 2, 2, 2, 2})}, {});
   requireClose(y[0], f32({2, 4}, {0, 1, 0, 0, 1, 0, 0, 0}));
   // Opset < 13: coerced to 2-D at axis 1, so the maximum is over the last two dims.
-  auto y11 = fold("Hardmax", {f32({1, 2, 2}, {1, 5, 5, 2})}, {}, 1, 11);
+  auto y11 = test::foldNode("Hardmax", {f32({1, 2, 2}, {1, 5, 5, 2})}, {}, 1, 11);
   requireClose(y11[0], f32({1, 2, 2}, {0, 1, 0, 0}));
 }
 
@@ -278,28 +268,28 @@ TEST_CASE("a shape input must be a constant", "[onnx][onnx_nn]") {
 
 TEST_CASE("Tile, Trilu and OneHot compose exactly", "[onnx][onnx_nn]") {
   // Tile [[1, 2]] by [2, 2] -> [[1, 2, 1, 2], [1, 2, 1, 2]].
-  auto t = fold("Tile", {f32({1, 2}, {1, 2}), i64({2}, {2, 2})}, {});
+  auto t = test::foldNode("Tile", {f32({1, 2}, {1, 2}), i64({2}, {2, 2})}, {});
   requireClose(t[0], f32({2, 4}, {1, 2, 1, 2, 1, 2, 1, 2}));
   // Lower triangle with k = -1 of a 3x3 of ones.
-  auto l = fold("Trilu", {f32({3, 3}, {1, 1, 1, 1, 1, 1, 1, 1, 1}), i64({}, {-1})},
+  auto l = test::foldNode("Trilu", {f32({3, 3}, {1, 1, 1, 1, 1, 1, 1, 1, 1}), i64({}, {-1})},
                 {{"upper", int64_t{0}}});
   requireClose(l[0], f32({3, 3}, {0, 0, 0, 1, 0, 0, 1, 1, 0}));
   // OneHot of [1, -1, 5] with depth 3 on axis 0; 5 is out of range (all off).
-  auto h = fold("OneHot", {i64({3}, {1, -1, 5}), i64({}, {3}), f32({2}, {0, 7})},
+  auto h = test::foldNode("OneHot", {i64({3}, {1, -1, 5}), i64({}, {3}), f32({2}, {0, 7})},
                 {{"axis", int64_t{0}}});
   requireClose(h[0], f32({3, 3}, {0, 0, 0, 7, 0, 0, 0, 7, 0}));
 }
 
 TEST_CASE("Resize works on the last two dims of any rank", "[onnx][onnx_nn]") {
   // [1, 2, 2] scaled by [1, 1, 2] (nearest, asymmetric, floor): each column doubles.
-  auto y = fold("Resize", {f32({1, 2, 2}, {1, 2, 3, 4}), f32({0}, {}), f32({3}, {1, 1, 2})},
+  auto y = test::foldNode("Resize", {f32({1, 2, 2}, {1, 2, 3, 4}), f32({0}, {}), f32({3}, {1, 1, 2})},
                 {{"mode", std::string("nearest")},
                  {"coordinate_transformation_mode", std::string("asymmetric")},
                  {"nearest_mode", std::string("floor")}});
   requireClose(y[0], f32({1, 2, 4}, {1, 1, 2, 2, 3, 3, 4, 4}));
   // Linear on a 5-D input, [1, 1, 2, 1, 2] -> sizes [1, 1, 2, 2, 2] (align_corners: the
   // single row is copied).
-  auto z = fold(
+  auto z = test::foldNode(
       "Resize",
       {f32({1, 1, 2, 1, 2}, {1, 2, 3, 4}), f32({0}, {}), f32({0}, {}), i64({5}, {1, 1, 2, 2, 2})},
       {{"mode", std::string("linear")},
@@ -308,7 +298,7 @@ TEST_CASE("Resize works on the last two dims of any rank", "[onnx][onnx_nn]") {
   // Scaling a leading dim is an error.
   std::vector<ir::Expr> args{ir::makeConstant(f32({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8})),
                              ir::makeConstant(f32({0}, {})), ir::makeConstant(f32({3}, {2, 1, 1}))};
-  auto bad = convert("Resize", args, {});
+  auto bad = test::convertNode("Resize", args, {});
   REQUIRE(!bad.ok());
   CHECK(bad.error().str() == "node 'n0' (Resize): only the last two dims can be resized "
                              "('scales' 2 for dim 0 of f32[2, 2, 2])");

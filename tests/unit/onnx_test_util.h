@@ -46,4 +46,19 @@ inline std::vector<ir::Tensor> foldNode(const std::string &opType, std::vector<i
   return result;
 }
 
+/// foldNode for a node with one output.
+inline ir::Tensor foldOne(const std::string &opType, std::vector<ir::Tensor> inputs,
+                          OnnxAttrMap attrs = {}) {
+  auto out = foldNode(opType, std::move(inputs), std::move(attrs));
+  REQUIRE(out.size() == 1);
+  return out[0];
+}
+
+/// The conversion's error message ("" when it succeeds).
+inline std::string convertError(const std::string &opType, std::vector<ir::Expr> inputs,
+                                OnnxAttrMap attrs = {}) {
+  auto out = convertNode(opType, std::move(inputs), std::move(attrs));
+  return out.ok() ? std::string() : out.error().str();
+}
+
 } // namespace tessera::test
