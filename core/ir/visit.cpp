@@ -72,19 +72,12 @@ bool anyNode(const Expr &root, const std::function<bool(const ExprNode &)> &pred
 }
 
 std::unordered_map<const ExprNode *, int> useCounts(const Expr &root) {
-  std::vector<const ExprNode *> order = postOrder(root);
-  PtrIndex position(order.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    position.insert(order[i], int64_t(i));
-  std::vector<int> uses(order.size(), 0);
-  uses.back() = 1; // the root
-  for (const ExprNode *node : order)
-    for (const auto &op : node->operands())
-      ++uses[size_t(position.find(op.get()))];
+  NodeIndex index(root, /*intoFunctions=*/true);
+  std::vector<int> uses = useCountsByPosition(index);
   std::unordered_map<const ExprNode *, int> counts;
-  counts.reserve(order.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    counts.emplace(order[i], uses[i]);
+  counts.reserve(index.size());
+  for (size_t i = 0; i < index.size(); ++i)
+    counts.emplace(index.node(i), uses[i]);
   return counts;
 }
 

@@ -25,9 +25,12 @@
 // outside path from; a property test on random DAGs found that two groups
 // that are each convex can still reach each other, so that design was
 // replaced by this one, which is correct by construction.)
-// Then the groups with several region calls are rebuilt: Kahn's algorithm on
-// the graph with each such group contracted to one node (acyclic by the
-// invariant) orders the construction; a group becomes one function whose
+// A region the schedule could not extend (its neighbour was not ready yet)
+// may merge in a later round, so mergeRegions repeats the pass until nothing
+// changes (at most kMaxRounds times). Then the groups with several region
+// calls are rebuilt: Kahn's algorithm on the graph with each such group
+// contracted to one node (acyclic, since groups are runs of one topological
+// order) orders the construction; a group becomes one function whose
 // parameters are the values it reads from outside (deduplicated; constants
 // stay inside) and whose result is the one value used outside, or a tuple of
 // them read with TupleGetItem.
