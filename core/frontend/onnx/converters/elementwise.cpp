@@ -491,31 +491,28 @@ Expected<Outputs> convertDropout(NodeContext &ctx) {
   const DType maskType = ctx.opset() >= 10 ? DType::Bool : dtypeOf(x);
   Tensor mask(maskType, shapeOf(x));
   Outputs outs{x};
-  if (training && ratio != 0) {
+  if (!training || ratio == 0) {
+    for (int64_t i = 0; i < mask.numel(); ++i)
+      mask.setInt(i, 1);
+  } else {
     // A random mask is reproducible only from a seed: the mask becomes a
     // constant drawn like numpy's np.random.seed(seed); uniform(0, 1) >= ratio,
     // which is how the ONNX reference defines the seeded output.
-    if (ctx.hasAttr("seed")) {
-      if (ratio < 0 || ratio >= 1)
-        return ctx.error("'ratio' must be in [0, 1) in training mode, got {}", ratio);
-      TS_ASSIGN_OR_RETURN(int64_t seed, ctx.attrInt("seed", 0));
-      NumpyLegacyRandom rng{uint32_t(seed)};
-      for (int64_t i = 0; i < mask.numel(); ++i)
-        mask.setInt(i, rng.uniform() >= ratio ? 1 : 0);
-      Expr m = ctx.constant(mask);
-      Tensor scale(dtypeOf(x), {});
-      scale.setDouble(0, 1.0 / (1.0 - ratio));
-      TS_ASSIGN_OR_RETURN(Expr keep, castTo(ctx, m, dtypeOf(x)));
-      TS_ASSIGN_OR_RETURN(Expr kept, call2(ctx, "multiply", x, keep));
-      TS_ASSIGN_OR_RETURN(outs[0], call2(ctx, "multiply", kept, ctx.constant(std::move(scale))));
-    } else {
+    if (!ctx.hasAttr("seed"))
       return ctx.error("training mode with ratio {} and no 'seed' attribute is not supported "
                        "(the output would be random)",
                        ratio);
-    }
-  } else {
+    if (ratio < 0 || ratio >= 1)
+      return ctx.error("'ratio' must be in [0, 1) in training mode, got {}", ratio);
+    TS_ASSIGN_OR_RETURN(int64_t seed, ctx.attrInt("seed", 0));
+    NumpyLegacyRandom rng{uint32_t(seed)};
     for (int64_t i = 0; i < mask.numel(); ++i)
-      mask.setInt(i, 1);
+      mask.setInt(i, rng.uniform() >= ratio ? 1 : 0);
+    Tensor scale(dtypeOf(x), {});
+    scale.setDouble(0, 1.0 / (1.0 - ratio));
+    TS_ASSIGN_OR_RETURN(Expr keep, castTo(ctx, ctx.constant(mask), dtypeOf(x)));
+    TS_ASSIGN_OR_RETURN(Expr kept, call2(ctx, "multiply", x, keep));
+    TS_ASSIGN_OR_RETURN(outs[0], call2(ctx, "multiply", kept, ctx.constant(std::move(scale))));
   }
   if (ctx.numOutputs() >= 2)
     outs.push_back(ctx.constant(std::move(mask)));
