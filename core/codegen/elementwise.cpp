@@ -309,18 +309,19 @@ Expected<std::string> linkSharedObject(const std::vector<std::string> &objects) 
     }
   } cleanup{work};
 
-  std::string cmd;
+  // Paths are quoted: TMPDIR may hold spaces. CC may carry flags, as in make.
+  auto quoted = [](const fs::path &p) { return "'" + p.string() + "'"; };
   const char *cc = std::getenv("CC");
-  cmd = std::string(cc && *cc ? cc : "cc") + " -shared -o " + (work / "out.so").string();
+  std::string cmd = std::string(cc && *cc ? cc : "cc") + " -shared -o " + quoted(work / "out.so");
   for (size_t i = 0; i < objects.size(); ++i) {
     fs::path o = work / fmt::format("k{}.o", i);
     std::ofstream f(o, std::ios::binary);
     f.write(objects[i].data(), std::streamsize(objects[i].size()));
     if (!f)
       return Error::format("cannot write {}", o.string());
-    cmd += " " + o.string();
+    cmd += " " + quoted(o);
   }
-  cmd += " -lm 2>" + (work / "link.log").string();
+  cmd += " -lm 2>" + quoted(work / "link.log");
   if (std::system(cmd.c_str()) != 0) {
     std::ifstream log(work / "link.log");
     std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
