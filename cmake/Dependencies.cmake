@@ -16,6 +16,7 @@ if(TESSERA_USE_JEMALLOC)
 else()
   set(TESSERA_JEMALLOC "")
 endif()
+find_package(Threads REQUIRED)
 find_package(Boost 1.74 REQUIRED)              # Boost.DLL, header-only (BOOST_DLL_USE_STD_FS)
 find_package(Protobuf REQUIRED)               # before ONNX, whose targets need it
 find_package(ONNX CONFIG REQUIRED)            # targets onnx, onnx_proto

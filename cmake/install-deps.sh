@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build ccache g++ git python3
-  llvm-19-dev llvm-19-tools libzstd-dev
+  llvm-19-dev llvm-19-tools llvm-19 clang-19 libzstd-dev
   libdnnl-dev ocl-icd-opencl-dev
   libboost-dev libboost-filesystem-dev libjemalloc-dev
   libfmt-dev libspdlog-dev catch2 libcli11-dev libdlpack-dev nlohmann-json3-dev

@@ -1,0 +1,2 @@
+// Placeholder: being written (issue 6).
+#include "codegen/host.h"

@@ -1,0 +1,47 @@
+//===- codegen/host.h - The host shared object of an artifact --*- C++ -*-===//
+//
+// Builds the native code of every host step of a plan: one exported
+// function per step (runtime/host_abi.h), made by LLVM from
+//   - a KernelCall: a call of the kernel library's tk_<kernel> with the
+//     step's shapes, dtypes and attributes as constants, inlined and
+//     specialised, or
+//   - a fused elementwise function (codegen/elementwise.h): one loop.
+// All steps go into one LLVM module with the kernel library's bitcode,
+// optimised at CodegenOptions::optLevel for CodegenOptions::cpu, emitted as
+// one object file and linked by the system linker into a shared object,
+// whose bytes are returned. No LLVM header here.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "codegen/elementwise.h"
+#include "codegen/host_ops.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessera::codegen {
+
+struct HostStepSpec {
+  std::string symbol;
+  /// A library kernel call with its types ...
+  KernelCall call;
+  HostOpTypes types;
+  /// ... or, when set, a fused elementwise function (parameters = the
+  /// step's inputs, in order; one tensor result = the step's output).
+  std::optional<ir::Function> fused;
+};
+
+struct HostBuildInfo {
+  std::string triple; // "x86_64-pc-linux-gnu"
+  std::string cpu;    // the resolved CPU name ("znver4", "x86-64")
+};
+
+/// `progress(done, total)` is called as the phases finish (for long compiles).
+Expected<std::string> buildHostLibrary(const std::vector<HostStepSpec> &steps,
+                                       const CodegenOptions &options, HostBuildInfo *info = nullptr,
+                                       const std::function<void(std::string_view phase)> &progress = {});
+
+} // namespace tessera::codegen

@@ -1,0 +1,2 @@
+// Placeholder: kernels of this file are being written.
+#include "codegen/kernels/tk.h"

@@ -1,0 +1,112 @@
+//===- runtime/plan.h - The executor plan ----------------------*- C++ -*-===//
+//
+// What the compiler decides and the runtime follows: a list of steps over
+// buffers. Every buffer has a static shape and dtype and lives in one of
+//   Input       the caller's tensor bound to model input `index`
+//   Output      the session's storage for model output `index` (or a
+//               caller's tensor bound to it)
+//   Constant    `offset` bytes into the artifact's weights section
+//   Activation  `offset` bytes into the session's arena; two activations
+//               whose lifetimes do not overlap may share bytes (planMemory)
+// Steps run in order:
+//   Host        calls `symbol` of the host shared object (runtime/host_abi.h)
+//               with the data pointers of `args` (inputs then outputs)
+//   External    calls function `symbol` of plugin module `module` with the
+//               DLTensors of `args` (inputs then outputs)
+//   Copy        copies args[0] into args[1] (same size): a model output that
+//               is an input, a constant or another output
+// `label` names what the step computes ("conv2d 'conv1'", the region's
+// symbol) for errors and profiles.
+//
+// The plan is stored in the artifact as JSON (readable by `tessera inspect`).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "support/error.h"
+#include "support/export.h"
+
+#include <dlpack/dlpack.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tessera::runtime {
+
+struct TensorInfo {
+  std::string name; // model inputs/outputs: their names; others may be empty
+  DLDataType dtype{kDLFloat, 32, 1};
+  std::vector<int64_t> shape;
+
+  /// Element count times element size (bool: one byte).
+  TESSERA_RT_EXPORT uint64_t bytes() const;
+  /// "f32[1, 3, 224, 224]"
+  TESSERA_RT_EXPORT std::string str() const;
+};
+
+enum class BufferKind : uint8_t { Input, Output, Constant, Activation };
+
+struct Buffer {
+  BufferKind kind = BufferKind::Activation;
+  uint32_t index = 0;  // Input / Output: the model input's / output's index
+  uint64_t offset = 0; // Constant: into the weights; Activation: into the arena
+  TensorInfo info;
+};
+
+enum class StepKind : uint8_t { Host, External, Copy };
+
+struct Step {
+  StepKind kind = StepKind::Host;
+  std::string symbol;
+  int32_t module = -1; // External: index into Plan::modules
+  std::vector<uint32_t> args; // buffer ids, inputs first
+  uint32_t numInputs = 0;
+  std::string label;
+};
+
+/// One plugin module of the artifact (its ExternalModule section is the
+/// `section`-th of that kind, in file order).
+struct ModuleRef {
+  std::string typeKey;
+  std::string plugin;        // the plugin that compiled it
+  std::string pluginVersion;
+  uint32_t section = 0;
+};
+
+struct Plan {
+  std::vector<Buffer> buffers;
+  std::vector<Step> steps;
+  std::vector<uint32_t> inputs;  // buffer id of each model input, in order
+  std::vector<uint32_t> outputs; // buffer id of each model output, in order
+  std::vector<ModuleRef> modules;
+  uint64_t arenaBytes = 0;   // set by planMemory
+  uint64_t weightsBytes = 0; // size the weights section must have
+  /// Sum of all activation sizes without reuse (for the report).
+  uint64_t activationBytesNoReuse = 0;
+};
+
+inline constexpr uint64_t kBufferAlignment = 64;
+
+/// Assigns Activation offsets by liveness (a buffer is live from the step
+/// that first writes it to the last step that reads it; best-fit reuse of
+/// freed ranges, 64-byte aligned) and sets arenaBytes and
+/// activationBytesNoReuse. Errors on a plan that reads an activation before
+/// any step writes it.
+TESSERA_RT_EXPORT Status planMemory(Plan &plan);
+
+/// Checks a plan's internal consistency: buffer ids, module indices, input/
+/// output lists, constant ranges against `weightsBytes`, activation ranges
+/// against arenaBytes, Copy steps' sizes. Every message names the step.
+TESSERA_RT_EXPORT Status validatePlan(const Plan &plan);
+
+TESSERA_RT_EXPORT std::string serializePlan(const Plan &plan);
+/// Parses and validates; messages name the JSON field that is wrong.
+TESSERA_RT_EXPORT Expected<Plan> parsePlan(std::string_view json);
+
+/// "f32", "i64", "bool", "bf16", ... for DLDataType (lanes must be 1).
+TESSERA_RT_EXPORT std::string dtypeString(DLDataType t);
+TESSERA_RT_EXPORT Expected<DLDataType> parseDtypeString(std::string_view s);
+
+} // namespace tessera::runtime
