@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/elementwise.h"
 
+#include "codegen/llvm_util.h"
 #include "ir/visit.h"
 
 #include <llvm/ADT/StringMap.h>
@@ -54,14 +55,6 @@ const std::unordered_map<std::string, int> &fusibleOps() {
 }
 
 bool isF32(const ir::Type &t) { return t.isTensor() && t.dtype() == ir::DType::F32; }
-
-void initLLVM() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
-}
 
 /// Builds one kernel's IR.
 class KernelBuilder {
@@ -208,52 +201,11 @@ private:
   std::unordered_map<const ir::ExprNode *, llvm::Value *> values_;
 };
 
-Expected<std::unique_ptr<llvm::TargetMachine>> makeTargetMachine(const CodegenOptions &options) {
-  initLLVM();
-  const std::string triple = llvm::sys::getProcessTriple();
-  std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return Error::format("LLVM has no target for {}: {}", triple, error);
-  std::string cpu = options.cpu.empty() ? std::string(llvm::sys::getHostCPUName()) : options.cpu;
-  std::string features;
-  if (options.cpu.empty())
-    for (const auto &f : llvm::sys::getHostCPUFeatures())
-      features += (features.empty() ? "" : ",") + std::string(f.second ? "+" : "-") +
-                  f.first().str();
-  llvm::TargetOptions to;
-  auto level = options.optLevel <= 0   ? llvm::CodeGenOptLevel::None
-               : options.optLevel == 1 ? llvm::CodeGenOptLevel::Less
-               : options.optLevel == 2 ? llvm::CodeGenOptLevel::Default
-                                       : llvm::CodeGenOptLevel::Aggressive;
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, cpu, features, to, llvm::Reloc::PIC_, std::nullopt, level));
-  if (!tm)
-    return Error::format("LLVM cannot make a target machine for {} (cpu '{}')", triple, cpu);
-  return tm;
-}
-
-void optimise(llvm::Module &m, llvm::TargetMachine &tm, int level) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::OptimizationLevel o = level <= 0   ? llvm::OptimizationLevel::O0
-                              : level == 1 ? llvm::OptimizationLevel::O1
-                              : level == 2 ? llvm::OptimizationLevel::O2
-                                           : llvm::OptimizationLevel::O3;
-  llvm::ModulePassManager mpm = level <= 0 ? pb.buildO0DefaultPipeline(o)
-                                           : pb.buildPerModuleDefaultPipeline(o);
-  mpm.run(m, mam);
-}
-
 } // namespace
+
+Status emitElementwiseKernel(llvm::Module &m, const ElementwiseKernel &kernel) {
+  return KernelBuilder(m, kernel).build();
+}
 
 bool isFusibleElementwise(const ir::ExprNode &node) {
   const auto *call = node.as<ir::CallNode>();
@@ -271,22 +223,9 @@ Expected<std::string> emitObject(const std::vector<ElementwiseKernel> &kernels,
   for (const ElementwiseKernel &k : kernels) {
     if (m.getFunction(k.symbol))
       return Error::format("kernel symbol '{}' is used twice", k.symbol);
-    TS_RETURN_IF_ERROR(KernelBuilder(m, k).build());
+    TS_RETURN_IF_ERROR(emitElementwiseKernel(m, k));
   }
-  std::string verifyErrors;
-  llvm::raw_string_ostream verifyOut(verifyErrors);
-  if (llvm::verifyModule(m, &verifyOut))
-    return Error::format("internal error: the generated LLVM IR does not verify: {}",
-                         verifyOut.str());
-  optimise(m, *tm, options.optLevel);
-
-  llvm::SmallVector<char, 0> buffer;
-  llvm::raw_svector_ostream os(buffer);
-  llvm::legacy::PassManager emit;
-  if (tm->addPassesToEmitFile(emit, os, nullptr, llvm::CodeGenFileType::ObjectFile))
-    return Error("LLVM cannot emit object files for this target");
-  emit.run(m);
-  return std::string(buffer.begin(), buffer.end());
+  return optimiseAndEmit(m, *tm, options.optLevel);
 }
 
 Expected<std::string> linkSharedObject(const std::vector<std::string> &objects) {

@@ -1,2 +1,236 @@
-// Placeholder: being written (issue 6).
+//===- codegen/host.cpp - The host shared object of an artifact -----------===//
+//
+// One LLVM module per model: the kernel library's bitcode (embedded at build
+// time, codegen/kernels/kernels.cmake) plus one step function per host step.
+// A library step function fills a tk_args on its stack: the data pointers
+// from `buffers`, everything else (shapes, ranks, dtypes, attributes) from
+// private constant globals. The kernels are marked always-inline and every
+// symbol but the steps is internalised, so after inlining LLVM sees the
+// shapes and attributes as constants (loop bounds, strides, the dtype
+// switch fold) and GlobalDCE drops the kernels no step uses. Every function
+// gets the target CPU and features of the model's target machine (the
+// bitcode was compiled for generic x86-64), so the vectoriser uses the
+// widest vectors the CPU has.
+//
+// Known limit: a kernel's parallel body is called through
+// ctx->parallel_for, so LLVM cannot see the constants inside it; those loops
+// are vectorised with run-time bounds (docs/design/0007).
+//
+//===----------------------------------------------------------------------===//
 #include "codegen/host.h"
+
+#include "codegen/llvm_util.h"
+#include "runtime/host_abi.h"
+
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
+
+#include <fmt/format.h>
+
+#include <unordered_set>
+
+// The kernel library's bitcode (codegen/kernels/embed.S.in).
+extern "C" const char tessera_tk_bitcode_begin[];
+extern "C" const char tessera_tk_bitcode_end[];
+
+namespace tessera::codegen {
+
+namespace {
+
+Expected<std::unique_ptr<llvm::Module>> loadKernelLibrary(llvm::LLVMContext &ctx) {
+  llvm::StringRef bytes(tessera_tk_bitcode_begin,
+                        size_t(tessera_tk_bitcode_end - tessera_tk_bitcode_begin));
+  auto m = llvm::parseBitcodeFile(llvm::MemoryBufferRef(bytes, "tk_kernels.bc"), ctx);
+  if (!m)
+    return Error::format("internal error: the embedded kernel library does not load: {}",
+                         llvm::toString(m.takeError()));
+  return std::move(*m);
+}
+
+/// Builds the step functions into the kernel library's module.
+class StepBuilder {
+public:
+  explicit StepBuilder(llvm::Module &m) : m_(m), ctx_(m.getContext()), b_(ctx_) {
+    ptr_ = b_.getPtrTy();
+    i32_ = b_.getInt32Ty();
+    i64_ = b_.getInt64Ty();
+    // struct tk_tensor { void *data; const int64_t *shape; int32_t rank, dtype; }
+    tensorTy_ = llvm::StructType::get(ctx_, {ptr_, ptr_, i32_, i32_});
+    // struct tk_args { in, out, ia, fa, scratch; int32_t nin, nout, nia, nfa; }
+    argsTy_ = llvm::StructType::get(ctx_, {ptr_, ptr_, ptr_, ptr_, ptr_, i32_, i32_, i32_, i32_});
+    stepTy_ = llvm::FunctionType::get(i32_, {ptr_, ptr_}, false);
+  }
+
+  Status addLibraryStep(const HostStepSpec &spec) {
+    const KernelCall &call = spec.call;
+    llvm::Function *kernel = m_.getFunction("tk_" + call.kernel);
+    if (!kernel || kernel->isDeclaration())
+      return Error::format("step '{}': the kernel library has no kernel 'tk_{}'", spec.symbol,
+                           call.kernel);
+    kernels_.insert(kernel);
+    llvm::Function *fn = newStep(spec.symbol);
+    llvm::Value *buffers = fn->getArg(0);
+    const size_t nin = spec.types.inputs.size(), nout = spec.types.outputs.size();
+    llvm::Value *in = tensors(spec.types.inputs, buffers, 0, spec.symbol + ".in");
+    llvm::Value *out = tensors(spec.types.outputs, buffers, nin, spec.symbol + ".out");
+    llvm::Value *scratch = call.scratchBytes ? loadBuffer(buffers, nin + nout)
+                                             : llvm::ConstantPointerNull::get(ptr_);
+    llvm::Value *args = b_.CreateAlloca(argsTy_, nullptr, "args");
+    llvm::Value *fields[] = {
+        in,
+        out,
+        constantArray(call.ia, spec.symbol + ".ia"),
+        constantArray(call.fa, spec.symbol + ".fa"),
+        scratch,
+        b_.getInt32(uint32_t(nin)),
+        b_.getInt32(uint32_t(nout)),
+        b_.getInt32(uint32_t(call.ia.size())),
+        b_.getInt32(uint32_t(call.fa.size())),
+    };
+    for (unsigned i = 0; i < std::size(fields); ++i)
+      b_.CreateStore(fields[i], b_.CreateStructGEP(argsTy_, args, i));
+    b_.CreateRet(b_.CreateCall(kernel, {args, fn->getArg(1)}));
+    return okStatus();
+  }
+
+  Status addFusedStep(const HostStepSpec &spec) {
+    const ir::Function &f = *spec.fused;
+    ElementwiseKernel k{spec.symbol + ".fused", f};
+    TS_RETURN_IF_ERROR(emitElementwiseKernel(m_, k));
+    llvm::Function *body = m_.getFunction(k.symbol);
+    kernels_.insert(body);
+    llvm::Function *fn = newStep(spec.symbol);
+    llvm::Value *buffers = fn->getArg(0);
+    llvm::Value *out = loadBuffer(buffers, f->params().size());
+    b_.CreateCall(body, {buffers, out, b_.getInt64(uint64_t(f->resultType().numElements()))});
+    b_.CreateRet(b_.getInt32(TESSERA_HOST_OK));
+    return okStatus();
+  }
+
+  /// Internalises everything but the steps, forces the kernels inline and
+  /// retargets every function to `tm`'s CPU.
+  void finish(const llvm::TargetMachine &tm) {
+    new llvm::GlobalVariable(m_, i32_, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+                             b_.getInt32(TESSERA_HOST_ABI_VERSION), "tessera_host_abi_version");
+    const std::string cpu = tm.getTargetCPU().str(), features = tm.getTargetFeatureString().str();
+    for (llvm::Function &f : m_) {
+      if (f.isDeclaration())
+        continue;
+      if (!steps_.count(f.getName().str()))
+        f.setLinkage(llvm::GlobalValue::InternalLinkage);
+      if (kernels_.count(&f)) {
+        f.removeFnAttr(llvm::Attribute::NoInline);
+        f.removeFnAttr(llvm::Attribute::OptimizeNone);
+        f.addFnAttr(llvm::Attribute::AlwaysInline);
+      }
+      f.removeFnAttr("tune-cpu");
+      f.addFnAttr("target-cpu", cpu);
+      f.addFnAttr("target-features", features);
+    }
+    for (llvm::GlobalVariable &g : m_.globals())
+      if (!g.isDeclaration() && g.getName() != "tessera_host_abi_version")
+        g.setLinkage(llvm::GlobalValue::InternalLinkage);
+  }
+
+private:
+  llvm::Function *newStep(const std::string &symbol) {
+    steps_.insert(symbol);
+    auto *fn = llvm::Function::Create(stepTy_, llvm::Function::ExternalLinkage, symbol, m_);
+    fn->getArg(0)->setName("buffers");
+    fn->getArg(1)->setName("ctx");
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
+    return fn;
+  }
+
+  llvm::Value *loadBuffer(llvm::Value *buffers, size_t index) {
+    return b_.CreateLoad(ptr_, b_.CreateConstInBoundsGEP1_64(ptr_, buffers, index),
+                         fmt::format("buf{}", index));
+  }
+
+  /// A stack array of tk_tensor for `types`, data from buffers[first...].
+  llvm::Value *tensors(const std::vector<ir::Type> &types, llvm::Value *buffers, size_t first,
+                       const std::string &name) {
+    if (types.empty())
+      return llvm::ConstantPointerNull::get(ptr_);
+    llvm::Value *array = b_.CreateAlloca(tensorTy_, b_.getInt64(types.size()), name);
+    for (size_t i = 0; i < types.size(); ++i) {
+      llvm::Value *t = b_.CreateConstInBoundsGEP1_64(tensorTy_, array, i);
+      b_.CreateStore(loadBuffer(buffers, first + i), b_.CreateStructGEP(tensorTy_, t, 0));
+      b_.CreateStore(constantArray(types[i].shape(), fmt::format("{}.shape{}", name, i)),
+                     b_.CreateStructGEP(tensorTy_, t, 1));
+      b_.CreateStore(b_.getInt32(uint32_t(types[i].rank())), b_.CreateStructGEP(tensorTy_, t, 2));
+      b_.CreateStore(b_.getInt32(uint32_t(types[i].dtype())), b_.CreateStructGEP(tensorTy_, t, 3));
+    }
+    return array;
+  }
+
+  template <typename T> llvm::Constant *constantArray(const std::vector<T> &values,
+                                                      const std::string &name) {
+    if (values.empty())
+      return llvm::ConstantPointerNull::get(ptr_);
+    llvm::Constant *data;
+    if constexpr (std::is_same_v<T, double>)
+      data = llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<double>(values));
+    else
+      data = llvm::ConstantDataArray::get(
+          ctx_, llvm::ArrayRef<uint64_t>(reinterpret_cast<const uint64_t *>(values.data()),
+                                         values.size()));
+    auto *g = new llvm::GlobalVariable(m_, data->getType(), /*isConstant=*/true,
+                                       llvm::GlobalValue::PrivateLinkage, data, name);
+    g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    g->setAlignment(llvm::Align(8));
+    return g;
+  }
+
+  llvm::Module &m_;
+  llvm::LLVMContext &ctx_;
+  llvm::IRBuilder<> b_;
+  llvm::PointerType *ptr_;
+  llvm::Type *i32_, *i64_;
+  llvm::StructType *tensorTy_, *argsTy_;
+  llvm::FunctionType *stepTy_;
+  std::unordered_set<std::string> steps_;
+  std::unordered_set<const llvm::Function *> kernels_;
+};
+
+} // namespace
+
+Expected<std::string> buildHostLibrary(const std::vector<HostStepSpec> &steps,
+                                       const CodegenOptions &options, HostBuildInfo *info,
+                                       const std::function<void(std::string_view)> &progress) {
+  auto say = [&](const std::string &line) {
+    if (progress)
+      progress(line);
+  };
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, makeTargetMachine(options));
+  if (info) {
+    info->triple = tm->getTargetTriple().str();
+    info->cpu = tm->getTargetCPU().str();
+  }
+  llvm::LLVMContext ctx;
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> m, loadKernelLibrary(ctx));
+  m->setModuleIdentifier("tessera_host");
+  m->setTargetTriple(tm->getTargetTriple().str());
+  m->setDataLayout(tm->createDataLayout());
+
+  std::unordered_set<std::string> seen;
+  StepBuilder builder(*m);
+  for (const HostStepSpec &spec : steps) {
+    if (!seen.insert(spec.symbol).second || m->getNamedValue(spec.symbol))
+      return Error::format("host step symbol '{}' is used twice", spec.symbol);
+    TS_RETURN_IF_ERROR(spec.fused ? builder.addFusedStep(spec) : builder.addLibraryStep(spec));
+  }
+  builder.finish(*tm);
+  say(fmt::format("host code: {} steps, optimising for {} at O{}", steps.size(),
+                  tm->getTargetCPU().str(), options.optLevel));
+  TS_ASSIGN_OR_RETURN(std::string object, optimiseAndEmit(*m, *tm, options.optLevel));
+  say(fmt::format("host code: linking ({} KiB of object code)", object.size() / 1024));
+  return linkSharedObject({object});
+}
+
+} // namespace tessera::codegen

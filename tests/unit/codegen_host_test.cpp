@@ -1,0 +1,194 @@
+//===- tests/unit/codegen_host_test.cpp - Host steps through LLVM ---------===//
+//
+// The host code generator end to end on single ops: every op with a host
+// lowering, every sample of the conformance kit's catalogue for it, built by
+// LLVM (kernel library bitcode + step functions, specialised, optimised for
+// the host CPU) into a shared object, dlopen'ed, called through the host ABI
+// and compared with the reference interpreter with the kit's tolerances
+// (partition/plugin_kit.h). tests/unit/host_kernels_*_test.cpp check the
+// same kernels compiled natively; this checks what LLVM makes of them.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/host.h"
+#include "host_kernel_harness.h"
+#include "ir/parser.h"
+#include "test_util.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+using namespace tessera;
+
+namespace {
+
+/// A host shared object written to a file and dlopen'ed; removed at the end.
+class LoadedHost {
+public:
+  explicit LoadedHost(const std::string &bytes) {
+    static int counter = 0;
+    path_ = fmt::format("codegen_host_test_{}_{}.so", ::getpid(), counter++);
+    std::ofstream(path_, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+    handle_ = ::dlopen(("./" + path_).c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle_)
+      error_ = ::dlerror();
+  }
+  ~LoadedHost() {
+    if (handle_)
+      ::dlclose(handle_);
+    std::remove(path_.c_str());
+  }
+  const std::string &error() const { return error_; }
+  void *symbol(const std::string &name) const { return ::dlsym(handle_, name.c_str()); }
+
+private:
+  std::string path_, error_;
+  void *handle_ = nullptr;
+};
+
+/// A single-op kit case prepared for both paths.
+struct Prepared {
+  partition::kit::KitCase kase;
+  codegen::HostStepSpec spec;
+  std::vector<ir::Tensor> args;   // the call's arguments
+  std::vector<ir::Tensor> params; // @main's inputs
+};
+
+Expected<Prepared> prepare(const partition::kit::OpSample &sample, size_t index, uint64_t seed) {
+  auto kc = partition::kit::buildOpCase(sample, seed);
+  if (!kc)
+    return std::move(kc).error();
+  Prepared p{std::move(*kc), {}, {}, {}};
+  const ir::Function main = p.kase.module.find("main");
+  const auto *call = p.kase.ops.at(0)->as<ir::CallNode>();
+  std::mt19937_64 rng(seed + 1);
+  std::unordered_map<const ir::ExprNode *, ir::Tensor> values;
+  for (size_t i = 0; i < main->params().size(); ++i) {
+    p.params.push_back(partition::kit::randomTensor(main->params()[i]->type(),
+                                                    p.kase.inputDomains[i], rng));
+    values[main->params()[i].get()] = p.params.back();
+  }
+  for (const ir::Expr &arg : call->args())
+    p.args.push_back(arg->as<ir::ConstantNode>() ? arg->as<ir::ConstantNode>()->data()
+                                                 : values.at(arg.get()));
+  TS_ASSIGN_OR_RETURN(p.spec.call, codegen::lowerHostOp(*call));
+  TS_ASSIGN_OR_RETURN(p.spec.types, codegen::hostOpTypes(*call));
+  p.spec.symbol = fmt::format("step_{}", index);
+  return p;
+}
+
+/// Runs step `p` from `host`; "" when it matches the interpreter.
+std::string runAndCompare(const LoadedHost &host, const Prepared &p) {
+  auto fn = reinterpret_cast<tessera_host_fn_t>(host.symbol(p.spec.symbol));
+  if (!fn)
+    return "symbol " + p.spec.symbol + " missing";
+  std::vector<ir::Tensor> outputs;
+  for (const ir::Type &t : p.spec.types.outputs)
+    outputs.emplace_back(t.dtype(), t.shape());
+  std::vector<void *> buffers;
+  for (const ir::Tensor &t : p.args)
+    buffers.push_back(const_cast<uint8_t *>(t.bytes()));
+  for (ir::Tensor &t : outputs)
+    buffers.push_back(t.bytes());
+  std::unique_ptr<void, test::hostkernel::AlignedFree> scratch;
+  if (p.spec.call.scratchBytes) {
+    scratch.reset(std::aligned_alloc(64, (p.spec.call.scratchBytes + 63) / 64 * 64));
+    buffers.push_back(scratch.get());
+  }
+  int32_t rc = fn(buffers.data(), test::hostkernel::testContext());
+  if (rc != TESSERA_HOST_OK)
+    return fmt::format("'{}': the step returned {}", p.kase.label, rc);
+  auto want = interp::run(p.kase.module, p.params);
+  if (!want)
+    return "interpreter: " + want.error().str();
+  std::vector<ir::Tensor> wantT = want->flatten();
+  for (size_t i = 0; i < wantT.size(); ++i) {
+    std::string diff = partition::kit::compareTensors(outputs.at(i), wantT[i]);
+    if (!diff.empty())
+      return fmt::format("'{}': output {}: {}", p.kase.label, i, diff);
+  }
+  return "";
+}
+
+} // namespace
+
+TEST_CASE("host codegen: every lowered op's catalogue samples through LLVM match the interpreter",
+          "[codegen][host-codegen]") {
+  const auto ops = codegen::hostLowerings().ops();
+  for (const std::string &op : ops) {
+    auto samples = partition::kit::samplesFor(op);
+    if (samples.empty())
+      continue; // the native kernel tests cover ops the catalogue lacks
+    DYNAMIC_SECTION("op " << op) {
+      std::vector<Prepared> cases;
+      std::vector<codegen::HostStepSpec> specs;
+      for (size_t i = 0; i < samples.size(); ++i) {
+        auto p = prepare(samples[i], i, 11 + i);
+        if (!p)
+          FAIL(samples[i].label() << ": " << p.error().str());
+        specs.push_back(p->spec);
+        cases.push_back(std::move(*p));
+      }
+      auto so = codegen::buildHostLibrary(specs, {});
+      if (!so)
+        FAIL(so.error().str());
+      LoadedHost host(*so);
+      REQUIRE(host.error() == "");
+      REQUIRE(host.symbol("tessera_host_abi_version") != nullptr);
+      CHECK(*static_cast<const uint32_t *>(host.symbol("tessera_host_abi_version")) ==
+            TESSERA_HOST_ABI_VERSION);
+      for (const Prepared &p : cases) {
+        std::string diff = runAndCompare(host, p);
+        CHECK(diff == "");
+      }
+    }
+  }
+}
+
+TEST_CASE("host codegen: a fused elementwise step", "[codegen][host-codegen]") {
+  auto m = ir::parseModule(R"(
+def @main(%x: f32[4, 33], %y: f32[4, 33]) -> f32[4, 33] {
+  %m = multiply(%x, %y)
+  %a = add(%m, %x)
+  %r = relu(%a)
+  return %r
+}
+)");
+  REQUIRE(m.ok());
+  codegen::HostStepSpec spec;
+  spec.symbol = "fused_0";
+  spec.fused = m->find("main");
+  auto so = codegen::buildHostLibrary({spec}, {});
+  REQUIRE(so.ok());
+  LoadedHost host(*so);
+  REQUIRE(host.error() == "");
+  auto fn = reinterpret_cast<tessera_host_fn_t>(host.symbol("fused_0"));
+  REQUIRE(fn);
+  std::mt19937_64 rng(3);
+  ir::Type t = ir::Type::tensor(ir::DType::F32, {4, 33});
+  ir::Tensor x = partition::kit::randomTensor(t, partition::kit::Domain::Any, rng);
+  ir::Tensor y = partition::kit::randomTensor(t, partition::kit::Domain::Any, rng);
+  ir::Tensor out(ir::DType::F32, {4, 33});
+  void *buffers[] = {x.bytes(), y.bytes(), out.bytes()};
+  REQUIRE(fn(buffers, test::hostkernel::testContext()) == TESSERA_HOST_OK);
+  auto want = interp::run(*m, {x, y});
+  REQUIRE(want.ok());
+  CHECK(partition::kit::compareTensors(out, want->tensor) == "");
+}
+
+TEST_CASE("host codegen: errors name the step, the kernel and the CPU", "[codegen][host-codegen]") {
+  codegen::HostStepSpec spec;
+  spec.symbol = "s0";
+  spec.call.kernel = "no_such_kernel";
+  auto so = codegen::buildHostLibrary({spec}, {});
+  REQUIRE_FALSE(so.ok());
+  CHECK(so.error().str() == "step 's0': the kernel library has no kernel 'tk_no_such_kernel'");
+
+  codegen::CodegenOptions options;
+  options.cpu = "pentium9000";
+  so = codegen::buildHostLibrary({}, options);
+  REQUIRE_FALSE(so.ok());
+  CHECK(so.error().str().rfind("unknown CPU 'pentium9000'", 0) == 0);
+}
