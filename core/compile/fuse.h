@@ -1,0 +1,37 @@
+//===- compile/fuse.h - Fuse elementwise chains on the host ----*- C++ -*-===//
+//
+// Before a function's host ops become host steps, maximal trees of fusible
+// f32 elementwise ops (codegen::isFusibleElementwise) of one shape are
+// outlined into local functions with the attribute HostFused=true, called
+// where the tree's root was. Such a call becomes ONE host step whose loop
+// computes the whole tree per element (codegen/elementwise.h): the
+// intermediate tensors are never written to memory.
+//
+// A tree member other than the root has exactly one use (inside the tree);
+// single-element f32 constants are folded into the loop; other operands
+// become the fused function's parameters, each once, in first-use order.
+// Single ops stay as they are (a library kernel does them as well).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/expr.h"
+#include "support/error.h"
+
+namespace tessera::compile {
+
+inline constexpr const char *kHostFusedAttr = "HostFused";
+
+struct FuseStats {
+  size_t groups = 0;   // fused functions made
+  size_t fusedOps = 0; // op calls moved into them
+};
+
+/// Returns `fn` with its elementwise trees outlined (nested functions are
+/// not entered).
+Expected<ir::Function> fuseElementwise(const ir::Function &fn, FuseStats *stats = nullptr);
+
+/// Whether `call` calls a HostFused local function.
+bool isHostFusedCall(const ir::CallNode &call);
+
+} // namespace tessera::compile
