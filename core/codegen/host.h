@@ -16,6 +16,7 @@
 
 #include "codegen/elementwise.h"
 #include "codegen/host_ops.h"
+#include "runtime/host_abi.h"
 
 #include <functional>
 #include <optional>
