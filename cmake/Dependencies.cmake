@@ -17,6 +17,8 @@ else()
   set(TESSERA_JEMALLOC "")
 endif()
 find_package(Threads REQUIRED)
+# OpenMP (libgomp with GCC): the runtime's thread pool, shared with oneDNN's.
+find_package(OpenMP REQUIRED)
 find_package(Boost 1.74 REQUIRED)              # Boost.DLL, header-only (BOOST_DLL_USE_STD_FS)
 find_package(Protobuf REQUIRED)               # before ONNX, whose targets need it
 find_package(ONNX CONFIG REQUIRED)            # targets onnx, onnx_proto

@@ -10,7 +10,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev
   libboost-dev libboost-filesystem-dev libjemalloc-dev
   libfmt-dev libspdlog-dev catch2 libcli11-dev libdlpack-dev nlohmann-json3-dev
-  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata python3-onnx python3-numpy
+  zlib1g-dev libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata python3-onnx python3-numpy
 )
 
 missing=()

@@ -1,7 +1,8 @@
 //===- codegen/host.cpp - The host shared object of an artifact -----------===//
 //
-// One LLVM module per model: the kernel library's bitcode (embedded at build
-// time, codegen/kernels/kernels.cmake) plus one step function per host step.
+// One LLVM module per model: one step function per host step, plus the
+// kernels they call, linked in from the kernel library's bitcode (embedded at
+// build time, codegen/kernels/kernels.cmake; read lazily, only what is used).
 // A library step function fills a tk_args on its stack: the data pointers
 // from `buffers`, everything else (shapes, ranks, dtypes, attributes) from
 // private constant globals. The kernels are marked always-inline and every
@@ -26,6 +27,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/Linker/Linker.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/MemoryBuffer.h>
 
@@ -41,14 +43,22 @@ namespace tessera::codegen {
 
 namespace {
 
-Expected<std::unique_ptr<llvm::Module>> loadKernelLibrary(llvm::LLVMContext &ctx) {
+/// Links the kernels `m` declares (and what they call) from the embedded
+/// library into `m`. The library is read lazily: only the functions linked
+/// are ever parsed, so a model pays for the kernels it uses.
+Status linkKernelLibrary(llvm::Module &m) {
   llvm::StringRef bytes(tessera_tk_bitcode_begin,
                         size_t(tessera_tk_bitcode_end - tessera_tk_bitcode_begin));
-  auto m = llvm::parseBitcodeFile(llvm::MemoryBufferRef(bytes, "tk_kernels.bc"), ctx);
-  if (!m)
+  auto lib = llvm::getLazyBitcodeModule(llvm::MemoryBufferRef(bytes, "tk_kernels.bc"),
+                                        m.getContext());
+  if (!lib)
     return Error::format("internal error: the embedded kernel library does not load: {}",
-                         llvm::toString(m.takeError()));
-  return std::move(*m);
+                         llvm::toString(lib.takeError()));
+  (*lib)->setTargetTriple(m.getTargetTriple());
+  (*lib)->setDataLayout(m.getDataLayout());
+  if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::Flags::LinkOnlyNeeded))
+    return Error("internal error: linking the kernel library failed");
+  return okStatus();
 }
 
 /// Builds the step functions into the kernel library's module.
@@ -67,11 +77,10 @@ public:
 
   Status addLibraryStep(const HostStepSpec &spec) {
     const KernelCall &call = spec.call;
-    llvm::Function *kernel = m_.getFunction("tk_" + call.kernel);
-    if (!kernel || kernel->isDeclaration())
-      return Error::format("step '{}': the kernel library has no kernel 'tk_{}'", spec.symbol,
-                           call.kernel);
-    kernels_.insert(kernel);
+    // Declared here, defined when the library is linked (checked in finish).
+    auto *kernel = llvm::cast<llvm::Function>(
+        m_.getOrInsertFunction("tk_" + call.kernel, stepTy_).getCallee());
+    kernelSteps_.emplace_back(kernel->getName().str(), spec.symbol);
     llvm::Function *fn = newStep(spec.symbol);
     llvm::Value *buffers = fn->getArg(0);
     const size_t nin = spec.types.inputs.size(), nout = spec.types.outputs.size();
@@ -102,7 +111,7 @@ public:
     ElementwiseKernel k{spec.symbol + ".fused", f};
     TS_RETURN_IF_ERROR(emitElementwiseKernel(m_, k));
     llvm::Function *body = m_.getFunction(k.symbol);
-    kernels_.insert(body);
+    inlined_.insert(body->getName().str());
     llvm::Function *fn = newStep(spec.symbol);
     llvm::Value *buffers = fn->getArg(0);
     llvm::Value *out = loadBuffer(buffers, f->params().size());
@@ -111,9 +120,16 @@ public:
     return okStatus();
   }
 
-  /// Internalises everything but the steps, forces the kernels inline and
+  /// After the library is linked: checks that every kernel is defined,
+  /// internalises everything but the steps, forces the kernels inline and
   /// retargets every function to `tm`'s CPU.
-  void finish(const llvm::TargetMachine &tm) {
+  Status finish(const llvm::TargetMachine &tm) {
+    for (const auto &[kernel, step] : kernelSteps_) {
+      llvm::Function *f = m_.getFunction(kernel);
+      if (!f || f->isDeclaration())
+        return Error::format("step '{}': the kernel library has no kernel '{}'", step, kernel);
+      inlined_.insert(kernel);
+    }
     new llvm::GlobalVariable(m_, i32_, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
                              b_.getInt32(TESSERA_HOST_ABI_VERSION), "tessera_host_abi_version");
     const std::string cpu = tm.getTargetCPU().str(), features = tm.getTargetFeatureString().str();
@@ -122,7 +138,7 @@ public:
         continue;
       if (!steps_.count(f.getName().str()))
         f.setLinkage(llvm::GlobalValue::InternalLinkage);
-      if (kernels_.count(&f)) {
+      if (inlined_.count(f.getName().str())) {
         f.removeFnAttr(llvm::Attribute::NoInline);
         f.removeFnAttr(llvm::Attribute::OptimizeNone);
         f.addFnAttr(llvm::Attribute::AlwaysInline);
@@ -134,6 +150,7 @@ public:
     for (llvm::GlobalVariable &g : m_.globals())
       if (!g.isDeclaration() && g.getName() != "tessera_host_abi_version")
         g.setLinkage(llvm::GlobalValue::InternalLinkage);
+    return okStatus();
   }
 
 private:
@@ -195,7 +212,8 @@ private:
   llvm::StructType *tensorTy_, *argsTy_;
   llvm::FunctionType *stepTy_;
   std::unordered_set<std::string> steps_;
-  std::unordered_set<const llvm::Function *> kernels_;
+  std::vector<std::pair<std::string, std::string>> kernelSteps_; // (kernel, step)
+  std::unordered_set<std::string> inlined_;
 };
 
 } // namespace
@@ -213,8 +231,7 @@ Expected<std::string> buildHostLibrary(const std::vector<HostStepSpec> &steps,
     info->cpu = tm->getTargetCPU().str();
   }
   llvm::LLVMContext ctx;
-  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> m, loadKernelLibrary(ctx));
-  m->setModuleIdentifier("tessera_host");
+  auto m = std::make_unique<llvm::Module>("tessera_host", ctx);
   m->setTargetTriple(tm->getTargetTriple().str());
   m->setDataLayout(tm->createDataLayout());
 
@@ -225,10 +242,17 @@ Expected<std::string> buildHostLibrary(const std::vector<HostStepSpec> &steps,
       return Error::format("host step symbol '{}' is used twice", spec.symbol);
     TS_RETURN_IF_ERROR(spec.fused ? builder.addFusedStep(spec) : builder.addLibraryStep(spec));
   }
-  builder.finish(*tm);
+  TS_RETURN_IF_ERROR(linkKernelLibrary(*m));
+  TS_RETURN_IF_ERROR(builder.finish(*tm));
   say(fmt::format("host code: {} steps, optimising for {} at O{}", steps.size(),
                   tm->getTargetCPU().str(), options.optLevel));
-  TS_ASSIGN_OR_RETURN(std::string object, optimiseAndEmit(*m, *tm, options.optLevel));
+  // Inline the kernels into the steps and fold their constants first, then
+  // drop what no step reaches, so that the main pipeline only optimises the
+  // code the steps run (not every dtype/op instantiation of the kernels).
+  constexpr std::string_view kSpecialise =
+      "always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,sccp,simplifycfg),globaldce";
+  TS_ASSIGN_OR_RETURN(std::string object,
+                      optimiseAndEmit(*m, *tm, options.optLevel, kSpecialise));
   say(fmt::format("host code: linking ({} KiB of object code)", object.size() / 1024));
   return linkSharedObject({object});
 }

@@ -25,6 +25,10 @@
 
 namespace tessera::codegen {
 
+/// One host step. Its function reads `buffers` (runtime/host_abi.h) as the
+/// data of types.inputs, then types.outputs, then, when call.scratchBytes is
+/// non-zero, one scratch buffer of at least that many bytes (64-byte
+/// aligned; the plan gives it a one-step lifetime so it is reused).
 struct HostStepSpec {
   std::string symbol;
   /// A library kernel call with its types ...

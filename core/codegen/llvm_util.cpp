@@ -64,7 +64,8 @@ Expected<std::unique_ptr<llvm::TargetMachine>> makeTargetMachine(const CodegenOp
   return tm;
 }
 
-Expected<std::string> optimiseAndEmit(llvm::Module &m, llvm::TargetMachine &tm, int optLevel) {
+Expected<std::string> optimiseAndEmit(llvm::Module &m, llvm::TargetMachine &tm, int optLevel,
+                                      std::string_view prePipeline) {
   std::string verifyErrors;
   llvm::raw_string_ostream verifyOut(verifyErrors);
   if (llvm::verifyModule(m, &verifyOut))
@@ -85,6 +86,13 @@ Expected<std::string> optimiseAndEmit(llvm::Module &m, llvm::TargetMachine &tm, 
                               : optLevel == 1 ? llvm::OptimizationLevel::O1
                               : optLevel == 2 ? llvm::OptimizationLevel::O2
                                               : llvm::OptimizationLevel::O3;
+  if (!prePipeline.empty()) {
+    llvm::ModulePassManager pre;
+    if (auto err = pb.parsePassPipeline(pre, prePipeline))
+      return Error::format("internal error: bad pass pipeline '{}': {}", prePipeline,
+                           llvm::toString(std::move(err)));
+    pre.run(m, mam);
+  }
   llvm::ModulePassManager mpm =
       optLevel <= 0 ? pb.buildO0DefaultPipeline(o) : pb.buildPerModuleDefaultPipeline(o);
   mpm.run(m, mam);

@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace tessera::codegen {
 
@@ -21,8 +22,10 @@ namespace tessera::codegen {
 /// host CPU with its features).
 Expected<std::unique_ptr<llvm::TargetMachine>> makeTargetMachine(const CodegenOptions &options);
 
-/// Verifies `m`, runs the default pipeline at `optLevel`, emits an object file.
-Expected<std::string> optimiseAndEmit(llvm::Module &m, llvm::TargetMachine &tm, int optLevel);
+/// Verifies `m`, runs `prePipeline` (LLVM's textual pipeline syntax; empty:
+/// none), then the default pipeline at `optLevel`, and emits an object file.
+Expected<std::string> optimiseAndEmit(llvm::Module &m, llvm::TargetMachine &tm, int optLevel,
+                                      std::string_view prePipeline = {});
 
 /// Adds one elementwise kernel (ABI of codegen/elementwise.h) to `m`.
 Status emitElementwiseKernel(llvm::Module &m, const ElementwiseKernel &kernel);

@@ -1,1 +1,179 @@
-// Placeholder: being written (issue 6).
+//===- compile/compile.cpp - Model to artifact ----------------------------===//
+//
+// compileModule (compile.h): optimise or partition, compile the regions
+// through their plugins, lower @main (lower.h), build the host code, write
+// the metadata and pack everything into one artifact.
+//
+//===----------------------------------------------------------------------===//
+#include "compile/compile.h"
+
+#include "codegen/host.h"
+#include "compile/fuse.h"
+#include "compile/lower.h"
+#include "ir/visit.h"
+#include "partition/driver.h"
+#include "partition/partition.h"
+#include "partition/report.h"
+#include "plugin/registry.h"
+#include "runtime/artifact.h"
+#include "tessera/c/runtime.h"
+
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+namespace tessera::compile {
+
+namespace {
+
+std::string plural(size_t n, std::string_view word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
+nlohmann::json tensorJson(const runtime::TensorInfo &t) {
+  return {{"name", t.name}, {"dtype", runtime::dtypeString(t.dtype)}, {"shape", t.shape}};
+}
+
+/// The metadata section: {"format", "tessera_version", "inputs", "outputs",
+/// "target", "plugins", "regions", "host_steps", "arena_bytes",
+/// "weights_bytes"}, read by the runtime (runtime/session.h) and inspect.
+std::string metadataJson(const LoweredModel &lowered, const std::vector<CompiledRegion> &regions,
+                         const codegen::HostBuildInfo &host) {
+  const runtime::Plan &plan = lowered.plan;
+  nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
+  for (uint32_t id : plan.inputs)
+    inputs.push_back(tensorJson(plan.buffers[id].info));
+  for (uint32_t id : plan.outputs)
+    outputs.push_back(tensorJson(plan.buffers[id].info));
+
+  // Plugins in order of first use, with the type keys their modules need.
+  nlohmann::json plugins = nlohmann::json::array(), regionList = nlohmann::json::array();
+  std::vector<std::string> seen;
+  for (const CompiledRegion &r : regions) {
+    regionList.push_back({{"symbol", r.symbol}, {"plugin", r.plugin}, {"ops", r.ops}});
+    auto it = std::find(seen.begin(), seen.end(), r.plugin);
+    if (it == seen.end()) {
+      seen.push_back(r.plugin);
+      plugins.push_back({{"name", r.plugin},
+                         {"version", r.pluginVersion},
+                         {"type_keys", nlohmann::json::array({r.typeKey})}});
+      continue;
+    }
+    auto &keys = plugins[size_t(it - seen.begin())]["type_keys"];
+    if (std::find(keys.begin(), keys.end(), r.typeKey) == keys.end())
+      keys.push_back(r.typeKey);
+  }
+  nlohmann::json j = {{"format", 1},
+                      {"tessera_version", tessera_runtime_version()},
+                      {"inputs", inputs},
+                      {"outputs", outputs},
+                      {"target", {{"triple", host.triple}, {"cpu", host.cpu}}},
+                      {"plugins", plugins},
+                      {"regions", regionList},
+                      {"host_steps", lowered.hostSteps.size()},
+                      {"arena_bytes", plan.arenaBytes},
+                      {"weights_bytes", plan.weightsBytes}};
+  return j.dump(2);
+}
+
+/// Without targets: the optimisation pipeline only, as partitionModule
+/// runs it.
+Status optimise(ir::Module &m) {
+  passes::PassManagerOptions pm;
+  TS_ASSIGN_OR_RETURN(auto opt,
+                      passes::PassManager::fromPipeline(passes::kDefaultPipeline,
+                                                        passes::PassRegistry::standard(), pm));
+  return opt.run(m);
+}
+
+size_t countMainOps(const ir::Module &m) {
+  size_t n = 0;
+  if (ir::Function main = m.find("main"))
+    for (const ir::ExprNode *e : ir::postOrder(main->body()))
+      if (const auto *c = e->as<ir::CallNode>(); c && c->op())
+        ++n;
+  return n;
+}
+
+} // namespace
+
+Expected<CompileResult> compileModule(const ir::Module &input, const CompileOptions &options,
+                                      const plugin::PluginRegistry *registry) {
+  auto progress = [&](std::string_view line) {
+    if (options.progress)
+      options.progress(line);
+  };
+  if (!input.find("main"))
+    return Error("the module has no function '@main'");
+
+  CompileResult result;
+  ir::Module m = input;
+  m.set("main", withOutputNames(m.find("main")));
+  if (options.targets.empty()) {
+    progress("optimising");
+    TS_RETURN_IF_ERROR(optimise(m));
+    size_t regions = 0;
+    for (const auto &[name, fn] : m.functions())
+      regions += fn->attrs().has(partition::kCompilerAttr);
+    result.partitionSummary =
+        regions ? fmt::format("No targets: module '{}' keeps its {} and runs {} on the host.\n",
+                              m.name(), plural(regions, "region"), plural(countMainOps(m), "op"))
+                : fmt::format("No targets: module '{}' runs on the host ({}).\n", m.name(),
+                              plural(countMainOps(m), "op"));
+  } else {
+    if (!registry)
+      return Error("targets were given but no plugin registry");
+    progress(fmt::format("optimising and partitioning for {}", fmt::join(options.targets, ", ")));
+    partition::PartitionOptions po;
+    po.targets = options.targets;
+    TS_ASSIGN_OR_RETURN(auto parted, partition::partitionModule(std::move(m), po, *registry));
+    result.partitionSummary = partition::summaryText(parted);
+    m = std::move(parted.module);
+  }
+
+  // Elementwise trees left on the host become one loop each (compile/fuse.h).
+  compile::FuseStats fused;
+  TS_ASSIGN_OR_RETURN(ir::Function fusedMain, fuseElementwise(m.find("main"), &fused));
+  m.set("main", std::move(fusedMain));
+  if (fused.groups)
+    progress(fmt::format("fused {} elementwise ops into {} host step{}", fused.fusedOps,
+                         fused.groups, fused.groups == 1 ? "" : "s"));
+
+  TS_ASSIGN_OR_RETURN(std::vector<CompiledRegion> regions,
+                      compileRegions(m, registry, options.progress));
+  progress("lowering @main to an executor plan");
+  TS_ASSIGN_OR_RETURN(LoweredModel lowered, lowerMain(m, regions));
+
+  runtime::ArtifactWriter writer;
+  codegen::HostBuildInfo info;
+  info.cpu = options.codegen.cpu;
+  std::string hostCode;
+  if (!lowered.hostSteps.empty()) {
+    TS_ASSIGN_OR_RETURN(
+        hostCode, codegen::buildHostLibrary(lowered.hostSteps, options.codegen, &info, progress));
+  }
+  const runtime::Plan &plan = lowered.plan;
+  progress(fmt::format("memory: arena {} bytes ({} without reuse), weights {} bytes",
+                       plan.arenaBytes, plan.activationBytesNoReuse, plan.weightsBytes));
+
+  writer.add(runtime::SectionKind::Metadata, metadataJson(lowered, regions, info));
+  writer.add(runtime::SectionKind::Plan, runtime::serializePlan(plan));
+  writer.add(runtime::SectionKind::Weights, std::move(lowered.weights));
+  if (!hostCode.empty())
+    writer.add(runtime::SectionKind::HostCode, std::move(hostCode));
+  for (const CompiledRegion &r : regions)
+    writer.add(runtime::SectionKind::ExternalModule,
+               runtime::packExternalModule(r.typeKey, r.moduleBytes));
+
+  result.artifact = writer.finish();
+  for (const runtime::Step &s : plan.steps) {
+    if (s.kind == runtime::StepKind::Host)
+      ++result.hostSteps;
+    else if (s.kind == runtime::StepKind::External)
+      ++result.externalSteps;
+  }
+  result.arenaBytes = plan.arenaBytes;
+  result.weightsBytes = plan.weightsBytes;
+  return result;
+}
+
+} // namespace tessera::compile

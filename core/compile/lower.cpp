@@ -1,1 +1,476 @@
-// Placeholder: being written (issue 6).
+//===- compile/lower.cpp - @main to an executor plan ----------------------===//
+//
+// Region compilation through the plugins, and the one post-order walk of
+// @main that builds the plan (lower.h).
+//
+//===----------------------------------------------------------------------===//
+#include "compile/lower.h"
+
+#include "codegen/host_ops.h"
+#include "compile/fuse.h"
+#include "ir/visit.h"
+#include "partition/partition.h"
+#include "partition/plugin_bridge.h"
+#include "plugin/registry.h"
+
+#include <fmt/ranges.h>
+
+#include <map>
+#include <unordered_map>
+
+namespace tessera::compile {
+
+using namespace ir;
+
+//===- Regions ---------------------------------------------------------------===//
+
+namespace {
+
+int64_t countOps(const Function &fn) {
+  int64_t n = 0;
+  for (const ExprNode *e : postOrder(fn->body()))
+    if (const auto *c = e->as<CallNode>(); c && c->op())
+      ++n;
+  return n;
+}
+
+} // namespace
+
+Expected<std::vector<CompiledRegion>>
+compileRegions(const Module &m, const plugin::PluginRegistry *registry,
+               const std::function<void(std::string_view)> &progress) {
+  std::vector<CompiledRegion> out;
+  // Regions per plugin, in order of first appearance, for the progress lines.
+  std::vector<std::pair<std::string, size_t>> perPlugin;
+  for (const auto &[global, fn] : m.functions()) {
+    if (!fn->attrs().has(partition::kCompilerAttr))
+      continue;
+    CompiledRegion r;
+    r.global = global;
+    r.plugin = fn->attrs().getString(partition::kCompilerAttr);
+    r.symbol = fn->attrs().getString(partition::kGlobalSymbolAttr, global);
+    r.ops = countOps(fn);
+    auto it = std::find_if(perPlugin.begin(), perPlugin.end(),
+                           [&](const auto &p) { return p.first == r.plugin; });
+    if (it == perPlugin.end())
+      perPlugin.emplace_back(r.plugin, 1);
+    else
+      ++it->second;
+    out.push_back(std::move(r));
+  }
+  if (out.empty())
+    return out;
+  if (!registry)
+    return Error::format("region @{} needs plugin '{}', but no plugin registry was given",
+                         out[0].global, out[0].plugin);
+  if (progress)
+    for (const auto &[name, count] : perPlugin)
+      progress(fmt::format("codegen {} ({} region{})", name, count, count == 1 ? "" : "s"));
+
+  for (CompiledRegion &r : out) {
+    auto where = [&r] { return fmt::format("region @{} (plugin '{}')", r.global, r.plugin); };
+    std::shared_ptr<const plugin::Plugin> p = registry->find(r.plugin);
+    if (!p)
+      return Error::format("region @{}: plugin '{}' is not loaded", r.global, r.plugin);
+    r.pluginVersion = p->version();
+    Function fn = m.find(r.global);
+    auto graph = partition::GraphHolder::fromFunction(fn, r.symbol, p->codegenFlags());
+    if (!graph)
+      return std::move(graph).error().addContext(where());
+    auto module = p->compile((*graph)->graph());
+    if (!module)
+      return std::move(module).error().addContext(where());
+    auto bytes = (*module)->save();
+    if (!bytes)
+      return std::move(bytes).error().addContext(where() + ": saving the module");
+    r.typeKey = (*module)->typeKey();
+    r.moduleBytes = std::move(*bytes);
+    if ((*graph)->constantsAsInputs())
+      r.extraInputs = (*graph)->extraInputs();
+  }
+  return out;
+}
+
+//===- Lowering @main --------------------------------------------------------===//
+
+namespace {
+
+/// What an expression evaluates to: one buffer, or a tuple of values.
+struct Value {
+  int64_t buffer = -1; // >= 0: a tensor in that buffer
+  std::vector<Value> fields;
+};
+
+void flattenInto(const Value &v, std::vector<uint32_t> &out) {
+  // Tuples nest shallowly (a few levels at most); an explicit stack anyway.
+  std::vector<const Value *> stack{&v};
+  while (!stack.empty()) {
+    const Value *cur = stack.back();
+    stack.pop_back();
+    if (cur->buffer >= 0) {
+      out.push_back(uint32_t(cur->buffer));
+      continue;
+    }
+    for (auto it = cur->fields.rbegin(); it != cur->fields.rend(); ++it)
+      stack.push_back(&*it);
+  }
+}
+
+std::string describeNode(const ExprNode &n) {
+  if (const auto *c = n.as<CallNode>())
+    return n.name().empty() ? c->calleeName() : fmt::format("{} '{}'", c->calleeName(), n.name());
+  return n.name().empty() ? std::string("a value") : fmt::format("'{}'", n.name());
+}
+
+/// The names of the values `main` returns (a tuple body's fields, else the
+/// body), one per tensor: a value's name when it has one that no other
+/// returned value has and it is not a parameter (whose name is the input's),
+/// else "output_<i>". Empty when a returned value is not a tensor.
+std::vector<std::string> returnedNames(const FunctionNode &main) {
+  const Expr &body = main.body();
+  std::vector<const ExprNode *> leaves;
+  if (const auto *t = body->as<TupleNode>()) {
+    for (const Expr &f : t->fields())
+      leaves.push_back(f.get());
+  } else {
+    leaves.push_back(body.get());
+  }
+  std::map<std::string, int> uses;
+  for (const ExprNode *l : leaves) {
+    if (!l->type().isTensor())
+      return {};
+    ++uses[l->name()];
+  }
+  std::vector<std::string> names;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    const ExprNode *l = leaves[i];
+    // All-digit names are the text format's numbering of unnamed values.
+    const std::string &n = l->name();
+    bool numbered = std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
+    bool usable = !numbered && l->kind() != ExprKind::Var && uses[n] == 1;
+    names.push_back(usable ? l->name() : fmt::format("output_{}", i));
+  }
+  return names;
+}
+
+class Lowerer {
+public:
+  Lowerer(const Module &m, const std::vector<CompiledRegion> &regions)
+      : module_(m), regions_(regions) {
+    for (size_t i = 0; i < regions.size(); ++i)
+      regionIndex_[regions[i].global] = i;
+  }
+
+  Expected<LoweredModel> run() {
+    Function main = module_.find("main");
+    if (!main)
+      return Error("the module has no function '@main'");
+    for (const CompiledRegion &r : regions_)
+      out_.plan.modules.push_back({r.typeKey, r.plugin, r.pluginVersion, 0});
+    for (size_t i = 0; i < out_.plan.modules.size(); ++i)
+      out_.plan.modules[i].section = uint32_t(i);
+
+    for (const Var &p : main->params()) {
+      if (!p->type().isTensor())
+        return Error::format("input '{}' has type {}: model inputs must be tensors", p->name(),
+                             p->type().str());
+      uint32_t id = addBuffer(runtime::BufferKind::Input, p->type(), p->name());
+      out_.plan.buffers[id].index = uint32_t(out_.plan.inputs.size());
+      out_.plan.inputs.push_back(id);
+      values_[p.get()] = Value{int64_t(id), {}};
+    }
+
+    for (const ExprNode *n : postOrder(main->body(), /*intoFunctions=*/false))
+      TS_RETURN_IF_ERROR(visit(*n));
+
+    TS_RETURN_IF_ERROR(bindOutputs(*main));
+    out_.plan.weightsBytes = out_.weights.size();
+    TS_RETURN_IF_ERROR(runtime::planMemory(out_.plan));
+    TS_RETURN_IF_ERROR(runtime::validatePlan(out_.plan));
+    return std::move(out_);
+  }
+
+private:
+  uint32_t addBuffer(runtime::BufferKind kind, const Type &type, std::string name = {}) {
+    runtime::Buffer b;
+    b.kind = kind;
+    b.info.name = std::move(name);
+    b.info.dtype = toDLDataType(type.dtype());
+    b.info.shape = type.shape();
+    out_.plan.buffers.push_back(std::move(b));
+    return uint32_t(out_.plan.buffers.size() - 1);
+  }
+
+  /// A Constant buffer for `t`, each tensor buffer once (copies of a Tensor
+  /// share their bytes, so equal data pointers and types are one constant).
+  uint32_t addConstant(const Tensor &t, const std::string &name) {
+    auto key = std::make_pair(static_cast<const void *>(t.bytes()), t.type().str());
+    if (t.nbytes() > 0)
+      if (auto it = constants_.find(key); it != constants_.end())
+        return it->second;
+    std::string &w = out_.weights;
+    w.resize((w.size() + runtime::kBufferAlignment - 1) / runtime::kBufferAlignment *
+                 runtime::kBufferAlignment,
+             '\0');
+    uint32_t id = addBuffer(runtime::BufferKind::Constant, t.type(), name);
+    out_.plan.buffers[id].offset = w.size();
+    w.append(reinterpret_cast<const char *>(t.bytes()), t.nbytes());
+    if (t.nbytes() > 0)
+      constants_[key] = id;
+    return id;
+  }
+
+  /// New Activation buffers shaped like `type` (a tensor or a tuple).
+  Expected<Value> newValue(const Type &type, const ExprNode &n) {
+    if (type.isTensor())
+      return Value{int64_t(addBuffer(runtime::BufferKind::Activation, type)), {}};
+    if (!type.isTuple())
+      return Error::format("{}: a value of type {} cannot be stored in a buffer", describeNode(n),
+                           type.str());
+    Value v;
+    for (const Type &field : type.fields()) {
+      TS_ASSIGN_OR_RETURN(Value f, newValue(field, n));
+      v.fields.push_back(std::move(f));
+    }
+    return v;
+  }
+
+  Status visit(const ExprNode &n) {
+    switch (n.kind()) {
+    case ExprKind::Var:
+      if (!values_.count(&n))
+        return Error::format("'%{}' is not a parameter of @main", n.name());
+      return okStatus();
+    case ExprKind::Constant:
+      values_[&n] = Value{int64_t(addConstant(n.as<ConstantNode>()->data(), n.name())), {}};
+      return okStatus();
+    case ExprKind::Tuple: {
+      Value v;
+      for (const Expr &f : n.operands()) {
+        TS_ASSIGN_OR_RETURN(const Value *field, valueOf(*f));
+        v.fields.push_back(*field);
+      }
+      values_[&n] = std::move(v);
+      return okStatus();
+    }
+    case ExprKind::TupleGetItem: {
+      const auto *g = n.as<TupleGetItemNode>();
+      TS_ASSIGN_OR_RETURN(const Value *tuple, valueOf(*g->tuple()));
+      const Value &t = *tuple;
+      if (g->index() < 0 || size_t(g->index()) >= t.fields.size())
+        return Error::format("{}: tuple index {} out of range", describeNode(n), g->index());
+      values_[&n] = t.fields[size_t(g->index())];
+      return okStatus();
+    }
+    case ExprKind::Function:
+      // The callee of a local call (handled there); any other use of a
+      // function value is refused by valueOf.
+      return okStatus();
+    case ExprKind::Call: break;
+    }
+    const auto *call = n.as<CallNode>();
+    switch (call->calleeKind()) {
+    case CallNode::CalleeKind::Op: return lowerOpCall(*call);
+    case CallNode::CalleeKind::Global: return lowerRegionCall(*call);
+    case CallNode::CalleeKind::Local:
+      if (isHostFusedCall(*call))
+        return lowerFusedCall(*call);
+      return Error::format("{}: a call of a local function in @main cannot be compiled (only op "
+                           "calls and region calls can)",
+                           describeNode(n));
+    }
+    return okStatus();
+  }
+
+  /// The value of an operand visited before; function values have none.
+  Expected<const Value *> valueOf(const ExprNode &n) const {
+    auto it = values_.find(&n);
+    if (it == values_.end())
+      return Error::format("{}: a function value in @main cannot be compiled", describeNode(n));
+    return &it->second;
+  }
+
+  Expected<std::vector<uint32_t>> argBuffers(const CallNode &call) const {
+    std::vector<uint32_t> args;
+    for (const Expr &a : call.args()) {
+      TS_ASSIGN_OR_RETURN(const Value *v, valueOf(*a));
+      flattenInto(*v, args);
+    }
+    return args;
+  }
+
+  Status lowerOpCall(const CallNode &call) {
+    codegen::HostStepSpec spec;
+    spec.symbol = fmt::format("tessera_host_{}", out_.hostSteps.size());
+    TS_ASSIGN_OR_RETURN(spec.call, codegen::lowerHostOp(call));
+    TS_ASSIGN_OR_RETURN(spec.types, codegen::hostOpTypes(call));
+    TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call));
+
+    runtime::Step step;
+    step.kind = runtime::StepKind::Host;
+    step.symbol = spec.symbol;
+    TS_ASSIGN_OR_RETURN(step.args, argBuffers(call));
+    step.numInputs = uint32_t(step.args.size());
+    flattenInto(result, step.args);
+    // The kernel's scratch memory: one more buffer after the outputs
+    // (codegen/host.cpp passes buffers[inputs + outputs] as tk_args::scratch),
+    // live during this step only.
+    if (spec.call.scratchBytes > 0)
+      step.args.push_back(addBuffer(runtime::BufferKind::Activation,
+                                    Type::tensor(DType::U8, {int64_t(spec.call.scratchBytes)})));
+    step.label = call.name().empty() ? call.op()->name
+                                     : fmt::format("{} '{}'", call.op()->name, call.name());
+    out_.plan.steps.push_back(std::move(step));
+    out_.hostSteps.push_back(std::move(spec));
+    values_[&call] = std::move(result);
+    return okStatus();
+  }
+
+  /// A HostFused call (compile/fuse.h): one step whose loop computes the
+  /// whole elementwise tree.
+  Status lowerFusedCall(const CallNode &call) {
+    codegen::HostStepSpec spec;
+    spec.symbol = fmt::format("tessera_host_{}", out_.hostSteps.size());
+    spec.fused = std::static_pointer_cast<const FunctionNode>(call.localFnExpr());
+    for (const Expr &a : call.args())
+      spec.types.inputs.push_back(a->type());
+    spec.types.outputs.push_back(call.type());
+    TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call));
+
+    // Label: the ops inside, root last ("fused add+relu 'r'").
+    std::vector<std::string> ops;
+    for (const ExprNode *e : postOrder(call.localFn()->body()))
+      if (const auto *c = e->as<CallNode>(); c && c->op())
+        ops.push_back(c->op()->name);
+    runtime::Step step;
+    step.kind = runtime::StepKind::Host;
+    step.symbol = spec.symbol;
+    TS_ASSIGN_OR_RETURN(step.args, argBuffers(call));
+    step.numInputs = uint32_t(step.args.size());
+    flattenInto(result, step.args);
+    step.label = fmt::format("fused {}{}", fmt::join(ops, "+"),
+                             call.name().empty() ? "" : fmt::format(" '{}'", call.name()));
+    out_.plan.steps.push_back(std::move(step));
+    out_.hostSteps.push_back(std::move(spec));
+    values_[&call] = std::move(result);
+    return okStatus();
+  }
+
+  Status lowerRegionCall(const CallNode &call) {
+    auto it = regionIndex_.find(call.global());
+    if (it == regionIndex_.end()) {
+      Function fn = module_.find(call.global());
+      if (fn && !fn->attrs().has(partition::kCompilerAttr))
+        return Error::format("{}: @main calls @{}, which is not a region; only op calls and "
+                             "region calls can be compiled",
+                             describeNode(call), call.global());
+      return Error::format("{}: region @{} was not compiled", describeNode(call), call.global());
+    }
+    const CompiledRegion &r = regions_[it->second];
+    TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call));
+
+    runtime::Step step;
+    step.kind = runtime::StepKind::External;
+    step.symbol = r.symbol;
+    step.module = int32_t(it->second);
+    TS_ASSIGN_OR_RETURN(step.args, argBuffers(call));
+    for (size_t i = 0; i < r.extraInputs.size(); ++i)
+      step.args.push_back(addConstant(r.extraInputs[i], fmt::format("{}.const{}", r.symbol, i)));
+    step.numInputs = uint32_t(step.args.size());
+    flattenInto(result, step.args);
+    step.label = fmt::format("{} ({})", r.symbol, r.plugin);
+    out_.plan.steps.push_back(std::move(step));
+    values_[&call] = std::move(result);
+    return okStatus();
+  }
+
+  /// The names of the model outputs (see lowerMain).
+  std::vector<std::string> outputNames(const FunctionNode &main, size_t count) {
+    std::vector<std::string> names;
+    std::string joined = main.attrs().getString("output_names");
+    if (!joined.empty()) {
+      size_t start = 0;
+      while (true) {
+        size_t end = joined.find(';', start);
+        names.push_back(joined.substr(start, end == std::string::npos ? end : end - start));
+        if (end == std::string::npos)
+          break;
+        start = end + 1;
+      }
+      if (names.size() == count)
+        return names;
+    }
+    names = returnedNames(main);
+    if (names.size() == count)
+      return names;
+    names.clear();
+    for (size_t i = 0; i < count; ++i)
+      names.push_back(fmt::format("output_{}", i));
+    return names;
+  }
+
+  Status bindOutputs(const FunctionNode &main) {
+    std::vector<uint32_t> results;
+    TS_ASSIGN_OR_RETURN(const Value *body, valueOf(*main.body()));
+    flattenInto(*body, results);
+    std::vector<std::string> names = outputNames(main, results.size());
+    auto &plan = out_.plan;
+    for (size_t i = 0; i < results.size(); ++i) {
+      uint32_t b = results[i];
+      if (plan.buffers[b].kind == runtime::BufferKind::Activation) {
+        // The step that writes it writes the output directly.
+        plan.buffers[b].kind = runtime::BufferKind::Output;
+        plan.buffers[b].index = uint32_t(i);
+        plan.buffers[b].info.name = names[i];
+        plan.outputs.push_back(b);
+        continue;
+      }
+      // An input, a constant or an earlier output: copied.
+      runtime::Buffer copy = plan.buffers[b];
+      copy.kind = runtime::BufferKind::Output;
+      copy.index = uint32_t(i);
+      copy.offset = 0;
+      copy.info.name = names[i];
+      plan.buffers.push_back(std::move(copy));
+      uint32_t id = uint32_t(plan.buffers.size() - 1);
+      runtime::Step step;
+      step.kind = runtime::StepKind::Copy;
+      step.args = {b, id};
+      step.numInputs = 1;
+      step.label = fmt::format("copy to output '{}'", names[i]);
+      plan.steps.push_back(std::move(step));
+      plan.outputs.push_back(id);
+    }
+    return okStatus();
+  }
+
+  const Module &module_;
+  const std::vector<CompiledRegion> &regions_;
+  std::unordered_map<std::string, size_t> regionIndex_;
+  std::unordered_map<const ExprNode *, Value> values_;
+  std::map<std::pair<const void *, std::string>, uint32_t> constants_;
+  LoweredModel out_;
+};
+
+} // namespace
+
+Expected<LoweredModel> lowerMain(const Module &m, const std::vector<CompiledRegion> &regions) {
+  return Lowerer(m, regions).run();
+}
+
+} // namespace tessera::compile
+
+namespace tessera::compile {
+
+Function withOutputNames(const Function &main) {
+  if (main->attrs().has("output_names"))
+    return main;
+  std::vector<std::string> names = returnedNames(*main);
+  if (names.empty())
+    return main;
+  Attrs attrs = main->attrs();
+  attrs.set("output_names", fmt::format("{}", fmt::join(names, ";")));
+  return makeFunction(main->params(), main->body(), std::move(attrs), main->name(), main->span());
+}
+
+} // namespace tessera::compile

@@ -1,1 +1,252 @@
-// Placeholder: being written (issue 6).
+//===- runtime/c_api.cpp - The runtime's C API (tessera/c/runtime.h) ------===//
+//
+// Thin extern "C" shims over runtime/session.h. Every entry catches every
+// exception (bad_alloc included) and turns it into a status; none crosses
+// into the application.
+//
+//===----------------------------------------------------------------------===//
+#include "tessera/c/runtime.h"
+
+#include "runtime/session.h"
+
+#include <exception>
+#include <new>
+#include <string>
+
+struct tessera_model {
+  std::shared_ptr<const tessera::runtime::LoadedModel> model;
+};
+
+struct tessera_session {
+  std::unique_ptr<tessera::runtime::Session> session;
+};
+
+namespace {
+
+using tessera::Error;
+using tessera::Status;
+
+tessera_status_t *statusOf(tessera_status_code_t code, const std::string &message) {
+  return tessera_status_create(code, message.c_str());
+}
+
+tessera_status_t *fromStatus(const Status &s, tessera_status_code_t code) {
+  return s.ok() ? nullptr : statusOf(code, s.error().str());
+}
+
+/// Runs `body` (returning a status), turning exceptions into statuses.
+template <typename F> tessera_status_t *guard(F &&body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return tessera_status_create(TESSERA_STATUS_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception &e) {
+    return statusOf(TESSERA_STATUS_INTERNAL, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return tessera_status_create(TESSERA_STATUS_INTERNAL, "internal error: unknown exception");
+  }
+}
+
+tessera_status_t *nullArgument(const char *what) {
+  return statusOf(TESSERA_STATUS_INVALID_ARGUMENT, std::string(what) + " is NULL");
+}
+
+/// The code of a load error: the loader's messages are stable (see
+/// runtime/session.cpp and runtime/artifact.cpp).
+tessera_status_code_t loadErrorCode(const Error &e) {
+  const std::string &m = e.message();
+  if (m.ends_with(": cannot open the file"))
+    return TESSERA_STATUS_NOT_FOUND;
+  if (m.find(": needs plugin '") != std::string::npos)
+    return TESSERA_STATUS_FAILED_PRECONDITION;
+  return TESSERA_STATUS_DATA_LOSS;
+}
+
+tessera_status_t *
+finishLoad(tessera::Expected<std::shared_ptr<const tessera::runtime::LoadedModel>> loaded,
+           tessera_model_t **out_model) {
+  if (!loaded.ok())
+    return statusOf(loadErrorCode(loaded.error()), loaded.error().str());
+  *out_model = new tessera_model{std::move(*loaded)};
+  return nullptr;
+}
+
+tessera_status_t *tensorInfo(const std::vector<tessera::runtime::TensorInfo> &list,
+                             const char *what, size_t index, DLDataType *out_dtype,
+                             int32_t *out_ndim, const int64_t **out_shape) {
+  if (index >= list.size())
+    return statusOf(TESSERA_STATUS_INVALID_ARGUMENT,
+                    std::string(what) + " index " + std::to_string(index) +
+                        " out of range (the model has " + std::to_string(list.size()) + ")");
+  const auto &info = list[index];
+  if (out_dtype)
+    *out_dtype = info.dtype;
+  if (out_ndim)
+    *out_ndim = int32_t(info.shape.size());
+  if (out_shape)
+    *out_shape = info.shape.data();
+  return nullptr;
+}
+
+} // namespace
+
+extern "C" {
+
+tessera_status_t *tessera_model_load(const char *path, tessera_model_t **out_model) {
+  if (!path)
+    return nullArgument("path");
+  if (!out_model)
+    return nullArgument("out_model");
+  return guard([&] { return finishLoad(tessera::runtime::LoadedModel::load(path), out_model); });
+}
+
+tessera_status_t *tessera_model_load_bytes(const void *data, size_t size,
+                                           tessera_model_t **out_model) {
+  if (!data && size > 0)
+    return nullArgument("data");
+  if (!out_model)
+    return nullArgument("out_model");
+  return guard([&] {
+    std::string bytes(static_cast<const char *>(data), size);
+    return finishLoad(tessera::runtime::LoadedModel::load(std::move(bytes), "<memory>"), out_model);
+  });
+}
+
+void tessera_model_release(tessera_model_t *model) {
+  delete model;
+}
+
+size_t tessera_model_num_inputs(const tessera_model_t *model) {
+  return model ? model->model->inputs().size() : 0;
+}
+
+size_t tessera_model_num_outputs(const tessera_model_t *model) {
+  return model ? model->model->outputs().size() : 0;
+}
+
+const char *tessera_model_input_name(const tessera_model_t *model, size_t index) {
+  if (!model || index >= model->model->inputs().size())
+    return nullptr;
+  return model->model->inputs()[index].name.c_str();
+}
+
+const char *tessera_model_output_name(const tessera_model_t *model, size_t index) {
+  if (!model || index >= model->model->outputs().size())
+    return nullptr;
+  return model->model->outputs()[index].name.c_str();
+}
+
+tessera_status_t *tessera_model_input_info(const tessera_model_t *model, size_t index,
+                                           DLDataType *out_dtype, int32_t *out_ndim,
+                                           const int64_t **out_shape) {
+  if (!model)
+    return nullArgument("model");
+  return tensorInfo(model->model->inputs(), "input", index, out_dtype, out_ndim, out_shape);
+}
+
+tessera_status_t *tessera_model_output_info(const tessera_model_t *model, size_t index,
+                                            DLDataType *out_dtype, int32_t *out_ndim,
+                                            const int64_t **out_shape) {
+  if (!model)
+    return nullArgument("model");
+  return tensorInfo(model->model->outputs(), "output", index, out_dtype, out_ndim, out_shape);
+}
+
+const char *tessera_model_metadata_json(const tessera_model_t *model) {
+  return model ? model->model->metadataJson().c_str() : "";
+}
+
+tessera_status_t *tessera_session_create(const tessera_model_t *model,
+                                         const tessera_session_options_t *options,
+                                         tessera_session_t **out_session) {
+  if (!model)
+    return nullArgument("model");
+  if (!out_session)
+    return nullArgument("out_session");
+  tessera::runtime::SessionOptions opts;
+  if (options) {
+    // Fields past the caller's struct_size keep their defaults.
+    if (options->struct_size >=
+        offsetof(tessera_session_options_t, num_threads) + sizeof(options->num_threads))
+      opts.numThreads = options->num_threads;
+  }
+  return guard([&]() -> tessera_status_t * {
+    auto session = tessera::runtime::Session::create(model->model, opts);
+    if (!session.ok())
+      return statusOf(TESSERA_STATUS_INTERNAL, session.error().str());
+    *out_session = new tessera_session{std::move(*session)};
+    return nullptr;
+  });
+}
+
+void tessera_session_release(tessera_session_t *session) {
+  delete session;
+}
+
+tessera_status_t *tessera_session_set_input(tessera_session_t *session, size_t index,
+                                            const DLTensor *tensor) {
+  if (!session)
+    return nullArgument("session");
+  if (!tensor)
+    return nullArgument("tensor");
+  return guard([&] {
+    return fromStatus(session->session->setInput(index, *tensor), TESSERA_STATUS_INVALID_ARGUMENT);
+  });
+}
+
+tessera_status_t *tessera_session_set_input_by_name(tessera_session_t *session, const char *name,
+                                                    const DLTensor *tensor) {
+  if (!session)
+    return nullArgument("session");
+  if (!name)
+    return nullArgument("name");
+  if (!tensor)
+    return nullArgument("tensor");
+  return guard([&]() -> tessera_status_t * {
+    const auto &inputs = session->session->model().inputs();
+    bool known = false;
+    for (const auto &info : inputs)
+      known = known || info.name == name;
+    return fromStatus(session->session->setInput(std::string_view(name), *tensor),
+                      known ? TESSERA_STATUS_INVALID_ARGUMENT : TESSERA_STATUS_NOT_FOUND);
+  });
+}
+
+tessera_status_t *tessera_session_set_output(tessera_session_t *session, size_t index,
+                                             const DLTensor *tensor) {
+  if (!session)
+    return nullArgument("session");
+  return guard([&] {
+    return fromStatus(session->session->setOutput(index, tensor), TESSERA_STATUS_INVALID_ARGUMENT);
+  });
+}
+
+tessera_status_t *tessera_session_run(tessera_session_t *session) {
+  if (!session)
+    return nullArgument("session");
+  return guard([&] {
+    Status st = session->session->run();
+    if (st.ok())
+      return static_cast<tessera_status_t *>(nullptr);
+    const bool unset = st.error().message().ends_with(" was not set");
+    return statusOf(unset ? TESSERA_STATUS_FAILED_PRECONDITION : TESSERA_STATUS_INTERNAL,
+                    st.error().str());
+  });
+}
+
+tessera_status_t *tessera_session_get_output(tessera_session_t *session, size_t index,
+                                             const DLTensor **out_tensor) {
+  if (!session)
+    return nullArgument("session");
+  if (!out_tensor)
+    return nullArgument("out_tensor");
+  return guard([&]() -> tessera_status_t * {
+    auto view = session->session->output(index);
+    if (!view.ok())
+      return statusOf(TESSERA_STATUS_INVALID_ARGUMENT, view.error().str());
+    *out_tensor = *view;
+    return nullptr;
+  });
+}
+
+} // extern "C"

@@ -1,1 +1,566 @@
-// Placeholder: being written (issue 6).
+//===- runtime/plan.cpp - Executor plan: memory, validation, JSON ---------===//
+//
+// planMemory assigns arena offsets by liveness (best fit over a free list of
+// 64-byte aligned ranges); validatePlan checks every id, index and range a
+// session will trust; the JSON form is what the artifact's plan section
+// holds. nlohmann/json stays private to this file.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/plan.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace tessera::runtime {
+
+namespace {
+
+uint64_t alignUp(uint64_t v) {
+  return (v + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+}
+
+/// DLPack >= 0.8's kDLBool; this DLPack predates it (same code).
+constexpr uint8_t kBoolCode = 6;
+
+struct DtypeName {
+  const char *name;
+  DLDataType type;
+};
+
+constexpr DtypeName kDtypes[] = {
+    {"f32", {kDLFloat, 32, 1}},  {"f16", {kDLFloat, 16, 1}}, {"bf16", {kDLBfloat, 16, 1}},
+    {"f64", {kDLFloat, 64, 1}},  {"i8", {kDLInt, 8, 1}},     {"i16", {kDLInt, 16, 1}},
+    {"i32", {kDLInt, 32, 1}},    {"i64", {kDLInt, 64, 1}},   {"u8", {kDLUInt, 8, 1}},
+    {"u16", {kDLUInt, 16, 1}},   {"u32", {kDLUInt, 32, 1}},  {"u64", {kDLUInt, 64, 1}},
+    {"bool", {kBoolCode, 8, 1}},
+};
+
+bool sameType(DLDataType a, DLDataType b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+
+const char *kindName(BufferKind k) {
+  switch (k) {
+  case BufferKind::Input: return "input";
+  case BufferKind::Output: return "output";
+  case BufferKind::Constant: return "constant";
+  case BufferKind::Activation: return "activation";
+  }
+  return "?";
+}
+
+/// "step 3 (conv2d 'c1')" or "step 3" without a label.
+std::string stepName(const Plan &plan, size_t s) {
+  const std::string &label = plan.steps[s].label;
+  return label.empty() ? fmt::format("step {}", s) : fmt::format("step {} ({})", s, label);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Tensor info and dtypes
+//===----------------------------------------------------------------------===//
+
+uint64_t TensorInfo::bytes() const {
+  uint64_t n = 1;
+  for (int64_t d : shape)
+    n *= uint64_t(d < 0 ? 0 : d);
+  const uint64_t elem =
+      dtype.code == 6 /* bool */ ? 1 : (uint64_t(dtype.bits) * dtype.lanes + 7) / 8;
+  return n * elem;
+}
+
+std::string TensorInfo::str() const {
+  return fmt::format("{}[{}]", dtypeString(dtype), fmt::join(shape, ", "));
+}
+
+std::string dtypeString(DLDataType t) {
+  for (const auto &d : kDtypes)
+    if (sameType(d.type, t))
+      return d.name;
+  return fmt::format("dtype(code {}, bits {}, lanes {})", int(t.code), int(t.bits), int(t.lanes));
+}
+
+Expected<DLDataType> parseDtypeString(std::string_view s) {
+  for (const auto &d : kDtypes)
+    if (s == d.name)
+      return d.type;
+  return Error::format("unknown dtype '{}' (expected one of f32, f16, bf16, f64, i8, i16, i32, "
+                       "i64, u8, u16, u32, u64, bool)",
+                       s);
+}
+
+//===----------------------------------------------------------------------===//
+// Memory planning
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The arena's free ranges, offset -> size, coalesced; the arena grows at
+/// its end when no free range fits.
+class ArenaAllocator {
+public:
+  uint64_t allocate(uint64_t size) {
+    // Best fit: the smallest free range that holds `size` (lowest offset on ties).
+    auto best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (it->second >= size && (best == free_.end() || it->second < best->second))
+        best = it;
+    if (best != free_.end()) {
+      uint64_t offset = best->first, left = best->second - size;
+      free_.erase(best);
+      if (left > 0)
+        free_[offset + size] = left;
+      return offset;
+    }
+    // Grow: a free range that ends at the arena's end is extended.
+    if (!free_.empty()) {
+      auto last = std::prev(free_.end());
+      if (last->first + last->second == end_) {
+        uint64_t offset = last->first;
+        free_.erase(last);
+        end_ = offset + size;
+        return offset;
+      }
+    }
+    uint64_t offset = end_;
+    end_ += size;
+    return offset;
+  }
+
+  void release(uint64_t offset, uint64_t size) {
+    auto [it, inserted] = free_.emplace(offset, size);
+    // Merge with the next and the previous range.
+    auto next = std::next(it);
+    if (next != free_.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      free_.erase(next);
+    }
+    if (it != free_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        free_.erase(it);
+      }
+    }
+  }
+
+  uint64_t size() const { return end_; }
+
+private:
+  std::map<uint64_t, uint64_t> free_;
+  uint64_t end_ = 0;
+};
+
+} // namespace
+
+Status planMemory(Plan &plan) {
+  constexpr int64_t kNever = -1;
+  const size_t nb = plan.buffers.size();
+  std::vector<int64_t> firstWrite(nb, kNever), lastRead(nb, kNever);
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const Step &step = plan.steps[s];
+    for (size_t a = 0; a < step.args.size(); ++a) {
+      uint32_t b = step.args[a];
+      if (b >= nb)
+        return Error::format("{}: buffer {} out of range ({} buffers)", stepName(plan, s), b, nb);
+      if (plan.buffers[b].kind != BufferKind::Activation)
+        continue;
+      if (a < step.numInputs) {
+        if (firstWrite[b] == kNever)
+          return Error::format("{}: reads activation buffer {} before any step writes it",
+                               stepName(plan, s), b);
+        lastRead[b] = int64_t(s);
+      } else if (firstWrite[b] == kNever) {
+        firstWrite[b] = int64_t(s);
+      }
+    }
+  }
+
+  // Buffers that start (end) at each step. A buffer written but never read
+  // lives for its writing step; one never used lives at step 0 (it still
+  // gets distinct bytes, so that every activation range is valid).
+  const size_t ns = std::max<size_t>(plan.steps.size(), 1);
+  std::vector<std::vector<uint32_t>> starts(ns), ends(ns);
+  plan.activationBytesNoReuse = 0;
+  for (uint32_t b = 0; b < nb; ++b) {
+    if (plan.buffers[b].kind != BufferKind::Activation)
+      continue;
+    int64_t first = firstWrite[b] == kNever ? 0 : firstWrite[b];
+    int64_t last = std::max(first, lastRead[b]);
+    starts[size_t(first)].push_back(b);
+    ends[size_t(last)].push_back(b);
+    plan.activationBytesNoReuse += alignUp(plan.buffers[b].info.bytes());
+  }
+
+  ArenaAllocator arena;
+  for (size_t s = 0; s < ns; ++s) {
+    // Larger buffers first: fewer holes.
+    std::stable_sort(starts[s].begin(), starts[s].end(), [&](uint32_t a, uint32_t b) {
+      return plan.buffers[a].info.bytes() > plan.buffers[b].info.bytes();
+    });
+    for (uint32_t b : starts[s])
+      plan.buffers[b].offset = arena.allocate(
+          std::max<uint64_t>(alignUp(plan.buffers[b].info.bytes()), kBufferAlignment));
+    // Freed after the step: a step's inputs never share bytes with its outputs.
+    for (uint32_t b : ends[s])
+      arena.release(plan.buffers[b].offset,
+                    std::max<uint64_t>(alignUp(plan.buffers[b].info.bytes()), kBufferAlignment));
+  }
+  plan.arenaBytes = arena.size();
+  return okStatus();
+}
+
+//===----------------------------------------------------------------------===//
+// Validation
+//===----------------------------------------------------------------------===//
+
+Status validatePlan(const Plan &plan) {
+  const size_t nb = plan.buffers.size();
+  for (size_t b = 0; b < nb; ++b) {
+    const Buffer &buf = plan.buffers[b];
+    auto fail = [&](std::string what) {
+      return Error::format("buffer {} ({} {}): {}", b, kindName(buf.kind), buf.info.str(), what);
+    };
+    if (buf.info.dtype.lanes != 1 || dtypeString(buf.info.dtype).starts_with("dtype("))
+      return fail(fmt::format("unsupported dtype {}", dtypeString(buf.info.dtype)));
+    for (int64_t d : buf.info.shape)
+      if (d < 0)
+        return fail(fmt::format("negative dimension {}", d));
+    const uint64_t bytes = buf.info.bytes();
+    switch (buf.kind) {
+    case BufferKind::Input:
+      if (buf.index >= plan.inputs.size() || plan.inputs[buf.index] != b)
+        return fail(fmt::format("model input {} does not name this buffer", buf.index));
+      break;
+    case BufferKind::Output:
+      if (buf.index >= plan.outputs.size() || plan.outputs[buf.index] != b)
+        return fail(fmt::format("model output {} does not name this buffer", buf.index));
+      break;
+    case BufferKind::Constant:
+      if (buf.offset % kBufferAlignment != 0)
+        return fail(fmt::format("offset {} is not {}-byte aligned", buf.offset, kBufferAlignment));
+      if (buf.offset > plan.weightsBytes || bytes > plan.weightsBytes - buf.offset)
+        return fail(fmt::format("bytes [{}, {}) outside the weights ({} bytes)", buf.offset,
+                                buf.offset + bytes, plan.weightsBytes));
+      break;
+    case BufferKind::Activation:
+      if (buf.offset % kBufferAlignment != 0)
+        return fail(fmt::format("offset {} is not {}-byte aligned", buf.offset, kBufferAlignment));
+      if (buf.offset > plan.arenaBytes || bytes > plan.arenaBytes - buf.offset)
+        return fail(fmt::format("bytes [{}, {}) outside the arena ({} bytes)", buf.offset,
+                                buf.offset + bytes, plan.arenaBytes));
+      break;
+    }
+  }
+
+  auto checkList = [&](const std::vector<uint32_t> &list, BufferKind kind,
+                       const char *what) -> Status {
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (list[i] >= nb)
+        return Error::format("model {} {}: buffer {} out of range ({} buffers)", what, i, list[i],
+                             nb);
+      const Buffer &buf = plan.buffers[list[i]];
+      if (buf.kind != kind || buf.index != i)
+        return Error::format("model {} {}: buffer {} is {} {} {}, not {} {}", what, i, list[i],
+                             kindName(buf.kind), buf.index, buf.info.str(), what, i);
+    }
+    return okStatus();
+  };
+  TS_RETURN_IF_ERROR(checkList(plan.inputs, BufferKind::Input, "input"));
+  TS_RETURN_IF_ERROR(checkList(plan.outputs, BufferKind::Output, "output"));
+
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const Step &step = plan.steps[s];
+    auto fail = [&](std::string what) { return Error::format("{}: {}", stepName(plan, s), what); };
+    if (step.numInputs > step.args.size())
+      return fail(fmt::format("{} inputs but only {} arguments", step.numInputs, step.args.size()));
+    for (size_t a = 0; a < step.args.size(); ++a) {
+      uint32_t b = step.args[a];
+      if (b >= nb)
+        return fail(fmt::format("buffer {} out of range ({} buffers)", b, nb));
+      BufferKind k = plan.buffers[b].kind;
+      if (a >= step.numInputs && (k == BufferKind::Input || k == BufferKind::Constant))
+        return fail(fmt::format("writes {} buffer {}", kindName(k), b));
+    }
+    switch (step.kind) {
+    case StepKind::Host:
+      if (step.symbol.empty())
+        return fail("host step without a symbol");
+      break;
+    case StepKind::External:
+      if (step.symbol.empty())
+        return fail("external step without a symbol");
+      if (step.module < 0 || size_t(step.module) >= plan.modules.size())
+        return fail(
+            fmt::format("module {} out of range ({} modules)", step.module, plan.modules.size()));
+      break;
+    case StepKind::Copy: {
+      if (step.args.size() != 2 || step.numInputs != 1)
+        return fail(fmt::format("a copy takes 1 input and 1 output, not {} and {}", step.numInputs,
+                                step.args.size() - step.numInputs));
+      const TensorInfo &from = plan.buffers[step.args[0]].info,
+                       &to = plan.buffers[step.args[1]].info;
+      if (from.bytes() != to.bytes())
+        return fail(fmt::format("copies {} ({} bytes) into {} ({} bytes)", from.str(), from.bytes(),
+                                to.str(), to.bytes()));
+      break;
+    }
+    }
+  }
+  for (size_t m = 0; m < plan.modules.size(); ++m)
+    if (plan.modules[m].typeKey.empty())
+      return Error::format("module {}: empty type key", m);
+  return okStatus();
+}
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+using nlohmann::json;
+
+const char *kBufferKinds[] = {"input", "output", "constant", "activation"};
+const char *kStepKinds[] = {"host", "external", "copy"};
+
+json infoJson(const TensorInfo &info) {
+  json j = json::object();
+  if (!info.name.empty())
+    j["name"] = info.name;
+  j["dtype"] = dtypeString(info.dtype);
+  j["shape"] = info.shape;
+  return j;
+}
+
+/// Checked reads; errors name the field by its JSON path.
+class Reader {
+public:
+  static Expected<const json *> field(const json &obj, const std::string &path, const char *key,
+                                      bool required = true) {
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (required)
+        return Error::format("{}: missing field '{}'", path, key);
+      return static_cast<const json *>(nullptr);
+    }
+    return &*it;
+  }
+
+  static Expected<uint64_t> u64(const json &j, const std::string &path) {
+    if (!j.is_number_unsigned() && !(j.is_number_integer() && j.get<int64_t>() >= 0))
+      return Error::format("{}: expected an unsigned integer, got {}", path, j.dump());
+    return j.get<uint64_t>();
+  }
+
+  static Expected<uint64_t> u64Field(const json &obj, const std::string &path, const char *key,
+                                     std::optional<uint64_t> fallback = std::nullopt) {
+    TS_ASSIGN_OR_RETURN(const json *f, field(obj, path, key, !fallback.has_value()));
+    if (!f)
+      return *fallback;
+    return u64(*f, path + "." + key);
+  }
+
+  static Expected<std::string> str(const json &obj, const std::string &path, const char *key,
+                                   bool required = true) {
+    TS_ASSIGN_OR_RETURN(const json *f, field(obj, path, key, required));
+    if (!f)
+      return std::string();
+    if (!f->is_string())
+      return Error::format("{}.{}: expected a string, got {}", path, key, f->dump());
+    return f->get<std::string>();
+  }
+
+  static Expected<std::vector<uint32_t>> ids(const json &obj, const std::string &path,
+                                             const char *key) {
+    TS_ASSIGN_OR_RETURN(const json *f, field(obj, path, key));
+    const std::string p = path.empty() ? std::string(key) : path + "." + key;
+    if (!f->is_array())
+      return Error::format("{}: expected an array, got {}", p, f->dump());
+    std::vector<uint32_t> out;
+    for (size_t i = 0; i < f->size(); ++i) {
+      TS_ASSIGN_OR_RETURN(uint64_t v, u64((*f)[i], fmt::format("{}[{}]", p, i)));
+      if (v > std::numeric_limits<uint32_t>::max())
+        return Error::format("{}[{}]: {} is too large", p, i, v);
+      out.push_back(uint32_t(v));
+    }
+    return out;
+  }
+
+  static Expected<const json *> array(const json &obj, const char *key) {
+    TS_ASSIGN_OR_RETURN(const json *f, field(obj, "plan", key));
+    if (!f->is_array())
+      return Error::format("plan.{}: expected an array", key);
+    return f;
+  }
+
+  template <size_t N>
+  static Expected<size_t> enumField(const json &obj, const std::string &path, const char *key,
+                                    const char *const (&names)[N]) {
+    TS_ASSIGN_OR_RETURN(std::string s, str(obj, path, key));
+    for (size_t i = 0; i < N; ++i)
+      if (s == names[i])
+        return i;
+    return Error::format("{}.{}: unknown value '{}' (expected {})", path, key, s,
+                         fmt::join(names, ", "));
+  }
+};
+
+Expected<TensorInfo> parseInfo(const json &j, const std::string &path) {
+  TensorInfo info;
+  TS_ASSIGN_OR_RETURN(info.name, Reader::str(j, path, "name", false));
+  TS_ASSIGN_OR_RETURN(std::string dtype, Reader::str(j, path, "dtype"));
+  auto t = parseDtypeString(dtype);
+  if (!t.ok())
+    return Error::format("{}.dtype: {}", path, t.error().str());
+  info.dtype = *t;
+  TS_ASSIGN_OR_RETURN(const json *shape, Reader::field(j, path, "shape"));
+  if (!shape->is_array())
+    return Error::format("{}.shape: expected an array, got {}", path, shape->dump());
+  for (size_t i = 0; i < shape->size(); ++i) {
+    TS_ASSIGN_OR_RETURN(uint64_t d, Reader::u64((*shape)[i], fmt::format("{}.shape[{}]", path, i)));
+    if (d > uint64_t(std::numeric_limits<int64_t>::max()))
+      return Error::format("{}.shape[{}]: {} is too large", path, i, d);
+    info.shape.push_back(int64_t(d));
+  }
+  return info;
+}
+
+} // namespace
+
+std::string serializePlan(const Plan &plan) {
+  json j = json::object();
+  j["format"] = 1;
+  json buffers = json::array();
+  for (const Buffer &b : plan.buffers) {
+    json jb = infoJson(b.info);
+    jb["kind"] = kBufferKinds[size_t(b.kind)];
+    if (b.kind == BufferKind::Input || b.kind == BufferKind::Output)
+      jb["index"] = b.index;
+    else
+      jb["offset"] = b.offset;
+    buffers.push_back(std::move(jb));
+  }
+  j["buffers"] = std::move(buffers);
+  json steps = json::array();
+  for (const Step &s : plan.steps) {
+    json js = json::object();
+    js["kind"] = kStepKinds[size_t(s.kind)];
+    if (!s.symbol.empty())
+      js["symbol"] = s.symbol;
+    if (s.kind == StepKind::External)
+      js["module"] = s.module;
+    js["args"] = s.args;
+    js["num_inputs"] = s.numInputs;
+    js["label"] = s.label;
+    steps.push_back(std::move(js));
+  }
+  j["steps"] = std::move(steps);
+  j["inputs"] = plan.inputs;
+  j["outputs"] = plan.outputs;
+  json modules = json::array();
+  for (const ModuleRef &m : plan.modules)
+    modules.push_back({{"type_key", m.typeKey},
+                       {"plugin", m.plugin},
+                       {"plugin_version", m.pluginVersion},
+                       {"section", m.section}});
+  j["modules"] = std::move(modules);
+  j["arena_bytes"] = plan.arenaBytes;
+  j["weights_bytes"] = plan.weightsBytes;
+  j["activation_bytes_no_reuse"] = plan.activationBytesNoReuse;
+  return j.dump(1);
+}
+
+Expected<Plan> parsePlan(std::string_view text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return Error("plan: not valid JSON");
+  if (!j.is_object())
+    return Error("plan: expected a JSON object");
+  TS_ASSIGN_OR_RETURN(uint64_t format, Reader::u64Field(j, "plan", "format"));
+  if (format != 1)
+    return Error::format("plan.format: version {}, this runtime reads version 1", format);
+
+  Plan plan;
+  TS_ASSIGN_OR_RETURN(const json *buffers, Reader::array(j, "buffers"));
+  for (size_t i = 0; i < buffers->size(); ++i) {
+    const json &jb = (*buffers)[i];
+    const std::string path = fmt::format("plan.buffers[{}]", i);
+    if (!jb.is_object())
+      return Error::format("{}: expected an object", path);
+    Buffer b;
+    TS_ASSIGN_OR_RETURN(size_t kind, Reader::enumField(jb, path, "kind", kBufferKinds));
+    b.kind = BufferKind(kind);
+    TS_ASSIGN_OR_RETURN(b.info, parseInfo(jb, path));
+    if (b.kind == BufferKind::Input || b.kind == BufferKind::Output) {
+      TS_ASSIGN_OR_RETURN(uint64_t index, Reader::u64Field(jb, path, "index"));
+      if (index > std::numeric_limits<uint32_t>::max())
+        return Error::format("{}.index: {} is too large", path, index);
+      b.index = uint32_t(index);
+    } else {
+      TS_ASSIGN_OR_RETURN(b.offset, Reader::u64Field(jb, path, "offset"));
+    }
+    plan.buffers.push_back(std::move(b));
+  }
+
+  TS_ASSIGN_OR_RETURN(const json *steps, Reader::array(j, "steps"));
+  for (size_t i = 0; i < steps->size(); ++i) {
+    const json &js = (*steps)[i];
+    const std::string path = fmt::format("plan.steps[{}]", i);
+    if (!js.is_object())
+      return Error::format("{}: expected an object", path);
+    Step s;
+    TS_ASSIGN_OR_RETURN(size_t kind, Reader::enumField(js, path, "kind", kStepKinds));
+    s.kind = StepKind(kind);
+    TS_ASSIGN_OR_RETURN(s.symbol, Reader::str(js, path, "symbol", s.kind != StepKind::Copy));
+    if (s.kind == StepKind::External) {
+      TS_ASSIGN_OR_RETURN(uint64_t m, Reader::u64Field(js, path, "module"));
+      if (m > uint64_t(std::numeric_limits<int32_t>::max()))
+        return Error::format("{}.module: {} is too large", path, m);
+      s.module = int32_t(m);
+    }
+    TS_ASSIGN_OR_RETURN(s.args, Reader::ids(js, path, "args"));
+    TS_ASSIGN_OR_RETURN(uint64_t numInputs, Reader::u64Field(js, path, "num_inputs"));
+    if (numInputs > s.args.size())
+      return Error::format("{}.num_inputs: {} but only {} args", path, numInputs, s.args.size());
+    s.numInputs = uint32_t(numInputs);
+    TS_ASSIGN_OR_RETURN(s.label, Reader::str(js, path, "label", false));
+    plan.steps.push_back(std::move(s));
+  }
+
+  TS_ASSIGN_OR_RETURN(plan.inputs, Reader::ids(j, "plan", "inputs"));
+  TS_ASSIGN_OR_RETURN(plan.outputs, Reader::ids(j, "plan", "outputs"));
+
+  TS_ASSIGN_OR_RETURN(const json *modules, Reader::array(j, "modules"));
+  for (size_t i = 0; i < modules->size(); ++i) {
+    const json &jm = (*modules)[i];
+    const std::string path = fmt::format("plan.modules[{}]", i);
+    if (!jm.is_object())
+      return Error::format("{}: expected an object", path);
+    ModuleRef m;
+    TS_ASSIGN_OR_RETURN(m.typeKey, Reader::str(jm, path, "type_key"));
+    TS_ASSIGN_OR_RETURN(m.plugin, Reader::str(jm, path, "plugin"));
+    TS_ASSIGN_OR_RETURN(m.pluginVersion, Reader::str(jm, path, "plugin_version", false));
+    TS_ASSIGN_OR_RETURN(uint64_t section, Reader::u64Field(jm, path, "section"));
+    if (section > std::numeric_limits<uint32_t>::max())
+      return Error::format("{}.section: {} is too large", path, section);
+    m.section = uint32_t(section);
+    plan.modules.push_back(std::move(m));
+  }
+  TS_ASSIGN_OR_RETURN(plan.arenaBytes, Reader::u64Field(j, "plan", "arena_bytes"));
+  TS_ASSIGN_OR_RETURN(plan.weightsBytes, Reader::u64Field(j, "plan", "weights_bytes"));
+  TS_ASSIGN_OR_RETURN(plan.activationBytesNoReuse,
+                      Reader::u64Field(j, "plan", "activation_bytes_no_reuse", 0));
+  auto valid = validatePlan(plan);
+  if (!valid.ok())
+    return Error::format("plan: {}", valid.error().str());
+  return plan;
+}
+
+} // namespace tessera::runtime

@@ -20,5 +20,11 @@ Subcommand addPluginsCommand(CLI::App &app);
 Subcommand addPluginCheckCommand(CLI::App &app);
 /// `tessera partition MODEL --target LIST ...` (cmd_partition.cpp).
 Subcommand addPartitionCommand(CLI::App &app);
+/// `tessera compile MODEL -o OUT.tsr [--target LIST] ...` (cmd_compile.cpp).
+Subcommand addCompileCommand(CLI::App &app);
+/// `tessera run MODEL.tsr [--inputs ...] ...` (cmd_run.cpp).
+Subcommand addRunCommand(CLI::App &app);
+/// `tessera inspect MODEL.tsr [--json]` (cmd_inspect.cpp).
+Subcommand addInspectCommand(CLI::App &app);
 
 } // namespace tessera::tools

@@ -7,8 +7,10 @@
 //   tessera conformance DIR... [--filter SUBSTR] [--verbose] [--summary]
 //   tessera onnx-support [--markdown]
 //   tessera version
-//
-// Later issues add compile, run, inspect, partition and plugins.
+//   tessera plugins, plugin-check, partition   (cmd_*.cpp)
+//   tessera compile MODEL -o OUT.tsr [--target LIST] ...   (cmd_compile.cpp)
+//   tessera run OUT.tsr [--inputs ...] ...                 (cmd_run.cpp)
+//   tessera inspect OUT.tsr [--json]                       (cmd_inspect.cpp)
 //
 //===----------------------------------------------------------------------===//
 #include "commands.h"
@@ -306,7 +308,10 @@ int main(int argc, char **argv) {
   auto *version = app.add_subcommand("version", "Print the version");
   const tools::Subcommand more[] = {tools::addPluginsCommand(app),
                                     tools::addPluginCheckCommand(app),
-                                    tools::addPartitionCommand(app)};
+                                    tools::addPartitionCommand(app),
+                                    tools::addCompileCommand(app),
+                                    tools::addRunCommand(app),
+                                    tools::addInspectCommand(app)};
 
   CLI11_PARSE(app, argc, argv);
   if (Status s = tools::applyLogLevel(logLevel); !s.ok())

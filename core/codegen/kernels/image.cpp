@@ -1,2 +1,338 @@
-// Placeholder: kernels of this file are being written.
-#include "codegen/kernels/tk.h"
+//===- codegen/kernels/image.cpp - Image sampling host kernels -----------===//
+//
+// Kernels that sample NCHW images at fractional positions:
+//   resize2d     taps (source indices and weights per output row and
+//                column) precomputed by the lowering; nearest copies raw
+//                elements (any dtype), linear and cubic sum in double
+//   grid_sample  bilinear, nearest, bicubic; zeros, border, reflection
+//   roi_align    avg and max modes
+// Following the reference kernels (core/ir/ops/nn.cpp resize2d,
+// core/ir/ops/image.cpp), they compute in double and round once to the
+// output dtype.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/kernels/tensor_common.h"
+#include "codegen/kernels/tensor_ops.h"
+
+namespace {
+
+template <class Body> static void tk_body_trampoline(void *closure, int64_t begin, int64_t end) {
+  (*(const Body *)closure)(begin, end);
+}
+
+//===----------------------------------------------------------------------===//
+// resize2d
+//===----------------------------------------------------------------------===//
+
+// One output coordinate's taps: ia (outside, n, idx[4]) and fa w[4].
+struct Taps {
+  const int64_t *i;
+  const double *w;
+};
+
+struct ResizeBody {
+  const tk_args *a;
+  int64_t esize, H, W, OH, OW;
+  bool nearest;
+  const int64_t *rowIa, *colIa;
+  const double *rowFa, *colFa;
+
+  // Rows: (nc, oh) pairs.
+  void operator()(int64_t begin, int64_t end) const {
+    const tk_tensor &x = a->in[0], &y = a->out[0];
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t nc = r / OH, oh = r % OH;
+      const int64_t *th = rowIa + 6 * oh;
+      const double *thw = rowFa + 4 * oh;
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const int64_t *tw = colIa + 6 * ow;
+        const double *tww = colFa + 4 * ow;
+        int64_t o = r * OW + ow;
+        if (th[0] || tw[0]) { // tf_crop_and_resize: outside the input
+          memcpy((uint8_t *)y.data + o * esize, &a->ia[6], (size_t)esize);
+          continue;
+        }
+        if (nearest) {
+          int64_t src = (nc * H + th[2]) * W + tw[2];
+          memcpy((uint8_t *)y.data + o * esize, (const uint8_t *)x.data + src * esize,
+                 (size_t)esize);
+          continue;
+        }
+        double acc = 0;
+        for (int64_t i = 0; i < th[1]; ++i) {
+          if (thw[i] == 0)
+            continue;
+          const int64_t rowBase = (nc * H + th[2 + i]) * W;
+          double row = 0;
+          for (int64_t j = 0; j < tw[1]; ++j)
+            row += tww[j] * tk_load_f64(x, rowBase + tw[2 + j]);
+          acc += thw[i] * row;
+        }
+        tk_store_f64(y, o, acc);
+      }
+    }
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// grid_sample
+//===----------------------------------------------------------------------===//
+
+// ONNX reference _gs_reflect: reflects x into [lo, hi].
+static inline double tk_reflect(double x, double lo, double hi) {
+  double range = hi - lo;
+  if (range <= 0)
+    return lo;
+  if (x < lo) {
+    double dx = lo - x;
+    int64_t n = (int64_t)(dx / range);
+    double r = dx - (double)n * range;
+    return n % 2 == 0 ? lo + r : hi - r;
+  }
+  if (x > hi) {
+    double dx = x - hi;
+    int64_t n = (int64_t)(dx / range);
+    double r = dx - (double)n * range;
+    return n % 2 == 0 ? hi - r : lo + r;
+  }
+  return x;
+}
+
+static inline double tk_clampd(double v, double lo, double hi) {
+  return v < lo ? lo : hi < v ? hi : v;
+}
+static inline int64_t tk_clampi(int64_t v, int64_t lo, int64_t hi) {
+  return v < lo ? lo : hi < v ? hi : v;
+}
+
+// Cubic convolution weights (a = -0.75) of the taps at -1, 0, 1, 2.
+static inline void tk_cubic_coeffs(double t, double c[4]) {
+  const double a = -0.75;
+  double x = fabs(t);
+  c[0] = ((a * (x + 1) - 5 * a) * (x + 1) + 8 * a) * (x + 1) - 4 * a;
+  c[1] = ((a + 2) * x - (a + 3)) * x * x + 1;
+  c[2] = ((a + 2) * (1 - x) - (a + 3)) * (1 - x) * (1 - x) + 1;
+  c[3] = ((a * (2 - x) - 5 * a) * (2 - x) + 8 * a) * (2 - x) - 4 * a;
+}
+
+struct GridSampleBody {
+  const tk_tensor *x, *grid, *y;
+  int64_t C, H, W, OH, OW, mode, padding;
+  bool align;
+
+  // The pixel at integer (r, col) under the padding mode.
+  double pixel(int64_t base, int64_t r, int64_t col) const {
+    switch (padding) {
+    case TK_GS_ZEROS:
+      if (r < 0 || r >= H || col < 0 || col >= W)
+        return 0.0;
+      break;
+    case TK_GS_BORDER:
+      r = tk_clampi(r, 0, H - 1);
+      col = tk_clampi(col, 0, W - 1);
+      break;
+    default: { // reflection
+      double xmin = align ? 0.0 : -0.5, xmax = align ? (double)(W - 1) : (double)W - 0.5;
+      double ymin = align ? 0.0 : -0.5, ymax = align ? (double)(H - 1) : (double)H - 0.5;
+      col = (int64_t)tk_reflect((double)col, xmin, xmax);
+      r = (int64_t)tk_reflect((double)r, ymin, ymax);
+      col = tk_clampi(col, 0, W - 1);
+      r = tk_clampi(r, 0, H - 1);
+      break;
+    }
+    }
+    return tk_load_f64(*x, base + r * W + col);
+  }
+
+  double denorm(double v, int64_t len) const {
+    return align ? (v + 1) / 2.0 * (double)(len - 1) : ((v + 1) * (double)len - 1) / 2.0;
+  }
+
+  // Rows: (n, c) pairs.
+  void operator()(int64_t begin, int64_t end) const {
+    double xmin = align ? 0.0 : -0.5, xmax = align ? (double)(W - 1) : (double)W - 0.5;
+    double ymin = align ? 0.0 : -0.5, ymax = align ? (double)(H - 1) : (double)H - 0.5;
+    for (int64_t nc = begin; nc < end; ++nc) {
+      int64_t n = nc / C;
+      const int64_t base = nc * H * W;
+      for (int64_t oy = 0; oy < OH; ++oy)
+        for (int64_t ox = 0; ox < OW; ++ox) {
+          int64_t g = ((n * OH + oy) * OW + ox) * 2;
+          double fx = denorm(tk_load_f64(*grid, g), W), fy = denorm(tk_load_f64(*grid, g + 1), H);
+          if (mode == TK_GS_NEAREST) {
+            fx = nearbyint(fx);
+            fy = nearbyint(fy);
+          }
+          if (padding == TK_GS_BORDER) {
+            fx = tk_clampd(fx, 0.0, (double)(W - 1));
+            fy = tk_clampd(fy, 0.0, (double)(H - 1));
+          } else if (padding == TK_GS_REFLECTION) {
+            fx = tk_reflect(fx, xmin, xmax);
+            fy = tk_reflect(fy, ymin, ymax);
+          }
+          double v;
+          if (mode == TK_GS_NEAREST) {
+            v = pixel(base, (int64_t)nearbyint(fy), (int64_t)nearbyint(fx));
+          } else if (mode == TK_GS_BILINEAR) {
+            double x1 = floor(fx), y1 = floor(fy);
+            int64_t ix = (int64_t)x1, iy = (int64_t)y1;
+            double dx1 = fx - x1, dx2 = x1 + 1 - fx, dy1 = fy - y1, dy2 = y1 + 1 - fy;
+            v = dy2 * (dx2 * pixel(base, iy, ix) + dx1 * pixel(base, iy, ix + 1)) +
+                dy1 * (dx2 * pixel(base, iy + 1, ix) + dx1 * pixel(base, iy + 1, ix + 1));
+          } else {
+            double x0 = floor(fx) - 1, y0 = floor(fy) - 1;
+            int64_t ix = (int64_t)x0, iy = (int64_t)y0;
+            double cx[4], cy[4];
+            tk_cubic_coeffs(fx - x0 - 1, cx);
+            tk_cubic_coeffs(fy - y0 - 1, cy);
+            v = 0;
+            for (int64_t h = 0; h < 4; ++h) {
+              double row = 0;
+              for (int64_t w = 0; w < 4; ++w)
+                row += cx[w] * pixel(base, iy + h, ix + w);
+              v += cy[h] * row;
+            }
+          }
+          tk_store_f64(*y, (nc * OH + oy) * OW + ox, v);
+        }
+    }
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// roi_align
+//===----------------------------------------------------------------------===//
+
+struct RoiAlignBody {
+  const tk_tensor *x, *rois, *batch, *y;
+  int64_t C, H, W, PH, PW, ratio;
+  bool halfPixel, maxMode;
+  double scale;
+
+  // Rows: (roi, c) pairs.
+  void operator()(int64_t begin, int64_t end) const {
+    const int64_t *batchIndices = (const int64_t *)batch->data;
+    for (int64_t rc = begin; rc < end; ++rc) {
+      int64_t roi = rc / C, c = rc % C;
+      int64_t b = batchIndices[roi];
+      double offset = halfPixel ? 0.5 : 0.0;
+      double x1 = tk_load_f64(*rois, roi * 4) * scale - offset;
+      double y1 = tk_load_f64(*rois, roi * 4 + 1) * scale - offset;
+      double x2 = tk_load_f64(*rois, roi * 4 + 2) * scale - offset;
+      double y2 = tk_load_f64(*rois, roi * 4 + 3) * scale - offset;
+      double rw = x2 - x1, rh = y2 - y1;
+      if (!halfPixel) {
+        rw = rw < 1.0 ? 1.0 : rw;
+        rh = rh < 1.0 ? 1.0 : rh;
+      }
+      double binH = rh / (double)PH, binW = rw / (double)PW;
+      int64_t gridH = ratio > 0 ? ratio : (int64_t)ceil(rh / (double)PH);
+      int64_t gridW = ratio > 0 ? ratio : (int64_t)ceil(rw / (double)PW);
+      int64_t cells = gridH * gridW;
+      double count = (double)(cells > 1 ? cells : 1);
+      const int64_t base = (b * C + c) * H * W;
+      for (int64_t ph = 0; ph < PH; ++ph)
+        for (int64_t pw = 0; pw < PW; ++pw) {
+          double acc = 0;
+          bool first = true;
+          for (int64_t iy = 0; iy < gridH; ++iy)
+            for (int64_t ix = 0; ix < gridW; ++ix) {
+              double yy = y1 + (double)ph * binH + ((double)iy + 0.5) * binH / (double)gridH;
+              double xx = x1 + (double)pw * binW + ((double)ix + 0.5) * binW / (double)gridW;
+              int64_t pos[4] = {0, 0, 0, 0};
+              double w[4] = {0, 0, 0, 0};
+              if (!(yy < -1.0 || yy > (double)H || xx < -1.0 || xx > (double)W)) {
+                yy = yy < 0 ? 0 : yy;
+                xx = xx < 0 ? 0 : xx;
+                int64_t yl = (int64_t)yy, xl = (int64_t)xx, yh, xh;
+                if (yl >= H - 1) {
+                  yh = yl = H - 1;
+                  yy = (double)yl;
+                } else {
+                  yh = yl + 1;
+                }
+                if (xl >= W - 1) {
+                  xh = xl = W - 1;
+                  xx = (double)xl;
+                } else {
+                  xh = xl + 1;
+                }
+                double ly = yy - (double)yl, lx = xx - (double)xl, hy = 1 - ly, hx = 1 - lx;
+                w[0] = hy * hx, w[1] = hy * lx, w[2] = ly * hx, w[3] = ly * lx;
+                pos[0] = yl * W + xl, pos[1] = yl * W + xh, pos[2] = yh * W + xl,
+                pos[3] = yh * W + xh;
+              }
+              if (maxMode) {
+                double m = w[0] * tk_load_f64(*x, base + pos[0]);
+                for (int k = 1; k < 4; ++k) {
+                  double v = w[k] * tk_load_f64(*x, base + pos[k]);
+                  m = m < v ? v : m; // std::max(m, v)
+                }
+                acc = first ? m : (acc < m ? m : acc);
+                first = false;
+              } else {
+                for (int k = 0; k < 4; ++k)
+                  acc += w[k] * tk_load_f64(*x, base + pos[k]);
+              }
+            }
+          if (!maxMode)
+            acc /= count;
+          tk_store_f64(*y, ((roi * C + c) * PH + ph) * PW + pw, acc);
+        }
+    }
+  }
+};
+
+} // namespace
+
+// resize2d: ia = [elem_size, nearest, H, W, OH, OW, fill_bits,
+// (outside, n, idx[4]) per output row, then per output column], fa =
+// [w[4] per output row, then per output column]. nearest: n = 1 and idx[0]
+// the chosen source. fill_bits: extrapolation_value's bytes in the dtype.
+TK_KERNEL(resize2d) {
+  const int64_t *ia = a->ia;
+  int64_t H = ia[2], W = ia[3], OH = ia[4], OW = ia[5];
+  int64_t NC = a->in[0].shape[0] * a->in[0].shape[1];
+  ResizeBody body{a,     ia[0],         H, W, OH, OW, ia[1] != 0, ia + 7, ia + 7 + 6 * OH,
+                  a->fa, a->fa + 4 * OH};
+  int64_t rows = NC * OH;
+  if (rows > 1 && rows * OW >= TK_CHUNK)
+    tk_parallel_for(ctx, rows, &tk_body_trampoline<ResizeBody>, &body);
+  else
+    body(0, rows);
+  return TESSERA_HOST_OK;
+}
+
+// grid_sample: ia = [mode, padding_mode, align_corners] (tensor_ops.h).
+TK_KERNEL(grid_sample) {
+  const tk_tensor &x = a->in[0], &grid = a->in[1], &y = a->out[0];
+  GridSampleBody body{&x,         &grid,      &y,       x.shape[1], x.shape[2],   x.shape[3],
+                      y.shape[2], y.shape[3], a->ia[0], a->ia[1],   a->ia[2] != 0};
+  int64_t rows = x.shape[0] * x.shape[1];
+  if (rows > 1 && rows * y.shape[2] * y.shape[3] >= 1024)
+    tk_parallel_for(ctx, rows, &tk_body_trampoline<GridSampleBody>, &body);
+  else
+    body(0, rows);
+  return TESSERA_HOST_OK;
+}
+
+// roi_align: ia = [output_height, output_width, sampling_ratio, half_pixel,
+// max_mode], fa = [spatial_scale]. A batch index outside the batch is
+// TESSERA_HOST_ERR_INVALID.
+TK_KERNEL(roi_align) {
+  const tk_tensor &x = a->in[0], &y = a->out[0];
+  int64_t N = x.shape[0], R = a->in[1].shape[0];
+  const int64_t *batch = (const int64_t *)a->in[2].data;
+  for (int64_t r = 0; r < R; ++r)
+    if (batch[r] < 0 || batch[r] >= N)
+      return TESSERA_HOST_ERR_INVALID;
+  RoiAlignBody body{&x,         &a->in[1], &a->in[2], &y,       x.shape[1],    x.shape[2],
+                    x.shape[3], a->ia[0],  a->ia[1],  a->ia[2], a->ia[3] != 0, a->ia[4] != 0,
+                    a->fa[0]};
+  int64_t rows = R * x.shape[1];
+  if (rows > 1)
+    tk_parallel_for(ctx, rows, &tk_body_trampoline<RoiAlignBody>, &body);
+  else
+    body(0, rows);
+  return TESSERA_HOST_OK;
+}

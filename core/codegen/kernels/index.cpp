@@ -1,2 +1,279 @@
-// Placeholder: kernels of this file are being written.
-#include "codegen/kernels/tk.h"
+//===- codegen/kernels/index.cpp - Index-driven host kernels -------------===//
+//
+// Kernels whose element positions come from an index tensor (i32 or i64,
+// negative values counting from the end of their axis):
+//   gather, gather_elements, gather_nd   raw element copies
+//   scatter_elements, scatter_nd         a copy of data, then the updates in
+//                                        row-major order of the indices,
+//                                        replacing or combined by a reduction
+// An index outside -dim..dim-1 returns TESSERA_HOST_ERR_INVALID (the
+// reference kernels' error), checked before anything is written. Scatter
+// reductions follow the reference's combine(): floats compute in float
+// (f16, bf16, f32; exact for one + or * of two values) or double, max/min
+// propagate NaN; integers wrap (add, mul) and compare exactly (u64
+// unsigned).
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/kernels/tensor_common.h"
+#include "codegen/kernels/tensor_ops.h"
+
+namespace {
+
+// Copies `n` elements of `esize` bytes.
+static inline void tk_copy_elems(uint8_t *dst, const uint8_t *src, int64_t n, int64_t esize) {
+  memcpy(dst, src, (size_t)(n * esize));
+}
+
+// True when every index of `t` is in -dim..dim-1.
+static inline bool tk_indices_ok(const tk_tensor &t, int64_t dim) {
+  int64_t n = tk_numel(t);
+  bool ok = true;
+  if (t.dtype == TK_I32) {
+    const int32_t *p = (const int32_t *)t.data;
+    for (int64_t i = 0; i < n; ++i)
+      ok &= p[i] >= -dim && p[i] < dim;
+  } else {
+    const int64_t *p = (const int64_t *)t.data;
+    for (int64_t i = 0; i < n; ++i)
+      ok &= p[i] >= -dim && p[i] < dim;
+  }
+  return ok;
+}
+
+static inline int64_t tk_wrap_index(int64_t v, int64_t dim) {
+  return v < 0 ? v + dim : v;
+}
+
+struct GatherBody {
+  const uint8_t *data;
+  const tk_tensor *indices;
+  uint8_t *out;
+  int64_t esize, dim, nidx, inner;
+  // Rows: (outer index, index position) pairs.
+  void operator()(int64_t begin, int64_t end) const {
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t o = r / nidx, k = r % nidx;
+      int64_t v = tk_wrap_index(tk_load_index(*indices, k), dim);
+      tk_copy_elems(out + r * inner * esize, data + (o * dim + v) * inner * esize, inner, esize);
+    }
+  }
+};
+
+template <class R> struct GatherElementsBody {
+  const R *data;
+  const tk_tensor *indices;
+  R *out;
+  int32_t rank, axis;
+  int64_t dim;
+  const int64_t *shape, *strides; // output (= indices) shape, data strides
+  void operator()(int64_t begin, int64_t end) const {
+    int64_t idx[TK_MAX_RANK];
+    int64_t rest = begin;
+    for (int32_t d = rank - 1; d >= 0; --d) {
+      idx[d] = rest % shape[d];
+      rest /= shape[d];
+    }
+    for (int64_t i = begin; i < end; ++i) {
+      int64_t src = 0;
+      for (int32_t d = 0; d < rank; ++d)
+        if (d != axis)
+          src += idx[d] * strides[d];
+      src += tk_wrap_index(tk_load_index(*indices, i), dim) * strides[axis];
+      out[i] = data[src];
+      for (int32_t d = rank - 1; d >= 0; --d) {
+        if (++idx[d] < shape[d])
+          break;
+        idx[d] = 0;
+      }
+    }
+  }
+};
+
+// out[dst] = out[dst] (red) upd[src], per the element type T.
+template <class T>
+static inline void tk_combine(typename tk_elem<T>::S *out, int64_t dst,
+                              const typename tk_elem<T>::S *upd, int64_t src, int64_t red) {
+  using E = tk_elem<T>;
+  if (red == TK_R_NONE) {
+    out[dst] = upd[src];
+    return;
+  }
+  if constexpr (tk_is_float<T>) {
+    using C = typename E::C;
+    C a = E::load(out, dst), b = E::load(upd, src);
+    bool nan = a != a || b != b;
+    switch (red) {
+    case TK_R_ADD: a = a + b; break;
+    case TK_R_MUL: a = a * b; break;
+    case TK_R_MAX: a = nan ? (C)NAN : a < b ? b : a; break;
+    case TK_R_MIN: a = nan ? (C)NAN : b < a ? b : a; break;
+    default: break;
+    }
+    E::store(out, dst, a);
+  } else if constexpr (tk_same<T, uint64_t>::value) {
+    uint64_t a = out[dst], b = upd[src];
+    switch (red) {
+    case TK_R_ADD: a = a + b; break;
+    case TK_R_MUL: a = a * b; break;
+    case TK_R_MAX: a = a < b ? b : a; break;
+    case TK_R_MIN: a = b < a ? b : a; break;
+    default: break;
+    }
+    out[dst] = a;
+  } else {
+    int64_t a = (int64_t)E::load(out, dst), b = (int64_t)E::load(upd, src);
+    switch (red) {
+    case TK_R_ADD: a = (int64_t)((uint64_t)a + (uint64_t)b); break;
+    case TK_R_MUL: a = (int64_t)((uint64_t)a * (uint64_t)b); break;
+    case TK_R_MAX: a = a < b ? b : a; break;
+    case TK_R_MIN: a = b < a ? b : a; break;
+    default: break;
+    }
+    E::store(out, dst, (typename E::C)a); // wraps to the dtype
+  }
+}
+
+} // namespace
+
+// gather: ia = [elem_size, outer, dim, nidx, inner]: out[o, k, i] =
+// data[o, indices[k], i] with data viewed as [outer, dim, inner] and the
+// indices flattened to nidx.
+TK_KERNEL(gather) {
+  int64_t esize = a->ia[0], outer = a->ia[1], dim = a->ia[2], nidx = a->ia[3], inner = a->ia[4];
+  if (!tk_indices_ok(a->in[1], dim))
+    return TESSERA_HOST_ERR_INVALID;
+  GatherBody body{(const uint8_t *)a->in[0].data,
+                  &a->in[1],
+                  (uint8_t *)a->out[0].data,
+                  esize,
+                  dim,
+                  nidx,
+                  inner};
+  int64_t rows = outer * nidx;
+  if (rows * inner >= TK_CHUNK && rows > 1)
+    tk_parallel_for(
+        ctx, rows, [](void *c, int64_t b, int64_t e) { (*(const GatherBody *)c)(b, e); }, &body);
+  else
+    body(0, rows);
+  return TESSERA_HOST_OK;
+}
+
+// gather_elements: ia = [elem_size, rank, axis, dim, shape[rank],
+// data_strides[rank]]: out (the indices' shape) [i] = data[i with i[axis]
+// replaced by indices[i]]. rank >= 1.
+TK_KERNEL(gather_elements) {
+  int32_t rank = (int32_t)a->ia[1], axis = (int32_t)a->ia[2];
+  int64_t dim = a->ia[3];
+  const int64_t *shape = a->ia + 4, *strides = a->ia + 4 + rank;
+  if (!tk_indices_ok(a->in[1], dim))
+    return TESSERA_HOST_ERR_INVALID;
+  int64_t n = tk_numel(a->in[1]);
+  return tk_dispatch_size(a->ia[0], [&](auto raw) TK_INLINE_LAMBDA -> int32_t {
+    using R = decltype(raw);
+    GatherElementsBody<R> body{
+        (const R *)a->in[0].data, &a->in[1], (R *)a->out[0].data, rank, axis, dim, shape, strides};
+    tk_parallel_elems(ctx, n, TK_CHUNK, body);
+    return TESSERA_HOST_OK;
+  });
+}
+
+// gather_nd: ia = [elem_size, batches, tuples, k, slice, batch_stride,
+// (dim_j, stride_j) for the k indexed axes]: for each batch b and index
+// tuple t, copies the slice of `slice` elements at
+// b * batch_stride + sum(index_j * stride_j).
+TK_KERNEL(gather_nd) {
+  int64_t esize = a->ia[0], batches = a->ia[1], tuples = a->ia[2], k = a->ia[3], slice = a->ia[4];
+  int64_t batchStride = a->ia[5];
+  const int64_t *axes = a->ia + 6;
+  const tk_tensor &indices = a->in[1];
+  int64_t rows = batches * tuples;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t v = tk_load_index(indices, r * k + j), dim = axes[2 * j];
+      if (v < -dim || v >= dim)
+        return TESSERA_HOST_ERR_INVALID;
+    }
+  const uint8_t *data = (const uint8_t *)a->in[0].data;
+  uint8_t *out = (uint8_t *)a->out[0].data;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t src = (r / tuples) * batchStride;
+    for (int64_t j = 0; j < k; ++j)
+      src += tk_wrap_index(tk_load_index(indices, r * k + j), axes[2 * j]) * axes[2 * j + 1];
+    if (slice > 0)
+      tk_copy_elems(out + r * slice * esize, data + src * esize, slice, esize);
+  }
+  (void)ctx;
+  return TESSERA_HOST_OK;
+}
+
+// scatter_nd: ia = [reduction, tuples, k, slice, (dim_j, stride_j) for the
+// first k axes of data]: out = data, then for each index tuple t in order,
+// the slice of `slice` elements at sum(index_j * stride_j) is combined with
+// updates[t].
+TK_KERNEL(scatter_nd) {
+  int64_t red = a->ia[0], tuples = a->ia[1], k = a->ia[2], slice = a->ia[3];
+  const int64_t *axes = a->ia + 4;
+  const tk_tensor &indices = a->in[1];
+  for (int64_t t = 0; t < tuples; ++t)
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t v = tk_load_index(indices, t * k + j), dim = axes[2 * j];
+      if (v < -dim || v >= dim)
+        return TESSERA_HOST_ERR_INVALID;
+    }
+  (void)ctx;
+  return tk_dispatch(a->in[0].dtype, [&](auto tag) TK_INLINE_LAMBDA -> int32_t {
+    using T = decltype(tag);
+    using S = typename tk_elem<T>::S;
+    const S *upd = (const S *)a->in[2].data;
+    S *out = (S *)a->out[0].data;
+    if (a->in[0].data != a->out[0].data)
+      memcpy(out, a->in[0].data, (size_t)tk_numel(a->in[0]) * sizeof(S));
+    for (int64_t t = 0; t < tuples; ++t) {
+      int64_t dst = 0;
+      for (int64_t j = 0; j < k; ++j)
+        dst += tk_wrap_index(tk_load_index(indices, t * k + j), axes[2 * j]) * axes[2 * j + 1];
+      for (int64_t e = 0; e < slice; ++e)
+        tk_combine<T>(out, dst + e, upd, t * slice + e, red);
+    }
+    return TESSERA_HOST_OK;
+  });
+}
+
+// scatter_elements: ia = [reduction, rank, axis, dim, shape[rank],
+// data_strides[rank]] with `shape` the indices' shape: out = data, then for
+// each position i of indices in row-major order, out[i with i[axis] =
+// indices[i]] is combined with updates[i]. rank >= 1.
+TK_KERNEL(scatter_elements) {
+  int64_t red = a->ia[0], dim = a->ia[3];
+  int32_t rank = (int32_t)a->ia[1], axis = (int32_t)a->ia[2];
+  const int64_t *shape = a->ia + 4, *strides = a->ia + 4 + rank;
+  const tk_tensor &indices = a->in[1];
+  if (!tk_indices_ok(indices, dim))
+    return TESSERA_HOST_ERR_INVALID;
+  int64_t n = tk_numel(indices);
+  (void)ctx;
+  return tk_dispatch(a->in[0].dtype, [&](auto tag) TK_INLINE_LAMBDA -> int32_t {
+    using T = decltype(tag);
+    using S = typename tk_elem<T>::S;
+    const S *upd = (const S *)a->in[2].data;
+    S *out = (S *)a->out[0].data;
+    if (a->in[0].data != a->out[0].data)
+      memcpy(out, a->in[0].data, (size_t)tk_numel(a->in[0]) * sizeof(S));
+    int64_t idx[TK_MAX_RANK];
+    for (int32_t d = 0; d < rank; ++d)
+      idx[d] = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t dst = tk_wrap_index(tk_load_index(indices, i), dim) * strides[axis];
+      for (int32_t d = 0; d < rank; ++d)
+        if (d != axis)
+          dst += idx[d] * strides[d];
+      tk_combine<T>(out, dst, upd, i, red);
+      for (int32_t d = rank - 1; d >= 0; --d) {
+        if (++idx[d] < shape[d])
+          break;
+        idx[d] = 0;
+      }
+    }
+    return TESSERA_HOST_OK;
+  });
+}

@@ -1,2 +1,244 @@
-// Placeholder: kernels of this file are being written.
-#include "codegen/kernels/tk.h"
+//===- codegen/kernels/nn_conv.cpp - conv2d and conv2d_transpose ----------===//
+//
+// NCHW convolutions (semantics: core/ir/ops/nn_conv.cpp), computed in float
+// (f32, f16, bf16) or double (f64):
+//  - conv2d by im2col into scratch + the GEMM of nn_common.h per image and
+//    group (weights [Og, Cg*KH*KW] x columns [Cg*KH*KW, OH*OW]); a 1x1
+//    stride-1 unpadded conv multiplies the input directly; convolutions with
+//    one input channel per group (depthwise) run directly, the output row
+//    innermost.
+//  - conv2d_transpose as the GEMM W_g^T x X_g into columns, then col2im
+//    (scatter-add into the output).
+// The lowerings (codegen/host_ops_nn.cpp) choose the mode and lay out the
+// scratch; the ia layouts are documented at each kernel.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/kernels/nn_common.h"
+
+using namespace tk_nn;
+
+namespace {
+
+struct ConvShape {
+  int64_t N, C, H, W;     // input
+  int64_t O, Cg, KH, KW;  // weight (conv2d: [O, Cg, KH, KW])
+  int64_t OH, OW;         // output spatial size
+  int64_t sh, sw, dh, dw; // strides, dilation
+  int64_t pt, pl;         // leading pads
+  int64_t groups;
+};
+
+/// The output columns [lo, hi) whose input column ow*sw - pl + kw*dw is
+/// inside [0, W).
+inline void validColumns(const ConvShape &s, int64_t kw, int64_t &lo, int64_t &hi) {
+  int64_t off = kw * s.dw - s.pl; // iw = ow*sw + off
+  lo = tkMax<int64_t>(0, ceilDiv(-off, s.sw));
+  hi = tkMin<int64_t>(s.OW, ceilDiv(s.W - off, s.sw));
+  if (hi < lo)
+    hi = lo;
+}
+
+// --- conv2d --------------------------------------------------------------------
+
+template <typename T> struct Im2col {
+  const ConvShape *s;
+  const T *x; // one image's channels of one group: [Cg, H, W]
+  T *col;     // [Cg*KH*KW, OH*OW]
+};
+
+template <typename T> void im2colBody(void *closure, int64_t begin, int64_t end) {
+  const Im2col<T> &job = *(const Im2col<T> *)closure;
+  const ConvShape &s = *job.s;
+  for (int64_t row = begin; row < end; ++row) {
+    int64_t c = row / (s.KH * s.KW), kh = (row / s.KW) % s.KH, kw = row % s.KW;
+    int64_t lo, hi;
+    validColumns(s, kw, lo, hi);
+    int64_t off = kw * s.dw - s.pl;
+    for (int64_t oh = 0; oh < s.OH; ++oh) {
+      T *dst = job.col + (row * s.OH + oh) * s.OW;
+      int64_t ih = oh * s.sh - s.pt + kh * s.dh;
+      if (ih < 0 || ih >= s.H) {
+        for (int64_t ow = 0; ow < s.OW; ++ow)
+          dst[ow] = T(0);
+        continue;
+      }
+      const T *src = job.x + (c * s.H + ih) * s.W;
+      for (int64_t ow = 0; ow < lo; ++ow)
+        dst[ow] = T(0);
+      for (int64_t ow = lo; ow < hi; ++ow)
+        dst[ow] = src[ow * s.sw + off];
+      for (int64_t ow = hi; ow < s.OW; ++ow)
+        dst[ow] = T(0);
+    }
+  }
+}
+
+template <typename T> struct Direct {
+  const ConvShape *s;
+  const T *x, *w;
+  T *y;
+};
+
+/// Depthwise-style: output planes (n, o) each read one input plane.
+template <typename T> void directBody(void *closure, int64_t begin, int64_t end) {
+  const Direct<T> &job = *(const Direct<T> *)closure;
+  const ConvShape &s = *job.s;
+  int64_t oPerGroup = s.O / s.groups;
+  for (int64_t plane = begin; plane < end; ++plane) {
+    int64_t n = plane / s.O, o = plane % s.O, ic = o / oPerGroup;
+    const T *x = job.x + (n * s.C + ic) * s.H * s.W;
+    const T *w = job.w + o * s.KH * s.KW;
+    T *y = job.y + plane * s.OH * s.OW;
+    for (int64_t oh = 0; oh < s.OH; ++oh) {
+      T *yrow = y + oh * s.OW;
+      for (int64_t ow = 0; ow < s.OW; ++ow)
+        yrow[ow] = T(0);
+      for (int64_t kh = 0; kh < s.KH; ++kh) {
+        int64_t ih = oh * s.sh - s.pt + kh * s.dh;
+        if (ih < 0 || ih >= s.H)
+          continue;
+        const T *xrow = x + ih * s.W;
+        for (int64_t kw = 0; kw < s.KW; ++kw) {
+          T wv = w[kh * s.KW + kw];
+          int64_t lo, hi, off = kw * s.dw - s.pl;
+          validColumns(s, kw, lo, hi);
+          for (int64_t ow = lo; ow < hi; ++ow)
+            yrow[ow] += wv * xrow[ow * s.sw + off];
+        }
+      }
+    }
+  }
+}
+
+ConvShape convShape(const tk_args *a) {
+  const int64_t *xs = a->in[0].shape, *ws = a->in[1].shape, *ys = a->out[0].shape;
+  const int64_t *ia = a->ia;
+  return ConvShape{xs[0], xs[1], xs[2], xs[3], ws[0], ws[1], ws[2], ws[3], ys[2],
+                   ys[3], ia[0], ia[1], ia[2], ia[3], ia[4], ia[5], ia[6]};
+}
+
+// ia: sh, sw, dh, dw, pad_top, pad_left, groups, mode, offX, offW, offCol, offY
+// mode 0: im2col (offCol: Cg*KH*KW*OH*OW values) + GEMM; 1: GEMM on the
+// input (1x1, stride 1, no pads); 2: direct (one input channel per group).
+// offX/offW/offY: the input, weight and output in the compute type, -1
+// where the tensor's storage is the compute type.
+template <typename T> int32_t conv2dImpl(const tk_args *a, const tessera_host_ctx_t *ctx) {
+  const int64_t *ia = a->ia;
+  ConvShape s = convShape(a);
+  int64_t mode = ia[7];
+  const T *x = inputAs<T>(a, 0, ia[8]);
+  const T *w = inputAs<T>(a, 1, ia[9]);
+  T *y = ia[11] >= 0 ? scratchAt<T>(a, ia[11]) : (T *)a->out[0].data;
+  if (mode == 2) {
+    Direct<T> job{&s, x, w, y};
+    tk_parallel_for(ctx, s.N * s.O, &directBody<T>, &job);
+  } else {
+    int64_t og = s.O / s.groups, kc = s.Cg * s.KH * s.KW, spatial = s.OH * s.OW;
+    T *col = scratchAt<T>(a, ia[10]);
+    for (int64_t n = 0; n < s.N; ++n)
+      for (int64_t gi = 0; gi < s.groups; ++gi) {
+        const T *xg = x + (n * s.C + gi * s.Cg) * s.H * s.W;
+        const T *B = xg;
+        if (mode == 0) {
+          Im2col<T> job{&s, xg, col};
+          tk_parallel_for(ctx, kc, &im2colBody<T>, &job);
+          B = col;
+        }
+        Gemm<T> g{};
+        g.M = og, g.N = spatial, g.K = kc;
+        g.A = w + gi * og * kc, g.a_rs = kc, g.a_ks = 1;
+        g.B = B, g.b_ks = spatial, g.b_ns = 1;
+        g.C = y + (n * s.O + gi * og) * spatial, g.c_rs = spatial;
+        g.batches = 1;
+        gemmRun<T>(g, false, ctx);
+      }
+  }
+  if (ia[11] >= 0)
+    storeAs<T>(y, a->out[0].dtype, tk_numel(a->out[0]), a->out[0].data);
+  return TESSERA_HOST_OK;
+}
+
+} // namespace
+
+TK_KERNEL(conv2d) {
+  if (a->in[0].dtype == TK_F64)
+    return conv2dImpl<double>(a, ctx);
+  return conv2dImpl<float>(a, ctx);
+}
+
+// --- conv2d_transpose ------------------------------------------------------------
+
+namespace {
+
+template <typename T> struct Col2im {
+  const ConvShape *s; // here C = input channels, O = output channels, Cg = O/groups per group
+  const T *col;       // [Og*KH*KW, H*W]
+  T *y;               // the group's output channels [Og, OH, OW]
+};
+
+/// Scatter-adds the columns of output channels [begin, end) of one group.
+template <typename T> void col2imBody(void *closure, int64_t begin, int64_t end) {
+  const Col2im<T> &job = *(const Col2im<T> *)closure;
+  const ConvShape &s = *job.s;
+  for (int64_t oo = begin; oo < end; ++oo) {
+    T *y = job.y + oo * s.OH * s.OW;
+    for (int64_t ow = 0; ow < s.OH * s.OW; ++ow)
+      y[ow] = T(0);
+    for (int64_t kh = 0; kh < s.KH; ++kh)
+      for (int64_t kw = 0; kw < s.KW; ++kw) {
+        const T *col = job.col + ((oo * s.KH + kh) * s.KW + kw) * s.H * s.W;
+        for (int64_t ih = 0; ih < s.H; ++ih) {
+          int64_t oh = ih * s.sh - s.pt + kh * s.dh;
+          if (oh < 0 || oh >= s.OH)
+            continue;
+          // iw with 0 <= iw*sw - pl + kw*dw < OW
+          int64_t off = kw * s.dw - s.pl;
+          int64_t lo = tkMax<int64_t>(0, ceilDiv(-off, s.sw));
+          int64_t hi = tkMin<int64_t>(s.W, ceilDiv(s.OW - off, s.sw));
+          T *yrow = y + oh * s.OW;
+          const T *crow = col + ih * s.W;
+          for (int64_t iw = lo; iw < hi; ++iw)
+            yrow[iw * s.sw + off] += crow[iw];
+        }
+      }
+  }
+}
+
+// ia: sh, sw, dh, dw, pad_top, pad_left, groups, offX, offW, offCol, offY
+// (offCol: Og*KH*KW*H*W values; offX/offW/offY as for conv2d).
+template <typename T> int32_t conv2dTransposeImpl(const tk_args *a, const tessera_host_ctx_t *ctx) {
+  const int64_t *ia = a->ia;
+  const int64_t *xs = a->in[0].shape, *ws = a->in[1].shape, *ys = a->out[0].shape;
+  // weight [C, Og, KH, KW]; output [N, Og*groups, OH, OW]
+  ConvShape s{xs[0], xs[1], xs[2], xs[3], ys[1], ws[1], ws[2], ws[3], ys[2],
+              ys[3], ia[0], ia[1], ia[2], ia[3], ia[4], ia[5], ia[6]};
+  const T *x = inputAs<T>(a, 0, ia[7]);
+  const T *w = inputAs<T>(a, 1, ia[8]);
+  T *col = scratchAt<T>(a, ia[9]);
+  T *y = ia[10] >= 0 ? scratchAt<T>(a, ia[10]) : (T *)a->out[0].data;
+  int64_t cg = s.C / s.groups, og = s.Cg, rows = og * s.KH * s.KW, spatial = s.H * s.W;
+  for (int64_t n = 0; n < s.N; ++n)
+    for (int64_t gi = 0; gi < s.groups; ++gi) {
+      // col[(oo, kh, kw), (ih, iw)] = sum_c w[g*cg + c, oo, kh, kw] * x[n, g*cg + c, ih, iw]
+      Gemm<T> g{};
+      g.M = rows, g.N = spatial, g.K = cg;
+      g.A = w + gi * cg * rows, g.a_rs = 1, g.a_ks = rows;
+      g.B = x + (n * s.C + gi * cg) * spatial, g.b_ks = spatial, g.b_ns = 1;
+      g.C = col, g.c_rs = spatial;
+      g.batches = 1;
+      gemmRun<T>(g, false, ctx);
+      Col2im<T> job{&s, col, y + (n * s.O + gi * og) * s.OH * s.OW};
+      tk_parallel_for(ctx, og, &col2imBody<T>, &job);
+    }
+  if (ia[10] >= 0)
+    storeAs<T>(y, a->out[0].dtype, tk_numel(a->out[0]), a->out[0].data);
+  return TESSERA_HOST_OK;
+}
+
+} // namespace
+
+TK_KERNEL(conv2d_transpose) {
+  if (a->in[0].dtype == TK_F64)
+    return conv2dTransposeImpl<double>(a, ctx);
+  return conv2dTransposeImpl<float>(a, ctx);
+}

@@ -1,2 +1,217 @@
-// Placeholder: kernels of this file are being written.
-#include "codegen/kernels/tk.h"
+//===- codegen/kernels/nn_pool.cpp - 2-D pooling --------------------------===//
+//
+// max_pool2d, max_pool2d_indices, avg_pool2d, global_avg_pool2d and
+// global_max_pool2d on NCHW data (semantics: core/ir/ops/nn_conv.cpp), one
+// (n, c) plane per unit of work on the runtime's threads. Window attributes
+// arrive flattened as   ia = KH, KW, sh, sw, dh, dw, pad_top, pad_left, ...
+// (see each kernel).
+//
+// Comparisons follow the reference: floats as values (a leading NaN sticks,
+// a later one never wins), integers in their own type; padded positions
+// never take part, and a window with no input element gives 0 (max), -1
+// (indices) or 0/0 (average).
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/kernels/nn_common.h"
+
+using namespace tk_nn;
+
+namespace {
+
+struct PoolJob {
+  const tk_args *a;
+  int64_t C, H, W, OH, OW;
+  int64_t KH, KW, sh, sw, dh, dw, pt, pl;
+};
+
+PoolJob poolJob(const tk_args *a) {
+  const int64_t *xs = a->in[0].shape, *ys = a->out[0].shape, *ia = a->ia;
+  return PoolJob{a,     xs[1], xs[2], xs[3], ys[2], ys[3], ia[0],
+                 ia[1], ia[2], ia[3], ia[4], ia[5], ia[6], ia[7]};
+}
+
+// --- max_pool2d: ia = KH, KW, sh, sw, dh, dw, pad_top, pad_left ---------------------
+
+template <int DT> void maxPoolBody(void *closure, int64_t begin, int64_t end) {
+  using D = Dt<DT>;
+  const PoolJob &j = *(const PoolJob *)closure;
+  const typename D::S *xall = (const typename D::S *)j.a->in[0].data;
+  typename D::S *yall = (typename D::S *)j.a->out[0].data;
+  for (int64_t plane = begin; plane < end; ++plane) {
+    const typename D::S *x = xall + plane * j.H * j.W;
+    typename D::S *y = yall + plane * j.OH * j.OW;
+    for (int64_t oh = 0; oh < j.OH; ++oh)
+      for (int64_t ow = 0; ow < j.OW; ++ow) {
+        bool found = false;
+        typename D::V best = typename D::V(0);
+        for (int64_t kh = 0; kh < j.KH; ++kh) {
+          int64_t ih = oh * j.sh - j.pt + kh * j.dh;
+          if (ih < 0 || ih >= j.H)
+            continue;
+          for (int64_t kw = 0; kw < j.KW; ++kw) {
+            int64_t iw = ow * j.sw - j.pl + kw * j.dw;
+            if (iw < 0 || iw >= j.W)
+              continue;
+            typename D::V v = D::get(x, ih * j.W + iw);
+            if (!found || v > best)
+              best = v, found = true;
+          }
+        }
+        D::put(y, oh * j.OW + ow, best);
+      }
+  }
+}
+
+template <int DT> int32_t maxPoolImpl(const tk_args *a, const tessera_host_ctx_t *ctx) {
+  PoolJob j = poolJob(a);
+  tk_parallel_for(ctx, a->in[0].shape[0] * j.C, &maxPoolBody<DT>, &j);
+  return TESSERA_HOST_OK;
+}
+
+// --- max_pool2d_indices: ia = KH, KW, sh, sw, dh, dw, pad_top, pad_left, column_major
+
+template <int DT> void maxPoolIndicesBody(void *closure, int64_t begin, int64_t end) {
+  using D = Dt<DT>;
+  const PoolJob &j = *(const PoolJob *)closure;
+  bool columnMajor = j.a->ia[8] != 0;
+  const typename D::S *xall = (const typename D::S *)j.a->in[0].data;
+  int64_t *yall = (int64_t *)j.a->out[0].data;
+  for (int64_t plane = begin; plane < end; ++plane) {
+    const typename D::S *x = xall + plane * j.H * j.W;
+    int64_t *y = yall + plane * j.OH * j.OW;
+    for (int64_t oh = 0; oh < j.OH; ++oh)
+      for (int64_t ow = 0; ow < j.OW; ++ow) {
+        int64_t bh = -1, bw = 0;
+        typename D::V best = typename D::V(0);
+        for (int64_t kh = 0; kh < j.KH; ++kh) {
+          int64_t ih = oh * j.sh - j.pt + kh * j.dh;
+          if (ih < 0 || ih >= j.H)
+            continue;
+          for (int64_t kw = 0; kw < j.KW; ++kw) {
+            int64_t iw = ow * j.sw - j.pl + kw * j.dw;
+            if (iw < 0 || iw >= j.W)
+              continue;
+            typename D::V v = D::get(x, ih * j.W + iw);
+            if (bh < 0 || v > best)
+              best = v, bh = ih, bw = iw;
+          }
+        }
+        int64_t base = plane * j.H * j.W;
+        y[oh * j.OW + ow] = bh < 0 ? -1 : base + (columnMajor ? bw * j.H + bh : bh * j.W + bw);
+      }
+  }
+}
+
+template <int DT> int32_t maxPoolIndicesImpl(const tk_args *a, const tessera_host_ctx_t *ctx) {
+  PoolJob j = poolJob(a);
+  tk_parallel_for(ctx, a->in[0].shape[0] * j.C, &maxPoolIndicesBody<DT>, &j);
+  return TESSERA_HOST_OK;
+}
+
+// --- avg_pool2d: ia = KH, KW, sh, sw, dh, dw, pad_top, pad_left, pad_bottom,
+//     pad_right, count_include_pad -------------------------------------------------
+
+/// Number of taps start + k*dilation (k < size) inside [lo, hi).
+inline int64_t tapsInside(int64_t start, int64_t size, int64_t dilation, int64_t lo, int64_t hi) {
+  int64_t count = 0;
+  for (int64_t k = 0; k < size; ++k) {
+    int64_t p = start + k * dilation;
+    count += p >= lo && p < hi;
+  }
+  return count;
+}
+
+template <int DT> void avgPoolBody(void *closure, int64_t begin, int64_t end) {
+  using D = Dt<DT>;
+  const PoolJob &j = *(const PoolJob *)closure;
+  const int64_t *ia = j.a->ia;
+  int64_t pb = ia[8], pr = ia[9];
+  bool includePad = ia[10] != 0;
+  const typename D::S *xall = (const typename D::S *)j.a->in[0].data;
+  typename D::S *yall = (typename D::S *)j.a->out[0].data;
+  for (int64_t plane = begin; plane < end; ++plane) {
+    const typename D::S *x = xall + plane * j.H * j.W;
+    typename D::S *y = yall + plane * j.OH * j.OW;
+    for (int64_t oh = 0; oh < j.OH; ++oh) {
+      int64_t hs = oh * j.sh - j.pt;
+      int64_t countH = includePad ? tapsInside(hs, j.KH, j.dh, -j.pt, j.H + pb)
+                                  : tapsInside(hs, j.KH, j.dh, 0, j.H);
+      for (int64_t ow = 0; ow < j.OW; ++ow) {
+        int64_t ws = ow * j.sw - j.pl;
+        int64_t countW = includePad ? tapsInside(ws, j.KW, j.dw, -j.pl, j.W + pr)
+                                    : tapsInside(ws, j.KW, j.dw, 0, j.W);
+        double sum = 0;
+        for (int64_t kh = 0; kh < j.KH; ++kh) {
+          int64_t ih = hs + kh * j.dh;
+          if (ih < 0 || ih >= j.H)
+            continue;
+          for (int64_t kw = 0; kw < j.KW; ++kw) {
+            int64_t iw = ws + kw * j.dw;
+            if (iw >= 0 && iw < j.W)
+              sum += (double)D::get(x, ih * j.W + iw);
+          }
+        }
+        D::putd(y, oh * j.OW + ow, sum / (double)(countH * countW));
+      }
+    }
+  }
+}
+
+template <int DT> int32_t avgPoolImpl(const tk_args *a, const tessera_host_ctx_t *ctx) {
+  PoolJob j = poolJob(a);
+  tk_parallel_for(ctx, a->in[0].shape[0] * j.C, &avgPoolBody<DT>, &j);
+  return TESSERA_HOST_OK;
+}
+
+// --- global_avg_pool2d, global_max_pool2d (no attributes) ---------------------------
+
+template <int DT> void globalAvgBody(void *closure, int64_t begin, int64_t end) {
+  using D = Dt<DT>;
+  const tk_args *a = (const tk_args *)closure;
+  int64_t plane = a->in[0].shape[2] * a->in[0].shape[3];
+  const typename D::S *x = (const typename D::S *)a->in[0].data;
+  typename D::S *y = (typename D::S *)a->out[0].data;
+  for (int64_t p = begin; p < end; ++p) {
+    double sum = 0;
+    for (int64_t i = 0; i < plane; ++i)
+      sum += (double)D::get(x, p * plane + i);
+    D::putd(y, p, sum / (double)plane);
+  }
+}
+
+template <int DT> void globalMaxBody(void *closure, int64_t begin, int64_t end) {
+  using D = Dt<DT>;
+  const tk_args *a = (const tk_args *)closure;
+  int64_t plane = a->in[0].shape[2] * a->in[0].shape[3];
+  const typename D::S *x = (const typename D::S *)a->in[0].data;
+  typename D::S *y = (typename D::S *)a->out[0].data;
+  for (int64_t p = begin; p < end; ++p) {
+    typename D::V best = D::get(x, p * plane);
+    for (int64_t i = 1; i < plane; ++i) {
+      typename D::V v = D::get(x, p * plane + i);
+      if (v > best)
+        best = v;
+    }
+    D::put(y, p, best);
+  }
+}
+
+template <int DT> int32_t globalAvgImpl(const tk_args *a, const tessera_host_ctx_t *ctx) {
+  tk_parallel_for(ctx, a->in[0].shape[0] * a->in[0].shape[1], &globalAvgBody<DT>, (void *)a);
+  return TESSERA_HOST_OK;
+}
+
+template <int DT> int32_t globalMaxImpl(const tk_args *a, const tessera_host_ctx_t *ctx) {
+  tk_parallel_for(ctx, a->in[0].shape[0] * a->in[0].shape[1], &globalMaxBody<DT>, (void *)a);
+  return TESSERA_HOST_OK;
+}
+
+} // namespace
+
+TK_KERNEL(max_pool2d){
+    TK_NN_DISPATCH_NUMERIC(a->in[0].dtype, maxPoolImpl, a, ctx)} TK_KERNEL(max_pool2d_indices){
+    TK_NN_DISPATCH_NUMERIC(a->in[0].dtype, maxPoolIndicesImpl, a, ctx)} TK_KERNEL(avg_pool2d){
+    TK_NN_DISPATCH_FLOAT(a->in[0].dtype, avgPoolImpl, a, ctx)} TK_KERNEL(global_avg_pool2d){
+    TK_NN_DISPATCH_FLOAT(a->in[0].dtype, globalAvgImpl, a, ctx)} TK_KERNEL(global_max_pool2d) {
+  TK_NN_DISPATCH_NUMERIC(a->in[0].dtype, globalMaxImpl, a, ctx)
+}

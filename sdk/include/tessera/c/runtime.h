@@ -1,12 +1,38 @@
 /*===- tessera/c/runtime.h - Tessera runtime C API -------------------*- C -*-===
  *
  * The C API of libtessera_runtime, the only library a deployed application
- * links. It grows with the executor and artifact loader; today it holds the
- * version query and status objects.
+ * links: load a compiled artifact (a .tsr file made by `tessera compile`),
+ * create sessions on it, bind inputs as DLTensors, run, read outputs.
+ * tessera/runtime.hpp is a header-only C++ wrapper over this API.
  *
- * Status objects: a function that can fail returns a tessera_status_t*; NULL
- * means success. A non-NULL status is owned by the caller, who must release
- * it with tessera_status_free().
+ * This header is standalone C99: it includes <stddef.h>, <stdint.h>,
+ * <dlpack/dlpack.h> and tessera/c/status.h, nothing else.
+ *
+ * HANDLES
+ *   tessera_model_t    a loaded, verified artifact; immutable; shared by any
+ *                      number of sessions.
+ *   tessera_session_t  the state of one run: activations, outputs, bound
+ *                      inputs. A session keeps its model alive: the model
+ *                      may be released before its sessions.
+ *
+ * STATUS OBJECTS
+ *   A function that can fail returns a tessera_status_t*: NULL means
+ *   success. A non-NULL status is owned by the caller, who must release it
+ *   with tessera_status_free(). Messages name what was wrong ("input 'x':
+ *   expected f32[1, 3, 224, 224], got f32[1, 3, 224, 225]").
+ *   `out_*` parameters are written on success only.
+ *
+ * THREADS
+ *   Model functions may be called from any number of threads at once.
+ *   A session is used by one thread at a time (one session per thread);
+ *   sessions of the same model run concurrently.
+ *
+ * TENSORS
+ *   Every DLTensor passed in is a CPU tensor (kDLCPU) with exactly the
+ *   input's dtype and shape, dense row-major (strides NULL or compact), its
+ *   data + byte_offset aligned to the element size. The DLTensor struct is
+ *   read during the call only; the memory it points to is used in place
+ *   (zero-copy), see each function.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef TESSERA_C_RUNTIME_H
@@ -14,6 +40,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <dlpack/dlpack.h>
 
 #include "tessera/c/status.h"
 
@@ -28,6 +56,10 @@ extern "C" {
 #endif
 
 typedef struct tessera_status tessera_status_t;
+typedef struct tessera_model tessera_model_t;
+typedef struct tessera_session tessera_session_t;
+
+/*===-- Version and status objects ----------------------------------------===*/
 
 /* The runtime's version, "MAJOR.MINOR.PATCH". Static storage; never NULL. */
 TESSERA_RUNTIME_API const char *tessera_runtime_version(void);
@@ -42,6 +74,85 @@ TESSERA_RUNTIME_API tessera_status_code_t tessera_status_code(const tessera_stat
 TESSERA_RUNTIME_API const char *tessera_status_message(const tessera_status_t *status);
 /* Releases a status; NULL is allowed. */
 TESSERA_RUNTIME_API void tessera_status_free(tessera_status_t *status);
+
+/*===-- Models -------------------------------------------------------------===*/
+
+/* Reads and loads the artifact at `path`. Everything in the file is checked
+ * (digests, plan, metadata, a loaded plugin for every plugin module) before
+ * any code in it is loaded. Plugins are found on TESSERA_PLUGIN_PATH, then in
+ * <libdir>/tessera/plugins next to libtessera_runtime. On success
+ * *out_model is owned by the caller (tessera_model_release).
+ * Codes: NOT_FOUND (no such file), FAILED_PRECONDITION (a plugin the model
+ * needs is not loaded), DATA_LOSS (anything else wrong with the file). */
+TESSERA_RUNTIME_API tessera_status_t *tessera_model_load(const char *path,
+                                                         tessera_model_t **out_model);
+/* The same from `size` bytes at `data` (copied; the caller keeps them). */
+TESSERA_RUNTIME_API tessera_status_t *tessera_model_load_bytes(const void *data, size_t size,
+                                                               tessera_model_t **out_model);
+/* Releases the caller's reference; sessions keep theirs. NULL is allowed. */
+TESSERA_RUNTIME_API void tessera_model_release(tessera_model_t *model);
+
+TESSERA_RUNTIME_API size_t tessera_model_num_inputs(const tessera_model_t *model);
+TESSERA_RUNTIME_API size_t tessera_model_num_outputs(const tessera_model_t *model);
+/* The name of input / output `index`, valid while the model lives; NULL when
+ * `index` is out of range. */
+TESSERA_RUNTIME_API const char *tessera_model_input_name(const tessera_model_t *model,
+                                                         size_t index);
+TESSERA_RUNTIME_API const char *tessera_model_output_name(const tessera_model_t *model,
+                                                          size_t index);
+/* The dtype and shape of input / output `index`: *out_shape points to
+ * *out_ndim dimensions, valid while the model lives. Any out pointer may be
+ * NULL. INVALID_ARGUMENT when `index` is out of range. */
+TESSERA_RUNTIME_API tessera_status_t *tessera_model_input_info(const tessera_model_t *model,
+                                                               size_t index, DLDataType *out_dtype,
+                                                               int32_t *out_ndim,
+                                                               const int64_t **out_shape);
+TESSERA_RUNTIME_API tessera_status_t *tessera_model_output_info(const tessera_model_t *model,
+                                                                size_t index, DLDataType *out_dtype,
+                                                                int32_t *out_ndim,
+                                                                const int64_t **out_shape);
+/* The artifact's metadata (JSON: inputs, outputs, target, plugins, regions,
+ * sizes), valid while the model lives. */
+TESSERA_RUNTIME_API const char *tessera_model_metadata_json(const tessera_model_t *model);
+
+/*===-- Sessions -----------------------------------------------------------===*/
+
+typedef struct tessera_session_options {
+  size_t struct_size;  /* sizeof(tessera_session_options_t) */
+  int32_t num_threads; /* threads for host kernels; 0: every core */
+} tessera_session_options_t;
+
+/* Creates a session on `model` (NULL options: the defaults). Allocates the
+ * session's activations and outputs. On success *out_session is owned by
+ * the caller (tessera_session_release). */
+TESSERA_RUNTIME_API tessera_status_t *
+tessera_session_create(const tessera_model_t *model, const tessera_session_options_t *options,
+                       tessera_session_t **out_session);
+/* NULL is allowed. */
+TESSERA_RUNTIME_API void tessera_session_release(tessera_session_t *session);
+
+/* Binds input `index` (or the input named `name`) to the caller's tensor,
+ * checked as described under TENSORS (INVALID_ARGUMENT otherwise; NOT_FOUND
+ * for an unknown name). Zero-copy: tessera_session_run reads tensor->data
+ * in place, so it must stay valid and unchanged until a run returns. The
+ * binding stays until the input is bound again. */
+TESSERA_RUNTIME_API tessera_status_t *
+tessera_session_set_input(tessera_session_t *session, size_t index, const DLTensor *tensor);
+TESSERA_RUNTIME_API tessera_status_t *tessera_session_set_input_by_name(tessera_session_t *session,
+                                                                        const char *name,
+                                                                        const DLTensor *tensor);
+/* Optional: binds output `index` to the caller's memory (same checks), which
+ * runs then write in place; NULL `tensor` goes back to session storage. */
+TESSERA_RUNTIME_API tessera_status_t *
+tessera_session_set_output(tessera_session_t *session, size_t index, const DLTensor *tensor);
+/* Runs the model. FAILED_PRECONDITION when an input is not bound; INTERNAL
+ * when a step fails (the message names the step). */
+TESSERA_RUNTIME_API tessera_status_t *tessera_session_run(tessera_session_t *session);
+/* *out_tensor views output `index` (owned by the session; its data is
+ * valid until the next run, a set_output of that output, or the session's
+ * release). */
+TESSERA_RUNTIME_API tessera_status_t *
+tessera_session_get_output(tessera_session_t *session, size_t index, const DLTensor **out_tensor);
 
 #ifdef __cplusplus
 }

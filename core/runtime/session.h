@@ -1,0 +1,109 @@
+//===- runtime/session.h - Loading and running an artifact -----*- C++ -*-===//
+//
+// The executor's C++ API, inside libtessera_runtime (the C API in
+// tessera/c/runtime.h wraps it).
+//
+// LoadedModel: an artifact checked and loaded once, immutable afterwards and
+// shared by any number of sessions. Loading checks everything before any
+// code of the artifact is loaded or run: the container's digests, the
+// metadata, the plan (validatePlan, the weights' size, a section for each
+// plugin module, inputs/outputs agreeing with the metadata) and that every
+// plugin module's type key has a loaded plugin. Then it copies the weights
+// into an aligned buffer, loads the host shared object from memory (memfd,
+// dlopen RTLD_LOCAL), checks its ABI version and resolves every host step's
+// symbol, and loads each plugin module through its plugin's factory.
+//
+// Session: one per thread. It owns its activations (the arena) and its
+// output storage; per step, the argument arrays are built at creation so
+// that run() only calls functions. Inputs are zero-copy: the steps read the
+// caller's memory directly, which must stay valid and unchanged until run()
+// returns. Outputs live in the session (valid until the next run() or the
+// session's end) unless setOutput binds caller memory.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/plan.h"
+#include "support/error.h"
+#include "support/export.h"
+
+#include <dlpack/dlpack.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tessera::runtime {
+
+class LoadedModelImpl;
+
+class TESSERA_RT_EXPORT LoadedModel {
+public:
+  /// Reads, checks and loads an artifact file; messages start with `path`.
+  static Expected<std::shared_ptr<const LoadedModel>> load(const std::string &path);
+  /// The same from bytes; `display` names them in messages.
+  static Expected<std::shared_ptr<const LoadedModel>> load(std::string bytes,
+                                                           const std::string &display);
+
+  ~LoadedModel();
+  LoadedModel(const LoadedModel &) = delete;
+  LoadedModel &operator=(const LoadedModel &) = delete;
+
+  /// Model inputs / outputs, in order (names, dtypes, shapes).
+  const std::vector<TensorInfo> &inputs() const;
+  const std::vector<TensorInfo> &outputs() const;
+  /// The metadata section as written by the compiler.
+  const std::string &metadataJson() const;
+  const Plan &plan() const;
+  /// Where the model came from (the path, or the display name).
+  const std::string &display() const;
+
+private:
+  friend class SessionImpl;
+  LoadedModel();
+  std::unique_ptr<LoadedModelImpl> impl_;
+};
+
+struct SessionOptions {
+  /// Threads for host kernels; 0: every core.
+  int32_t numThreads = 0;
+};
+
+class SessionImpl;
+
+class TESSERA_RT_EXPORT Session {
+public:
+  static Expected<std::unique_ptr<Session>> create(std::shared_ptr<const LoadedModel> model,
+                                                   const SessionOptions &options = {});
+  ~Session();
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+
+  /// Binds model input `index` (or the input named `name`) to the caller's
+  /// tensor: CPU, the input's dtype and shape, dense row-major (strides null
+  /// or compact), data + byte_offset aligned to the element size. Only the
+  /// data pointer is kept; the tensor struct itself may go away.
+  Status setInput(size_t index, const DLTensor &tensor);
+  Status setInput(std::string_view name, const DLTensor &tensor);
+  /// Binds model output `index` to caller memory (same checks as inputs);
+  /// run() then writes it there. `tensor` null: back to session storage.
+  Status setOutput(size_t index, const DLTensor *tensor);
+
+  /// Runs every step. Every input must be set.
+  Status run();
+
+  /// A view of output `index`, valid until the next run() or the session's
+  /// end (or of the caller's tensor bound by setOutput).
+  Expected<const DLTensor *> output(size_t index) const;
+
+  const LoadedModel &model() const;
+  int32_t numThreads() const;
+
+private:
+  Session();
+  std::unique_ptr<SessionImpl> impl_;
+};
+
+} // namespace tessera::runtime

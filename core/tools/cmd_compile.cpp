@@ -1,0 +1,135 @@
+//===- tools/cmd_compile.cpp - `tessera compile` ---------------------------===//
+//
+//   tessera compile MODEL [--target LIST] [--input-shape NAME=D0,D1,...]...
+//                   [--mcpu CPU] [--opt-level N] -o OUT.tsr
+//
+// MODEL is an ONNX file (.onnx, imported as `tessera import` does) or text
+// IR (anything else). Without --target everything runs on the host (the
+// optimisation pipeline, then host code); with it, the model is partitioned
+// among those plugins first (as `tessera partition` does) and each region
+// is compiled by its plugin. Prints a line per phase, the partition summary
+// and what was written. Errors are one line naming the file.
+//
+//===----------------------------------------------------------------------===//
+#include "commands.h"
+#include "tool_support.h"
+
+#include "compile/compile.h"
+#include "frontend/onnx/importer.h"
+#include "ir/parser.h"
+#include "partition/partition.h"
+#include "plugin/registry.h"
+#include "runtime/artifact.h"
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+namespace tessera::tools {
+
+namespace {
+
+struct CompileArgs {
+  std::string model, out;
+  std::vector<std::string> targets, inputShapes;
+  std::string cpu;
+  int optLevel = 2;
+};
+
+bool endsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+/// As `tessera partition` loads models (cmd_partition.cpp).
+Expected<ir::Module> loadModel(const CompileArgs &a) {
+  if (!endsWith(a.model, ".onnx")) {
+    if (!a.inputShapes.empty())
+      return Error::format("--input-shape applies to ONNX models only, not '{}'", a.model);
+    return ir::parseModuleFile(a.model);
+  }
+  frontend::onnx::ImportOptions options;
+  for (const auto &spec : a.inputShapes) {
+    TS_ASSIGN_OR_RETURN(auto parsed, frontend::onnx::parseInputShape(spec));
+    if (options.inputShapes.count(parsed.first))
+      return Error::format("--input-shape given twice for '{}'", parsed.first);
+    options.inputShapes.insert(std::move(parsed));
+  }
+  return frontend::onnx::importModelFile(a.model, options);
+}
+
+bool hasRegions(const ir::Module &m) {
+  for (const auto &[name, fn] : m.functions())
+    if (fn->attrs().has(partition::kCompilerAttr))
+      return true;
+  return false;
+}
+
+Status run(const CompileArgs &a) {
+  if (a.optLevel < 0 || a.optLevel > 3)
+    return Error::format("--opt-level must be 0, 1, 2 or 3, not {}", a.optLevel);
+  TS_ASSIGN_OR_RETURN(ir::Module module, loadModel(a));
+
+  compile::CompileOptions options;
+  options.targets = a.targets;
+  options.codegen.cpu = a.cpu;
+  options.codegen.optLevel = a.optLevel;
+  options.progress = [](std::string_view line) { std::cout << "  " << line << std::endl; };
+  // Discovering plugins costs a probe per file: only when they are needed
+  // (targets, or a model that was partitioned already).
+  const plugin::PluginRegistry *registry = nullptr;
+  if (!a.targets.empty() || hasRegions(module))
+    registry = &plugin::PluginRegistry::global();
+
+  std::cout << fmt::format("Compiling {}{}\n", a.model,
+                           a.targets.empty() ? std::string(" for the host")
+                                             : fmt::format(" for {}", fmt::join(a.targets, ", ")));
+  auto result = compile::compileModule(module, options, registry);
+  if (!result)
+    return std::move(result).error().addContext(a.model);
+  std::cout << result->partitionSummary;
+
+  std::ofstream out(a.out, std::ios::binary | std::ios::trunc);
+  if (out)
+    out.write(result->artifact.data(), std::streamsize(result->artifact.size()));
+  out.close();
+  if (!out)
+    return Error::format("cannot write '{}'", a.out);
+  std::cout << fmt::format("Wrote {} ({} bytes): {} host step{}, {} plugin step{}, arena {} "
+                           "bytes, weights {} bytes\n",
+                           a.out, result->artifact.size(), result->hostSteps,
+                           result->hostSteps == 1 ? "" : "s", result->externalSteps,
+                           result->externalSteps == 1 ? "" : "s", result->arenaBytes,
+                           result->weightsBytes);
+  return okStatus();
+}
+
+} // namespace
+
+Subcommand addCompileCommand(CLI::App &app) {
+  auto args = std::make_shared<CompileArgs>();
+  auto *cmd = app.add_subcommand(
+      "compile", "Compile a model into one artifact file (.tsr) that `tessera run` and apps "
+                 "linking libtessera_runtime execute without the compiler");
+  cmd->add_option("model", args->model, "Model: .onnx, or text IR (.tir)")->required();
+  cmd->add_option("-o,--output", args->out, "The artifact to write (e.g. model.tsr)")->required();
+  cmd->add_option("--target", args->targets,
+                  "Plugins to offload to, in priority order (comma-separated); none: "
+                  "everything on the host")
+      ->delimiter(',');
+  cmd->add_option("--input-shape", args->inputShapes,
+                  "ONNX input shape, NAME=D0,D1,... (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--mcpu", args->cpu,
+                  "CPU to generate host code for (LLVM name, e.g. x86-64 for a portable "
+                  "artifact, znver4); default: this machine's CPU");
+  cmd->add_option("--opt-level", args->optLevel, "Host code optimisation level, 0-3")
+      ->capture_default_str();
+  return {cmd, [args] {
+            Status s = run(*args);
+            if (!s.ok())
+              return reportError("tessera compile", s.error());
+            return 0;
+          }};
+}
+
+} // namespace tessera::tools

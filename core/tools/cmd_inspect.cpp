@@ -1,0 +1,164 @@
+//===- tools/cmd_inspect.cpp - `tessera inspect` ---------------------------===//
+//
+//   tessera inspect MODEL.tsr [--json]
+//
+// What an artifact holds, without loading any of its code (no plugin is
+// needed): the container (format version, size, sections with their sizes
+// and, for plugin modules, type keys), the metadata the compiler wrote
+// (inputs, outputs, target triple and CPU, plugins and versions, regions per
+// plugin) and the plan's numbers (steps by kind, arena, weights, activation
+// bytes with and without reuse). The file is verified in full first (its
+// digests), so a damaged file is reported, not described.
+//
+//===----------------------------------------------------------------------===//
+#include "commands.h"
+#include "tool_support.h"
+
+#include "runtime/artifact.h"
+#include "runtime/plan.h"
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <map>
+#include <memory>
+
+namespace tessera::tools {
+
+namespace {
+
+using nlohmann::json;
+
+struct InspectArgs {
+  std::string model;
+  bool json = false;
+};
+
+std::string tensorStr(const json &t) {
+  std::string shape;
+  for (const auto &d : t.value("shape", json::array()))
+    shape += (shape.empty() ? "" : ", ") + std::to_string(d.get<int64_t>());
+  return fmt::format("{}: {}[{}]", t.value("name", std::string()), t.value("dtype", "?"), shape);
+}
+
+Expected<json> describe(const std::string &path) {
+  TS_ASSIGN_OR_RETURN(runtime::Artifact artifact, runtime::Artifact::readFile(path));
+  json out;
+  out["file"] = path;
+  out["file_size"] = artifact.size();
+  out["format_version"] = runtime::kArtifactFormatVersion;
+  json sections = json::array();
+  for (const runtime::Section &s : artifact.sections()) {
+    json j = {{"kind", runtime::sectionKindName(s.kind)}, {"size", s.bytes.size()}};
+    if (s.kind == uint32_t(runtime::SectionKind::ExternalModule)) {
+      auto m = runtime::unpackExternalModule(s.bytes);
+      if (!m)
+        return std::move(m).error().addContext(path);
+      j["type_key"] = std::string(m->typeKey);
+    }
+    sections.push_back(std::move(j));
+  }
+  out["sections"] = std::move(sections);
+
+  auto metadata = artifact.sectionsOf(runtime::SectionKind::Metadata);
+  if (metadata.size() != 1)
+    return Error::format("{}: expected one metadata section, found {}", path, metadata.size());
+  json meta = json::parse(metadata[0].bytes, nullptr, /*allow_exceptions=*/false);
+  if (meta.is_discarded() || !meta.is_object())
+    return Error::format("{}: the metadata section is not a JSON object", path);
+  out["metadata"] = meta;
+
+  auto plans = artifact.sectionsOf(runtime::SectionKind::Plan);
+  if (plans.size() != 1)
+    return Error::format("{}: expected one plan section, found {}", path, plans.size());
+  auto plan = runtime::parsePlan(plans[0].bytes);
+  if (!plan)
+    return std::move(plan).error().addContext(path + ": plan");
+  size_t counts[3] = {0, 0, 0};
+  for (const runtime::Step &s : plan->steps)
+    ++counts[size_t(s.kind)];
+  out["plan"] = {{"steps", plan->steps.size()},
+                 {"host_steps", counts[size_t(runtime::StepKind::Host)]},
+                 {"external_steps", counts[size_t(runtime::StepKind::External)]},
+                 {"copy_steps", counts[size_t(runtime::StepKind::Copy)]},
+                 {"buffers", plan->buffers.size()},
+                 {"arena_bytes", plan->arenaBytes},
+                 {"activation_bytes_no_reuse", plan->activationBytesNoReuse},
+                 {"weights_bytes", plan->weightsBytes}};
+  return out;
+}
+
+void printText(const json &d) {
+  const json &meta = d["metadata"];
+  const json &plan = d["plan"];
+  std::cout << fmt::format("{}: Tessera artifact, format {}, {} bytes, Tessera {}\n",
+                           d["file"].get<std::string>(), d["format_version"].get<uint32_t>(),
+                           d["file_size"].get<uint64_t>(),
+                           meta.value("tessera_version", std::string("?")));
+  std::cout << "Sections:\n";
+  for (const auto &s : d["sections"])
+    std::cout << fmt::format(
+        "  {:<16} {:>12} bytes{}\n", s["kind"].get<std::string>(), s["size"].get<uint64_t>(),
+        s.contains("type_key") ? "  (type key '" + s["type_key"].get<std::string>() + "')"
+                               : std::string());
+  for (const char *key : {"inputs", "outputs"}) {
+    std::cout << fmt::format("{}{}:\n", char(std::toupper(key[0])), key + 1);
+    for (const auto &t : meta.value(key, json::array()))
+      std::cout << "  " << tensorStr(t) << "\n";
+  }
+  json target = meta.value("target", json::object());
+  std::string triple = target.value("triple", std::string()),
+              cpu = target.value("cpu", std::string());
+  std::cout << fmt::format("Target: {} (cpu {})\n", triple.empty() ? "-" : triple,
+                           cpu.empty() ? "-" : cpu);
+  // Regions per plugin.
+  std::map<std::string, std::pair<size_t, int64_t>> perPlugin; // regions, ops
+  for (const auto &r : meta.value("regions", json::array())) {
+    auto &e = perPlugin[r.value("plugin", std::string("?"))];
+    ++e.first;
+    e.second += r.value("ops", int64_t(0));
+  }
+  json plugins = meta.value("plugins", json::array());
+  std::cout << (plugins.empty() ? "Plugins: none\n" : "Plugins:\n");
+  for (const auto &p : plugins) {
+    std::string name = p.value("name", std::string("?"));
+    std::string keys;
+    for (const auto &k : p.value("type_keys", json::array()))
+      keys += (keys.empty() ? "" : ", ") + k.get<std::string>();
+    auto [regions, ops] = perPlugin[name];
+    std::cout << fmt::format("  {} {}: {} region{} ({} ops), type keys: {}\n", name,
+                             p.value("version", std::string("?")), regions, regions == 1 ? "" : "s",
+                             ops, keys);
+  }
+  std::cout << fmt::format("Steps: {} ({} host, {} plugin, {} copies)\n",
+                           plan["steps"].get<size_t>(), plan["host_steps"].get<size_t>(),
+                           plan["external_steps"].get<size_t>(), plan["copy_steps"].get<size_t>());
+  std::cout << fmt::format("Memory: arena {} bytes (peak activations; {} bytes without reuse), "
+                           "weights {} bytes\n",
+                           plan["arena_bytes"].get<uint64_t>(),
+                           plan["activation_bytes_no_reuse"].get<uint64_t>(),
+                           plan["weights_bytes"].get<uint64_t>());
+}
+
+} // namespace
+
+Subcommand addInspectCommand(CLI::App &app) {
+  auto args = std::make_shared<InspectArgs>();
+  auto *cmd = app.add_subcommand(
+      "inspect", "Describe a compiled artifact (.tsr): sections, inputs and outputs, target, "
+                 "plugins, regions, steps and memory; loads none of its code");
+  cmd->add_option("model", args->model, "The artifact")->required();
+  cmd->add_flag("--json", args->json, "Print the description as JSON");
+  return {cmd, [args] {
+            auto d = describe(args->model);
+            if (!d)
+              return reportError("tessera inspect", d.error());
+            if (args->json)
+              std::cout << d->dump(2) << "\n";
+            else
+              printText(*d);
+            return 0;
+          }};
+}
+
+} // namespace tessera::tools

@@ -1,0 +1,195 @@
+//===- tessera/runtime.hpp - C++ wrapper of the runtime C API --*- C++ -*-===//
+//
+// Header-only RAII classes over tessera/c/runtime.h (C++17):
+//
+//   tessera::rt::Model    a loaded artifact (shared by sessions; copyable:
+//                         copies share the handle)
+//   tessera::rt::Session  one per thread; move-only
+//   tessera::rt::Error    thrown on any non-NULL status (what() is the
+//                         message, code() the tessera_status_code_t)
+//
+//   auto model = tessera::rt::Model::load("model.tsr");
+//   tessera::rt::Session session(model);
+//   session.setInput("x", tensor);   // DLTensor, zero-copy
+//   session.run();
+//   const DLTensor &y = session.output(0);
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "tessera/c/runtime.h"
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tessera::rt {
+
+class Error : public std::runtime_error {
+public:
+  Error(tessera_status_code_t code, const std::string &message)
+      : std::runtime_error(message), code_(code) {}
+  tessera_status_code_t code() const { return code_; }
+
+private:
+  tessera_status_code_t code_;
+};
+
+/// Throws an Error for a non-NULL status (and releases it).
+inline void check(tessera_status_t *status) {
+  if (!status)
+    return;
+  Error e(tessera_status_code(status), tessera_status_message(status));
+  tessera_status_free(status);
+  throw e;
+}
+
+inline std::string version() {
+  return tessera_runtime_version();
+}
+
+/// "f32", "i64", "bool", ... for the dtypes models use.
+inline std::string dtypeName(DLDataType t) {
+  const char *base = t.code == kDLFloat    ? "f"
+                     : t.code == kDLBfloat ? "bf"
+                     : t.code == kDLInt    ? "i"
+                     : t.code == kDLUInt   ? "u"
+                                           : nullptr;
+  if (t.code == 6 && t.bits == 8) // kDLBool
+    return "bool";
+  if (!base || t.lanes != 1)
+    return "dtype(" + std::to_string(t.code) + "," + std::to_string(t.bits) + "," +
+           std::to_string(t.lanes) + ")";
+  return base + std::to_string(t.bits);
+}
+
+/// An input's or output's name, dtype and shape.
+struct TensorInfo {
+  std::string name;
+  DLDataType dtype{};
+  std::vector<int64_t> shape;
+
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  size_t bytes() const {
+    return size_t(numElements()) * (dtype.code == 6 ? 1 : (dtype.bits * dtype.lanes + 7) / 8);
+  }
+  /// "f32[1, 3, 224, 224]"
+  std::string str() const {
+    std::string s = dtypeName(dtype) + "[";
+    for (size_t i = 0; i < shape.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+  }
+};
+
+class Model {
+public:
+  static Model load(const std::string &path) {
+    tessera_model_t *m = nullptr;
+    check(tessera_model_load(path.c_str(), &m));
+    return Model(m);
+  }
+  static Model fromBytes(const void *data, size_t size) {
+    tessera_model_t *m = nullptr;
+    check(tessera_model_load_bytes(data, size, &m));
+    return Model(m);
+  }
+
+  size_t numInputs() const { return tessera_model_num_inputs(get()); }
+  size_t numOutputs() const { return tessera_model_num_outputs(get()); }
+  TensorInfo input(size_t index) const {
+    return info(tessera_model_input_name(get(), index),
+                [&](DLDataType *t, int32_t *n, const int64_t **s) {
+                  return tessera_model_input_info(get(), index, t, n, s);
+                });
+  }
+  TensorInfo output(size_t index) const {
+    return info(tessera_model_output_name(get(), index),
+                [&](DLDataType *t, int32_t *n, const int64_t **s) {
+                  return tessera_model_output_info(get(), index, t, n, s);
+                });
+  }
+  std::string metadataJson() const { return tessera_model_metadata_json(get()); }
+
+  tessera_model_t *get() const { return handle_.get(); }
+
+private:
+  explicit Model(tessera_model_t *m) : handle_(m, &tessera_model_release) {}
+
+  template <typename F> static TensorInfo info(const char *name, F &&query) {
+    TensorInfo out;
+    int32_t ndim = 0;
+    const int64_t *shape = nullptr;
+    check(query(&out.dtype, &ndim, &shape));
+    out.name = name ? name : "";
+    out.shape.assign(shape, shape + ndim);
+    return out;
+  }
+
+  std::shared_ptr<tessera_model_t> handle_;
+};
+
+struct SessionOptions {
+  int32_t numThreads = 0; // 0: every core
+};
+
+class Session {
+public:
+  explicit Session(const Model &model, SessionOptions options = {}) {
+    tessera_session_options_t opts{sizeof(tessera_session_options_t), options.numThreads};
+    tessera_session_t *s = nullptr;
+    check(tessera_session_create(model.get(), &opts, &s));
+    handle_.reset(s);
+  }
+
+  /// Zero-copy: `tensor.data` must stay valid and unchanged while runs use it.
+  void setInput(size_t index, const DLTensor &tensor) {
+    check(tessera_session_set_input(get(), index, &tensor));
+  }
+  void setInput(const std::string &name, const DLTensor &tensor) {
+    check(tessera_session_set_input_by_name(get(), name.c_str(), &tensor));
+  }
+  /// Runs write output `index` into `tensor`'s memory from now on.
+  void setOutput(size_t index, const DLTensor &tensor) {
+    check(tessera_session_set_output(get(), index, &tensor));
+  }
+  /// Output `index` goes back to the session's storage.
+  void resetOutput(size_t index) { check(tessera_session_set_output(get(), index, nullptr)); }
+
+  void run() { check(tessera_session_run(get())); }
+
+  /// Valid until the next run or the session's end.
+  const DLTensor &output(size_t index) {
+    const DLTensor *t = nullptr;
+    check(tessera_session_get_output(get(), index, &t));
+    return *t;
+  }
+
+  tessera_session_t *get() const { return handle_.get(); }
+
+private:
+  struct Release {
+    void operator()(tessera_session_t *s) const { tessera_session_release(s); }
+  };
+  std::unique_ptr<tessera_session_t, Release> handle_;
+};
+
+/// A DLTensor over caller memory (CPU, compact); `shape` must outlive it.
+inline DLTensor makeTensor(void *data, DLDataType dtype, const std::vector<int64_t> &shape) {
+  DLTensor t{};
+  t.data = data;
+  t.device = {kDLCPU, 0};
+  t.ndim = int32_t(shape.size());
+  t.dtype = dtype;
+  t.shape = const_cast<int64_t *>(shape.data());
+  return t;
+}
+
+} // namespace tessera::rt

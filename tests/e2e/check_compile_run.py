@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""`tessera compile` -> artifact -> `tessera run` in a fresh process, end to end.
+
+Every run is a new process that loads only the artifact (and, for regions,
+the plugin), never the model. Checked against independent references:
+  1. examples/models/tiny_cnn.tir, host only and with --target json: the
+     outputs of `tessera run --seed S` against `tessera interpret --seed S
+     --print-all` (the same random inputs; the interpreter prints 6
+     significant digits: |a-b| <= 1e-5 + 1e-4 |b|), and the host and json
+     artifacts against each other on .npz inputs (deflated, from NumPy);
+  2. an ONNX CNN (tests/onnx/make_cnn.py's model, --input-shape
+     x=2,3,17,19), host and json, against NumPy's computation of the same
+     network (|a-b| <= 1e-4 + 1e-3 |b|);
+  3. ONNX backend node tests (libonnx-testdata): model.onnx with
+     test_data_set_0's inputs (input_N.pb -> .npz via onnx.numpy_helper)
+     against its expected outputs (ONNX's own tolerance: rtol 1e-3,
+     atol 1e-7; integers and bools exactly);
+  4. `tessera inspect --json` of both tiny_cnn artifacts;
+  5. bf16 inputs and outputs as '<u2' .npy arrays (NumPy has no bf16);
+  6. error cases with their exact messages: a truncated artifact, a flipped
+     byte, a wrong input shape and dtype, an unknown input name.
+Generated files go to --out (the build tree).
+
+Usage: check_compile_run.py --tessera BIN --source-dir DIR --out DIR
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+NODE_TESTS = [
+    "test_relu",
+    "test_add_bcast",
+    "test_sigmoid",
+    "test_conv_with_strides_padding",
+    "test_maxpool_2d_default",
+    "test_averagepool_2d_pads",
+    "test_softmax_axis_1",
+    "test_gemm_default_no_bias",
+    "test_matmul_2d",
+    "test_transpose_default",
+    "test_concat_2d_axis_0",
+    "test_split_equal_parts_1d",  # several outputs
+    "test_batchnorm_example",
+    "test_argmax_default_axis_example",  # i64 output
+]
+NODE_TESTS_JSON = ["test_relu", "test_conv_with_strides_padding", "test_gemm_default_no_bias"]
+
+
+class Checker:
+    def __init__(self, tessera, out):
+        self.tessera = tessera
+        self.out = out
+        self.passed = 0
+        self.failed = 0
+
+    def ok(self, cond, what, detail=""):
+        if cond:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print(f"FAIL: {what}" + (f"\n  {detail}" if detail else ""))
+        return cond
+
+    def tool(self, *args, rc=0):
+        r = subprocess.run([self.tessera, *args], capture_output=True, text=True)
+        if r.returncode != rc:
+            raise RuntimeError(f"tessera {' '.join(args)}: exit {r.returncode} (wanted {rc})\n"
+                               f"{r.stdout}{r.stderr}")
+        return r
+
+    def path(self, name):
+        return os.path.join(self.out, name)
+
+    def close(self, got, want, rtol, atol, what):
+        got, want = np.asarray(got), np.asarray(want)
+        if got.shape != want.shape:
+            return self.ok(False, what, f"shape {got.shape} vs {want.shape}")
+        if got.dtype.kind in "biu" or want.dtype.kind in "biu":
+            return self.ok(np.array_equal(got, want), what, f"{got.ravel()[:8]} vs {want.ravel()[:8]}")
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        bad = ~(np.abs(g - w) <= atol + rtol * np.abs(w))
+        return self.ok(not bad.any(), what,
+                       f"{int(bad.sum())} of {bad.size} differ; max |a-b| {np.abs(g - w).max():.3g}")
+
+
+def interpreted_outputs(c, model, seed):
+    """The outputs `tessera interpret --print-all` prints, as float arrays."""
+    text = c.tool("interpret", model, "--seed", str(seed), "--print-all").stdout
+    outs = []
+    for m in re.finditer(r"^output \d+: \w+\[([\d, ]*)\]\n  \[([^\]]*)\]", text, re.M):
+        shape = [int(d) for d in m.group(1).split(",") if d.strip()]
+        values = [float(v) for v in m.group(2).split(",")]
+        outs.append(np.array(values).reshape(shape))
+    return outs
+
+
+def check_tiny_cnn(c, source):
+    model = os.path.join(source, "examples", "models", "tiny_cnn.tir")
+    want = interpreted_outputs(c, model, 7)
+    c.ok(len(want) == 1, "tiny_cnn: the interpreter printed one output")
+    x = np.random.default_rng(1).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    np.savez_compressed(c.path("tiny_in.npz"), x=x)
+    results = {}
+    for label, extra in (("host", []), ("json", ["--target", "json"])):
+        tsr = c.path(f"tiny_{label}.tsr")
+        log = c.tool("compile", model, *extra, "-o", tsr).stdout
+        c.ok(f"Wrote {tsr}" in log, f"tiny_cnn {label}: compile reports the file", log)
+        out = c.path(f"tiny_{label}_seed.npz")
+        c.tool("run", tsr, "--seed", "7", "--outputs", out, "--threads", "1")
+        got = np.load(out)
+        c.ok(list(got.keys()) == ["probs"], f"tiny_cnn {label}: output named 'probs'",
+             str(list(got.keys())))
+        c.close(got["probs"], want[0], 1e-4, 1e-5, f"tiny_cnn {label}: run vs interpret")
+        out = c.path(f"tiny_{label}_npz.npz")
+        c.tool("run", tsr, "--inputs", c.path("tiny_in.npz"), "--outputs", out, "--repeat", "3",
+               "--print-time")
+        results[label] = np.load(out)["probs"]
+    c.close(results["host"], results["json"], 1e-4, 1e-6, "tiny_cnn: host vs json on .npz inputs")
+
+    # inspect --json
+    host = json.loads(c.tool("inspect", c.path("tiny_host.tsr"), "--json").stdout)
+    c.ok(host["format_version"] == 1, "inspect: format version")
+    kinds = [s["kind"] for s in host["sections"]]
+    c.ok(kinds == ["metadata", "plan", "weights", "host code"], "inspect: host sections", str(kinds))
+    meta = host["metadata"]
+    c.ok(meta["inputs"] == [{"name": "x", "dtype": "f32", "shape": [1, 3, 16, 16]}],
+         "inspect: inputs", str(meta["inputs"]))
+    c.ok(meta["outputs"] == [{"name": "probs", "dtype": "f32", "shape": [1, 10]}],
+         "inspect: outputs", str(meta["outputs"]))
+    c.ok(meta["host_steps"] == host["plan"]["host_steps"] > 0, "inspect: host steps")
+    c.ok(meta["target"]["triple"].startswith("x86_64"), "inspect: triple", str(meta["target"]))
+    c.ok(0 < host["plan"]["arena_bytes"] <= host["plan"]["activation_bytes_no_reuse"],
+         "inspect: arena with reuse", str(host["plan"]))
+    js = json.loads(c.tool("inspect", c.path("tiny_json.tsr"), "--json").stdout)
+    c.ok([p["name"] for p in js["metadata"]["plugins"]] == ["json"], "inspect: json plugin")
+    c.ok([s.get("type_key") for s in js["sections"] if s["kind"] == "external module"] == ["json"],
+         "inspect: external module section", str(js["sections"]))
+    c.ok(sum(r["ops"] for r in js["metadata"]["regions"]) == 12, "inspect: json regions' ops",
+         str(js["metadata"]["regions"]))
+    text = c.tool("inspect", c.path("tiny_json.tsr")).stdout
+    c.ok("json 1.0.0: 1 region (12 ops), type keys: json" in text, "inspect: text", text)
+
+
+def check_onnx_cnn(c, source):
+    sys.path.insert(0, os.path.join(source, "tests", "onnx"))
+    import make_cnn  # noqa: E402
+
+    w = make_cnn.weights()
+    model = make_cnn.build_model(w)
+    path = c.path("cnn.onnx")
+    onnx.save(model, path)
+    x = np.random.default_rng(2).standard_normal(make_cnn.SHAPE).astype(np.float32)
+    np.save(c.path("cnn_x.npy"), x)
+    want = make_cnn.reference(x, w)
+    out_name = model.graph.output[0].name
+    for label, extra in (("host", []), ("json", ["--target", "json"])):
+        tsr = c.path(f"cnn_{label}.tsr")
+        c.tool("compile", path, "--input-shape", "x=2,3,17,19", *extra, "-o", tsr)
+        out = c.path(f"cnn_{label}_out.npz")
+        c.tool("run", tsr, "--inputs", "x=" + c.path("cnn_x.npy"), "--outputs", out)
+        got = np.load(out)
+        c.ok(list(got.keys()) == [out_name], f"onnx cnn {label}: output name", str(list(got.keys())))
+        c.close(got[out_name], want, 1e-3, 1e-4, f"onnx cnn {label}: run vs numpy")
+
+
+def check_node_tests(c, data):
+    for name in NODE_TESTS:
+        folder = os.path.join(data, name)
+        model = onnx.load(os.path.join(folder, "model.onnx"))
+        inits = {i.name for i in model.graph.initializer}
+        inputs = [i.name for i in model.graph.input if i.name not in inits]
+        outputs = [o.name for o in model.graph.output]
+        ds = os.path.join(folder, "test_data_set_0")
+        load = lambda f: numpy_helper.to_array(onnx.load_tensor(os.path.join(ds, f)))
+        feeds = {n: load(f"input_{i}.pb") for i, n in enumerate(inputs)}
+        expected = [load(f"output_{i}.pb") for i in range(len(outputs))]
+        npz = c.path(f"{name}_in.npz")
+        np.savez(npz, **feeds)
+        for label in ["host"] + (["json"] if name in NODE_TESTS_JSON else []):
+            tsr = c.path(f"{name}_{label}.tsr")
+            extra = ["--target", "json"] if label == "json" else []
+            try:
+                c.tool("compile", os.path.join(folder, "model.onnx"), *extra, "-o", tsr)
+                out = c.path(f"{name}_{label}_out.npz")
+                c.tool("run", tsr, "--inputs", npz, "--outputs", out)
+            except RuntimeError as e:
+                c.ok(False, f"{name} {label}", str(e))
+                continue
+            got = np.load(out)
+            c.ok(list(got.keys()) == outputs, f"{name} {label}: output names",
+                 f"{list(got.keys())} vs {outputs}")
+            for o, want in zip(outputs, expected):
+                if o in got:
+                    c.close(got[o], want, 1e-3, 1e-7, f"{name} {label}: output '{o}'")
+
+
+def check_bf16(c):
+    """bf16 has no NumPy dtype: inputs and outputs travel as '<u2' bit patterns."""
+    tir = c.path("bf16.tir")
+    open(tir, "w").write("def @main(%x: bf16[4], %y: f32[4]) -> (f32[4], bf16[4]) {\n"
+                         "  %c = cast(%x) {dtype=f32}\n  %d = cast(%y) {dtype=bf16}\n"
+                         "  %t = tuple(%c, %d)\n  return %t\n}\n")
+    x = np.array([1.0, 2.5, -3.0, 0.15625], np.float32)  # exact in bf16
+    bits = (x.view(np.uint32) >> 16).astype(np.uint16)
+    np.save(c.path("bf16_x.npy"), bits)
+    np.save(c.path("bf16_y.npy"), x)
+    tsr = c.path("bf16.tsr")
+    c.tool("compile", tir, "-o", tsr)
+    out = c.path("bf16_out.npz")
+    c.tool("run", tsr, "--inputs", f"x={c.path('bf16_x.npy')},y={c.path('bf16_y.npy')}",
+           "--outputs", out)
+    got = np.load(out)
+    c.close(got["c"], x, 0, 0, "bf16: '<u2' input read as bf16")
+    c.ok(got["d"].dtype == np.uint16, "bf16: output written as '<u2'", str(got["d"].dtype))
+    c.close(got["d"], bits, 0, 0, "bf16: output bits")
+
+
+def check_errors(c):
+    tsr = c.path("tiny_host.tsr")
+    data = open(tsr, "rb").read()
+
+    def error(args, want, what):
+        r = c.tool(*args, rc=1)
+        c.ok(r.stderr == want + "\n", what, f"got {r.stderr!r}\nwant {want!r}")
+
+    cut = c.path("truncated.tsr")
+    open(cut, "wb").write(data[: len(data) // 2])
+    error(["run", cut],
+          f"tessera run: error: {cut}: truncated: the header says {len(data)} bytes, the file "
+          f"has {len(data) // 2}", "a truncated artifact")
+    flipped = bytearray(data)
+    flipped[len(data) // 3] ^= 0x10
+    bad = c.path("flipped.tsr")
+    open(bad, "wb").write(bytes(flipped))
+    error(["run", bad], f"tessera run: error: {bad}: corrupted: the file's SHA-256 does not match "
+          "(modified after compilation?)", "a flipped byte (run)")
+    error(["inspect", bad], f"tessera inspect: error: {bad}: corrupted: the file's SHA-256 does "
+          "not match (modified after compilation?)", "a flipped byte (inspect)")
+
+    wrong = c.path("x_wrong.npy")
+    np.save(wrong, np.zeros((1, 3, 16, 15), np.float32))
+    error(["run", tsr, "--inputs", "x=" + wrong],
+          f"tessera run: error: {wrong}: input 'x': expected f32[1, 3, 16, 16], got "
+          "f32[1, 3, 16, 15]", "a wrong input shape")
+    ints = c.path("x_i32.npy")
+    np.save(ints, np.zeros((1, 3, 16, 16), np.int32))
+    error(["run", tsr, "--inputs", "x=" + ints],
+          f"tessera run: error: {ints}: input 'x': expected f32[1, 3, 16, 16], got "
+          "i32[1, 3, 16, 16]", "a wrong input dtype")
+    error(["run", tsr, "--inputs", "y=" + ints],
+          f"tessera run: error: {ints}: the model has no input 'y' (inputs: 'x')",
+          "an unknown input name")
+    fortran = c.path("x_fortran.npy")
+    np.save(fortran, np.asfortranarray(np.zeros((1, 3, 16, 16), np.float32)))
+    error(["run", tsr, "--inputs", "x=" + fortran],
+          f"tessera run: error: {fortran}: the array is in Fortran order (fortran_order: True); "
+          "only C-order arrays are supported (use numpy.ascontiguousarray)", "a Fortran-order input")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tessera", required=True)
+    ap.add_argument("--source-dir", required=True)
+    ap.add_argument("--onnx-data", default="/usr/share/libonnx-testdata/data/node")
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    c = Checker(a.tessera, a.out)
+    for step in (lambda: check_tiny_cnn(c, a.source_dir), lambda: check_onnx_cnn(c, a.source_dir),
+                 lambda: check_node_tests(c, a.onnx_data), lambda: check_bf16(c),
+                 lambda: check_errors(c)):
+        try:
+            step()
+        except RuntimeError as e:
+            c.ok(False, "a command failed", str(e))
+    print(f"{c.passed} passed, {c.failed} failed")
+    return 1 if c.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

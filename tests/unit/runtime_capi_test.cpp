@@ -1,0 +1,167 @@
+//===- tests/unit/runtime_capi_test.cpp - The runtime C API and C++ wrapper ===//
+//
+// tessera/c/runtime.h and tessera/runtime.hpp on the hand-written standard
+// artifact (runtime_test_util.h): load from a file and from bytes, model
+// queries, sessions, binding by index and name, status codes and messages,
+// NULL arguments, and the wrapper's exceptions.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime_test_util.h"
+
+#include "tessera/c/runtime.h"
+#include "tessera/runtime.hpp"
+
+#include <cstring>
+
+using namespace tessera::test::rt;
+
+namespace {
+
+const std::vector<int64_t> kShape{kRows, kCols};
+
+/// (code, message) of a status, released.
+std::pair<tessera_status_code_t, std::string> take(tessera_status_t *s) {
+  std::pair<tessera_status_code_t, std::string> out{tessera_status_code(s),
+                                                    tessera_status_message(s)};
+  tessera_status_free(s);
+  return out;
+}
+
+std::string artifactFile() {
+  static const std::string path = [] {
+    std::string p = tempDir() + "/standard.tsr";
+    std::ofstream(p, std::ios::binary) << standardParts().bytes();
+    return p;
+  }();
+  return path;
+}
+
+} // namespace
+
+TEST_CASE("C API: load, query, run, outputs", "[runtime]") {
+  tessera_model_t *model = nullptr;
+  REQUIRE(take(tessera_model_load(artifactFile().c_str(), &model)).second == "");
+  REQUIRE(model);
+  CHECK(tessera_model_num_inputs(model) == 2);
+  CHECK(tessera_model_num_outputs(model) == 2);
+  CHECK(std::string(tessera_model_input_name(model, 1)) == "y");
+  CHECK(std::string(tessera_model_output_name(model, 0)) == "out");
+  CHECK(tessera_model_input_name(model, 2) == nullptr);
+  DLDataType dtype{};
+  int32_t ndim = 0;
+  const int64_t *shape = nullptr;
+  REQUIRE(take(tessera_model_input_info(model, 0, &dtype, &ndim, &shape)).second == "");
+  CHECK((dtype.code == kDLFloat && dtype.bits == 32 && dtype.lanes == 1));
+  REQUIRE(ndim == 2);
+  CHECK((shape[0] == kRows && shape[1] == kCols));
+  auto bad = take(tessera_model_output_info(model, 5, &dtype, &ndim, &shape));
+  CHECK(bad.first == TESSERA_STATUS_INVALID_ARGUMENT);
+  CHECK(bad.second == "output index 5 out of range (the model has 2)");
+  CHECK(std::string(tessera_model_metadata_json(model)).find("\"format\": 1") != std::string::npos);
+
+  tessera_session_options_t options{sizeof options, 2};
+  tessera_session_t *session = nullptr;
+  REQUIRE(take(tessera_session_create(model, &options, &session)).second == "");
+  tessera_model_release(model); // the session keeps it alive
+
+  std::vector<float> x = pattern(1), y = pattern(2);
+  DLTensor tx = tensorOf(x.data(), kShape), ty = tensorOf(y.data(), kShape);
+  auto unset = take(tessera_session_run(session));
+  CHECK(unset.first == TESSERA_STATUS_FAILED_PRECONDITION);
+  CHECK(unset.second == "input 'x' was not set");
+  REQUIRE(take(tessera_session_set_input(session, 0, &tx)).second == "");
+  REQUIRE(take(tessera_session_set_input_by_name(session, "y", &ty)).second == "");
+  REQUIRE(take(tessera_session_run(session)).second == "");
+  const DLTensor *out = nullptr;
+  REQUIRE(take(tessera_session_get_output(session, 0, &out)).second == "");
+  const auto *p = static_cast<const float *>(out->data);
+  CHECK(std::vector<float>(p, p + kN) == expectedOut(x, y));
+
+  // Caller-bound output.
+  std::vector<float> mine(kN, 0.0f);
+  DLTensor tm = tensorOf(mine.data(), kShape);
+  REQUIRE(take(tessera_session_set_output(session, 1, &tm)).second == "");
+  REQUIRE(take(tessera_session_run(session)).second == "");
+  CHECK(mine == x);
+
+  // Errors and their codes.
+  std::vector<int64_t> wrong{4, 9};
+  DLTensor tw = tensorOf(x.data(), wrong);
+  auto shapeErr = take(tessera_session_set_input(session, 0, &tw));
+  CHECK(shapeErr.first == TESSERA_STATUS_INVALID_ARGUMENT);
+  CHECK(shapeErr.second == "input 'x': expected f32[4, 8], got f32[4, 9]");
+  auto nameErr = take(tessera_session_set_input_by_name(session, "q", &tx));
+  CHECK(nameErr.first == TESSERA_STATUS_NOT_FOUND);
+  CHECK(nameErr.second == "no input named 'q' (the model's inputs: 'x', 'y')");
+  CHECK(take(tessera_session_set_input(session, 0, nullptr)).second == "tensor is NULL");
+  CHECK(take(tessera_session_run(nullptr)).second == "session is NULL");
+  CHECK(take(tessera_session_get_output(session, 2, &out)).first ==
+        TESSERA_STATUS_INVALID_ARGUMENT);
+  tessera_session_release(session);
+  tessera_session_release(nullptr);
+  tessera_model_release(nullptr);
+}
+
+TEST_CASE("C API: load errors carry codes", "[runtime]") {
+  tessera_model_t *model = nullptr;
+  auto missing = take(tessera_model_load("/nonexistent/m.tsr", &model));
+  CHECK(missing.first == TESSERA_STATUS_NOT_FOUND);
+  CHECK(missing.second == "/nonexistent/m.tsr: cannot open the file");
+  CHECK(model == nullptr);
+
+  const std::string bytes = standardParts().bytes();
+  std::string garbage = bytes;
+  garbage[0] = 'X';
+  auto corrupt = take(tessera_model_load_bytes(garbage.data(), garbage.size(), &model));
+  CHECK(corrupt.first == TESSERA_STATUS_DATA_LOSS);
+  CHECK(corrupt.second == "<memory>: not a Tessera artifact (no \"TSRA\" magic)");
+
+  ArtifactParts parts = standardParts();
+  parts.plan.modules[0] = {"nope", "acme", "1", 0};
+  parts.modules[0].first = "nope";
+  const std::string noPlugin = parts.bytes();
+  auto plugin = take(tessera_model_load_bytes(noPlugin.data(), noPlugin.size(), &model));
+  CHECK(plugin.first == TESSERA_STATUS_FAILED_PRECONDITION);
+  CHECK(plugin.second.starts_with("<memory>: needs plugin 'acme' (module type_key 'nope')"));
+
+  REQUIRE(take(tessera_model_load_bytes(bytes.data(), bytes.size(), &model)).second == "");
+  tessera_model_release(model);
+  CHECK(take(tessera_model_load(nullptr, &model)).second == "path is NULL");
+  CHECK(std::string(tessera_runtime_version()).find('.') != std::string::npos);
+}
+
+TEST_CASE("C++ wrapper: RAII handles and exceptions", "[runtime]") {
+  namespace rt = tessera::rt;
+  rt::Model model = rt::Model::load(artifactFile());
+  REQUIRE(model.numInputs() == 2);
+  CHECK(model.input(0).str() == "f32[4, 8]");
+  CHECK(model.input(0).name == "x");
+  CHECK(model.output(1).name == "out_x");
+  CHECK(model.output(1).bytes() == kN * 4);
+  CHECK(rt::dtypeName(model.input(0).dtype) == "f32");
+
+  std::vector<float> x = pattern(7), y = pattern(8);
+  rt::Session a(model, {1}), b(model);
+  std::vector<int64_t> shape = model.input(0).shape;
+  a.setInput("x", rt::makeTensor(x.data(), model.input(0).dtype, shape));
+  a.setInput(1, rt::makeTensor(y.data(), model.input(1).dtype, shape));
+  a.run();
+  const DLTensor &out = a.output(0);
+  const auto *p = static_cast<const float *>(out.data);
+  CHECK(std::vector<float>(p, p + kN) == expectedOut(x, y));
+
+  try {
+    b.run();
+    FAIL("run without inputs did not throw");
+  } catch (const rt::Error &e) {
+    CHECK(e.code() == TESSERA_STATUS_FAILED_PRECONDITION);
+    CHECK(std::string(e.what()) == "input 'x' was not set");
+  }
+  std::vector<int64_t> wrong{8, 4};
+  CHECK_THROWS_WITH(b.setInput("x", rt::makeTensor(x.data(), model.input(0).dtype, wrong)),
+                    "input 'x': expected f32[4, 8], got f32[8, 4]");
+  CHECK_THROWS_AS(rt::Model::load("/nonexistent.tsr"), rt::Error);
+  const std::string bytes = readBytes(artifactFile());
+  rt::Model again = rt::Model::fromBytes(bytes.data(), bytes.size());
+  CHECK(again.numOutputs() == 2);
+}
