@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tessera's developer entry point; the README's quick-start commands call it.
 #
-#   ./dev.sh example   install dependencies, build (release), run the bundled example
+#   ./dev.sh example   install dependencies, build (release), compile the bundled example
+#                      model with every shipped plugin that is built, run it
 #   ./dev.sh test      install dependencies, build (dev preset), run the whole test suite
 #   ./dev.sh bench     build (release) and run the benchmarks
 #
@@ -22,7 +23,17 @@ build() {
 case "${1:-}" in
   example)
     build release
-    ./build/release/core/tools/tessera interpret examples/models/tiny_cnn.tir
+    tessera=./build/release/core/tools/tessera
+    # Every shipped plugin that was built, fastest first.
+    targets=""
+    for p in dnnl ccompiler json; do
+      if [ -f "build/release/lib/tessera/plugins/libtessera_$p.so" ]; then
+        targets="${targets:+$targets,}$p"
+      fi
+    done
+    "$tessera" compile examples/models/tiny_cnn.tir ${targets:+--target "$targets"} \
+      -o build/release/tiny_cnn.tsr
+    "$tessera" run build/release/tiny_cnn.tsr --repeat 100 --print-time
     ;;
   test)
     build dev
