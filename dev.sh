@@ -43,6 +43,7 @@ case "${1:-}" in
     build release
     ./build/release/bench/bench_ir
     ./build/release/bench/bench_partition
+    ./build/release/bench/bench_runtime
     ;;
   *)
     echo "usage: ./dev.sh example|test|bench" >&2

@@ -15,7 +15,6 @@
 #include "tool_support.h"
 
 #include "compile/compile.h"
-#include "frontend/onnx/importer.h"
 #include "ir/parser.h"
 #include "partition/partition.h"
 #include "plugin/registry.h"
@@ -36,27 +35,6 @@ struct CompileArgs {
   int optLevel = 2;
 };
 
-bool endsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-/// As `tessera partition` loads models (cmd_partition.cpp).
-Expected<ir::Module> loadModel(const CompileArgs &a) {
-  if (!endsWith(a.model, ".onnx")) {
-    if (!a.inputShapes.empty())
-      return Error::format("--input-shape applies to ONNX models only, not '{}'", a.model);
-    return ir::parseModuleFile(a.model);
-  }
-  frontend::onnx::ImportOptions options;
-  for (const auto &spec : a.inputShapes) {
-    TS_ASSIGN_OR_RETURN(auto parsed, frontend::onnx::parseInputShape(spec));
-    if (options.inputShapes.count(parsed.first))
-      return Error::format("--input-shape given twice for '{}'", parsed.first);
-    options.inputShapes.insert(std::move(parsed));
-  }
-  return frontend::onnx::importModelFile(a.model, options);
-}
-
 bool hasRegions(const ir::Module &m) {
   for (const auto &[name, fn] : m.functions())
     if (fn->attrs().has(partition::kCompilerAttr))
@@ -67,7 +45,7 @@ bool hasRegions(const ir::Module &m) {
 Status run(const CompileArgs &a) {
   if (a.optLevel < 0 || a.optLevel > 3)
     return Error::format("--opt-level must be 0, 1, 2 or 3, not {}", a.optLevel);
-  TS_ASSIGN_OR_RETURN(ir::Module module, loadModel(a));
+  TS_ASSIGN_OR_RETURN(ir::Module module, tools::loadModel(a.model, a.inputShapes));
 
   compile::CompileOptions options;
   options.targets = a.targets;

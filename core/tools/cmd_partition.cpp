@@ -15,7 +15,6 @@
 #include "commands.h"
 #include "tool_support.h"
 
-#include "frontend/onnx/importer.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "partition/driver.h"
@@ -39,26 +38,6 @@ struct PartitionArgs {
   std::vector<std::string> inputShapes;
 };
 
-bool endsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-Expected<ir::Module> loadModel(const PartitionArgs &a) {
-  if (!endsWith(a.model, ".onnx")) {
-    if (!a.inputShapes.empty())
-      return Error::format("--input-shape applies to ONNX models only, not '{}'", a.model);
-    return ir::parseModuleFile(a.model);
-  }
-  frontend::onnx::ImportOptions options;
-  for (const auto &spec : a.inputShapes) {
-    TS_ASSIGN_OR_RETURN(auto parsed, frontend::onnx::parseInputShape(spec));
-    if (options.inputShapes.count(parsed.first))
-      return Error::format("--input-shape given twice for '{}'", parsed.first);
-    options.inputShapes.insert(std::move(parsed));
-  }
-  return frontend::onnx::importModelFile(a.model, options);
-}
-
 Status writeText(const std::string &path, const std::string &text) {
   std::ofstream out(path, std::ios::binary);
   if (out)
@@ -70,7 +49,7 @@ Status writeText(const std::string &path, const std::string &text) {
 }
 
 Status run(const PartitionArgs &a) {
-  TS_ASSIGN_OR_RETURN(ir::Module module, loadModel(a));
+  TS_ASSIGN_OR_RETURN(ir::Module module, tools::loadModel(a.model, a.inputShapes));
   partition::PartitionOptions options;
   options.targets = a.targets;
   options.pipeline = a.pipeline;

@@ -1,6 +1,8 @@
 //===- tools/tool_support.cpp - Shared bits of the command-line tools ----===//
 #include "tool_support.h"
 
+#include "frontend/onnx/importer.h"
+#include "ir/parser.h"
 #include "plugin/registry.h"
 #include "support/log.h"
 
@@ -74,6 +76,23 @@ Expected<std::string> readFile(const std::string &path) {
   if (in.bad())
     return Error::format("cannot read '{}'", path);
   return ss.str();
+}
+
+Expected<ir::Module> loadModel(const std::string &path, const std::vector<std::string> &inputShapes) {
+  const bool onnx = path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+  if (!onnx) {
+    if (!inputShapes.empty())
+      return Error::format("--input-shape applies to ONNX models only, not '{}'", path);
+    return ir::parseModuleFile(path);
+  }
+  frontend::onnx::ImportOptions options;
+  for (const auto &spec : inputShapes) {
+    TS_ASSIGN_OR_RETURN(auto parsed, frontend::onnx::parseInputShape(spec));
+    if (options.inputShapes.count(parsed.first))
+      return Error::format("--input-shape given twice for '{}'", parsed.first);
+    options.inputShapes.insert(std::move(parsed));
+  }
+  return frontend::onnx::importModelFile(path, options);
 }
 
 } // namespace tessera::tools

@@ -1,6 +1,7 @@
 //===- tools/tool_support.h - Shared bits of the command-line tools -*- C++ -*-===//
 #pragma once
 
+#include "ir/module.h"
 #include "partition/partition.h"
 #include "passes/pass_manager.h"
 #include "support/error.h"
@@ -40,6 +41,11 @@ makePartitionState(const std::vector<std::string> &targets);
 
 /// Prints "<tool>: error: <message>" to stderr and returns 1.
 int reportError(std::string_view tool, const Error &e);
+
+/// A model file: ONNX (by its .onnx suffix; `inputShapes` are NAME=D0,D1,...
+/// specs for its symbolic dims) or text IR (then `inputShapes` must be
+/// empty).
+Expected<ir::Module> loadModel(const std::string &path, const std::vector<std::string> &inputShapes);
 
 /// Reads a whole file; the error names the file and the reason.
 Expected<std::string> readFile(const std::string &path);
