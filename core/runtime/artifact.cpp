@@ -95,8 +95,11 @@ std::string ArtifactWriter::finish() const {
     std::memcpy(out.data() + entry + 24, d.data(), d.size());
     std::memcpy(out.data() + offsets[i], bytes.data(), bytes.size());
   }
-  Sha256Digest whole = Sha256::of(std::string_view(out).substr(0, total - kTrailerSize));
-  std::memcpy(out.data() + total - kTrailerSize, whole.data(), whole.size());
+  // The index (header + section table, which holds every section's digest)
+  // has its own digest: each byte of the file is hashed once.
+  const size_t index = kHeaderSize + kEntrySize * sections_.size();
+  Sha256Digest head = Sha256::of(std::string_view(out).substr(0, index));
+  std::memcpy(out.data() + total - kTrailerSize, head.data(), head.size());
   return out;
 }
 
@@ -138,14 +141,15 @@ Expected<Artifact> Artifact::fromBytes(std::string bytesIn, const std::string &d
   if (declared < in.size())
     return fail(fmt::format("{} unexpected bytes after the end the header gives ({} bytes)",
                             in.size() - declared, declared));
-  const Sha256Digest whole = Sha256::of(in.substr(0, in.size() - kTrailerSize));
-  if (!sameDigest(in.substr(in.size() - kTrailerSize), whole))
-    return fail("corrupted: the file's SHA-256 does not match (modified after compilation?)");
-
   const uint64_t count = getU32(in, 16);
   const size_t body = in.size() - kTrailerSize;
   if (count > kMaxSections || kHeaderSize + kEntrySize * count > body)
     return fail(fmt::format("corrupted: a section table of {} entries does not fit", count));
+  const size_t index = kHeaderSize + kEntrySize * size_t(count);
+  if (!sameDigest(in.substr(body), Sha256::of(in.substr(0, index))))
+    return fail("corrupted: the header or section table does not match its SHA-256 (modified "
+                "after compilation?)");
+
   Artifact a;
   std::vector<std::pair<uint64_t, uint64_t>> extents;
   for (uint64_t i = 0; i < count; ++i) {
@@ -166,6 +170,15 @@ Expected<Artifact> Artifact::fromBytes(std::string bytesIn, const std::string &d
   for (size_t i = 1; i < sorted.size(); ++i)
     if (sorted[i].first < sorted[i - 1].second)
       return fail("corrupted: two sections overlap");
+  // Every byte outside the index and the sections is padding: zero.
+  uint64_t from = index;
+  sorted.emplace_back(body, body);
+  for (const auto &[begin, end] : sorted) {
+    for (uint64_t b = from; b < begin; ++b)
+      if (in[size_t(b)] != '\0')
+        return fail(fmt::format("corrupted: padding byte {} is not zero", b));
+    from = std::max(from, end);
+  }
 
   a.bytes_ = std::make_shared<const std::string>(std::move(bytesIn));
   const std::string_view stored(*a.bytes_);
@@ -175,11 +188,15 @@ Expected<Artifact> Artifact::fromBytes(std::string bytesIn, const std::string &d
 }
 
 Expected<Artifact> Artifact::readFile(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f)
     return Error::format("{}: cannot open the file", path);
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (f.bad())
+  const std::streamoff size = f.tellg();
+  if (size < 0)
+    return Error::format("{}: cannot tell the file's size", path);
+  std::string bytes(size_t(size), '\0');
+  f.seekg(0);
+  if (!f.read(bytes.data(), size))
     return Error::format("{}: read failed", path);
   return fromBytes(std::move(bytes), path);
 }

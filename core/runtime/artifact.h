@@ -10,14 +10,19 @@
 //   offset 64  section table: 64 bytes per section: u32 kind, u32 zero,
 //              u64 offset, u64 size, u8[32] SHA-256 of the section, 8 zero
 //              bytes
-//   then       the sections, each at a 64-byte aligned offset
-//   last 32    SHA-256 of every byte before it
+//   then       the sections, each at a 64-byte aligned offset, zero padding
+//              between them
+//   last 32    SHA-256 of the header and the section table
+// Each byte is covered once: the index by the last digest, each section by
+// its own, padding by being zero (format 2; format 1 hashed the whole file
+// again, twice the work at load).
 //
 // Integers are little-endian. A reader refuses, with a message naming the
 // file and the problem: another magic ("not a Tessera artifact"), another
 // format version, a size that disagrees with the header (truncated, or with
 // bytes appended), a section outside the file, overlapping or unaligned,
-// and any digest mismatch (the whole file, or the section named).
+// non-zero padding, and any digest mismatch (the index, or the section
+// named).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -33,7 +38,7 @@
 
 namespace tessera::runtime {
 
-inline constexpr uint32_t kArtifactFormatVersion = 1;
+inline constexpr uint32_t kArtifactFormatVersion = 2;
 
 enum class SectionKind : uint32_t {
   Metadata = 1,       // JSON: inputs, outputs, plugins used, versions

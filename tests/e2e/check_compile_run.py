@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 
@@ -126,7 +127,7 @@ def check_tiny_cnn(c, source):
 
     # inspect --json
     host = json.loads(c.tool("inspect", c.path("tiny_host.tsr"), "--json").stdout)
-    c.ok(host["format_version"] == 1, "inspect: format version")
+    c.ok(host["format_version"] == 2, "inspect: format version")
     kinds = [s["kind"] for s in host["sections"]]
     c.ok(kinds == ["metadata", "plan", "weights", "host code"], "inspect: host sections", str(kinds))
     meta = host["metadata"]
@@ -235,14 +236,24 @@ def check_errors(c):
     error(["run", cut],
           f"tessera run: error: {cut}: truncated: the header says {len(data)} bytes, the file "
           f"has {len(data) // 2}", "a truncated artifact")
+    # A flipped byte inside the largest section: that section's digest names it.
+    kinds = {1: "metadata", 2: "plan", 3: "weights", 4: "host code", 5: "external module"}
+    count = struct.unpack_from("<I", data, 16)[0]
+    table = [struct.unpack_from("<IIQQ", data, 64 + 64 * i) for i in range(count)]
+    index, (kind, _, offset, size) = max(enumerate(table), key=lambda e: e[1][3])
     flipped = bytearray(data)
-    flipped[len(data) // 3] ^= 0x10
+    flipped[offset + size // 2] ^= 0x10
     bad = c.path("flipped.tsr")
     open(bad, "wb").write(bytes(flipped))
-    error(["run", bad], f"tessera run: error: {bad}: corrupted: the file's SHA-256 does not match "
-          "(modified after compilation?)", "a flipped byte (run)")
-    error(["inspect", bad], f"tessera inspect: error: {bad}: corrupted: the file's SHA-256 does "
-          "not match (modified after compilation?)", "a flipped byte (inspect)")
+    want = f"corrupted: section {index} ({kinds[kind]}) does not match its SHA-256"
+    error(["run", bad], f"tessera run: error: {bad}: {want}", "a flipped byte (run)")
+    error(["inspect", bad], f"tessera inspect: error: {bad}: {want}", "a flipped byte (inspect)")
+    # A flipped byte in the section table: the index digest.
+    flipped = bytearray(data)
+    flipped[64 + 30] ^= 0x01
+    open(bad, "wb").write(bytes(flipped))
+    error(["run", bad], f"tessera run: error: {bad}: corrupted: the header or section table "
+          "does not match its SHA-256 (modified after compilation?)", "a flipped table byte")
 
     wrong = c.path("x_wrong.npy")
     np.save(wrong, np.zeros((1, 3, 16, 15), np.float32))

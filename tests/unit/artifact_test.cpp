@@ -32,8 +32,11 @@ std::string errorOf(std::string bytes) {
 
 /// Re-seals the whole-file digest after an edit (what a careless tamperer
 /// would do), so that the checks behind it are reached.
+/// Recomputes the index digest (header + section table) after an edit.
 std::string reseal(std::string bytes) {
-  Sha256Digest d = Sha256::of(std::string_view(bytes).substr(0, bytes.size() - 32));
+  uint32_t count = 0;
+  std::memcpy(&count, bytes.data() + 16, 4);
+  Sha256Digest d = Sha256::of(std::string_view(bytes).substr(0, 64 + 64 * size_t(count)));
   std::memcpy(bytes.data() + bytes.size() - 32, d.data(), 32);
   return bytes;
 }
@@ -83,9 +86,9 @@ TEST_CASE("artifact: each problem has its message", "[artifact]") {
   CHECK(errorOf("MZ\x90\x00 not an artifact") == "m.tsr: not a Tessera artifact (no \"TSRA\" magic)");
   CHECK(errorOf("TSRA") ==
         "m.tsr: truncated: 4 bytes, shorter than an empty artifact (96 bytes)");
-  std::string v2 = good;
-  v2[4] = 2;
-  CHECK(errorOf(v2) == "m.tsr: artifact format version 2, this runtime reads version 1 "
+  std::string v1 = good;
+  v1[4] = 1;
+  CHECK(errorOf(v1) == "m.tsr: artifact format version 1, this runtime reads version 2 "
                        "(recompile the model with this Tessera)");
   CHECK(errorOf(good.substr(0, good.size() - 1)) ==
         "m.tsr: truncated: the header says " + std::to_string(good.size()) +
@@ -93,9 +96,14 @@ TEST_CASE("artifact: each problem has its message", "[artifact]") {
   CHECK(errorOf(good + "x") == "m.tsr: 1 unexpected bytes after the end the header gives (" +
                                    std::to_string(good.size()) + " bytes)");
   std::string flipped = good;
-  flipped[good.size() / 2] ^= 1;
-  CHECK(errorOf(flipped) ==
-        "m.tsr: corrupted: the file's SHA-256 does not match (modified after compilation?)");
+  flipped[64 + 24] ^= 1; // in section 0's digest, in the table
+  CHECK(errorOf(flipped) == "m.tsr: corrupted: the header or section table does not match its "
+                            "SHA-256 (modified after compilation?)");
+  // Padding must stay zero (the last byte before the trailer is padding here).
+  std::string padded = good;
+  padded[good.size() - 33] = 'p';
+  CHECK(errorOf(padded) ==
+        "m.tsr: corrupted: padding byte " + std::to_string(good.size() - 33) + " is not zero");
   // A changed weight with the file digest recomputed: the section's own
   // digest still catches it.
   std::string tampered = good;
