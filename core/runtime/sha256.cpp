@@ -4,6 +4,12 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define TESSERA_SHA_NI 1
+#endif
+
 namespace tessera::runtime {
 
 namespace {
@@ -20,13 +26,7 @@ constexpr uint32_t kRound[64] = {
 
 inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-} // namespace
-
-Sha256::Sha256()
-    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
-             0x5be0cd19} {}
-
-void Sha256::block(const uint8_t *p) {
+void portableBlock(uint32_t *state_, const uint8_t *p) {
   uint32_t w[64];
   for (int i = 0; i < 16; ++i)
     w[i] = uint32_t(p[4 * i]) << 24 | uint32_t(p[4 * i + 1]) << 16 | uint32_t(p[4 * i + 2]) << 8 |
@@ -60,6 +60,85 @@ void Sha256::block(const uint8_t *p) {
   state_[7] += h;
 }
 
+#ifdef TESSERA_SHA_NI
+bool detectShaNi() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSE4_1) || !(c & bit_SSSE3))
+    return false;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+    return false;
+  return (b & (1u << 29)) != 0; // CPUID.(EAX=7,ECX=0):EBX.SHA
+}
+
+/// `count` blocks with the SHA extensions. The state lives in two registers
+/// as the instructions want it, ABEF and CDGH; each iteration runs four
+/// rounds (two sha256rnds2) and extends the message schedule by four words
+/// (W[t] from W[t-16..t-1] with sha256msg1/msg2).
+__attribute__((target("sha,sse4.1,ssse3"))) void shaNiBlocks(uint32_t *state, const uint8_t *p,
+                                                               size_t count) {
+  const __m128i byteSwap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  __m128i dcba = _mm_loadu_si128(reinterpret_cast<const __m128i *>(state));
+  __m128i hgfe = _mm_loadu_si128(reinterpret_cast<const __m128i *>(state + 4));
+  __m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);
+  __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
+  __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+  __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);
+  for (; count > 0; --count, p += 64) {
+    const __m128i abefSaved = abef, cdghSaved = cdgh;
+    __m128i w[4];
+    for (int g = 0; g < 16; ++g) {
+      __m128i m;
+      if (g < 4) {
+        m = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p + 16 * g)),
+                             byteSwap);
+      } else {
+        m = _mm_sha256msg1_epu32(w[g & 3], w[(g + 1) & 3]);            // W[t-16] + s0(W[t-15])
+        m = _mm_add_epi32(m, _mm_alignr_epi8(w[(g + 3) & 3], w[(g + 2) & 3], 4)); // + W[t-7]
+        m = _mm_sha256msg2_epu32(m, w[(g + 3) & 3]);                     // + s1(W[t-2])
+      }
+      w[g & 3] = m;
+      const __m128i k =
+          _mm_add_epi32(m, _mm_loadu_si128(reinterpret_cast<const __m128i *>(kRound + 4 * g)));
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, k);
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(k, 0x0E));
+    }
+    abef = _mm_add_epi32(abef, abefSaved);
+    cdgh = _mm_add_epi32(cdgh, cdghSaved);
+  }
+  __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(state), _mm_blend_epi16(feba, dchg, 0xF0));
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(state + 4), _mm_alignr_epi8(dchg, feba, 8));
+}
+#endif
+
+} // namespace
+
+bool sha256HasHardware() {
+#ifdef TESSERA_SHA_NI
+  static const bool has = detectShaNi();
+  return has;
+#else
+  return false;
+#endif
+}
+
+Sha256::Sha256(bool allowHardware)
+    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+             0x5be0cd19},
+      hardware_(allowHardware && sha256HasHardware()) {}
+
+void Sha256::blocks(const uint8_t *p, size_t count) {
+#ifdef TESSERA_SHA_NI
+  if (hardware_) {
+    shaNiBlocks(state_, p, count);
+    return;
+  }
+#endif
+  for (; count > 0; --count, p += 64)
+    portableBlock(state_, p);
+}
+
 void Sha256::update(const void *data, size_t size) {
   const auto *p = static_cast<const uint8_t *>(data);
   length_ += size;
@@ -71,11 +150,12 @@ void Sha256::update(const void *data, size_t size) {
     size -= take;
     if (buffered_ < 64)
       return;
-    block(buffer_);
+    blocks(buffer_, 1);
     buffered_ = 0;
   }
-  for (; size >= 64; p += 64, size -= 64)
-    block(p);
+  blocks(p, size / 64);
+  p += size / 64 * 64;
+  size %= 64;
   std::memcpy(buffer_, p, size);
   buffered_ = size;
 }

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <random>
 
 using namespace tessera::runtime;
 
@@ -79,6 +80,30 @@ TEST_CASE("artifact: sections round-trip", "[artifact]") {
   // Sections start 64-byte aligned.
   for (const Section &s : a->sections())
     CHECK((s.bytes.data() - a->sections()[0].bytes.data()) % 64 == 0);
+}
+
+TEST_CASE("SHA-256 with the CPU's SHA extensions equals the portable code", "[artifact]") {
+  INFO("SHA extensions on this CPU: " << sha256HasHardware());
+  std::mt19937 rng(9);
+  std::string data(3 * 1024 * 1024 + 17, '\0');
+  for (char &c : data)
+    c = char(rng());
+  // Every length around the block and padding boundaries, then large inputs,
+  // also fed in uneven pieces.
+  for (size_t n : {0, 1, 55, 56, 63, 64, 65, 119, 120, 127, 128, 129, 1000, 4096, 1 << 20,
+                   3 << 20}) {
+    std::string_view s(data.data(), n);
+    Sha256 hw(true), sw(false);
+    hw.update(s);
+    sw.update(s);
+    CHECK(hexDigest(hw.finish()) == hexDigest(sw.finish()));
+    Sha256 pieces(true);
+    for (size_t at = 0; at < n; at += 37)
+      pieces.update(s.substr(at, 37));
+    Sha256 whole(false);
+    whole.update(s);
+    CHECK(hexDigest(pieces.finish()) == hexDigest(whole.finish()));
+  }
 }
 
 TEST_CASE("artifact: each problem has its message", "[artifact]") {
