@@ -109,12 +109,14 @@ def check_tiny_cnn(c, source):
     x = np.random.default_rng(1).standard_normal((1, 3, 16, 16)).astype(np.float32)
     np.savez_compressed(c.path("tiny_in.npz"), x=x)
     results = {}
-    for label, extra in (("host", []), ("json", ["--target", "json"])):
+    for label, extra in (("host", []), ("json", ["--target", "json"]),
+                         ("portable-O3", ["--mcpu", "x86-64", "--opt-level", "3"]),
+                         ("O0", ["--opt-level", "0"])):
         tsr = c.path(f"tiny_{label}.tsr")
         log = c.tool("compile", model, *extra, "-o", tsr).stdout
         c.ok(f"Wrote {tsr}" in log, f"tiny_cnn {label}: compile reports the file", log)
         out = c.path(f"tiny_{label}_seed.npz")
-        c.tool("run", tsr, "--seed", "7", "--outputs", out, "--threads", "1")
+        c.tool("run", tsr, "--seed", "7", "--outputs", out, "--threads", "1" if label != "O0" else "2")
         got = np.load(out)
         c.ok(list(got.keys()) == ["probs"], f"tiny_cnn {label}: output named 'probs'",
              str(list(got.keys())))
@@ -124,6 +126,13 @@ def check_tiny_cnn(c, source):
                "--print-time")
         results[label] = np.load(out)["probs"]
     c.close(results["host"], results["json"], 1e-4, 1e-6, "tiny_cnn: host vs json on .npz inputs")
+    c.close(results["portable-O3"], results["host"], 1e-4, 1e-6,
+            "tiny_cnn: portable x86-64 at O3 vs the host CPU at O2")
+    meta = json.loads(c.tool("inspect", c.path("tiny_portable-O3.tsr"), "--json").stdout)["metadata"]
+    c.ok(meta["target"]["cpu"] == "x86-64", "inspect: the portable artifact's cpu",
+         str(meta["target"]))
+    r = c.tool("compile", model, "--mcpu", "pentium9000", "-o", c.path("x.tsr"), rc=1)
+    c.ok("unknown CPU 'pentium9000'" in r.stderr, "compile: an unknown --mcpu is named", r.stderr)
 
     # inspect --json
     host = json.loads(c.tool("inspect", c.path("tiny_host.tsr"), "--json").stdout)
