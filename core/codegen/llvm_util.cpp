@@ -76,7 +76,14 @@ Expected<std::string> optimiseAndEmit(llvm::Module &m, llvm::TargetMachine &tm, 
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
+  // PassBuilder's tuning defaults leave both vectorisers off; clang turns
+  // them on from -O2, and so do we.
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = optLevel >= 2;
+  tuning.SLPVectorization = optLevel >= 2;
+  tuning.LoopInterleaving = optLevel >= 2;
+  tuning.LoopUnrolling = optLevel >= 1;
+  llvm::PassBuilder pb(&tm, tuning);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
