@@ -44,6 +44,7 @@ case "${1:-}" in
     ./build/release/bench/bench_ir
     ./build/release/bench/bench_partition
     ./build/release/bench/bench_runtime
+    /usr/bin/python3 bench/models/make_models.py --out build/release/models --run ./build/release/core/tools/tessera --targets json
     ;;
   *)
     echo "usage: ./dev.sh example|test|bench" >&2
