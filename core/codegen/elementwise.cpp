@@ -68,56 +68,151 @@ public:
                            fn->resultType().str());
     const ir::Shape &shape = fn->resultType().shape();
     for (const ir::Var &p : fn->params())
-      if (!isF32(p->type()) || p->type().shape() != shape)
-        return Error::format("kernel '{}': parameter %{} is {}, expected f32{}", k_.symbol,
-                             p->name(), p->type().str(), ir::shapeStr(shape));
+      if (!isF32(p->type()) || !broadcastsTo(p->type().shape(), shape))
+        return Error::format("kernel '{}': parameter %{} is {}, which does not broadcast to f32{}",
+                             k_.symbol, p->name(), p->type().str(), ir::shapeStr(shape));
+    // Intermediate values are computed per output element: each must have
+    // the result's shape (a smaller one would be recomputed, or be wrong).
+    for (const ir::ExprNode *node : ir::postOrder(fn->body(), /*intoFunctions=*/false))
+      if (node->as<ir::CallNode>() && node->type() != fn->resultType())
+        return Error::format("kernel '{}': {} produces {}, expected f32{}", k_.symbol,
+                             node->as<ir::CallNode>()->op() ? node->as<ir::CallNode>()->op()->name
+                                                            : std::string("a call"),
+                             node->type().str(), ir::shapeStr(shape));
+    plan(shape);
 
     llvm::LLVMContext &ctx = m_.getContext();
-    llvm::Type *f32 = b_.getFloatTy();
     llvm::Type *ptr = b_.getPtrTy();
     llvm::Type *i64 = b_.getInt64Ty();
     auto *type = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i64}, false);
     fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, k_.symbol, m_);
-    llvm::Argument *inputs = fn_->getArg(0), *out = fn_->getArg(1), *n = fn_->getArg(2);
+    llvm::Argument *inputs = fn_->getArg(0), *out = fn_->getArg(1);
     inputs->setName("inputs");
     out->setName("out");
-    n->setName("n");
+    fn_->getArg(2)->setName("n");
     // Outputs never alias inputs (the executor's contract): lets LLVM vectorise.
     out->addAttr(llvm::Attribute::NoAlias);
 
-    auto *entry = llvm::BasicBlock::Create(ctx, "entry", fn_);
-    auto *loop = llvm::BasicBlock::Create(ctx, "loop", fn_);
-    auto *exit = llvm::BasicBlock::Create(ctx, "exit", fn_);
-    b_.SetInsertPoint(entry);
-    std::vector<llvm::Value *> bases;
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn_));
+    bases_.clear();
     for (size_t i = 0; i < fn->params().size(); ++i) {
       llvm::Value *slot = b_.CreateConstInBoundsGEP1_64(ptr, inputs, i);
-      bases.push_back(b_.CreateLoad(ptr, slot, fmt::format("in{}", i)));
+      bases_.push_back(b_.CreateLoad(ptr, slot, fmt::format("in{}", i)));
     }
-    b_.CreateCondBr(b_.CreateICmpSGT(n, b_.getInt64(0)), loop, exit);
+    out_ = out;
+    if (ir::numElements(shape) > 0) {
+      std::vector<llvm::Value *> offsets(fn->params().size() + 1, b_.getInt64(0));
+      TS_RETURN_IF_ERROR(loop(0, offsets));
+    }
+    b_.CreateRetVoid();
+    return okStatus();
+  }
 
-    b_.SetInsertPoint(loop);
-    llvm::PHINode *i = b_.CreatePHI(i64, 2, "i");
-    i->addIncoming(b_.getInt64(0), entry);
+private:
+  /// Whether `from` broadcasts to `to` (numpy rules, right-aligned).
+  static bool broadcastsTo(const ir::Shape &from, const ir::Shape &to) {
+    if (from.size() > to.size())
+      return false;
+    for (size_t i = 0; i < from.size(); ++i) {
+      int64_t f = from[from.size() - 1 - i], t = to[to.size() - 1 - i];
+      if (f != t && f != 1)
+        return false;
+    }
+    return true;
+  }
+
+  /// The loop nest: the result's dims without size-1 dims, adjacent dims
+  /// merged where every operand walks them contiguously (or not at all);
+  /// per dim, each parameter's element stride (0 where it is broadcast) and
+  /// the output's stride (the last entry).
+  void plan(const ir::Shape &shape) {
+    const size_t nParams = k_.fn->params().size(), rank = shape.size();
+    std::vector<std::vector<int64_t>> strides(nParams + 1, std::vector<int64_t>(rank, 0));
+    for (size_t p = 0; p <= nParams; ++p) {
+      const ir::Shape &ps = p < nParams ? k_.fn->params()[p]->type().shape() : shape;
+      int64_t stride = 1;
+      for (size_t i = 0; i < ps.size(); ++i) {
+        size_t pd = ps.size() - 1 - i, d = rank - 1 - i;
+        if (ps[pd] != 1)
+          strides[p][d] = stride;
+        stride *= ps[pd];
+      }
+    }
+    dims_.clear();
+    strides_.assign(nParams + 1, {});
+    for (size_t d = 0; d < rank; ++d) {
+      if (shape[d] == 1)
+        continue;
+      bool merge = !dims_.empty();
+      for (size_t p = 0; merge && p <= nParams; ++p)
+        merge = strides_[p].back() == strides[p][d] * shape[d];
+      if (merge) {
+        dims_.back() *= shape[d];
+        for (size_t p = 0; p <= nParams; ++p)
+          strides_[p].back() = strides[p][d];
+      } else {
+        dims_.push_back(shape[d]);
+        for (size_t p = 0; p <= nParams; ++p)
+          strides_[p].push_back(strides[p][d]);
+      }
+    }
+    if (dims_.empty()) { // one element
+      dims_.push_back(1);
+      for (auto &s : strides_)
+        s.push_back(0);
+    }
+  }
+
+  /// Level `level` of the loop nest; `offsets` are the element offsets of
+  /// the parameters and (last) the output at the enclosing iteration.
+  Status loop(size_t level, const std::vector<llvm::Value *> &offsets) {
+    llvm::LLVMContext &ctx = m_.getContext();
+    llvm::Type *i64 = b_.getInt64Ty();
+    llvm::BasicBlock *pre = b_.GetInsertBlock();
+    auto *body = llvm::BasicBlock::Create(ctx, fmt::format("loop{}", level), fn_);
+    auto *after = llvm::BasicBlock::Create(ctx, fmt::format("after{}", level), fn_);
+    b_.CreateBr(body);
+    b_.SetInsertPoint(body);
+    llvm::PHINode *i = b_.CreatePHI(i64, 2, fmt::format("i{}", level));
+    i->addIncoming(b_.getInt64(0), pre);
+    std::vector<llvm::Value *> inner;
+    for (size_t p = 0; p < offsets.size(); ++p) {
+      int64_t st = strides_[p][level];
+      inner.push_back(st == 0 ? offsets[p]
+                              : b_.CreateAdd(offsets[p], b_.CreateMul(i, b_.getInt64(uint64_t(st))),
+                                             "", /*HasNUW=*/true, /*HasNSW=*/true));
+    }
+    if (level + 1 < dims_.size()) {
+      TS_RETURN_IF_ERROR(loop(level + 1, inner));
+    } else {
+      TS_RETURN_IF_ERROR(element(inner));
+    }
+    llvm::Value *next = b_.CreateAdd(i, b_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
+    i->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateCondBr(b_.CreateICmpSLT(next, b_.getInt64(uint64_t(dims_[level]))), body, after);
+    b_.SetInsertPoint(after);
+    return okStatus();
+  }
+
+  /// The tree for one element at `offsets`.
+  Status element(const std::vector<llvm::Value *> &offsets) {
+    llvm::Type *f32 = b_.getFloatTy();
+    const ir::Function &fn = k_.fn;
+    values_.clear();
     for (size_t p = 0; p < fn->params().size(); ++p)
-      values_[fn->params()[p].get()] =
-          b_.CreateLoad(f32, b_.CreateInBoundsGEP(f32, bases[p], i), fn->params()[p]->name());
+      values_[fn->params()[p].get()] = b_.CreateLoad(
+          f32, b_.CreateInBoundsGEP(f32, bases_[p], offsets[p]), fn->params()[p]->name());
     for (const ir::ExprNode *node : ir::postOrder(fn->body(), /*intoFunctions=*/false)) {
       if (values_.count(node))
         continue;
       TS_ASSIGN_OR_RETURN(llvm::Value * v, emit(*node));
       values_[node] = v;
     }
-    b_.CreateStore(values_.at(fn->body().get()), b_.CreateInBoundsGEP(f32, out, i));
-    llvm::Value *next = b_.CreateAdd(i, b_.getInt64(1), "next", /*HasNUW=*/true, /*HasNSW=*/true);
-    i->addIncoming(next, loop);
-    b_.CreateCondBr(b_.CreateICmpSLT(next, n), loop, exit);
-    b_.SetInsertPoint(exit);
-    b_.CreateRetVoid();
+    b_.CreateStore(values_.at(fn->body().get()),
+                   b_.CreateInBoundsGEP(f32, out_, offsets.back()));
     return okStatus();
   }
 
-private:
   llvm::Value *c(double v) { return llvm::ConstantFP::get(b_.getFloatTy(), v); }
   llvm::Value *intrinsic(llvm::Intrinsic::ID id, llvm::Value *x) {
     return b_.CreateUnaryIntrinsic(id, x);
@@ -153,9 +248,6 @@ private:
     if (it == fusibleOps().end())
       return Error::format("kernel '{}': op '{}' is not an elementwise op this codegen fuses",
                            k_.symbol, op);
-    if (!isF32(call->type()) || call->type().shape() != k_.fn->resultType().shape())
-      return Error::format("kernel '{}': {} produces {}, expected f32{}", k_.symbol, op,
-                           call->type().str(), ir::shapeStr(k_.fn->resultType().shape()));
     std::vector<llvm::Value *> a;
     for (const ir::Expr &arg : call->args())
       a.push_back(values_.at(arg.get()));
@@ -198,6 +290,10 @@ private:
   llvm::IRBuilder<> b_;
   const ElementwiseKernel &k_;
   llvm::Function *fn_ = nullptr;
+  llvm::Value *out_ = nullptr;
+  std::vector<llvm::Value *> bases_;
+  std::vector<int64_t> dims_;
+  std::vector<std::vector<int64_t>> strides_; // per parameter, then the output
   std::unordered_map<const ir::ExprNode *, llvm::Value *> values_;
 };
 

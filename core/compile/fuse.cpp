@@ -15,17 +15,40 @@ bool isScalarF32Constant(const ir::ExprNode &n) {
   return c && c->data().dtype() == ir::DType::F32 && c->data().numel() == 1;
 }
 
-/// A fusible op whose every operand is either of its own shape or a scalar
-/// f32 constant (what the fused loop can read).
+bool isF32Tensor(const ir::Type &t) { return t.isTensor() && t.dtype() == ir::DType::F32; }
+
+bool isBiasAdd(const ir::ExprNode &n) {
+  const auto *call = n.as<ir::CallNode>();
+  return call && call->op() && call->op()->name == "bias_add" && isF32Tensor(call->type());
+}
+
+/// The shape bias_add's 1-D bias takes to broadcast along its axis in numpy
+/// style: [C, 1, ..., 1] with one 1 per dim after the axis.
+ir::Shape biasShape(const ir::CallNode &biasAdd) {
+  const int64_t rank = int64_t(biasAdd.type().rank());
+  int64_t axis = biasAdd.attrs().getInt("axis", 1);
+  if (axis < 0)
+    axis += rank;
+  ir::Shape shape{biasAdd.type().shape()[size_t(axis)]};
+  shape.resize(size_t(rank - axis), 1);
+  return shape;
+}
+
+/// Can the fused loop compute node i? A fusible elementwise op, or a
+/// bias_add; its operands the node's own type, scalar f32 constants, or
+/// (binary ops, bias) f32 tensors the loop reads with broadcasting.
 bool fusible(const ir::NodeIndex &index, size_t i) {
   const ir::ExprNode &n = *index.node(i);
+  if (isBiasAdd(n))
+    return index.node(size_t(index.operands(i)[0]))->type() == n.type();
   if (!codegen::isFusibleElementwise(n))
     return false;
+  const bool binary = index.operands(i).size() == 2;
   for (int j : index.operands(i)) {
     const ir::ExprNode &arg = *index.node(size_t(j));
-    if (isScalarF32Constant(arg))
+    if (isScalarF32Constant(arg) || arg.type() == n.type())
       continue;
-    if (!arg.type().isTensor() || arg.type() != n.type())
+    if (!binary || !isF32Tensor(arg.type()))
       return false;
   }
   return true;
@@ -53,7 +76,10 @@ Expected<ir::Function> fuseElementwise(const ir::Function &fn, FuseStats *stats)
     treeSize[i] = 1;
     for (int j : index.operands(i)) {
       auto sj = size_t(j);
-      if (isFusible[sj] && owner[sj] < 0 && uses[sj] == 1 && sj != i) {
+      // Only a producer of the consumer's own shape joins the tree (a
+      // broadcast operand is read in place, not recomputed per element).
+      if (isFusible[sj] && owner[sj] < 0 && uses[sj] == 1 && sj != i &&
+          index.node(sj)->type() == index.node(i)->type()) {
         owner[sj] = int64_t(i);
         treeSize[i] += treeSize[sj];
       }
@@ -77,30 +103,50 @@ Expected<ir::Function> fuseElementwise(const ir::Function &fn, FuseStats *stats)
     }
     std::sort(members.begin(), members.end());
     std::unordered_map<size_t, ir::Expr> clones;
-    std::unordered_map<size_t, ir::Var> params;
+    // Parameters by operand position; a bias (reshaped to broadcast) apart.
+    std::unordered_map<size_t, ir::Var> params, biasParams;
     std::vector<ir::Var> paramList;
     std::vector<ir::Expr> callArgs;
+    auto param = [&](size_t sj, bool bias, const ir::CallNode *biasAdd) -> Expected<ir::Var> {
+      auto [it, added] = (bias ? biasParams : params).try_emplace(sj);
+      if (added) {
+        ir::Expr arg = replaced[sj];
+        if (bias) { // the bias as [C, 1, ..., 1], outside the fused function
+          ir::Shape shape = biasShape(*biasAdd);
+          if (const auto *c = arg->as<ir::ConstantNode>()) {
+            arg = ir::makeConstant(c->data().reshaped(shape), c->name());
+          } else {
+            TS_ASSIGN_OR_RETURN(arg, ir::makeCall("reshape", {arg}, {{"newshape", shape}},
+                                                  arg->name().empty() ? "" : arg->name() + ".bias"));
+          }
+        }
+        it->second = ir::makeVar(fmt::format("p{}", paramList.size()), arg->type());
+        paramList.push_back(it->second);
+        callArgs.push_back(std::move(arg));
+      }
+      return it->second;
+    };
     for (size_t m : members) {
       const auto *call = index.node(m)->as<ir::CallNode>();
+      const bool biasAdd = isBiasAdd(*call);
       std::vector<ir::Expr> args;
-      for (int j : index.operands(m)) {
-        auto sj = size_t(j);
+      auto operands = index.operands(m);
+      for (size_t k = 0; k < operands.size(); ++k) {
+        auto sj = size_t(operands[k]);
         if (owner[sj] == int64_t(m)) {
           args.push_back(clones.at(sj));
-        } else if (isScalarF32Constant(*index.node(sj))) {
+        } else if (isScalarF32Constant(*index.node(sj)) && !(biasAdd && k == 1)) {
           args.push_back(index.expr(sj));
         } else {
-          auto [it, added] = params.try_emplace(sj);
-          if (added) {
-            it->second = ir::makeVar(fmt::format("p{}", paramList.size()), index.node(sj)->type());
-            paramList.push_back(it->second);
-            callArgs.push_back(replaced[sj]);
-          }
-          args.push_back(it->second);
+          TS_ASSIGN_OR_RETURN(ir::Var p, param(sj, biasAdd && k == 1, call));
+          args.push_back(p);
         }
       }
+      // bias_add(x, b) is add(x, b as [C, 1, ..., 1]) inside the loop.
       TS_ASSIGN_OR_RETURN(ir::Expr clone,
-                          ir::makeCall(call->op(), std::move(args), call->attrs(), call->name()));
+                          biasAdd ? ir::makeCall("add", std::move(args), {}, call->name())
+                                  : ir::makeCall(call->op(), std::move(args), call->attrs(),
+                                                 call->name()));
       clones[m] = std::move(clone);
     }
     ir::Attrs attrs;

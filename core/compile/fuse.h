@@ -1,15 +1,19 @@
 //===- compile/fuse.h - Fuse elementwise chains on the host ----*- C++ -*-===//
 //
 // Before a function's host ops become host steps, maximal trees of fusible
-// f32 elementwise ops (codegen::isFusibleElementwise) of one shape are
-// outlined into local functions with the attribute HostFused=true, called
-// where the tree's root was. Such a call becomes ONE host step whose loop
+// f32 elementwise ops (codegen::isFusibleElementwise) and bias_add, all of
+// one shape, are outlined into local functions with the attribute
+// HostFused=true, called where the tree's root was. Such a call becomes ONE host step whose loop
 // computes the whole tree per element (codegen/elementwise.h): the
 // intermediate tensors are never written to memory.
 //
 // A tree member other than the root has exactly one use (inside the tree);
 // single-element f32 constants are folded into the loop; other operands
-// become the fused function's parameters, each once, in first-use order.
+// become the fused function's parameters, each once, in first-use order,
+// and may broadcast (numpy rules) where the op broadcasts: the loop reads
+// them in place. bias_add(x, b) becomes add(x, b') with b' = b reshaped to
+// [C, 1, ..., 1] outside the function (a constant is reshaped at compile
+// time), so a conv's bias and activation run as one loop.
 // Single ops stay as they are (a library kernel does them as well).
 //
 //===----------------------------------------------------------------------===//

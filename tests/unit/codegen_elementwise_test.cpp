@@ -146,6 +146,47 @@ def @main(%x: f32[1000]) -> f32[1000] {
   }
 }
 
+TEST_CASE("codegen: parameters that broadcast (bias, scalars, rows) are read in place",
+          "[codegen]") {
+  // Each shape pattern: a channel bias [C, 1, 1] over NCHW, a row vector, a
+  // column, size-1 dims in the middle, and a single element.
+  const std::vector<std::pair<std::string, ir::Shape>> cases = {
+      {"f32[5, 1, 1]", {5, 1, 1}}, {"f32[7]", {7}}, {"f32[3, 1, 1, 1]", {3, 1, 1, 1}},
+      {"f32[3, 5, 1, 7]", {3, 5, 1, 7}}, {"f32[1]", {1}}};
+  for (const auto &[type, shape] : cases) {
+    DYNAMIC_SECTION("b: " << type) {
+      const std::string text = R"(
+def @main(%x: f32[3, 5, 4, 7], %b: )" + type + R"() -> f32[3, 5, 4, 7] {
+  %a = add(%x, %b) : f32[3, 5, 4, 7]
+  %m = multiply(%a, %b) : f32[3, 5, 4, 7]
+  %r = relu(%m) : f32[3, 5, 4, 7]
+  return %r
+}
+)";
+      ir::Function fn = mainOf(text);
+      auto obj = codegen::emitObject({{"k_bias", fn}});
+      INFO((obj.ok() ? std::string() : obj.error().str()));
+      REQUIRE(obj.ok());
+      auto so = codegen::linkSharedObject({*obj});
+      REQUIRE(so.ok());
+      Loaded lib;
+      load(*so, lib);
+      auto kernel = reinterpret_cast<KernelFn>(::dlsym(lib.handle, "k_bias"));
+      REQUIRE(kernel != nullptr);
+      std::mt19937 rng(5);
+      Tensor x = randomF32({3, 5, 4, 7}, rng, -2, 2), b = randomF32(shape, rng, -2, 2);
+      Tensor out(ir::DType::F32, {3, 5, 4, 7});
+      const float *inputs[] = {x.data<float>(), b.data<float>()};
+      kernel(inputs, out.data<float>(), out.numel());
+      auto m = ir::parseModule(text);
+      REQUIRE(m.ok());
+      auto want = interp::run(*m, {x, b});
+      REQUIRE(want.ok());
+      requireClose(out, want->tensor, 1e-6, 1e-6);
+    }
+  }
+}
+
 TEST_CASE("codegen: what does not fuse is an error naming it", "[codegen]") {
   auto err = [](const std::string &text) {
     auto r = codegen::emitObject({{"k", mainOf(text)}});
@@ -158,11 +199,18 @@ def @main(%x: f32[2, 3]) -> f32[2, 3] {
 }
 )") == "kernel 'k': op 'softmax' is not an elementwise op this codegen fuses");
   CHECK(err(R"(
-def @main(%x: f32[2, 3], %y: f32[3]) -> f32[2, 3] {
-  %r = add(%x, %y) : f32[2, 3]
+def @main(%x: f32[2, 3], %y: f32[2]) -> f32[2, 3] {
+  %r = relu(%x) : f32[2, 3]
   return %r
 }
-)") == "kernel 'k': parameter %y is f32[3], expected f32[2, 3]");
+)") == "kernel 'k': parameter %y is f32[2], which does not broadcast to f32[2, 3]");
+  CHECK(err(R"(
+def @main(%x: f32[3], %y: f32[2, 3]) -> f32[2, 3] {
+  %e = exp(%x) : f32[3]
+  %r = add(%e, %y) : f32[2, 3]
+  return %r
+}
+)") == "kernel 'k': exp produces f32[3], expected f32[2, 3]");
   CHECK(err(R"(
 def @main(%x: i32[4]) -> i32[4] {
   %r = relu(%x) : i32[4]

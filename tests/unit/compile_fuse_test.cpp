@@ -95,15 +95,17 @@ def @main(%x: f32[4, 4], %b: f32[4]) -> (f32[4, 4], f32[4, 4]) {
   compile::FuseStats stats;
   auto fused = compile::fuseElementwise(m.find("main"), &stats);
   REQUIRE(fused.ok());
-  // exp is used twice: its own tree; neg+tanh fuse; add+abs fuse; relu alone.
+  // exp is used twice: its own tree; neg+tanh fuse (t is used twice); softmax
+  // stays; add+abs+bias_add+relu fuse.
   auto calls = fusedCalls(*fused);
   std::sort(calls.begin(), calls.end());
-  CHECK(calls == std::vector<std::pair<std::string, size_t>>{{"t", 2}, {"v", 2}});
-  CHECK(stats.fusedOps == 4);
+  CHECK(calls == std::vector<std::pair<std::string, size_t>>{{"t", 2}, {"z", 4}});
+  CHECK(stats.fusedOps == 6);
   checkSameResults(m, *fused);
 }
 
-TEST_CASE("fuse: non-f32 and broadcast operands are not fused", "[compile][fuse]") {
+TEST_CASE("fuse: non-f32 ops stay out; broadcast operands are read in place",
+          "[compile][fuse]") {
   ir::Module m = parse(R"(
 def @main(%x: f64[3], %y: f32[3], %z: f32[1]) -> (f64[3], f32[3]) {
   %a = exp(%x)
@@ -117,6 +119,60 @@ def @main(%x: f64[3], %y: f32[3], %z: f32[1]) -> (f64[3], f32[3]) {
   compile::FuseStats stats;
   auto fused = compile::fuseElementwise(m.find("main"), &stats);
   REQUIRE(fused.ok());
-  CHECK(stats.groups == 0);
-  CHECK(fusedCalls(*fused).empty());
+  // exp/neg on f64 stay; add(y, z[1]) + relu fuse with z broadcast.
+  CHECK(fusedCalls(*fused) == std::vector<std::pair<std::string, size_t>>{{"d", 2}});
+  checkSameResults(m, *fused);
+}
+
+TEST_CASE("fuse: a smaller producer is not pulled into a broadcasting consumer",
+          "[compile][fuse]") {
+  // Squeeze-excite: the [1, 4, 1, 1] gate is its own tree; the multiply by
+  // it reads the gate's result with broadcasting.
+  ir::Module m = parse(R"(
+def @main(%x: f32[1, 4, 3, 3], %g: f32[1, 4, 1, 1]) -> f32[1, 4, 3, 3] {
+  %a = add(%g, %g) : f32[1, 4, 1, 1]
+  %h = hard_sigmoid(%a) : f32[1, 4, 1, 1]
+  %y = multiply(%x, %h) : f32[1, 4, 3, 3]
+  %r = relu(%y) : f32[1, 4, 3, 3]
+  return %r
+}
+)");
+  auto fused = compile::fuseElementwise(m.find("main"));
+  REQUIRE(fused.ok());
+  auto calls = fusedCalls(*fused);
+  std::sort(calls.begin(), calls.end());
+  CHECK(calls == std::vector<std::pair<std::string, size_t>>{{"h", 2}, {"r", 2}});
+  checkSameResults(m, *fused);
+}
+
+TEST_CASE("fuse: a conv's bias_add and activation become one loop", "[compile][fuse]") {
+  ir::Module m = parse(R"(
+def @main(%x: f32[1, 2, 5, 5], %w: f32[4, 2, 3, 3], %b: f32[4]) -> (f32[1, 4, 3, 3], f32[1, 4, 3, 3]) {
+  %bc = constant f32[4] [0.5, -0.25, 1.0, 2.0]
+  %c = conv2d(%x, %w) : f32[1, 4, 3, 3]
+  %y = bias_add(%c, %b) : f32[1, 4, 3, 3]
+  %r = relu(%y) : f32[1, 4, 3, 3]
+  %y2 = bias_add(%c, %bc) : f32[1, 4, 3, 3]
+  %s = sigmoid(%y2) : f32[1, 4, 3, 3]
+  %t = tuple(%r, %s)
+  return %t
+}
+)");
+  compile::FuseStats stats;
+  auto fused = compile::fuseElementwise(m.find("main"), &stats);
+  REQUIRE(fused.ok());
+  auto calls = fusedCalls(*fused);
+  std::sort(calls.begin(), calls.end());
+  CHECK(calls == std::vector<std::pair<std::string, size_t>>{{"r", 2}, {"s", 2}});
+  // Inside: add with the bias as [4, 1, 1]; the constant bias was reshaped
+  // at compile time, the parameter bias through a reshape outside.
+  size_t reshapes = 0, biasAdds = 0;
+  for (const ir::ExprNode *n : ir::postOrder((*fused)->body()))
+    if (const auto *call = n->as<ir::CallNode>(); call && call->op()) {
+      reshapes += call->op()->name == "reshape";
+      biasAdds += call->op()->name == "bias_add";
+    }
+  CHECK(reshapes == 1);
+  CHECK(biasAdds == 0);
+  checkSameResults(m, *fused);
 }
