@@ -1,13 +1,18 @@
 //===- codegen/elementwise.h - Fused elementwise kernels with LLVM -*- C++ -*-===//
 //
-// The first piece of the host code generator (issue 6): a function whose
-// body is a tree of elementwise ops over f32 tensors of one shape becomes
-// ONE loop that computes the whole tree per element, vectorised by LLVM for
-// the host CPU (or `cpu`). Kernels are emitted as object code and linked by
-// the system linker into a shared object (docs/design/0006).
+// A function whose body is a tree of elementwise ops over f32 tensors of
+// the result's shape becomes ONE loop nest that computes the whole tree per
+// element, vectorised by LLVM for the host CPU (or `cpu`). Parameters may
+// be smaller and broadcast to the result (numpy rules: a channel bias
+// [C, 1, 1], a row, a scalar); they are read in place with stride 0 along
+// their broadcast dims, and dims every operand walks contiguously merge, so
+// the innermost loop is as long as it can be. Kernels are emitted as object
+// code and linked by the system linker into a shared object
+// (docs/design/0006); codegen/host.h wraps them as host steps.
 //
 // Kernel ABI (C):  void SYMBOL(const float *const *inputs, float *out, int64_t n)
-// with inputs in the function's parameter order, each of n elements.
+// with inputs in the function's parameter order (each dense, in its own
+// shape) and n the result's element count.
 //
 // This header includes no LLVM header: LLVM stays inside codegen/.
 //
