@@ -5,6 +5,7 @@
 //   tessera passes            the registered passes
 //   tessera import MODEL.onnx [--input-shape x=1,3,224,224]... [-o OUT.tir]
 //   tessera conformance DIR... [--filter SUBSTR] [--verbose] [--summary]
+//                      [--compile [--target LIST] [--opt-level N]]
 //   tessera onnx-support [--markdown]
 //   tessera version
 //   tessera plugins, plugin-check, partition   (cmd_*.cpp)
@@ -14,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "commands.h"
+#include "compiled_runner.h"
 #include "tool_support.h"
 
 #include "frontend/onnx/conformance.h"
@@ -24,10 +26,13 @@
 #include "ir/printer.h"
 #include "tessera/c/runtime.h"
 
+#include <fmt/ranges.h>
+
 #include <chrono>
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <random>
 
 using namespace tessera;
@@ -291,7 +296,7 @@ int main(int argc, char **argv) {
 
   auto *confCmd = app.add_subcommand(
       "conformance", "Run ONNX backend tests (model.onnx + test_data_set_*) with the reference "
-                     "interpreter; exit status 1 on any failure");
+                     "interpreter, or compiled (--compile); exit status 1 on any failure");
   std::vector<std::string> confDirs;
   frontend::onnx::ConformanceOptions confOptions;
   confCmd->add_option("dirs", confDirs, "Test folders, or folders of test folders")->required();
@@ -299,6 +304,24 @@ int main(int argc, char **argv) {
   confCmd->add_flag("--verbose", confOptions.verbose, "Print details of every test");
   confCmd->add_flag("--summary", confOptions.summary,
                     "List the unsupported op types by the number of tests they block");
+  bool confCompile = false;
+  tools::CompiledRunnerOptions confRunner;
+  auto *confCompileFlag = confCmd->add_flag(
+      "--compile", confCompile,
+      "Compile each model (tessera compile) and run the artifact with the runtime instead of "
+      "the reference interpreter");
+  confCmd
+      ->add_option("--target", confRunner.targets,
+                   "With --compile: plugins to offload to, comma-separated, in priority order "
+                   "(none: host only)")
+      ->delimiter(',')
+      ->needs(confCompileFlag);
+  confCmd
+      ->add_option("--opt-level", confRunner.optLevel,
+                   "With --compile: host code optimisation level, 0-3")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 3))
+      ->needs(confCompileFlag);
 
   auto *supportCmd = app.add_subcommand("onnx-support", "List the ONNX op types the importer "
                                                         "converts");
@@ -329,9 +352,20 @@ int main(int argc, char **argv) {
   if (*importCmd)
     return importOnnx(onnxModel, inputShapes, outPath);
   if (*confCmd) {
+    auto stats = std::make_shared<tools::CompiledRunStats>();
+    if (confCompile)
+      confOptions.run = tools::makeCompiledRunner(confRunner, stats);
     auto summary = frontend::onnx::runConformance(confDirs, confOptions, std::cout);
     if (!summary.ok())
       return tools::reportError("tessera", summary.error());
+    // stdout's last line stays the counts (scripts read it): this goes to stderr.
+    if (confCompile && (confOptions.summary || confOptions.verbose)) {
+      std::cerr << fmt::format("compiled {} models: {} host steps, {} plugin steps; {} ran no "
+                               "kernel (all folded at compile time, or copies only){}{}\n",
+                               stats->models, stats->hostSteps, stats->externalSteps,
+                               stats->noSteps.size(), stats->noSteps.empty() ? "" : ": ",
+                               fmt::join(stats->noSteps, ", "));
+    }
     return summary->failed > 0 ? 1 : 0;
   }
   if (*supportCmd)

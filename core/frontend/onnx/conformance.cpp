@@ -8,7 +8,8 @@
 //   3. import again with the data's shapes bound (dynamic dims) when the
 //      parameters' types differ from the data's, and once more with the
 //      inputs that converters wanted as constants bound to the data;
-//   4. run @main with the reference interpreter and compare every output.
+//   4. run @main with the reference interpreter (or ConformanceOptions::run)
+//      and compare every output.
 //
 // Sequence and optional inputs and outputs are read as the model declares
 // them (SequenceProto / OptionalProto); sequence inputs are bound to their
@@ -314,6 +315,27 @@ std::map<size_t, ir::Tensor> zerosForUnreadMismatches(const ir::Module &m, const
   return zeros;
 }
 
+/// The number of tensors in a value of `type` (tuples flattened).
+size_t leafCount(const ir::Type &type) {
+  if (!type.isTuple())
+    return 1;
+  size_t n = 0;
+  for (const ir::Type &f : type.fields())
+    n += leafCount(f);
+  return n;
+}
+
+/// A runner's flat results (from `next` on, leafCount(type) of them) in the
+/// shape of `type`: a tensor, or a tuple of such values.
+interp::Value regroup(const ir::Type &type, const std::vector<ir::Tensor> &flat, size_t &next) {
+  if (!type.isTuple())
+    return interp::Value::ofTensor(flat[next++]);
+  std::vector<interp::Value> fields;
+  for (const ir::Type &f : type.fields())
+    fields.push_back(regroup(f, flat, next));
+  return interp::Value::ofTuple(std::move(fields));
+}
+
 TestOutcome runBackendTestImpl(const std::string &dirArg, const ConformanceOptions &options,
                                std::ostream *verbose) {
   fs::path dir(dirArg);
@@ -426,9 +448,23 @@ TestOutcome runBackendTestImpl(const std::string &dirArg, const ConformanceOptio
         *verbose << "  " << dsName << ": parameter %" << p->name() << ": "
                  << p->type().str() << " <- " << report.params[j].input << "\n";
     }
-    auto result = interp::run(*module, args);
-    if (!result.ok())
-      return fail(o, fmt::format("{}: run failed: {}", dsName, result.error().str()));
+    Expected<interp::Value> result = Error("not run");
+    if (options.run) {
+      auto flat = options.run(*module, args);
+      if (!flat.ok())
+        return fail(o, fmt::format("{}: {}", dsName, flat.error().str()));
+      const size_t want = leafCount(main->resultType());
+      if (flat->size() != want)
+        return fail(o, fmt::format("{}: the runner returned {} tensors, @main's "
+                                   "result type {} has {}",
+                                   dsName, flat->size(), main->resultType().str(), want));
+      size_t next = 0;
+      result = regroup(main->resultType(), *flat, next);
+    } else {
+      result = interp::run(*module, args);
+      if (!result.ok())
+        return fail(o, fmt::format("{}: run failed: {}", dsName, result.error().str()));
+    }
     // One output: the result itself; several: a tuple of them.
     std::vector<interp::Value> got;
     if (report.outputNames.size() == 1)

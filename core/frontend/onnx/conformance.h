@@ -15,11 +15,20 @@
 // result) is a FAIL. Inputs that converters need as constants (Reshape's shape, ...) are
 // bound from the test data and the model is imported again.
 //
+// By default @main runs in the reference interpreter. ConformanceOptions::run
+// replaces it (`tessera conformance --compile`: compile to an artifact, load
+// it with the runtime and run it; tools/compiled_runner.h); the imports, the
+// data and the comparison stay the same. The frontend does not depend on
+// the compiler's back half: the tool supplies the callback.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ir/module.h"
+#include "ir/tensor.h"
 #include "support/error.h"
 
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <string>
@@ -28,6 +37,13 @@
 namespace tessera::frontend::onnx {
 
 class ConverterRegistry;
+
+/// Runs @main of an imported module (types inferred) on `inputs`, one per
+/// parameter, and returns its results flattened depth first (tuples in
+/// order, as interp::Value::flatten does). Errors become the test's FAIL
+/// reason, prefixed with the data set.
+using ConformanceRunner = std::function<Expected<std::vector<ir::Tensor>>(
+    const ir::Module &module, const std::vector<ir::Tensor> &inputs)>;
 
 struct ConformanceOptions {
   /// Only tests whose name contains this substring (empty: all).
@@ -39,6 +55,8 @@ struct ConformanceOptions {
   bool summary = false;
   /// The converters to use; null means ConverterRegistry::standard().
   const ConverterRegistry *registry = nullptr;
+  /// How to run @main; empty: the reference interpreter (interp::run).
+  ConformanceRunner run;
 };
 
 enum class TestStatus { Pass, Fail, Unsupported };
