@@ -36,42 +36,10 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from e2e_checker import Checker
+
 MODELS = ["resnet18", "mobilenetv3"]
 SIZE, WIDTH = 64, 0.5
-
-
-class Checker:
-    def __init__(self, tessera, out):
-        self.tessera = tessera
-        self.out = out
-        self.passed = 0
-        self.failed = 0
-
-    def ok(self, cond, what, detail=""):
-        if cond:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL: {what}" + (f"\n  {detail}" if detail else ""))
-        return cond
-
-    def tool(self, *args, rc=0):
-        r = subprocess.run([self.tessera, *args], capture_output=True, text=True)
-        if rc is not None and r.returncode != rc:
-            raise RuntimeError(f"tessera {' '.join(args)}: exit {r.returncode} (wanted {rc})\n"
-                               f"{r.stdout}{r.stderr}")
-        return r
-
-    def path(self, name):
-        return os.path.join(self.out, name)
-
-    def close(self, got, want, rtol, atol, what):
-        g, w = np.asarray(got, np.float64), np.asarray(want, np.float64)
-        if g.shape != w.shape:
-            return self.ok(False, what, f"shape {g.shape} vs {w.shape}")
-        bad = ~(np.abs(g - w) <= atol + rtol * np.abs(w))
-        return self.ok(not bad.any(), what,
-                       f"{int(bad.sum())} of {bad.size} differ; max |a-b| {np.abs(g - w).max():.3g}")
 
 
 def backend_test(c, name, model, x, outputs):
