@@ -30,6 +30,34 @@ PoolJob poolJob(const tk_args *a) {
                  ia[1], ia[2], ia[3], ia[4], ia[5], ia[6], ia[7]};
 }
 
+/// The largest element of output position (oh, ow)'s window in plane `x`
+/// and where it is (h < 0: the window holds no input element).
+template <int DT> struct WindowMax {
+  typename Dt<DT>::V best;
+  int64_t h, w;
+};
+
+template <int DT>
+inline WindowMax<DT> windowMax(const PoolJob &j, const typename Dt<DT>::S *x, int64_t oh,
+                               int64_t ow) {
+  using D = Dt<DT>;
+  WindowMax<DT> m{typename D::V(0), -1, 0};
+  for (int64_t kh = 0; kh < j.KH; ++kh) {
+    int64_t ih = oh * j.sh - j.pt + kh * j.dh;
+    if (ih < 0 || ih >= j.H)
+      continue;
+    for (int64_t kw = 0; kw < j.KW; ++kw) {
+      int64_t iw = ow * j.sw - j.pl + kw * j.dw;
+      if (iw < 0 || iw >= j.W)
+        continue;
+      typename D::V v = D::get(x, ih * j.W + iw);
+      if (m.h < 0 || v > m.best)
+        m = WindowMax<DT>{v, ih, iw};
+    }
+  }
+  return m;
+}
+
 // --- max_pool2d: ia = KH, KW, sh, sw, dh, dw, pad_top, pad_left ---------------------
 
 template <int DT> void maxPoolBody(void *closure, int64_t begin, int64_t end) {
@@ -41,24 +69,8 @@ template <int DT> void maxPoolBody(void *closure, int64_t begin, int64_t end) {
     const typename D::S *x = xall + plane * j.H * j.W;
     typename D::S *y = yall + plane * j.OH * j.OW;
     for (int64_t oh = 0; oh < j.OH; ++oh)
-      for (int64_t ow = 0; ow < j.OW; ++ow) {
-        bool found = false;
-        typename D::V best = typename D::V(0);
-        for (int64_t kh = 0; kh < j.KH; ++kh) {
-          int64_t ih = oh * j.sh - j.pt + kh * j.dh;
-          if (ih < 0 || ih >= j.H)
-            continue;
-          for (int64_t kw = 0; kw < j.KW; ++kw) {
-            int64_t iw = ow * j.sw - j.pl + kw * j.dw;
-            if (iw < 0 || iw >= j.W)
-              continue;
-            typename D::V v = D::get(x, ih * j.W + iw);
-            if (!found || v > best)
-              best = v, found = true;
-          }
-        }
-        D::put(y, oh * j.OW + ow, best);
-      }
+      for (int64_t ow = 0; ow < j.OW; ++ow)
+        D::put(y, oh * j.OW + ow, windowMax<DT>(j, x, oh, ow).best);
   }
 }
 
@@ -79,25 +91,12 @@ template <int DT> void maxPoolIndicesBody(void *closure, int64_t begin, int64_t 
   for (int64_t plane = begin; plane < end; ++plane) {
     const typename D::S *x = xall + plane * j.H * j.W;
     int64_t *y = yall + plane * j.OH * j.OW;
+    const int64_t base = plane * j.H * j.W;
     for (int64_t oh = 0; oh < j.OH; ++oh)
       for (int64_t ow = 0; ow < j.OW; ++ow) {
-        int64_t bh = -1, bw = 0;
-        typename D::V best = typename D::V(0);
-        for (int64_t kh = 0; kh < j.KH; ++kh) {
-          int64_t ih = oh * j.sh - j.pt + kh * j.dh;
-          if (ih < 0 || ih >= j.H)
-            continue;
-          for (int64_t kw = 0; kw < j.KW; ++kw) {
-            int64_t iw = ow * j.sw - j.pl + kw * j.dw;
-            if (iw < 0 || iw >= j.W)
-              continue;
-            typename D::V v = D::get(x, ih * j.W + iw);
-            if (bh < 0 || v > best)
-              best = v, bh = ih, bw = iw;
-          }
-        }
-        int64_t base = plane * j.H * j.W;
-        y[oh * j.OW + ow] = bh < 0 ? -1 : base + (columnMajor ? bw * j.H + bh : bh * j.W + bw);
+        WindowMax<DT> m = windowMax<DT>(j, x, oh, ow);
+        y[oh * j.OW + ow] =
+            m.h < 0 ? -1 : base + (columnMajor ? m.w * j.H + m.h : m.h * j.W + m.w);
       }
   }
 }
