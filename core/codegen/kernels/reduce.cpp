@@ -212,17 +212,10 @@ template <int DT> void argBody(void *closure, int64_t begin, int64_t end) {
     for (int64_t k = 1; k < n; ++k)
       for (int64_t i = i0; i < i1; ++i) {
         V v = D::get(xo, k * inner + i), w = D::get(xo, best[i] * inner + i);
-        bool better;
-        if constexpr (D::fp) {
-          if (isnan(w))
-            better = last && isnan(v);
-          else if (isnan(v))
-            better = true;
-          else
-            better = last ? (isMax ? v >= w : v <= w) : (isMax ? v > w : v < w);
-        } else {
-          better = last ? (isMax ? v >= w : v <= w) : (isMax ? v > w : v < w);
-        }
+        bool better = last ? (isMax ? v >= w : v <= w) : (isMax ? v > w : v < w);
+        if constexpr (D::fp)
+          if (isnan(w) || isnan(v)) // a NaN best stays unless `last` meets another NaN
+            better = isnan(w) ? last && isnan(v) : true;
         if (better)
           best[i] = k;
       }
