@@ -25,6 +25,8 @@
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -128,40 +130,76 @@ Status checkAgainstPlan(const std::vector<TensorInfo> &meta, const Plan &plan,
 // Host code
 //===----------------------------------------------------------------------===//
 
-/// dlopen'ed host code, closed at the end.
+/// dlopen'ed host code and the memfd it was loaded from, closed at the end.
+///
+/// The fd stays open while the library is loaded: dlopen finds an already
+/// loaded object by its path string before it looks at the file, so had the
+/// fd been closed, the next model's memfd could get the same number, and
+/// dlopen("/proc/self/fd/N") would hand back this model's code.
 struct HostLibrary {
   void *handle = nullptr;
+  int fd = -1;
+  HostLibrary() = default;
+  HostLibrary(const HostLibrary &) = delete;
+  HostLibrary &operator=(const HostLibrary &) = delete;
   ~HostLibrary() {
     if (handle)
       dlclose(handle);
+    if (fd >= 0)
+      ::close(fd);
   }
 };
 
+/// Whether a loaded object has the path `path` (someone else may have
+/// loaded a /proc/self/fd/N and closed N since).
+bool isLoadedPath(const std::string &path) {
+  struct Probe {
+    const std::string *path;
+    bool found = false;
+  } probe{&path};
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *data) {
+        auto *p = static_cast<Probe *>(data);
+        if (info->dlpi_name && *p->path == info->dlpi_name)
+          p->found = true;
+        return p->found ? 1 : 0;
+      },
+      &probe);
+  return probe.found;
+}
+
 Status loadHostCode(std::string_view bytes, HostLibrary &lib) {
-  int fd = memfd_create("tessera-host-code", MFD_CLOEXEC);
-  if (fd < 0)
+  lib.fd = memfd_create("tessera-host-code", MFD_CLOEXEC);
+  if (lib.fd < 0)
     return Error::format("cannot load the host code: memfd_create failed ({})",
                          std::strerror(errno));
   size_t written = 0;
   while (written < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    ssize_t n = ::write(lib.fd, bytes.data() + written, bytes.size() - written);
     if (n < 0 && errno == EINTR)
       continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
+    if (n <= 0)
       return Error::format("cannot load the host code: writing the memfd failed ({})",
-                           std::strerror(err));
-    }
+                           std::strerror(errno));
     written += size_t(n);
   }
-  const std::string path = fmt::format("/proc/self/fd/{}", fd);
+  std::string path = fmt::format("/proc/self/fd/{}", lib.fd);
+  while (isLoadedPath(path)) {
+    // Move to a higher number that names no loaded object.
+    int moved = fcntl(lib.fd, F_DUPFD_CLOEXEC, lib.fd + 1);
+    if (moved < 0)
+      return Error::format("cannot load the host code: fcntl(F_DUPFD) failed ({})",
+                           std::strerror(errno));
+    ::close(lib.fd);
+    lib.fd = moved;
+    path = fmt::format("/proc/self/fd/{}", lib.fd);
+  }
   dlerror();
   lib.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  const char *err = lib.handle ? nullptr : dlerror();
-  ::close(fd);
-  if (!lib.handle)
+  if (!lib.handle) {
+    const char *err = dlerror();
     return Error::format("cannot load the host code: {}", err ? err : "dlopen failed");
+  }
   const auto *version =
       static_cast<const uint32_t *>(dlsym(lib.handle, "tessera_host_abi_version"));
   if (!version)
@@ -622,6 +660,7 @@ Status Session::run() {
     if (!s.inputSet[i])
       return Error::format("{} was not set", tensorName("input", s.model->inputs()[i], i));
   const tessera_host_ctx_t *ctx = s.pool.ctx();
+  const OmpThreadsScope threads(s.pool.numThreads()); // for plugins' OpenMP code
   void **hostArgs = s.hostArgs.data();
   const DLTensor *const *dlPtrs = s.dlPtrs.data();
   for (size_t i = 0; i < s.steps.size(); ++i) {

@@ -38,4 +38,17 @@ ThreadPool::ThreadPool(int32_t numThreads) {
   ctx_.num_threads = std::max(1, numThreads);
 }
 
+OmpThreadsScope::OmpThreadsScope(int32_t numThreads) {
+  const int32_t current = omp_get_max_threads();
+  if (numThreads > 0 && current != numThreads) {
+    previous_ = current;
+    omp_set_num_threads(numThreads);
+  }
+}
+
+OmpThreadsScope::~OmpThreadsScope() {
+  if (previous_ > 0)
+    omp_set_num_threads(previous_);
+}
+
 } // namespace tessera::runtime

@@ -33,4 +33,19 @@ private:
   tessera_host_ctx_t ctx_{};
 };
 
+/// While alive, OpenMP parallel regions that plugin libraries start on this
+/// thread (oneDNN's primitives) use `numThreads` threads, as the host
+/// kernels do; the thread's previous setting comes back afterwards, so an
+/// application's own OpenMP code is not affected by a session's count.
+class OmpThreadsScope {
+public:
+  explicit OmpThreadsScope(int32_t numThreads);
+  ~OmpThreadsScope();
+  OmpThreadsScope(const OmpThreadsScope &) = delete;
+  OmpThreadsScope &operator=(const OmpThreadsScope &) = delete;
+
+private:
+  int32_t previous_ = 0; // 0: nothing to restore
+};
+
 } // namespace tessera::runtime

@@ -62,6 +62,37 @@ std::vector<ir::Tensor> randomInputs(const ir::Module &m) {
   return out;
 }
 
+/// Runs a loaded `model` of `m` on random inputs and compares every output
+/// with the interpreter.
+void runAndCompare(const std::shared_ptr<const runtime::LoadedModel> &model, const ir::Module &m) {
+  auto session = runtime::Session::create(model, {1});
+  REQUIRE(session.ok());
+  std::vector<ir::Tensor> inputs = randomInputs(m);
+  std::vector<DLTensor> dl;
+  for (const auto &t : inputs)
+    dl.push_back(t.dl());
+  for (size_t i = 0; i < dl.size(); ++i)
+    REQUIRE((*session)->setInput(i, dl[i]).ok());
+  auto ran = (*session)->run();
+  if (!ran.ok())
+    FAIL(ran.error().str());
+  auto want = interp::run(m, inputs);
+  REQUIRE(want.ok());
+  auto expected = want->flatten();
+  REQUIRE(expected.size() == model->outputs().size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    auto out = (*session)->output(i);
+    REQUIRE(out.ok());
+    ir::Tensor got = ir::Tensor::copyOf(**out);
+    REQUIRE(got.shape() == expected[i].shape());
+    for (int64_t k = 0; k < got.numel(); ++k) {
+      double g = got.getDouble(k), w = expected[i].getDouble(k);
+      INFO("output " << i << " element " << k);
+      CHECK(std::abs(g - w) <= 1e-5 + 1e-5 * std::abs(w));
+    }
+  }
+}
+
 /// Compiles `text`, loads the artifact with the runtime, runs it on random
 /// inputs and compares every output with the interpreter.
 compile::CompileResult compileAndRun(const std::string &text, compile::CompileOptions options,
@@ -74,32 +105,7 @@ compile::CompileResult compileAndRun(const std::string &text, compile::CompileOp
   auto model = runtime::LoadedModel::load(result->artifact, "test.tsr");
   if (!model.ok())
     FAIL(model.error().str());
-  auto session = runtime::Session::create(*model, {1});
-  REQUIRE(session.ok());
-  std::vector<ir::Tensor> inputs = randomInputs(*m);
-  std::vector<DLTensor> dl;
-  for (const auto &t : inputs)
-    dl.push_back(t.dl());
-  for (size_t i = 0; i < dl.size(); ++i)
-    REQUIRE((*session)->setInput(i, dl[i]).ok());
-  auto ran = (*session)->run();
-  if (!ran.ok())
-    FAIL(ran.error().str());
-  auto want = interp::run(*m, inputs);
-  REQUIRE(want.ok());
-  auto expected = want->flatten();
-  REQUIRE(expected.size() == (*model)->outputs().size());
-  for (size_t i = 0; i < expected.size(); ++i) {
-    auto out = (*session)->output(i);
-    REQUIRE(out.ok());
-    ir::Tensor got = ir::Tensor::copyOf(**out);
-    REQUIRE(got.shape() == expected[i].shape());
-    for (int64_t k = 0; k < got.numel(); ++k) {
-      double g = got.getDouble(k), w = expected[i].getDouble(k);
-      INFO("output " << i << " element " << k);
-      CHECK(std::abs(g - w) <= 1e-5 + 1e-5 * std::abs(w));
-    }
-  }
+  runAndCompare(*model, *m);
   return std::move(result).value();
 }
 
@@ -185,6 +191,36 @@ TEST_CASE("compileModule: regions through the json plugin", "[compile]") {
   auto modules = a->sectionsOf(runtime::SectionKind::ExternalModule);
   REQUIRE(modules.size() == 1);
   CHECK(runtime::unpackExternalModule(modules[0].bytes)->typeKey == "json");
+}
+
+// Each model's host code is its own shared object, loaded from a memfd. Two
+// models alive at once (and a third loaded after the first is gone) must
+// each run their own code: dlopen matches /proc/self/fd/N paths by name.
+TEST_CASE("compileModule: several models loaded at once run their own code", "[compile]") {
+  std::string expText = kModel, tanhText = kModel, sigmoidText = kModel;
+  tanhText.replace(tanhText.find("exp(%a)"), 7, "tanh(%a)");
+  sigmoidText.replace(sigmoidText.find("exp(%a)"), 7, "sigmoid(%a)");
+  std::vector<ir::Module> modules;
+  std::vector<std::string> artifacts;
+  for (const std::string *text : {&expText, &tanhText, &sigmoidText}) {
+    auto m = ir::parseModule(*text);
+    REQUIRE(m.ok());
+    auto r = compile::compileModule(*m, {}, nullptr);
+    REQUIRE(r.ok());
+    modules.push_back(std::move(*m));
+    artifacts.push_back(std::move(r->artifact));
+  }
+  auto a = runtime::LoadedModel::load(artifacts[0], "a.tsr");
+  auto b = runtime::LoadedModel::load(artifacts[1], "b.tsr");
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  runAndCompare(*b, modules[1]);
+  runAndCompare(*a, modules[0]);
+  a->reset(); // frees its fd number for the next memfd
+  auto c = runtime::LoadedModel::load(artifacts[2], "c.tsr");
+  REQUIRE(c.ok());
+  runAndCompare(*c, modules[2]);
+  runAndCompare(*b, modules[1]);
 }
 
 TEST_CASE("compileModule: errors", "[compile]") {
