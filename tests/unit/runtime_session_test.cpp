@@ -171,10 +171,10 @@ TEST_CASE("a failing host step is reported with its label", "[runtime]") {
 
 TEST_CASE("a missing plugin is named with its type key, before any code loads", "[runtime]") {
   ArtifactParts parts = standardParts();
-  parts.plan.modules[0] = {"nope", "dnnl", "3.0", 0};
+  parts.plan.modules[0] = {"nope", "acme", "3.0", 0};
   parts.modules[0].first = "nope";
   std::string e = loadError(parts.bytes());
-  CHECK(e.starts_with("model.tsr: needs plugin 'dnnl' (module type_key 'nope') which is not "
+  CHECK(e.starts_with("model.tsr: needs plugin 'acme' (module type_key 'nope') which is not "
                       "loaded; search path: "));
   CHECK(e.find("build tree") != std::string::npos);
   CHECK(!hostLoaded());
