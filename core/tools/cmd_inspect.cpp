@@ -1,6 +1,7 @@
 //===- tools/cmd_inspect.cpp - `tessera inspect` ---------------------------===//
 //
 //   tessera inspect MODEL.tsr [--json]
+//   tessera inspect MODEL.tsr --source PLUGIN_OR_TYPE_KEY
 //
 // What an artifact holds, without loading any of its code (no plugin is
 // needed): the container (format version, size, sections with their sizes
@@ -10,15 +11,22 @@
 // bytes with and without reuse). The file is verified in full first (its
 // digests), so a damaged file is reported, not described.
 //
+// --source prints the source of the plugin modules whose plugin name or type
+// key matches (e.g. the C that the ccompiler plugin generated): those
+// modules are loaded through their plugins' module factories (the plugins
+// must be installed) and asked for their default source format.
+//
 //===----------------------------------------------------------------------===//
 #include "commands.h"
 #include "tool_support.h"
 
+#include "plugin/registry.h"
 #include "runtime/artifact.h"
 #include "runtime/plan.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -32,6 +40,7 @@ using nlohmann::json;
 struct InspectArgs {
   std::string model;
   bool json = false;
+  std::string source; // plugin name or type key, for --source
 };
 
 std::string tensorStr(const json &t) {
@@ -140,6 +149,48 @@ void printText(const json &d) {
                            plan["weights_bytes"].get<uint64_t>());
 }
 
+/// The source of every module of plugin (or type key) `which`, in file order.
+Expected<std::string> moduleSources(const std::string &path, const std::string &which) {
+  TS_ASSIGN_OR_RETURN(runtime::Artifact artifact, runtime::Artifact::readFile(path));
+  const plugin::PluginRegistry &registry = plugin::PluginRegistry::global();
+  std::vector<std::string> available;
+  std::string out;
+  bool found = false;
+  for (const runtime::Section &s : artifact.sectionsOf(runtime::SectionKind::ExternalModule)) {
+    auto m = runtime::unpackExternalModule(s.bytes);
+    if (!m)
+      return std::move(m).error().addContext(path);
+    std::string key(m->typeKey);
+    std::shared_ptr<const plugin::Plugin> p = registry.findFactory(key);
+    std::string label = p && p->name() != key ? p->name() + " (type key '" + key + "')" : key;
+    if (std::find(available.begin(), available.end(), label) == available.end())
+      available.push_back(label);
+    if (which != key && !(p && p->name() == which))
+      continue;
+    found = true;
+    if (!p)
+      return Error::format("{}: no loaded plugin has a module factory for type key '{}'", path,
+                           key);
+    auto module = p->load(key, m->bytes);
+    if (!module)
+      return std::move(module).error().addContext(path);
+    auto text = (*module)->source();
+    if (!text)
+      return std::move(text).error().addContext(path + ": module of plugin '" + p->name() + "'");
+    out += *text;
+    if (!out.empty() && out.back() != '\n')
+      out += '\n';
+  }
+  if (!found) {
+    std::string list;
+    for (const std::string &a : available)
+      list += (list.empty() ? "" : ", ") + a;
+    return Error::format("no module of plugin '{}' in {}; it has: {}", which, path,
+                         list.empty() ? "no plugin modules" : list);
+  }
+  return out;
+}
+
 } // namespace
 
 Subcommand addInspectCommand(CLI::App &app) {
@@ -149,7 +200,18 @@ Subcommand addInspectCommand(CLI::App &app) {
                  "plugins, regions, steps and memory; loads none of its code");
   cmd->add_option("model", args->model, "The artifact")->required();
   cmd->add_flag("--json", args->json, "Print the description as JSON");
+  cmd->add_option("--source", args->source,
+                  "Print the source of the plugin modules of this plugin (name or type key), "
+                  "e.g. the C of the ccompiler plugin")
+      ->excludes("--json");
   return {cmd, [args] {
+            if (!args->source.empty()) {
+              auto text = moduleSources(args->model, args->source);
+              if (!text)
+                return reportError("tessera inspect", text.error());
+              std::cout << *text;
+              return 0;
+            }
             auto d = describe(args->model);
             if (!d)
               return reportError("tessera inspect", d.error());
