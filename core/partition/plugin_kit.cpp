@@ -129,6 +129,34 @@ void convSamples(Samples &s) {
   s.addAs(DType::F16, {}, {in(f32({1, 3, 8, 8})), cst(f32({8, 3, 3, 3}))});
 }
 
+// conv2d_transpose: weight [C, O/groups, KH, KW] (ONNX ConvTranspose).
+void convTransposeSamples(Samples &s) {
+  auto deconv = [&](Shape x, Shape w, Attrs a) { s.add(std::move(a), {in(f32(x)), cst(f32(w))}); };
+  deconv({1, 4, 5, 5}, {4, 3, 3, 3}, {});
+  deconv({1, 2, 4, 4}, {2, 3, 3, 3},
+         {{"output_padding", Ints{1, 1}}, {"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}});
+  deconv({2, 4, 4, 4}, {4, 2, 3, 3}, {{"groups", I(2)}, {"pads", Ints{1, 1, 1, 1}}});
+  deconv({1, 2, 5, 5}, {2, 2, 3, 3}, {{"dilation", Ints{2, 2}}});
+  deconv({1, 3, 4, 5}, {3, 2, 2, 3}, {{"pads", Ints{0, 1, 1, 0}}, {"strides", Ints{2, 1}}});
+  s.addAs(DType::F16, {}, {in(f32({1, 4, 5, 5})), cst(f32({4, 3, 3, 3}))});
+}
+
+// resize2d: each mode and coordinate transform, up and down.
+void resizeSamples(Samples &s) {
+  using S = std::string;
+  auto resize = [&](Shape x, Attrs a) { s.add(std::move(a), {in(f32(x))}); };
+  resize({1, 2, 4, 4}, {{"mode", S("linear")}, {"size", Ints{8, 8}}});
+  resize({1, 2, 6, 5}, {{"mode", S("linear")}, {"size", Ints{3, 7}}});
+  resize({1, 3, 4, 4}, {{"size", Ints{8, 8}}});
+  resize({1, 2, 4, 6}, {{"nearest_mode", S("round_prefer_ceil")}, {"size", Ints{8, 3}}});
+  resize({2, 2, 6, 6}, {{"nearest_mode", S("round_prefer_ceil")}, {"size", Ints{3, 4}}});
+  resize({1, 2, 4, 4}, {{"coordinate_transformation_mode", S("align_corners")},
+                        {"mode", S("linear")},
+                        {"size", Ints{7, 7}}});
+  resize({1, 1, 4, 4}, {{"mode", S("cubic")}, {"size", Ints{8, 8}}});
+  s.addAs(DType::F16, {{"mode", S("linear")}, {"size", Ints{8, 8}}}, {in(f32({1, 2, 4, 4}))});
+}
+
 void poolSamples(Samples &s, bool avg) {
   auto pool = [&](Shape x, Attrs a) { s.add(std::move(a), {in(f32(x))}); };
   pool({1, 3, 8, 8}, {{"pool_size", Ints{2, 2}}, {"strides", Ints{2, 2}}});
@@ -326,6 +354,8 @@ const std::map<std::string, SampleFn, std::less<>> &handWritten() {
   static const std::map<std::string, SampleFn, std::less<>> table = [] {
     std::map<std::string, SampleFn, std::less<>> t;
     t["conv2d"] = convSamples;
+    t["conv2d_transpose"] = convTransposeSamples;
+    t["resize2d"] = resizeSamples;
     t["max_pool2d"] = [](Samples &s) { poolSamples(s, false); };
     t["avg_pool2d"] = [](Samples &s) { poolSamples(s, true); };
     for (const char *op : {"global_avg_pool2d", "global_max_pool2d"})

@@ -1,0 +1,121 @@
+//===- plugins/dnnl/builder.h - Building a Plan (internal) ------*- C++ -*-===//
+//
+// PlanBuilder turns one function's graph into a Plan (plan.h) in four
+// passes:
+//
+//   flatten   composite bodies are inlined: the runtime fuses by looking at
+//             the ops themselves, so a composite is only a grouping
+//             (plan.cpp);
+//   lower     node by node, in order: conv2d/conv2d_transpose/dense absorb
+//             what follows them when it is their only user (a bias, a
+//             batch_norm with constants folded into the weights, eltwise
+//             post-ops, one residual add as a sum post-op, more eltwise),
+//             everything else maps to one primitive (lower.cpp);
+//   outputs   each function output is bound to the caller's tensor: the
+//             producer writes there directly when its layout is plain,
+//             otherwise a reorder does (plan.cpp);
+//   arena     Temp buffers get offsets by liveness (plan.cpp).
+//
+// Values: a "logical" is one tensor of the graph (a node result, an input,
+// a constant); it may exist in several layouts, each a Value = (buffer,
+// memory desc). need() returns the logical in the wanted layout, adding a
+// reorder step (or, for a constant, reordering once now) when needed.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ops.h"
+#include "plan.h"
+
+#include "tessera/sdk/json_graph.hpp"
+
+#include <optional>
+
+namespace tessera::dnnl_plugin {
+
+class PlanBuilder {
+public:
+  PlanBuilder(const sdk::JsonFunction &fn, std::string prefix);
+  std::unique_ptr<Plan> build();
+
+  // -- graph -----------------------------------------------------------------
+  struct FNode {
+    const sdk::Node *node = nullptr;
+    const sdk::Graph *graph = nullptr;
+    std::vector<int> ins; // logicals
+    int out = -1;         // logical
+    std::string where;    // "function 'f': node 3 ('conv1', conv2d)"
+    bool done = false;
+  };
+  struct Value {
+    int buffer = -1;
+    dnnl::memory::desc md;
+  };
+  struct Logical {
+    sdk::TensorType type;
+    std::vector<int> values; // values_[...], the first one is the producer's
+    int remaining = 0;       // consumers not lowered yet
+    bool output = false;     // a function output
+    bool isConst = false;
+    std::vector<int> consumers; // node indices
+  };
+
+private:
+  // plan.cpp
+  [[noreturn]] void fail(const std::string &where, const std::string &what) const;
+  std::vector<int> flatten(const sdk::Graph &g, const std::vector<int> &bound,
+                           const std::string &where);
+  int newLogical(const sdk::TensorType &t);
+  int newBuffer(Buffer::Kind kind, size_t bytes);
+  int addValue(int logical, int buffer, const dnnl::memory::desc &md);
+  int constLogical(const sdk::TensorType &t, const void *data);
+  const Value &value(int v) const { return values_[size_t(v)]; }
+  int producerValue(int logical) const;
+  int need(int logical, const dnnl::memory::desc &md);
+  int constBuffer(const dnnl::memory::desc &srcMd, const void *src,
+                  const dnnl::memory::desc &dstMd);
+  void addStep(dnnl::primitive prim, std::vector<StepArg> args, std::string what,
+               const dnnl::primitive_desc_base &pd);
+  void addReorder(int srcBuffer, const dnnl::memory::desc &srcMd, int dstBuffer,
+                  const dnnl::memory::desc &dstMd, const std::string &what);
+  void touch(int buffer, int step);
+  void bindOutputs();
+  void planArena();
+  const void *constData(int logical) const;
+
+  // lower.cpp
+  void lower(size_t index);
+  void lowerProduct(size_t index, const OpInfo &info, bool fuse = true);
+  void lowerPool(FNode &n, const OpInfo &info);
+  void lowerEltwise(FNode &n, const OpInfo &info);
+  void lowerBinary(FNode &n, const OpInfo &info);
+  void lowerBatchNorm(FNode &n, const OpInfo &info);
+  void lowerLayerNorm(FNode &n, const OpInfo &info);
+  void lowerSoftmax(FNode &n, const OpInfo &info);
+  void lowerMatmul(FNode &n, const OpInfo &info);
+  void lowerConcat(FNode &n, const OpInfo &info);
+  void lowerResample(FNode &n, const OpInfo &info);
+  void lowerView(FNode &n);
+  sdk::OpDesc descOf(const FNode &n) const;
+  void consumed(FNode &n);
+  bool freeAfter(int buffer) const;
+
+public:
+  // Shared with lower.cpp's helpers.
+  static dnnl::memory::desc plainMd(const std::vector<int64_t> &dims);
+  static dnnl::primitive_attr baseAttr();
+
+private:
+  const sdk::JsonFunction &fn_;
+  std::string where_;
+  std::unique_ptr<Plan> plan_ = std::make_unique<Plan>();
+  std::vector<FNode> nodes_;
+  std::vector<Logical> logicals_;
+  std::vector<Value> values_;
+  std::vector<std::vector<int>> owners_; // per buffer: the logicals with a value on it
+  std::vector<int> constLogicals_;       // per module constant: its logical, or -1
+  std::vector<int> inputLogicals_, outputLogicals_;
+  dnnl::stream initStream_;
+};
+
+} // namespace tessera::dnnl_plugin

@@ -1,0 +1,98 @@
+//===- plugins/dnnl/checker.cpp - Which ops the dnnl plugin takes ---------===//
+#include "checker.h"
+
+#include "ops.h"
+#include "plan.h"
+
+#include "tessera/sdk/json_graph.hpp"
+
+namespace tessera::dnnl_plugin {
+
+std::vector<std::string> DnnlChecker::ops() const {
+  return supportedOps();
+}
+
+// Patterns (docs/abi.md). The runtime fuses by looking at the ops (a
+// product absorbs the bias, eltwise chain and residual add that follow it,
+// plan.cpp), so a pattern only keeps a fusible group together in one
+// region and names it in reports. Earlier patterns win: longest first.
+std::vector<std::pair<std::string, std::string>> DnnlChecker::patterns() const {
+  const std::string act = "relu|leaky_relu|clip|sigmoid|tanh|hard_swish|hard_sigmoid|gelu";
+  const std::string conv = act + "?(bias_add|add?(conv2d(*, const), const))";
+  return {
+      // ResNet's block end: relu(add(conv + bias, identity)). (The kit
+      // instantiates only this operand order; the runtime fuses both.)
+      {"conv2d_bias_add_relu", "relu?(add(" + conv + ", *))"},
+      // conv2d + batch_norm (unfolded) + activation: bn folded at init.
+      {"conv2d_bn_act", act + "?(batch_norm(conv2d(*, const), const, const, const, const))"},
+      // conv2d + bias + activation: the body of every CNN.
+      {"conv2d_bias_act", conv},
+      // dense + bias + activation: fully connected layers.
+      {"dense_bias_act", act + "?(bias_add|add?(dense(*, const), const))"},
+  };
+}
+
+namespace {
+
+/// Builds the op's primitives on a one-node graph (inputs plain, as the
+/// region boundary has them), so that everything oneDNN refuses is known
+/// now. Constant operands become inputs: the layout logic is the same.
+void probe(const sdk::OpDesc &op) {
+  sdk::Graph g;
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    sdk::Node n;
+    n.kind = sdk::Node::Kind::Input;
+    n.name = "x" + std::to_string(i);
+    n.outputs = {op.inputs[i]};
+    g.nodes.push_back(std::move(n));
+    g.inputs.push_back(int64_t(i));
+  }
+  sdk::Node n;
+  n.kind = sdk::Node::Kind::Op;
+  n.op = op.op;
+  n.name = op.name;
+  n.attrs = op.attrs;
+  for (size_t i = 0; i < op.inputs.size(); ++i)
+    n.inputs.push_back(sdk::NodeRef{int64_t(i), 0});
+  n.outputs = op.outputs;
+  g.nodes.push_back(std::move(n));
+  g.outputs.push_back(sdk::NodeRef{int64_t(op.inputs.size()), 0});
+  sdk::JsonFunction fn;
+  fn.symbol = "probe";
+  fn.graph = std::move(g);
+  buildPlan(fn, "");
+}
+
+} // namespace
+
+bool DnnlChecker::check(const sdk::OpDesc &op, std::string &reason) const {
+  try {
+    analyzeOp(op);
+  } catch (const sdk::Error &e) {
+    reason = declineReason(op.op, e.what());
+    return false;
+  }
+  try {
+    probe(op);
+  } catch (const std::exception &e) {
+    // "function 'probe': node 2 ('conv', conv2d): oneDNN: ..." -> the part
+    // after the node.
+    std::string what = e.what();
+    size_t at = what.find("oneDNN: ");
+    reason = declineReason(op.op, at == std::string::npos ? what
+                                                          : "oneDNN has no implementation (" +
+                                                                what.substr(at + 8) + ")");
+    return false;
+  }
+  return true;
+}
+
+bool DnnlChecker::checkPattern(std::string_view, const std::vector<sdk::OpDesc> &ops,
+                               std::string &reason) const {
+  for (const sdk::OpDesc &op : ops)
+    if (!check(op, reason))
+      return false;
+  return true;
+}
+
+} // namespace tessera::dnnl_plugin

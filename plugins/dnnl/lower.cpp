@@ -1,0 +1,586 @@
+//===- plugins/dnnl/lower.cpp - Nodes to oneDNN primitives ----------------===//
+//
+// The lowering half of PlanBuilder (builder.h). Products (conv2d,
+// conv2d_transpose, dense) are built with format "any" and fused with what
+// follows them; the other ops take their input in the layout it already has
+// when oneDNN supports that (pooling, eltwise, binary, batch_norm, concat)
+// and plain otherwise (softmax, layer_norm, matmul, views).
+//
+//===----------------------------------------------------------------------===//
+#include "builder.h"
+
+#include <cmath>
+
+namespace tessera::dnnl_plugin {
+
+using dnnl::algorithm;
+using dnnl::memory;
+using dnnl::prop_kind;
+using Tag = memory::format_tag;
+
+namespace {
+
+constexpr auto kF32 = memory::data_type::f32;
+
+memory::desc anyMd(const memory::dims &dims) {
+  return memory::desc(dims, kF32, Tag::any);
+}
+
+/// A plain desc with explicit strides (transposed and grouped views).
+memory::desc stridedMd(const memory::dims &dims, const memory::dims &strides) {
+  return memory::desc(dims, kF32, strides);
+}
+
+} // namespace
+
+sdk::OpDesc PlanBuilder::descOf(const FNode &n) const {
+  sdk::OpDesc d;
+  d.op = n.node->op;
+  d.name = n.node->name;
+  d.attrs = n.node->attrs;
+  for (int l : n.ins)
+    d.inputs.push_back(logicals_[size_t(l)].type);
+  d.outputs = n.node->outputs;
+  return d;
+}
+
+void PlanBuilder::consumed(FNode &n) {
+  n.done = true;
+  for (int l : n.ins)
+    logicals_[size_t(l)].remaining--;
+}
+
+/// May `buffer` be overwritten now? Every logical living in it must be dead
+/// (no consumer left to lower; the fused add was consumed already) and none
+/// may be a function output.
+bool PlanBuilder::freeAfter(int buffer) const {
+  const Buffer &b = plan_->buffers[size_t(buffer)];
+  if (b.kind != Buffer::Kind::Temp)
+    return false;
+  for (int l : owners_[size_t(buffer)]) {
+    const Logical &lg = logicals_[size_t(l)];
+    if (lg.output || lg.remaining > 0)
+      return false;
+  }
+  return true;
+}
+
+void PlanBuilder::lower(size_t index) {
+  FNode &n = nodes_[index];
+  OpInfo info;
+  try {
+    info = analyzeOp(descOf(n));
+  } catch (const sdk::Error &e) {
+    fail(n.where, e.what());
+  }
+  try {
+    switch (info.kind) {
+    case OpKind::Conv:
+    case OpKind::Deconv:
+    case OpKind::Dense: lowerProduct(index, info); break;
+    case OpKind::Matmul: lowerMatmul(n, info); break;
+    case OpKind::BatchNorm: lowerBatchNorm(n, info); break;
+    case OpKind::LayerNorm: lowerLayerNorm(n, info); break;
+    case OpKind::Pool: lowerPool(n, info); break;
+    case OpKind::Eltwise: lowerEltwise(n, info); break;
+    case OpKind::Binary: lowerBinary(n, info); break;
+    case OpKind::Softmax: lowerSoftmax(n, info); break;
+    case OpKind::Concat: lowerConcat(n, info); break;
+    case OpKind::Resample: lowerResample(n, info); break;
+    case OpKind::View: lowerView(n); break;
+    }
+  } catch (const dnnl::error &e) {
+    fail(n.where, std::string("oneDNN: ") + e.what());
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Products with fusion
+//===----------------------------------------------------------------------===//
+
+void PlanBuilder::lowerProduct(size_t index, const OpInfo &info, bool fuse) {
+  FNode &p = nodes_[index];
+  const sdk::TensorType &yt = p.node->outputs[0];
+  size_t channelAxis = info.kind == OpKind::Dense ? yt.shape.size() - 1 : 1;
+  int64_t channels = yt.shape[channelAxis];
+  int x = p.ins[0], w = p.ins[1];
+
+  // Constant weights (possibly with a folded batch_norm), as plain f32.
+  std::vector<float> folded, foldedBias;
+  int bias = -1; // a logical, or -1
+  bool foldedBn = false;
+  dnnl::post_ops po;
+  int residual = -1; // the sum post-op's logical
+  int cur = p.out;
+  int eltwiseCount = 0;
+  // oneDNN 2.6's jit kernels mis-apply two eltwise post-ops of one
+  // algorithm with different parameters (leaky_relu, sum, relu gives
+  // negative outputs): such a chain stops before the second one.
+  std::vector<Eltwise> fused;
+  auto compatible = [&](const std::vector<Eltwise> &next) {
+    for (const Eltwise &e : next)
+      for (const Eltwise &f : fused)
+        if (e.alg == f.alg && (e.alpha != f.alpha || e.beta != f.beta))
+          return false;
+    return true;
+  };
+  std::vector<FNode *> absorbed; // marked consumed once the primitive exists
+  while (fuse) {
+    Logical &c = logicals_[size_t(cur)];
+    if (c.output || c.consumers.size() != 1)
+      break;
+    FNode &n = nodes_[size_t(c.consumers[0])];
+    if (n.done || n.ins.empty())
+      break;
+    sdk::OpDesc d = descOf(n);
+    OpInfo ni;
+    try {
+      ni = analyzeOp(d);
+    } catch (const sdk::Error &) {
+      break; // lowered (and reported) on its own
+    }
+    const std::string &op = n.node->op;
+    bool first = bias < 0 && !foldedBn && eltwiseCount == 0 && residual < 0;
+    auto other = [&]() -> int {
+      if (n.ins.size() != 2)
+        return -1;
+      if (n.ins[0] == cur && n.ins[1] != cur)
+        return n.ins[1];
+      if (n.ins[1] == cur && n.ins[0] != cur && op != "bias_add")
+        return n.ins[0];
+      return -1;
+    };
+    if ((op == "bias_add" || op == "add") && first && other() >= 0 &&
+        !logicals_[size_t(other())].values.empty()) {
+      // A bias: bias_add along the channel axis, or an add of one value
+      // per channel laid out along it ([O, 1, 1] after a conv2d).
+      const Dims &bs = logicals_[size_t(other())].type.shape;
+      bool isBias = false;
+      if (op == "bias_add")
+        isBias = ni.axis == int64_t(channelAxis);
+      else if (bs.size() <= yt.shape.size()) {
+        int64_t numel = 1;
+        for (int64_t dd : bs)
+          numel *= dd;
+        size_t lead = yt.shape.size() - bs.size();
+        isBias = numel == channels && channelAxis >= lead && bs[channelAxis - lead] == channels;
+      }
+      if (isBias) {
+        bias = other();
+        absorbed.push_back(&n);
+        cur = n.out;
+        continue;
+      }
+    }
+    if (op == "batch_norm" && first && info.kind == OpKind::Conv && n.ins[0] == cur &&
+        constData(w) && constData(n.ins[1]) && constData(n.ins[2]) && constData(n.ins[3]) &&
+        constData(n.ins[4])) {
+      // Folded into the weights and a bias, once, here.
+      const float *W = static_cast<const float *>(constData(w));
+      const float *gamma = static_cast<const float *>(constData(n.ins[1]));
+      const float *beta = static_cast<const float *>(constData(n.ins[2]));
+      const float *mean = static_cast<const float *>(constData(n.ins[3]));
+      const float *var = static_cast<const float *>(constData(n.ins[4]));
+      int64_t per = logicals_[size_t(w)].type.numel() / channels;
+      folded.resize(size_t(channels * per));
+      foldedBias.resize(size_t(channels));
+      for (int64_t o = 0; o < channels; ++o) {
+        double s = double(gamma[o]) / std::sqrt(double(var[o]) + double(ni.epsilon));
+        for (int64_t k = 0; k < per; ++k)
+          folded[size_t(o * per + k)] = float(double(W[o * per + k]) * s);
+        foldedBias[size_t(o)] = float(double(beta[o]) - double(mean[o]) * s);
+      }
+      foldedBn = true;
+      absorbed.push_back(&n);
+      cur = n.out;
+      continue;
+    }
+    if (ni.kind == OpKind::Eltwise && eltwiseCount < 8 && compatible(ni.eltwise)) {
+      for (const Eltwise &e : ni.eltwise) {
+        po.append_eltwise(1.0f, e.alg, e.alpha, e.beta);
+        fused.push_back(e);
+      }
+      eltwiseCount++;
+      absorbed.push_back(&n);
+      cur = n.out;
+      continue;
+    }
+    if (op == "add" && residual < 0 && other() >= 0 &&
+        logicals_[size_t(other())].type == logicals_[size_t(cur)].type &&
+        !logicals_[size_t(other())].values.empty()) {
+      residual = other();
+      po.append_sum(1.0f);
+      absorbed.push_back(&n);
+      cur = n.out;
+      continue;
+    }
+    break;
+  }
+
+  // The primitive descriptor, oneDNN picking the layouts. A fused chain
+  // oneDNN has no implementation for is given up for the plain product.
+  dnnl::primitive_attr attr = baseAttr();
+  attr.set_post_ops(po);
+  const Dims &xs = logicals_[size_t(x)].type.shape, &ws = logicals_[size_t(w)].type.shape;
+  bool hasBias = bias >= 0 || foldedBn;
+  memory::desc biasMd(memory::dims{channels}, kF32, Tag::x);
+  memory::desc wView; // the weight as stored (plain), in oneDNN's logical dims
+  memory::desc srcArgMd, dstArgMd;
+  std::unique_ptr<dnnl::primitive_desc> pdHolder;
+  dnnl::primitive prim;
+  memory::desc srcWant, wWant, dstMd;
+  try {
+    if (info.kind == OpKind::Dense) {
+      memory::dims sd{info.rows, info.K}, wd{info.units, info.K}, dd{info.rows, info.units};
+      srcArgMd = plainMd(sd);
+      dstArgMd = plainMd(dd);
+      wView = plainMd(wd);
+      auto desc = hasBias ? dnnl::inner_product_forward::desc(prop_kind::forward_inference,
+                                                              srcArgMd, anyMd(wd), biasMd, dstArgMd)
+                          : dnnl::inner_product_forward::desc(prop_kind::forward_inference,
+                                                              srcArgMd, anyMd(wd), dstArgMd);
+      auto pd = dnnl::inner_product_forward::primitive_desc(desc, attr, cpuEngine());
+      srcWant = plainMd(xs);
+      wWant = pd.weights_desc();
+      dstMd = plainMd(yt.shape);
+      prim = dnnl::inner_product_forward(pd);
+      pdHolder = std::make_unique<dnnl::primitive_desc>(pd);
+    } else {
+      int64_t g = info.groups;
+      memory::dims sd(xs.begin(), xs.end()), dd(yt.shape.begin(), yt.shape.end()), wd;
+      if (info.kind == OpKind::Conv) {
+        // [O, C/g, KH, KW] = [g, O/g, C/g, KH, KW] in the same bytes.
+        wd = g == 1 ? memory::dims{ws[0], ws[1], ws[2], ws[3]}
+                    : memory::dims{g, ws[0] / g, ws[1], ws[2], ws[3]};
+        wView = plainMd(wd);
+      } else {
+        // conv2d_transpose: stored [C, O/g, KH, KW]; oneDNN's logical dims are
+        // [g, O/g, C/g, KH, KW] (i and o swapped: "giohw").
+        int64_t ic = ws[0] / g, oc = ws[1], hw = ws[2] * ws[3];
+        wd = g == 1 ? memory::dims{oc, ws[0], ws[2], ws[3]} : memory::dims{g, oc, ic, ws[2], ws[3]};
+        wView = g == 1 ? stridedMd(wd, {hw, oc * hw, ws[3], 1})
+                       : stridedMd(wd, {ic * oc * hw, hw, oc * hw, ws[3], 1});
+      }
+      memory::dims strides(info.strides.begin(), info.strides.end());
+      memory::dims dil(info.dilation.begin(), info.dilation.end());
+      memory::dims pl(info.padL.begin(), info.padL.end()), pr(info.padR.begin(), info.padR.end());
+      if (info.kind == OpKind::Conv) {
+        // Direct, never Winograd: the kit's tolerance wants exact products.
+        memory::desc srcM = anyMd(sd), dstM = anyMd(dd);
+        auto desc =
+            hasBias ? dnnl::convolution_forward::desc(prop_kind::forward_inference,
+                                                      algorithm::convolution_direct, srcM,
+                                                      anyMd(wd), biasMd, dstM, strides, dil, pl, pr)
+                    : dnnl::convolution_forward::desc(prop_kind::forward_inference,
+                                                      algorithm::convolution_direct, srcM,
+                                                      anyMd(wd), dstM, strides, dil, pl, pr);
+        auto pd = dnnl::convolution_forward::primitive_desc(desc, attr, cpuEngine());
+        srcWant = pd.src_desc(), wWant = pd.weights_desc(), dstMd = pd.dst_desc();
+        prim = dnnl::convolution_forward(pd);
+        pdHolder = std::make_unique<dnnl::primitive_desc>(pd);
+      } else {
+        auto desc = hasBias ? dnnl::deconvolution_forward::desc(
+                                  prop_kind::forward_inference, algorithm::deconvolution_direct,
+                                  anyMd(sd), anyMd(wd), biasMd, anyMd(dd), strides, dil, pl, pr)
+                            : dnnl::deconvolution_forward::desc(
+                                  prop_kind::forward_inference, algorithm::deconvolution_direct,
+                                  anyMd(sd), anyMd(wd), anyMd(dd), strides, dil, pl, pr);
+        auto pd = dnnl::deconvolution_forward::primitive_desc(desc, attr, cpuEngine());
+        srcWant = pd.src_desc(), wWant = pd.weights_desc(), dstMd = pd.dst_desc();
+        prim = dnnl::deconvolution_forward(pd);
+        pdHolder = std::make_unique<dnnl::primitive_desc>(pd);
+      }
+      srcArgMd = srcWant;
+      dstArgMd = dstMd;
+    }
+  } catch (const dnnl::error &) {
+    if (!fuse || absorbed.empty())
+      throw;
+    return lowerProduct(index, info, false);
+  }
+  consumed(p);
+  for (FNode *n : absorbed)
+    consumed(*n);
+
+  // Operands in the chosen layouts; constant weights reordered once, now.
+  int srcBuf = value(need(x, srcWant)).buffer;
+  int wBuf;
+  if (foldedBn)
+    wBuf = constBuffer(wView, folded.data(), wWant);
+  else if (const void *wd = constData(w))
+    wBuf = constBuffer(wView, wd, wWant);
+  else {
+    int plainW = value(need(w, plainMd(ws))).buffer;
+    wBuf = newBuffer(Buffer::Kind::Temp, wWant.get_size());
+    addReorder(plainW, wView, wBuf, wWant, "reorder of the weights of " + p.where);
+  }
+  int biasBuf = -1;
+  if (foldedBn) // (a fused bias and a folded batch_norm exclude each other)
+    biasBuf = constBuffer(biasMd, foldedBias.data(), biasMd);
+  else if (bias >= 0) {
+    biasBuf = value(need(bias, plainMd(logicals_[size_t(bias)].type.shape))).buffer;
+  }
+
+  // The destination: the residual's buffer when it is free afterwards (in
+  // place), else a fresh one that the residual is first copied into.
+  int dstBuf;
+  if (residual >= 0) {
+    memory::desc resMd = info.kind == OpKind::Dense ? plainMd(yt.shape) : dstMd;
+    int rv = need(residual, resMd);
+    int rb = value(rv).buffer;
+    // In place only when this step does not also read the buffer.
+    if (rb != srcBuf && rb != wBuf && rb != biasBuf && freeAfter(rb)) {
+      dstBuf = value(rv).buffer;
+    } else {
+      dstBuf = newBuffer(Buffer::Kind::Temp, resMd.get_size());
+      addReorder(value(rv).buffer, resMd, dstBuf, resMd, "copy of the residual of " + p.where);
+    }
+  } else {
+    dstBuf = newBuffer(Buffer::Kind::Temp, dstMd.get_size());
+  }
+  std::vector<StepArg> args{{DNNL_ARG_SRC, srcBuf, srcArgMd},
+                            {DNNL_ARG_WEIGHTS, wBuf, wWant},
+                            {DNNL_ARG_DST, dstBuf, dstArgMd}};
+  if (biasBuf >= 0)
+    args.push_back({DNNL_ARG_BIAS, biasBuf, biasMd});
+  addStep(prim, std::move(args), p.where, *pdHolder);
+  addValue(cur, dstBuf, dstMd);
+}
+
+//===----------------------------------------------------------------------===//
+// Other ops
+//===----------------------------------------------------------------------===//
+
+void PlanBuilder::lowerPool(FNode &n, const OpInfo &info) {
+  consumed(n);
+  Value src = value(producerValue(n.ins[0]));
+  const Dims &ys = n.node->outputs[0].shape;
+  memory::dims dd(ys.begin(), ys.end());
+  dnnl::pooling_v2_forward::desc desc(prop_kind::forward_inference, info.alg, src.md, anyMd(dd),
+                                      memory::dims(info.strides.begin(), info.strides.end()),
+                                      memory::dims(info.kernel.begin(), info.kernel.end()),
+                                      memory::dims(info.dilation.begin(), info.dilation.end()),
+                                      memory::dims(info.padL.begin(), info.padL.end()),
+                                      memory::dims(info.padR.begin(), info.padR.end()));
+  dnnl::pooling_v2_forward::primitive_desc pd(desc, baseAttr(), cpuEngine());
+  int dst = newBuffer(Buffer::Kind::Temp, pd.dst_desc().get_size());
+  addStep(dnnl::pooling_v2_forward(pd),
+          {{DNNL_ARG_SRC, src.buffer, src.md}, {DNNL_ARG_DST, dst, pd.dst_desc()}}, n.where, pd);
+  addValue(n.out, dst, pd.dst_desc());
+}
+
+void PlanBuilder::lowerEltwise(FNode &n, const OpInfo &info) {
+  consumed(n);
+  Value src = value(producerValue(n.ins[0]));
+  int dst = newBuffer(Buffer::Kind::Temp, src.md.get_size());
+  int from = src.buffer;
+  for (const Eltwise &e : info.eltwise) {
+    dnnl::eltwise_forward::desc desc(prop_kind::forward_inference, e.alg, src.md, e.alpha, e.beta);
+    dnnl::eltwise_forward::primitive_desc pd(desc, baseAttr(), cpuEngine());
+    addStep(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, from, src.md}, {DNNL_ARG_DST, dst, src.md}},
+            n.where, pd);
+    from = dst; // a second operation (hard_sigmoid's clip) runs in place
+  }
+  addValue(n.out, dst, src.md);
+}
+
+void PlanBuilder::lowerBinary(FNode &n, const OpInfo &info) {
+  consumed(n);
+  int a = n.ins[0], b = n.ins[1];
+  if (info.swapOperands)
+    std::swap(a, b);
+  const Dims &ys = n.node->outputs[0].shape;
+  const Dims &as = logicals_[size_t(a)].type.shape, &bs = logicals_[size_t(b)].type.shape;
+  memory::desc plain = plainMd(ys);
+  memory::dims d1 = dnnlDims(info.src1Dims);
+  // src0 in layout `src0` (the operands of another rank are plain views).
+  auto build = [&](const memory::desc &src0) {
+    bool sameB = bs == ys;
+    memory::desc md1 = sameB ? src0 : plainMd(Dims(d1.begin(), d1.end()));
+    dnnl::binary::desc desc(info.alg, src0, md1, src0);
+    dnnl::primitive_attr attr = baseAttr();
+    if (info.negate) {
+      dnnl::post_ops po;
+      po.append_eltwise(1.0f, algorithm::eltwise_linear, -1.0f, 0.0f);
+      attr.set_post_ops(po);
+    }
+    dnnl::binary::primitive_desc pd(desc, attr, cpuEngine());
+    int buf0 = value(need(a, as == ys ? src0 : plainMd(as))).buffer;
+    int buf1 = value(need(b, sameB ? src0 : plainMd(bs))).buffer;
+    int dst = newBuffer(Buffer::Kind::Temp, src0.get_size());
+    addStep(dnnl::binary(pd),
+            {{DNNL_ARG_SRC_0, buf0, src0}, {DNNL_ARG_SRC_1, buf1, md1}, {DNNL_ARG_DST, dst, src0}},
+            n.where, pd);
+    addValue(n.out, dst, src0);
+  };
+  // The first operand's current layout when oneDNN takes it, else plain.
+  memory::desc cur = value(producerValue(a)).md;
+  if (as == ys && !(cur == plain)) {
+    try {
+      build(cur);
+      return;
+    } catch (const dnnl::error &) {
+    }
+  }
+  build(plain);
+}
+
+void PlanBuilder::lowerBatchNorm(FNode &n, const OpInfo &info) {
+  consumed(n);
+  Value src = value(producerValue(n.ins[0]));
+  auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+               dnnl::normalization_flags::use_shift;
+  dnnl::batch_normalization_forward::desc desc(prop_kind::forward_inference, src.md, info.epsilon,
+                                               flags);
+  dnnl::batch_normalization_forward::primitive_desc pd(desc, baseAttr(), cpuEngine());
+  int64_t c = logicals_[size_t(n.ins[0])].type.shape[1];
+  memory::desc vec = plainMd({c});
+  auto param = [&](int i) { return value(need(n.ins[size_t(i)], vec)).buffer; };
+  int dst = newBuffer(Buffer::Kind::Temp, src.md.get_size());
+  addStep(dnnl::batch_normalization_forward(pd),
+          {{DNNL_ARG_SRC, src.buffer, src.md},
+           {DNNL_ARG_SCALE, param(1), vec},
+           {DNNL_ARG_SHIFT, param(2), vec},
+           {DNNL_ARG_MEAN, param(3), vec},
+           {DNNL_ARG_VARIANCE, param(4), vec},
+           {DNNL_ARG_DST, dst, src.md}},
+          n.where, pd);
+  addValue(n.out, dst, src.md);
+}
+
+void PlanBuilder::lowerLayerNorm(FNode &n, const OpInfo &info) {
+  consumed(n);
+  const Dims &xs = logicals_[size_t(n.ins[0])].type.shape;
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < xs.size(); ++i)
+    (int64_t(i) < info.axis ? outer : inner) *= xs[i];
+  memory::desc md2 = plainMd({outer, inner}), vec = plainMd({inner});
+  auto flags = dnnl::normalization_flags::use_scale;
+  if (info.hasShift)
+    flags = flags | dnnl::normalization_flags::use_shift;
+  dnnl::layer_normalization_forward::desc desc(prop_kind::forward_inference, md2, info.epsilon,
+                                               flags);
+  dnnl::layer_normalization_forward::primitive_desc pd(desc, baseAttr(), cpuEngine());
+  int src = value(need(n.ins[0], plainMd(xs))).buffer;
+  int dst = newBuffer(Buffer::Kind::Temp, md2.get_size());
+  std::vector<StepArg> args{
+      {DNNL_ARG_SRC, src, md2},
+      {DNNL_ARG_DST, dst, md2},
+      {DNNL_ARG_SCALE,
+       value(need(n.ins[1], plainMd(logicals_[size_t(n.ins[1])].type.shape))).buffer, vec}};
+  if (info.hasShift)
+    args.push_back({DNNL_ARG_SHIFT,
+                    value(need(n.ins[2], plainMd(logicals_[size_t(n.ins[2])].type.shape))).buffer,
+                    vec});
+  // Statistics, when the implementation wants somewhere to put them.
+  for (auto [arg, md] :
+       {std::pair{DNNL_ARG_MEAN, pd.mean_desc()}, std::pair{DNNL_ARG_VARIANCE, pd.variance_desc()}})
+    if (md.get_size() > 0)
+      args.push_back({arg, newBuffer(Buffer::Kind::Temp, md.get_size()), md});
+  addStep(dnnl::layer_normalization_forward(pd), std::move(args), n.where, pd);
+  addValue(n.out, dst, plainMd(xs));
+}
+
+void PlanBuilder::lowerSoftmax(FNode &n, const OpInfo &info) {
+  consumed(n);
+  const Dims &xs = logicals_[size_t(n.ins[0])].type.shape;
+  memory::desc md = plainMd(xs);
+  int src = value(need(n.ins[0], md)).buffer;
+  dnnl::softmax_v2_forward::desc desc(prop_kind::forward_inference, info.alg, md, md,
+                                      int(info.axis));
+  dnnl::softmax_v2_forward::primitive_desc pd(desc, baseAttr(), cpuEngine());
+  int dst = newBuffer(Buffer::Kind::Temp, md.get_size());
+  addStep(dnnl::softmax_v2_forward(pd), {{DNNL_ARG_SRC, src, md}, {DNNL_ARG_DST, dst, md}}, n.where,
+          pd);
+  addValue(n.out, dst, md);
+}
+
+void PlanBuilder::lowerMatmul(FNode &n, const OpInfo &info) {
+  consumed(n);
+  // Row-major operands; a transposed one swaps its last two strides.
+  auto view = [](const Dims &logical, bool transposed) {
+    memory::dims d(logical.begin(), logical.end());
+    memory::dims stored = d;
+    size_t r = d.size();
+    if (transposed)
+      std::swap(stored[r - 1], stored[r - 2]);
+    memory::dims s(r, 1);
+    for (size_t i = r - 1; i-- > 0;)
+      s[i] = s[i + 1] * stored[i + 1];
+    if (transposed)
+      std::swap(s[r - 1], s[r - 2]);
+    for (size_t i = 0; i < r; ++i)
+      if (d[i] == 1)
+        s[i] = i + 1 < r ? s[i] : 1; // broadcast dims: any stride is fine
+    return memory::desc(d, kF32, s);
+  };
+  memory::desc a = view(info.aDims, info.transA), b = view(info.bDims, info.transB);
+  memory::desc y = plainMd(info.yDims);
+  dnnl::matmul::desc desc(a, b, y);
+  dnnl::matmul::primitive_desc pd(desc, baseAttr(), cpuEngine());
+  auto buf = [&](int l) { return value(need(l, plainMd(logicals_[size_t(l)].type.shape))).buffer; };
+  int dst = newBuffer(Buffer::Kind::Temp, y.get_size());
+  addStep(dnnl::matmul(pd),
+          {{DNNL_ARG_SRC, buf(n.ins[0]), a},
+           {DNNL_ARG_WEIGHTS, buf(n.ins[1]), b},
+           {DNNL_ARG_DST, dst, y}},
+          n.where, pd);
+  addValue(n.out, dst, plainMd(n.node->outputs[0].shape));
+}
+
+void PlanBuilder::lowerConcat(FNode &n, const OpInfo &info) {
+  consumed(n);
+  std::vector<memory::desc> mds;
+  std::vector<int> bufs;
+  for (int l : n.ins) {
+    Value v = value(producerValue(l));
+    mds.push_back(v.md);
+    bufs.push_back(v.buffer);
+  }
+  auto make = [&] {
+    return dnnl::concat::primitive_desc(int(info.axis), mds, cpuEngine(), baseAttr());
+  };
+  dnnl::concat::primitive_desc pd;
+  try {
+    pd = make();
+  } catch (const dnnl::error &) {
+    // Mixed layouts oneDNN cannot concatenate: everything plain.
+    for (size_t i = 0; i < n.ins.size(); ++i) {
+      mds[i] = plainMd(logicals_[size_t(n.ins[i])].type.shape);
+      bufs[i] = value(need(n.ins[i], mds[i])).buffer;
+    }
+    pd = make();
+  }
+  std::vector<StepArg> args;
+  for (size_t i = 0; i < mds.size(); ++i)
+    args.push_back({DNNL_ARG_MULTIPLE_SRC + int(i), bufs[i], mds[i]});
+  int dst = newBuffer(Buffer::Kind::Temp, pd.dst_desc().get_size());
+  args.push_back({DNNL_ARG_DST, dst, pd.dst_desc()});
+  addStep(dnnl::concat(pd), std::move(args), n.where, pd);
+  addValue(n.out, dst, pd.dst_desc());
+}
+
+void PlanBuilder::lowerResample(FNode &n, const OpInfo &info) {
+  consumed(n);
+  Value src = value(producerValue(n.ins[0]));
+  const Dims &ys = n.node->outputs[0].shape;
+  dnnl::resampling_forward::desc desc(prop_kind::forward_inference, info.alg, src.md,
+                                      anyMd(memory::dims(ys.begin(), ys.end())));
+  dnnl::resampling_forward::primitive_desc pd(desc, baseAttr(), cpuEngine());
+  int dst = newBuffer(Buffer::Kind::Temp, pd.dst_desc().get_size());
+  addStep(dnnl::resampling_forward(pd),
+          {{DNNL_ARG_SRC, src.buffer, src.md}, {DNNL_ARG_DST, dst, pd.dst_desc()}}, n.where, pd);
+  addValue(n.out, dst, pd.dst_desc());
+}
+
+void PlanBuilder::lowerView(FNode &n) {
+  consumed(n);
+  // The same bytes under a new shape: no step at all.
+  int v = need(n.ins[0], plainMd(logicals_[size_t(n.ins[0])].type.shape));
+  int buffer = value(v).buffer;
+  if (logicals_[size_t(n.ins[0])].isConst)
+    logicals_[size_t(n.out)].isConst = true;
+  addValue(n.out, buffer, plainMd(n.node->outputs[0].shape));
+}
+
+} // namespace tessera::dnnl_plugin

@@ -1,0 +1,91 @@
+//===- plugins/dnnl/plan.h - A function as oneDNN primitives ----*- C++ -*-===//
+//
+// A Plan is what init() makes of one function, once: a list of oneDNN
+// primitives (Steps) over Buffers, ready to execute.
+//
+//   Buffer  where bytes live at run time: the caller's input k, the caller's
+//           output k, a constant (the module's, or one reordered/folded at
+//           init into memory the plan owns), or a slice of the per-call
+//           arena (Temp; offsets planned by liveness, so buffers whose
+//           lifetimes do not overlap share bytes).
+//   Step    one primitive and its arguments, each = (DNNL_ARG_*, buffer,
+//           memory desc). Several descs may view one buffer (a reshape is a
+//           new desc over the same bytes; a conv's sum post-op writes into
+//           the buffer of its residual).
+//
+// Activations stay in the layouts oneDNN picks (format "any": nChw16c and
+// the like) from one primitive to the next; reorders appear only where a
+// consumer wants another layout and at the function's boundary (inputs are
+// plain NCHW; outputs are written plain, straight into the caller's tensor
+// when the producer's layout is already plain).
+//
+// Nothing in a Plan changes after init: run() reads it from many threads.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "tessera/sdk/json_runtime.hpp"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tessera::dnnl_plugin {
+
+/// The CPU engine every primitive of the plugin is built for.
+const dnnl::engine &cpuEngine();
+
+struct Buffer {
+  enum class Kind { Input, Output, Const, Temp };
+  Kind kind = Kind::Temp;
+  int index = -1;             // Input/Output: the argument index
+  const void *data = nullptr; // Const
+  size_t bytes = 0;           // the largest desc viewing it
+  size_t offset = 0;          // Temp: in the arena
+  int first = -1, last = -1;  // Temp: the steps that touch it
+};
+
+struct StepArg {
+  int arg = 0;     // DNNL_ARG_*
+  int buffer = -1; // -1: the context's scratchpad
+  dnnl::memory::desc md;
+};
+
+struct Step {
+  dnnl::primitive prim;
+  std::vector<StepArg> args;
+  std::string what; // "node 3 ('conv1', conv2d)" or "reorder ..."
+};
+
+/// An output whose value is not computed into the caller's tensor by a
+/// step: copied (plain bytes) after the last step.
+struct FinalCopy {
+  int output = 0;
+  int buffer = 0;
+  size_t bytes = 0;
+};
+
+struct AlignedFree {
+  void operator()(void *p) const;
+};
+using AlignedBytes = std::unique_ptr<std::byte, AlignedFree>;
+/// 64-byte-aligned, zeroed bytes (rounded up to a multiple of 64).
+AlignedBytes alignedBytes(size_t n);
+
+struct Plan {
+  std::vector<Buffer> buffers;
+  std::vector<Step> steps;
+  std::vector<FinalCopy> finalCopies;
+  size_t arenaBytes = 0;
+  size_t scratchpadBytes = 0;
+  std::vector<AlignedBytes> owned; // reordered and folded constants
+};
+
+/// Builds the plan of one function; throws sdk::Error naming the node that
+/// cannot be built (`prefix` starts every message).
+std::unique_ptr<Plan> buildPlan(const sdk::JsonFunction &fn, const std::string &prefix);
+
+} // namespace tessera::dnnl_plugin

@@ -1,0 +1,119 @@
+//===- plugins/dnnl/runtime.cpp - The dnnl plugin's runtime module --------===//
+//
+// init() builds the plans; run() borrows a Context, points the memory
+// objects of the caller's tensors at this call's data, executes the steps
+// on the context's stream and copies the outputs no step wrote in place.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime.h"
+
+#include <cstring>
+
+namespace tessera::dnnl_plugin {
+
+/// One call's private state. The memory objects point into this context's
+/// arena and scratchpad, or at constants; those of the caller's tensors get
+/// their data handle set at each call.
+struct DnnlModule::Context {
+  AlignedBytes arena, scratchpad;
+  dnnl::stream stream{cpuEngine()};
+  std::vector<std::unordered_map<int, dnnl::memory>> args; // per step
+  struct Binding {
+    dnnl::memory mem;
+    bool input;
+    int index;
+  };
+  std::vector<Binding> bindings; // memory objects over the caller's tensors
+
+  explicit Context(const Plan &plan)
+      : arena(alignedBytes(plan.arenaBytes)), scratchpad(alignedBytes(plan.scratchpadBytes)) {
+    for (const Step &step : plan.steps) {
+      std::unordered_map<int, dnnl::memory> map;
+      for (const StepArg &a : step.args) {
+        void *ptr = nullptr;
+        const Buffer *b = a.buffer >= 0 ? &plan.buffers[size_t(a.buffer)] : nullptr;
+        if (!b)
+          ptr = scratchpad.get();
+        else if (b->kind == Buffer::Kind::Temp)
+          ptr = arena.get() + b->offset;
+        else if (b->kind == Buffer::Kind::Const)
+          ptr = const_cast<void *>(b->data);
+        dnnl::memory mem(a.md, cpuEngine(), ptr);
+        if (b && (b->kind == Buffer::Kind::Input || b->kind == Buffer::Kind::Output))
+          bindings.push_back(Binding{mem, b->kind == Buffer::Kind::Input, b->index});
+        map.emplace(a.arg, mem);
+      }
+      args.push_back(std::move(map));
+    }
+  }
+
+  /// Where a buffer's bytes are during this call.
+  const void *where(const Plan &plan, int buffer, std::span<const DLTensor *const> inputs,
+                    std::span<const DLTensor *const> outputs) const {
+    const Buffer &b = plan.buffers[size_t(buffer)];
+    switch (b.kind) {
+    case Buffer::Kind::Input: return sdk::tensorData(*inputs[size_t(b.index)]);
+    case Buffer::Kind::Output: return sdk::tensorData(*outputs[size_t(b.index)]);
+    case Buffer::Kind::Const: return b.data;
+    case Buffer::Kind::Temp: return arena.get() + b.offset;
+    }
+    return nullptr;
+  }
+};
+
+DnnlModule::DnnlModule(std::vector<sdk::JsonFunction> functions)
+    : JsonRuntime(kTypeKey, std::move(functions)) {}
+
+DnnlModule::~DnnlModule() = default;
+
+void DnnlModule::init(std::span<const sdk::JsonFunction> functions) {
+  for (const sdk::JsonFunction &fn : functions)
+    plans_.push_back(buildPlan(fn, prefix()));
+  free_.resize(plans_.size());
+}
+
+std::unique_ptr<DnnlModule::Context> DnnlModule::acquire(size_t function) const {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto &list = free_[function];
+    if (!list.empty()) {
+      std::unique_ptr<Context> ctx = std::move(list.back());
+      list.pop_back();
+      return ctx;
+    }
+  }
+  return std::make_unique<Context>(*plans_[function]);
+}
+
+void DnnlModule::release(size_t function, std::unique_ptr<Context> ctx) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_[function].push_back(std::move(ctx));
+}
+
+void DnnlModule::run(const sdk::JsonFunction &fn, std::span<const DLTensor *const> inputs,
+                     std::span<const DLTensor *const> outputs) const {
+  const Plan &plan = *plans_[fn.index];
+  std::unique_ptr<Context> ctx = acquire(fn.index);
+  // Returned to the free list however the call ends.
+  struct Return {
+    const DnnlModule *self;
+    size_t fn;
+    std::unique_ptr<Context> &ctx;
+    ~Return() { self->release(fn, std::move(ctx)); }
+  } ret{this, fn.index, ctx};
+
+  for (Context::Binding &b : ctx->bindings)
+    b.mem.set_data_handle(b.input ? sdk::tensorData(*inputs[size_t(b.index)])
+                                  : sdk::tensorData(*outputs[size_t(b.index)]));
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    plan.steps[i].prim.execute(ctx->stream, ctx->args[i]);
+  ctx->stream.wait();
+  for (const FinalCopy &c : plan.finalCopies) {
+    void *dst = sdk::tensorData(*outputs[size_t(c.output)]);
+    const void *src = ctx->where(plan, c.buffer, inputs, outputs);
+    if (dst != src && c.bytes > 0)
+      std::memmove(dst, src, c.bytes);
+  }
+}
+
+} // namespace tessera::dnnl_plugin
