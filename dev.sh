@@ -44,7 +44,11 @@ case "${1:-}" in
     ./build/release/bench/bench_ir
     ./build/release/bench/bench_partition
     ./build/release/bench/bench_runtime
-    /usr/bin/python3 bench/models/make_models.py --out build/release/models --run ./build/release/core/tools/tessera --targets json
+    /usr/bin/python3 bench/models/make_models.py --out build/release/models \
+      --run ./build/release/core/tools/tessera --targets dnnl,ccompiler,json
+    # Issue 7's comparison: Tessera+dnnl, host only, hand-written oneDNN and
+    # ONNX Runtime (npm onnxruntime-node, installed on first use).
+    /usr/bin/python3 bench/models/compare.py --build build/release --threads 1,2
     ;;
   *)
     echo "usage: ./dev.sh example|test|bench" >&2

@@ -33,14 +33,16 @@ sqrt(1 / (fan_in m)). (At 224: ResNet logits rms ~1.6, MobileNet ~0.5.) The inpu
 normalised image). Weights are graph initializers, as exporters write them.
 
 Writes DIR/<model>.onnx and DIR/<model>_input.npy (1x3xHxW float32, the
-graph input "x"; the output is "logits", 1x1000).
+graph input "x"; the output is "logits", 1x1000). With --weights-npz, also
+DIR/<model>_weights.npz: every initializer, keyed by its name (what the
+hand-written oneDNN program bench/dnnl_native reads).
 
 With --run TESSERA, each model is then compiled (host only, and for each
 plugin of --targets) and run with `tessera run --repeat N --print-time`;
 the compile time and latency line are printed (what `./dev.sh bench` does).
 
 Usage: make_models.py --out DIR [--size 224] [--width 1.0]
-                      [--models resnet18,mobilenetv3] [--seed 0]
+                      [--models resnet18,mobilenetv3] [--seed 0] [--weights-npz]
                       [--run TESSERA [--targets json] [--repeat 10]]
 """
 import argparse
@@ -264,6 +266,8 @@ def main():
                     help="channel multiplier (0.5: half the channels)")
     ap.add_argument("--models", default="resnet18,mobilenetv3")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--weights-npz", action="store_true",
+                    help="also write DIR/<model>_weights.npz (initializers by name)")
     ap.add_argument("--run", metavar="TESSERA",
                     help="then compile each model with this tessera binary and time it")
     ap.add_argument("--targets", default="", help="with --run: plugins to compile for as well")
@@ -284,6 +288,9 @@ def main():
         x = np.random.default_rng(args.seed + 100 + i).standard_normal(
             (1, 3, args.size, args.size)).astype(np.float32)
         np.save(os.path.join(args.out, name + "_input.npy"), x)
+        if args.weights_npz:
+            np.savez(os.path.join(args.out, name + "_weights.npz"),
+                     **{t.name: numpy_helper.to_array(t) for t in model.graph.initializer})
         params = sum(int(np.prod(t.dims)) for t in model.graph.initializer)
         print(f"{name}: {len(model.graph.node)} nodes, {params / 1e6:.2f} M parameters, "
               f"input 1x3x{args.size}x{args.size}")
