@@ -22,46 +22,28 @@ artifact -> `tessera run` in fresh processes.
 
 Usage: check_ccompiler_e2e.py --tessera BIN --source-dir DIR --out DIR
 """
-import argparse
-import json
 import os
-import re
 import subprocess
 import sys
 
 import numpy as np
-import onnx
 
-from e2e_checker import Checker
-
-
-def interpreted_outputs(c, model, seed):
-    """The outputs `tessera interpret --print-all` prints, as float arrays."""
-    text = c.tool("interpret", model, "--seed", str(seed), "--print-all").stdout
-    outs = []
-    for m in re.finditer(r"^output \d+: \w+\[([\d, ]*)\]\n  \[([^\]]*)\]", text, re.M):
-        shape = [int(d) for d in m.group(1).split(",") if d.strip()]
-        outs.append(np.array([float(v) for v in m.group(2).split(",")]).reshape(shape))
-    return outs
+from e2e_checker import checker_from_args, make_models, onnx_cnn
 
 
 def compile_and_run(c, model, label, targets, inputs, extra=()):
     """Compiles `model` (host only when targets is empty) and runs it on the
     .npy inputs; the outputs (npz) and the artifact's path."""
-    tsr = c.path(f"{label}.tsr")
-    c.tool("compile", model, *extra, *(["--target", targets] if targets else []), "-o", tsr)
-    out = c.path(f"{label}_out.npz")
-    c.tool("run", tsr, "--inputs", inputs, "--outputs", out, "--threads", "1")
-    return np.load(out), tsr
+    return c.compile_run(model, label, [*extra, *(["--target", targets] if targets else [])],
+                         ["--inputs", inputs, "--threads", "1"])
 
 
 def regions(c, tsr):
-    meta = json.loads(c.tool("inspect", tsr, "--json").stdout)["metadata"]
-    return [r.get("plugin") for r in meta["regions"]]
+    return [r.get("plugin") for r in c.inspect(tsr)["metadata"]["regions"]]
 
 
 def check_seeded(c, model, tsr, what):
-    want = interpreted_outputs(c, model, 7)
+    want = c.interpreted_outputs(model, 7)
     out = c.path("seeded_out.npz")
     c.tool("run", tsr, "--seed", "7", "--outputs", out)
     got = np.load(out)
@@ -116,7 +98,7 @@ def @main(%x: f32[1, 3, 8, 8]) -> f32[1, 4, 8] {{
     r = regions(c, tsr)
     c.ok(r == ["ccompiler", "json", "ccompiler"], "mixed: ccompiler, json, ccompiler regions",
          str(r))
-    meta = json.loads(c.tool("inspect", tsr, "--json").stdout)["metadata"]
+    meta = c.inspect(tsr)["metadata"]
     c.ok(meta["host_steps"] > 0, "mixed: host steps between the regions", str(meta["host_steps"]))
     key = list(mixed.keys())[0]
     c.close(mixed[key], host[key], 1e-4, 1e-6, "mixed: ccompiler,json vs host")
@@ -124,16 +106,7 @@ def @main(%x: f32[1, 3, 8, 8]) -> f32[1, 4, 8] {{
 
 
 def check_onnx_cnn(c, source):
-    sys.path.insert(0, os.path.join(source, "tests", "onnx"))
-    import make_cnn  # noqa: E402
-
-    w = make_cnn.weights()
-    model = make_cnn.build_model(w)
-    path = c.path("cnn.onnx")
-    onnx.save(model, path)
-    x = np.random.default_rng(2).standard_normal(make_cnn.SHAPE).astype(np.float32)
-    np.save(c.path("cnn_x.npy"), x)
-    want = make_cnn.reference(x, w)
+    model, path, want = onnx_cnn(c, source)
     got, tsr = compile_and_run(c, path, "cnn_cc", "ccompiler", "x=" + c.path("cnn_x.npy"),
                                ["--input-shape", "x=2,3,17,19"])
     c.ok("ccompiler" in regions(c, tsr), "onnx cnn: ccompiler regions", str(regions(c, tsr)))
@@ -141,9 +114,7 @@ def check_onnx_cnn(c, source):
 
 
 def check_mobilenet(c, source):
-    subprocess.run([sys.executable, os.path.join(source, "bench", "models", "make_models.py"),
-                    "--out", c.out, "--size", "32", "--width", "0.5", "--models", "mobilenetv3"],
-                   check=True, capture_output=True)
+    make_models(source, c.out, 32, 0.5, "--models", "mobilenetv3", capture_output=True)
     model, npy = c.path("mobilenetv3.onnx"), c.path("mobilenetv3_input.npy")
     host, _ = compile_and_run(c, model, "mnv3_host", "", "x=" + npy)
     cc, tsr = compile_and_run(c, model, "mnv3_cc", "ccompiler", "x=" + npy)
@@ -173,31 +144,18 @@ def check_inspect_and_no_compiler(c, tsr):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--tessera", required=True)
-    ap.add_argument("--source-dir", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
-    c = Checker(a.tessera, a.out)
+    a, c = checker_from_args()
     tiny = None
     steps = [("tiny_cnn", lambda: check_tiny_cnn(c, a.source_dir)),
              ("mixed", lambda: check_mixed(c)),
              ("onnx cnn", lambda: check_onnx_cnn(c, a.source_dir)),
              ("mobilenetv3", lambda: check_mobilenet(c, a.source_dir))]
     for name, step in steps:
-        try:
-            r = step()
-            tiny = r if name == "tiny_cnn" else tiny
-        except (RuntimeError, subprocess.CalledProcessError) as e:
-            c.ok(False, f"{name}: a command failed", str(e))
+        r = c.step(name, step, errors=(RuntimeError, subprocess.CalledProcessError))
+        tiny = r if name == "tiny_cnn" else tiny
     if tiny:
-        try:
-            check_inspect_and_no_compiler(c, tiny)
-        except RuntimeError as e:
-            c.ok(False, "inspect: a command failed", str(e))
-    print(f"{c.passed} passed, {c.failed} failed")
-    return 1 if c.failed else 0
+        c.step("inspect", lambda: check_inspect_and_no_compiler(c, tiny))
+    return c.summary()
 
 
 if __name__ == "__main__":

@@ -23,10 +23,7 @@ Generated files go to --out (the build tree).
 
 Usage: check_compile_run.py --tessera BIN --source-dir DIR --out DIR
 """
-import argparse
-import json
 import os
-import re
 import struct
 import sys
 
@@ -34,7 +31,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from e2e_checker import Checker
+from e2e_checker import checker_from_args, onnx_cnn
 
 NODE_TESTS = [
     "test_relu",
@@ -55,20 +52,9 @@ NODE_TESTS = [
 NODE_TESTS_JSON = ["test_relu", "test_conv_with_strides_padding", "test_gemm_default_no_bias"]
 
 
-def interpreted_outputs(c, model, seed):
-    """The outputs `tessera interpret --print-all` prints, as float arrays."""
-    text = c.tool("interpret", model, "--seed", str(seed), "--print-all").stdout
-    outs = []
-    for m in re.finditer(r"^output \d+: \w+\[([\d, ]*)\]\n  \[([^\]]*)\]", text, re.M):
-        shape = [int(d) for d in m.group(1).split(",") if d.strip()]
-        values = [float(v) for v in m.group(2).split(",")]
-        outs.append(np.array(values).reshape(shape))
-    return outs
-
-
 def check_tiny_cnn(c, source):
     model = os.path.join(source, "examples", "models", "tiny_cnn.tir")
-    want = interpreted_outputs(c, model, 7)
+    want = c.interpreted_outputs(model, 7)
     c.ok(len(want) == 1, "tiny_cnn: the interpreter printed one output")
     x = np.random.default_rng(1).standard_normal((1, 3, 16, 16)).astype(np.float32)
     np.savez_compressed(c.path("tiny_in.npz"), x=x)
@@ -92,14 +78,14 @@ def check_tiny_cnn(c, source):
     c.close(results["host"], results["json"], 1e-4, 1e-6, "tiny_cnn: host vs json on .npz inputs")
     c.close(results["portable-O3"], results["host"], 1e-4, 1e-6,
             "tiny_cnn: portable x86-64 at O3 vs the host CPU at O2")
-    meta = json.loads(c.tool("inspect", c.path("tiny_portable-O3.tsr"), "--json").stdout)["metadata"]
+    meta = c.inspect(c.path("tiny_portable-O3.tsr"))["metadata"]
     c.ok(meta["target"]["cpu"] == "x86-64", "inspect: the portable artifact's cpu",
          str(meta["target"]))
     r = c.tool("compile", model, "--mcpu", "pentium9000", "-o", c.path("x.tsr"), rc=1)
     c.ok("unknown CPU 'pentium9000'" in r.stderr, "compile: an unknown --mcpu is named", r.stderr)
 
     # inspect --json
-    host = json.loads(c.tool("inspect", c.path("tiny_host.tsr"), "--json").stdout)
+    host = c.inspect(c.path("tiny_host.tsr"))
     c.ok(host["format_version"] == 2, "inspect: format version")
     kinds = [s["kind"] for s in host["sections"]]
     c.ok(kinds == ["metadata", "plan", "weights", "host code"], "inspect: host sections", str(kinds))
@@ -112,7 +98,7 @@ def check_tiny_cnn(c, source):
     c.ok(meta["target"]["triple"].startswith("x86_64"), "inspect: triple", str(meta["target"]))
     c.ok(0 < host["plan"]["arena_bytes"] <= host["plan"]["activation_bytes_no_reuse"],
          "inspect: arena with reuse", str(host["plan"]))
-    js = json.loads(c.tool("inspect", c.path("tiny_json.tsr"), "--json").stdout)
+    js = c.inspect(c.path("tiny_json.tsr"))
     c.ok([p["name"] for p in js["metadata"]["plugins"]] == ["json"], "inspect: json plugin")
     c.ok([s.get("type_key") for s in js["sections"] if s["kind"] == "external module"] == ["json"],
          "inspect: external module section", str(js["sections"]))
@@ -123,23 +109,11 @@ def check_tiny_cnn(c, source):
 
 
 def check_onnx_cnn(c, source):
-    sys.path.insert(0, os.path.join(source, "tests", "onnx"))
-    import make_cnn  # noqa: E402
-
-    w = make_cnn.weights()
-    model = make_cnn.build_model(w)
-    path = c.path("cnn.onnx")
-    onnx.save(model, path)
-    x = np.random.default_rng(2).standard_normal(make_cnn.SHAPE).astype(np.float32)
-    np.save(c.path("cnn_x.npy"), x)
-    want = make_cnn.reference(x, w)
+    model, path, want = onnx_cnn(c, source)
     out_name = model.graph.output[0].name
     for label, extra in (("host", []), ("json", ["--target", "json"])):
-        tsr = c.path(f"cnn_{label}.tsr")
-        c.tool("compile", path, "--input-shape", "x=2,3,17,19", *extra, "-o", tsr)
-        out = c.path(f"cnn_{label}_out.npz")
-        c.tool("run", tsr, "--inputs", "x=" + c.path("cnn_x.npy"), "--outputs", out)
-        got = np.load(out)
+        got, _ = c.compile_run(path, f"cnn_{label}", ["--input-shape", "x=2,3,17,19", *extra],
+                               ["--inputs", "x=" + c.path("cnn_x.npy")])
         c.ok(list(got.keys()) == [out_name], f"onnx cnn {label}: output name", str(list(got.keys())))
         c.close(got[out_name], want, 1e-3, 1e-4, f"onnx cnn {label}: run vs numpy")
 
@@ -249,23 +223,13 @@ def check_errors(c):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--tessera", required=True)
-    ap.add_argument("--source-dir", required=True)
-    ap.add_argument("--onnx-data", default="/usr/share/libonnx-testdata/data/node")
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
-    c = Checker(a.tessera, a.out)
+    a, c = checker_from_args(
+        ("--onnx-data", dict(default="/usr/share/libonnx-testdata/data/node")))
     for step in (lambda: check_tiny_cnn(c, a.source_dir), lambda: check_onnx_cnn(c, a.source_dir),
                  lambda: check_node_tests(c, a.onnx_data), lambda: check_bf16(c),
                  lambda: check_errors(c)):
-        try:
-            step()
-        except RuntimeError as e:
-            c.ok(False, "a command failed", str(e))
-    print(f"{c.passed} passed, {c.failed} failed")
-    return 1 if c.failed else 0
+        c.step("", step)
+    return c.summary()
 
 
 if __name__ == "__main__":

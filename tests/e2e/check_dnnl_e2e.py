@@ -19,41 +19,32 @@ Generated files go to --out (the build tree).
 
 Usage: check_dnnl_e2e.py --tessera BIN --source-dir DIR --out DIR
 """
-import argparse
-import json
 import os
-import shutil
 import subprocess
 import sys
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 
-from e2e_checker import Checker
+from e2e_checker import checker_from_args, make_models
 
 MODELS = ["resnet18", "mobilenetv3"]
 SIZE, WIDTH = 64, 0.5
 
 
 def dnnl_regions(c, tsr, what):
-    info = json.loads(c.tool("inspect", tsr, "--json").stdout)
-    regions = info["metadata"]["regions"]
+    meta = c.inspect(tsr)["metadata"]
+    regions = meta["regions"]
     ops = sum(r["ops"] for r in regions)
-    c.ok("dnnl" in [p["name"] for p in info["metadata"]["plugins"]] and ops > 0,
+    c.ok("dnnl" in [p["name"] for p in meta["plugins"]] and ops > 0,
          f"{what}: the artifact holds dnnl regions", str(regions))
-    return len(regions), ops, info["metadata"]["host_steps"]
+    return len(regions), ops, meta["host_steps"]
 
 
 def check_tiny_cnn(c, source_dir):
     tir = os.path.join(source_dir, "examples", "models", "tiny_cnn.tir")
     outs = {}
     for label, extra in (("host", []), ("dnnl", ["--target", "dnnl"])):
-        tsr = c.path(f"tiny_cnn_{label}.tsr")
-        c.tool("compile", tir, *extra, "-o", tsr)
-        out = c.path(f"tiny_cnn_{label}_out.npz")
-        c.tool("run", tsr, "--seed", "7", "--outputs", out)
-        outs[label] = dict(np.load(out))
+        outs[label] = dict(c.compile_run(tir, f"tiny_cnn_{label}", extra, ["--seed", "7"])[0])
     dnnl_regions(c, c.path("tiny_cnn_dnnl.tsr"), "tiny_cnn dnnl")
     c.ok(sorted(outs["host"]) == sorted(outs["dnnl"]), "tiny_cnn: the same outputs",
          f"{sorted(outs['host'])} vs {sorted(outs['dnnl'])}")
@@ -61,62 +52,30 @@ def check_tiny_cnn(c, source_dir):
         c.close(outs["dnnl"][k], outs["host"][k], 1e-4, 1e-5, f"tiny_cnn: dnnl vs host '{k}'")
 
 
-def backend_test(c, name, model, x, y):
-    folder = c.path(f"test_{name}_dnnl")
-    shutil.rmtree(folder, ignore_errors=True)
-    ds = os.path.join(folder, "test_data_set_0")
-    os.makedirs(ds)
-    shutil.copyfile(model, os.path.join(folder, "model.onnx"))
-    onnx.save_tensor(numpy_helper.from_array(x, "x"), os.path.join(ds, "input_0.pb"))
-    onnx.save_tensor(numpy_helper.from_array(y, "logits"), os.path.join(ds, "output_0.pb"))
-    return folder
-
-
 def check_model(c, name):
     model, npy = c.path(f"{name}.onnx"), c.path(f"{name}_input.npy")
     x = np.load(npy)
     results = {}
     for label, extra in (("host", []), ("dnnl", ["--target", "dnnl"])):
-        tsr = c.path(f"{name}_{label}.tsr")
-        c.tool("compile", model, *extra, "-o", tsr)
-        out = c.path(f"{name}_{label}_out.npz")
-        c.tool("run", tsr, "--inputs", "x=" + npy, "--outputs", out)
-        y = np.load(out)["logits"]
+        y = c.compile_run(model, f"{name}_{label}", extra, ["--inputs", "x=" + npy])[0]["logits"]
         c.ok(y.shape == (1, 1000) and np.isfinite(y).all() and 0.05 < y.std() < 50,
              f"{name} {label}: finite O(1) logits f32[1, 1000]", f"{y.shape} std {y.std():.3g}")
         results[label] = y
     regions, ops, steps = dnnl_regions(c, c.path(f"{name}_dnnl.tsr"), f"{name} dnnl")
     print(f"{name}: dnnl regions {regions} ({ops} ops), host steps {steps}; "
           f"max |host - dnnl| {np.abs(results['host'] - results['dnnl']).max():.3g}")
-    folder = backend_test(c, name, model, x, results["dnnl"])
-    conf = c.tool("conformance", folder, "--verbose", rc=None).stdout
-    last = conf.strip().splitlines()[-1] if conf.strip() else ""
-    c.ok(last == "1 passed, 0 failed, 0 unsupported", f"{name}: dnnl vs interpreter", conf)
+    folder = c.backend_test(f"test_{name}_dnnl", model, x, [results["dnnl"]])
+    c.conformance(folder, f"{name}: dnnl vs interpreter")
     c.close(results["dnnl"], results["host"], 1e-3, 1e-4, f"{name}: dnnl vs host")
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--tessera", required=True)
-    ap.add_argument("--source-dir", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
-    c = Checker(a.tessera, a.out)
-    try:
-        check_tiny_cnn(c, a.source_dir)
-    except RuntimeError as e:
-        c.ok(False, "tiny_cnn: a command failed", str(e))
-    make = os.path.join(a.source_dir, "bench", "models", "make_models.py")
-    subprocess.run([sys.executable, make, "--out", a.out, "--size", str(SIZE),
-                    "--width", str(WIDTH)], check=True, stdout=subprocess.DEVNULL)
+    a, c = checker_from_args()
+    c.step("tiny_cnn", lambda: check_tiny_cnn(c, a.source_dir))
+    make_models(a.source_dir, a.out, SIZE, WIDTH, stdout=subprocess.DEVNULL)
     for name in MODELS:
-        try:
-            check_model(c, name)
-        except RuntimeError as e:
-            c.ok(False, f"{name}: a command failed", str(e))
-    print(f"{c.passed} passed, {c.failed} failed")
-    return 1 if c.failed else 0
+        c.step(name, lambda: check_model(c, name))
+    return c.summary()
 
 
 if __name__ == "__main__":

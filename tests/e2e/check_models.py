@@ -25,35 +25,14 @@ Generated files go to --out (the build tree).
 
 Usage: check_models.py --tessera BIN --source-dir DIR --out DIR
 """
-import argparse
-import json
-import os
-import shutil
-import subprocess
 import sys
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 
-from e2e_checker import Checker
+from e2e_checker import checker_from_args, make_models
 
 MODELS = ["resnet18", "mobilenetv3"]
 SIZE, WIDTH = 64, 0.5
-
-
-def backend_test(c, name, model, x, outputs):
-    """A backend-test folder: one data set per artifact, same input."""
-    folder = c.path(f"test_{name}")
-    shutil.rmtree(folder, ignore_errors=True)
-    os.makedirs(folder)
-    shutil.copyfile(model, os.path.join(folder, "model.onnx"))
-    for i, out in enumerate(outputs):
-        ds = os.path.join(folder, f"test_data_set_{i}")
-        os.makedirs(ds)
-        onnx.save_tensor(numpy_helper.from_array(x, "x"), os.path.join(ds, "input_0.pb"))
-        onnx.save_tensor(numpy_helper.from_array(out, "logits"), os.path.join(ds, "output_0.pb"))
-    return folder
 
 
 def check_model(c, name):
@@ -61,11 +40,7 @@ def check_model(c, name):
     x = np.load(npy)
     results = {}
     for label, extra in (("host", []), ("json", ["--target", "json"])):
-        tsr = c.path(f"{name}_{label}.tsr")
-        c.tool("compile", model, *extra, "-o", tsr)
-        out = c.path(f"{name}_{label}_out.npz")
-        c.tool("run", tsr, "--inputs", "x=" + npy, "--outputs", out)
-        got = np.load(out)
+        got = c.compile_run(model, f"{name}_{label}", extra, ["--inputs", "x=" + npy])[0]
         if not c.ok(list(got.keys()) == ["logits"], f"{name} {label}: output 'logits'",
                     str(list(got.keys()))):
             return
@@ -75,41 +50,27 @@ def check_model(c, name):
         c.ok(np.isfinite(y).all() and 0.05 < y.std() < 50, f"{name} {label}: logits O(1)",
              f"std {y.std():.3g}, finite {np.isfinite(y).all()}")
         results[label] = y
-    info = json.loads(c.tool("inspect", c.path(f"{name}_json.tsr"), "--json").stdout)
-    ops = sum(r["ops"] for r in info["metadata"]["regions"])
-    c.ok([p["name"] for p in info["metadata"]["plugins"]] == ["json"] and ops > 0,
-         f"{name} json: the artifact holds json regions", str(info["metadata"]["regions"]))
-    print(f"{name}: json regions {len(info['metadata']['regions'])} ({ops} ops), "
-          f"host steps {info['metadata']['host_steps']}; "
+    meta = c.inspect(c.path(f"{name}_json.tsr"))["metadata"]
+    ops = sum(r["ops"] for r in meta["regions"])
+    c.ok([p["name"] for p in meta["plugins"]] == ["json"] and ops > 0,
+         f"{name} json: the artifact holds json regions", str(meta["regions"]))
+    print(f"{name}: json regions {len(meta['regions'])} ({ops} ops), "
+          f"host steps {meta['host_steps']}; "
           f"max |host - json| {np.abs(results['host'] - results['json']).max():.3g}")
 
-    # The reference interpreter on the same input, through the conformance runner.
-    folder = backend_test(c, name, model, x, [results["host"], results["json"]])
-    conf = c.tool("conformance", folder, "--verbose", rc=None).stdout
-    last = conf.strip().splitlines()[-1] if conf.strip() else ""
-    c.ok(last == "1 passed, 0 failed, 0 unsupported", f"{name}: host and json vs interpreter",
-         conf)
+    # The reference interpreter on the same input, through the conformance
+    # runner: a backend-test folder with one data set per artifact.
+    folder = c.backend_test(f"test_{name}", model, x, [results["host"], results["json"]])
+    c.conformance(folder, f"{name}: host and json vs interpreter")
     c.close(results["host"], results["json"], 1e-3, 1e-4, f"{name}: host vs json")
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--tessera", required=True)
-    ap.add_argument("--source-dir", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
-    c = Checker(a.tessera, a.out)
-    make = os.path.join(a.source_dir, "bench", "models", "make_models.py")
-    subprocess.run([sys.executable, make, "--out", a.out, "--size", str(SIZE),
-                    "--width", str(WIDTH)], check=True)
+    a, c = checker_from_args()
+    make_models(a.source_dir, a.out, SIZE, WIDTH)
     for name in MODELS:
-        try:
-            check_model(c, name)
-        except RuntimeError as e:
-            c.ok(False, f"{name}: a command failed", str(e))
-    print(f"{c.passed} passed, {c.failed} failed")
-    return 1 if c.failed else 0
+        c.step(name, lambda: check_model(c, name))
+    return c.summary()
 
 
 if __name__ == "__main__":

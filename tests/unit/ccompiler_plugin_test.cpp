@@ -9,19 +9,17 @@
 // computation is written once with GraphBuilder, which produces both the
 // tessera.graph JSON and the core IR. Also: the checker's reasons, compiler
 // errors (a failing compile, a missing compiler), damaged saved bytes,
-// wrong call arguments and concurrent calls.
+// wrong call arguments and concurrent calls. GraphBuilder and the C structs
+// are plugin_test_harness.h's (shared with the other plugins' tests).
 //
 //===----------------------------------------------------------------------===//
-#include "test_util.h"
+#include "plugin_test_harness.h"
 
-#include "interp/interpreter.h"
-#include "ir/module.h"
 #include "plugin/registry.h"
-#include "tessera/sdk/json_graph.hpp"
 
+#include <algorithm>
 #include <cstdlib>
-#include <functional>
-#include <limits>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -32,9 +30,7 @@
 namespace {
 
 using namespace tessera;
-using test::requireClose;
-
-constexpr double kRtol = 1e-4, kAtol = 1e-5;
+using namespace tessera::test;
 
 const plugin::Plugin &thePlugin() {
   static std::shared_ptr<plugin::Plugin> p = [] {
@@ -66,171 +62,17 @@ private:
   std::optional<std::string> old_;
 };
 
-//===----------------------------------------------------------------------===//
-// GraphBuilder: one computation as tessera.graph JSON and as core IR
-//===----------------------------------------------------------------------===//
-
-sdk::TensorType sdkType(const ir::Type &t) {
-  sdk::TensorType out;
-  out.dtype = *sdk::dtypeFromName(std::string(ir::dtypeName(t.dtype())));
-  out.shape = t.shape();
-  return out;
+/// Codegen of the builder's graph through the plugin; the error message or
+/// "".
+std::string compile(const GraphBuilder &b, std::unique_ptr<plugin::Module> &out) {
+  GraphArg g(b);
+  auto m = thePlugin().compile(g.get());
+  g.scribble();
+  if (!m.ok())
+    return m.error().str();
+  out = std::move(*m);
+  return "";
 }
-
-sdk::Attrs sdkAttrs(const ir::Attrs &attrs) {
-  sdk::Attrs out;
-  for (const auto &[name, v] : attrs)
-    std::visit(
-        [&, &name = name](const auto &x) {
-          using T = std::decay_t<decltype(x)>;
-          if constexpr (std::is_same_v<T, ir::DType>)
-            out.set(name, *sdk::dtypeFromName(std::string(ir::dtypeName(x))));
-          else
-            out.set(name, x);
-        },
-        v);
-  return out;
-}
-
-class GraphBuilder {
-public:
-  explicit GraphBuilder(std::string symbol, uint32_t seed = 1) : rng_(seed) {
-    g_.symbol = std::move(symbol);
-    root_ = this;
-  }
-
-  int64_t input(const std::string &name, ir::Shape shape, double lo = -1, double hi = 1) {
-    ir::Tensor t = random(shape, lo, hi);
-    ir::Var v = ir::makeVar(name, ir::Type::tensor(ir::DType::F32, shape));
-    params_.push_back(v);
-    inputValues_.push_back(t);
-    g_.inputs.push_back(int64_t(g_.nodes.size()));
-    return addNode(sdk::Node::Kind::Input, name, "", {}, v->type(), v);
-  }
-
-  int64_t constant(const std::string &name, ir::Shape shape, double lo = -1, double hi = 1) {
-    ir::Tensor t = root_->random(shape, lo, hi);
-    int64_t index = int64_t(root_->constants_.size());
-    root_->constants_.push_back(t);
-    root_->constantNames_.push_back(name);
-    int64_t n = addNode(sdk::Node::Kind::Const, name, "", {}, t.type(), ir::makeConstant(t));
-    g_.nodes.back().constant = index;
-    return n;
-  }
-
-  int64_t op(const std::string &opName, std::vector<int64_t> args, ir::Attrs attrs = {}) {
-    std::vector<ir::Expr> exprs;
-    for (int64_t a : args)
-      exprs.push_back(exprs_[size_t(a)]);
-    auto call = ir::makeCall(opName, exprs, std::move(attrs));
-    INFO(opName << ": " << (call.ok() ? "" : call.error().str()));
-    REQUIRE(call.ok());
-    int64_t n = addNode(sdk::Node::Kind::Op, opName + "_" + std::to_string(g_.nodes.size()), opName,
-                        args, (*call)->type(), *call);
-    g_.nodes.back().attrs = sdkAttrs((*call)->as<ir::CallNode>()->attrs());
-    return n;
-  }
-
-  /// A composite node whose body `makeBody` builds from the body's inputs.
-  int64_t composite(const std::string &opName, std::vector<int64_t> args,
-                    const std::function<int64_t(GraphBuilder &, std::vector<int64_t>)> &makeBody) {
-    GraphBuilder body(root_);
-    std::vector<int64_t> params;
-    for (size_t i = 0; i < args.size(); ++i) {
-      body.g_.inputs.push_back(int64_t(body.g_.nodes.size()));
-      params.push_back(body.addNode(sdk::Node::Kind::Input, "p" + std::to_string(i), "", {},
-                                    types_[size_t(args[i])], exprs_[size_t(args[i])]));
-    }
-    int64_t result = makeBody(body, params);
-    body.output(result);
-    int64_t n = addNode(sdk::Node::Kind::Composite, "fused_" + std::to_string(g_.nodes.size()),
-                        opName, args, body.types_[size_t(result)], body.exprs_[size_t(result)]);
-    g_.nodes.back().body = std::make_shared<sdk::Graph>(body.g_);
-    return n;
-  }
-
-  void output(int64_t node) {
-    g_.outputs.push_back({node, 0});
-    outputs_.push_back(exprs_[size_t(node)]);
-  }
-
-  const sdk::Graph &graph() const { return g_; }
-  const std::vector<ir::Tensor> &inputs() const { return inputValues_; }
-  std::vector<ir::Shape> outputShapes() const {
-    std::vector<ir::Shape> s;
-    for (const auto &e : outputs_)
-      s.push_back(e->type().shape());
-    return s;
-  }
-
-  std::vector<ir::Tensor> reference(const std::vector<ir::Tensor> *inputs = nullptr) const {
-    ir::Expr body = outputs_.size() == 1 ? outputs_[0] : ir::makeTuple(outputs_);
-    ir::Module m;
-    m.set("main", ir::makeFunction(params_, body));
-    auto v = interp::run(m, inputs ? *inputs : inputValues_);
-    INFO((v.ok() ? "" : v.error().str()));
-    REQUIRE(v.ok());
-    return v->flatten();
-  }
-
-  /// Codegen through the plugin; the error message or "".
-  std::string compile(std::unique_ptr<plugin::Module> &out) const {
-    std::string json = sdk::writeGraph(g_);
-    std::vector<DLTensor> dls;
-    for (const ir::Tensor &t : constants_)
-      dls.push_back(t.dl());
-    std::vector<const DLTensor *> ptrs;
-    std::vector<const char *> names;
-    for (size_t i = 0; i < dls.size(); ++i) {
-      ptrs.push_back(&dls[i]);
-      names.push_back(constantNames_[i].c_str());
-    }
-    tessera_graph_t g{sizeof(tessera_graph_t), g_.symbol.c_str(), json.c_str(), json.size(),
-                      names.data(), ptrs.data(), ptrs.size()};
-    auto m = thePlugin().compile(g);
-    if (!m.ok())
-      return m.error().str();
-    out = std::move(*m);
-    return "";
-  }
-
-private:
-  explicit GraphBuilder(GraphBuilder *root) : root_(root) {}
-
-  ir::Tensor random(const ir::Shape &shape, double lo, double hi) {
-    std::uniform_real_distribution<double> dist(lo, hi);
-    std::vector<double> v(size_t(ir::Type::tensor(ir::DType::F32, shape).numElements()));
-    for (double &x : v)
-      x = dist(rng_);
-    return ir::Tensor::fromDoubles(ir::DType::F32, shape, v);
-  }
-
-  int64_t addNode(sdk::Node::Kind kind, const std::string &name, const std::string &op,
-                  const std::vector<int64_t> &args, const ir::Type &type, ir::Expr expr) {
-    sdk::Node n;
-    n.kind = kind;
-    n.name = name;
-    n.op = op;
-    for (int64_t a : args)
-      n.inputs.push_back({a, 0});
-    n.outputs.push_back(sdkType(type));
-    g_.nodes.push_back(std::move(n));
-    types_.push_back(type);
-    exprs_.push_back(std::move(expr));
-    return int64_t(g_.nodes.size() - 1);
-  }
-
-  GraphBuilder *root_;
-  std::mt19937 rng_;
-  sdk::Graph g_;
-  std::vector<ir::Type> types_;
-  std::vector<ir::Expr> exprs_;
-  std::vector<ir::Var> params_;
-  std::vector<ir::Tensor> inputValues_;
-  std::vector<ir::Tensor> constants_;
-  std::vector<std::string> constantNames_;
-  std::vector<ir::Expr> outputs_;
-};
 
 //===----------------------------------------------------------------------===//
 // Running and comparing
@@ -244,30 +86,10 @@ std::string call(const plugin::Module &m, const std::string &symbol,
   auto fn = m.function(symbol); // no REQUIRE here: called from several threads
   if (!fn.ok())
     return fn.error().str();
-  outs.clear();
-  for (const ir::Shape &s : outShapes) {
-    outs.emplace_back(ir::DType::F32, s);
-    for (int64_t i = 0; i < outs.back().numel(); ++i)
-      outs.back().setDouble(i, std::numeric_limits<double>::quiet_NaN());
-  }
-  std::vector<DLTensor> dls;
-  for (const ir::Tensor &t : inputs)
-    dls.push_back(t.dl());
-  for (const ir::Tensor &t : outs)
-    dls.push_back(t.dl());
-  std::vector<const DLTensor *> args;
-  for (const DLTensor &t : dls)
-    args.push_back(&t);
-  Status s = fn->call(args);
+  outs = nanOutputs(outShapes);
+  CallArgs args(inputs, outs);
+  Status s = fn->call(args.get());
   return s.ok() ? "" : s.error().str();
-}
-
-void requireAllClose(const std::vector<ir::Tensor> &got, const std::vector<ir::Tensor> &want) {
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO("output " << i);
-    requireClose(got[i], want[i], kRtol, kAtol);
-  }
 }
 
 /// Compiles, runs, compares; saves, loads through the factory, runs and
@@ -275,7 +97,7 @@ void requireAllClose(const std::vector<ir::Tensor> &got, const std::vector<ir::T
 std::string checkAgainstReference(const GraphBuilder &b) {
   std::vector<ir::Tensor> want = b.reference(), got;
   std::unique_ptr<plugin::Module> m;
-  REQUIRE(b.compile(m) == "");
+  REQUIRE(compile(b, m) == "");
   REQUIRE(m->typeKey() == "ccompiler");
   const std::string &symbol = b.graph().symbol;
   {
@@ -300,8 +122,6 @@ std::string checkAgainstReference(const GraphBuilder &b) {
   REQUIRE((*loaded)->source("").value() == *source);
   return *source;
 }
-
-ir::AttrValue ints(std::vector<int64_t> v) { return ir::AttrValue(std::move(v)); }
 
 bool contains(const std::string &s, const std::string &part) {
   return s.find(part) != std::string::npos;
@@ -348,21 +168,8 @@ TEST_CASE("ccompiler plugin: the checker declines with a reason", "[ccompiler_pl
   auto check = [](const std::string &op, std::vector<std::vector<int64_t>> ins,
                   std::vector<int64_t> outShape, DLDataType dtype,
                   std::vector<tessera_attr_t> attrs = {}) {
-    std::vector<tessera_tensor_type_t> types;
-    for (auto &s : ins)
-      types.push_back({sizeof(tessera_tensor_type_t), dtype, int32_t(s.size()), s.data()});
-    tessera_tensor_type_t o{sizeof(tessera_tensor_type_t), dtype, int32_t(outShape.size()),
-                            outShape.data()};
-    std::vector<const tessera_tensor_type_t *> ip;
-    for (auto &t : types)
-      ip.push_back(&t);
-    const tessera_tensor_type_t *op_[] = {&o};
-    std::vector<const tessera_attr_t *> ap;
-    for (auto &a : attrs)
-      ap.push_back(&a);
-    tessera_op_desc_t d{sizeof d, op.c_str(), "n1", ap.data(), ap.size(), ip.data(), ip.size(),
-                        op_, 1};
-    return thePlugin().checkOp(d);
+    OpDescArg d(op, ins, outShape, attrs, dtype);
+    return thePlugin().checkOp(d.get());
   };
   const DLDataType f32{kDLFloat, 32, 1}, f16{kDLFloat, 16, 1};
   CHECK(check("add", {{2, 3}, {3}}, {2, 3}, f32).supported);
@@ -370,13 +177,7 @@ TEST_CASE("ccompiler plugin: the checker declines with a reason", "[ccompiler_pl
   CHECK_FALSE(r.supported);
   CHECK(r.reason == "ccompiler: only f32, got f16");
   std::vector<int64_t> pads{1, 1};
-  tessera_attr_t a{};
-  a.struct_size = sizeof a;
-  a.name = "pads";
-  a.kind = TESSERA_ATTR_INTS;
-  a.ints = pads.data();
-  a.count = pads.size();
-  r = check("conv2d", {{1, 3, 8, 8}, {4, 3, 3, 3}}, {1, 4, 8, 8}, f32, {a});
+  r = check("conv2d", {{1, 3, 8, 8}, {4, 3, 3, 3}}, {1, 4, 8, 8}, f32, {intsAttr("pads", pads)});
   CHECK_FALSE(r.supported);
   CHECK(r.reason == "ccompiler: attribute 'pads' must have 4 values, got 2");
 }
@@ -395,30 +196,8 @@ TEST_CASE("ccompiler plugin: a small CNN, embedded and handed-over weights",
 
 TEST_CASE("ccompiler plugin: elementwise ops with broadcasting", "[ccompiler_plugin]") {
   GraphBuilder b("tessera_elementwise");
-  int64_t x = b.input("x", {2, 3, 4});
-  int64_t y = b.input("y", {3, 1});
-  int64_t pos = b.input("pos", {2, 3, 4}, 0.5, 2.0);
-  int64_t s = b.constant("s", {});
-  b.output(b.op("add", {x, y}));
-  b.output(b.op("subtract", {y, x}));
-  b.output(b.op("multiply", {x, s}));
-  b.output(b.op("divide", {x, pos}));
-  b.output(b.op("power", {pos, y}));
-  b.output(b.op("maximum", {x, y}));
-  b.output(b.op("minimum", {y, x}));
-  for (const char *op : {"relu", "sigmoid", "tanh", "hard_swish", "exp", "abs", "neg", "erf",
-                         "floor", "ceil", "reciprocal"})
-    b.output(b.op(op, {x}));
-  b.output(b.op("log", {pos}));
-  b.output(b.op("sqrt", {pos}));
-  b.output(b.op("leaky_relu", {x}, {{"alpha", 0.3}}));
-  b.output(b.op("clip", {x}, {{"min", -0.25}, {"max", 0.5}}));
-  b.output(b.op("hard_sigmoid", {x}, {{"alpha", 0.4}, {"beta", 0.6}}));
-  b.output(b.op("gelu", {x}));
-  b.output(b.op("gelu", {x}, {{"approximate", std::string("tanh")}}));
-  b.output(b.op("relu", {b.op("add", {b.op("multiply", {x, x}), y})}));
-  b.output(s); // a constant, and an input, as outputs
-  b.output(x);
+  int64_t x = addElementwiseOps(b);
+  b.output(x); // an input as an output
   checkAgainstReference(b);
 }
 
@@ -431,22 +210,7 @@ TEST_CASE("ccompiler plugin: conv2d, pooling, products, softmax", "[ccompiler_pl
                  {"dilation", ints({2, 1})},
                  {"groups", int64_t(2)}}));
   b.output(b.op("conv2d", {x, b.input("pw", {5, 4, 1, 1})})); // 1x1, weight as input
-  b.output(b.op("max_pool2d", {x},
-                {{"pool_size", ints({3, 2})},
-                 {"strides", ints({2, 3})},
-                 {"pads", ints({1, 0, 1, 1})},
-                 {"dilation", ints({1, 2})},
-                 {"ceil_mode", true}}));
-  for (bool includePad : {false, true})
-    for (bool ceil : {false, true})
-      b.output(b.op("avg_pool2d", {x},
-                    {{"pool_size", ints({3, 3})},
-                     {"strides", ints({2, 2})},
-                     {"pads", ints({1, 1, 1, 0})},
-                     {"ceil_mode", ceil},
-                     {"count_include_pad", includePad}}));
-  b.output(b.op("global_avg_pool2d", {x}));
-  b.output(b.op("global_max_pool2d", {x}));
+  addPoolingOps(b, x);
   int64_t v = b.input("v", {3, 8});
   int64_t h = b.op("dense", {v, b.constant("dw", {5, 8})});
   b.output(b.op("dense", {h, b.input("w2", {4, 5})})); // transposed per call
@@ -505,7 +269,7 @@ TEST_CASE("ccompiler plugin: compiler errors name the command, the message and t
     // `restrict` defined away into a syntax error: the compiler fails on
     // the first generated function that uses it.
     ScopedEnv flags("TESSERA_CCOMPILER_CFLAGS", "-fPIC -shared -std=c99 -Drestrict=@");
-    std::string err = b.compile(m);
+    std::string err = compile(b, m);
     INFO(err);
     CHECK(contains(err, "ccompiler: the C compiler failed (exit status 1): "));
     CHECK(contains(err, "-Drestrict=@ -o "));
@@ -516,18 +280,18 @@ TEST_CASE("ccompiler plugin: compiler errors name the command, the message and t
   }
   {
     ScopedEnv cc("TESSERA_CC", "/nonexistent/cc");
-    std::string err = b.compile(m);
+    std::string err = compile(b, m);
     CHECK(contains(err, "ccompiler: cannot run the C compiler '/nonexistent/cc': No such file or "
                         "directory (set TESSERA_CC or CC to a C compiler; command: "
                         "/nonexistent/cc -O3"));
   }
-  REQUIRE(b.compile(m) == ""); // the defaults again
+  REQUIRE(compile(b, m) == ""); // the defaults again
 }
 
 TEST_CASE("ccompiler plugin: damaged saved bytes are refused", "[ccompiler_plugin]") {
   GraphBuilder b = smallCnn();
   std::unique_ptr<plugin::Module> m;
-  REQUIRE(b.compile(m) == "");
+  REQUIRE(compile(b, m) == "");
   std::string bytes = m->save().value();
   // Every truncation (in steps, and the last bytes one by one) is an error.
   for (size_t n = 0; n < bytes.size(); n += (n + 64 < bytes.size() ? 97 : 1)) {
@@ -549,7 +313,7 @@ TEST_CASE("ccompiler plugin: calls with wrong arguments are refused", "[ccompile
   GraphBuilder b("tessera_args");
   b.output(b.op("relu", {b.input("x", {2, 3})}));
   std::unique_ptr<plugin::Module> m;
-  REQUIRE(b.compile(m) == "");
+  REQUIRE(compile(b, m) == "");
   std::vector<ir::Tensor> outs;
   ir::Tensor wrong(ir::DType::F32, {3, 2});
   std::string err = call(*m, "tessera_args", {wrong}, {{2, 3}}, outs);
@@ -561,7 +325,7 @@ TEST_CASE("ccompiler plugin: calls with wrong arguments are refused", "[ccompile
 TEST_CASE("ccompiler plugin: one module runs on several threads at once", "[ccompiler_plugin]") {
   GraphBuilder b = smallCnn();
   std::unique_ptr<plugin::Module> m;
-  REQUIRE(b.compile(m) == "");
+  REQUIRE(compile(b, m) == "");
   // Each thread has its own inputs (and so its own expected outputs).
   std::vector<std::vector<ir::Tensor>> inputs, want;
   std::mt19937 rng(5);
