@@ -10,7 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include <tessera/sdk/json_runtime.hpp>
+#include <tessera/sdk/op_helpers.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -39,6 +41,11 @@ public:
     if (op.op == "add" && op.inputs[0].shape != op.inputs[1].shape) {
       reason = "acme: add needs equal shapes (no broadcasting), got " + op.inputs[0].str() +
                " and " + op.inputs[1].str();
+      return false;
+    }
+    // op_helpers.hpp reads attributes with the defaults docs/ops.md gives.
+    if (op.op == "leaky_relu" && !std::isfinite(floatAttr(op, "alpha", 0.01))) {
+      reason = "acme: leaky_relu needs a finite alpha";
       return false;
     }
     return true;

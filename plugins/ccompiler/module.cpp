@@ -298,31 +298,15 @@ void CModule::call(size_t index, std::span<const DLTensor *const> args) {
   const Signature &s = signatures_[index];
   size_t numIn = s.inputs.size(), numOut = s.outputs.size();
   auto fn = [&] { return prefix() + "function '" + s.symbol + "'"; };
-  if (args.size() != numIn + numOut)
-    throw Error(fn() + " takes " + std::to_string(numIn) + " inputs and " +
-                std::to_string(numOut) + " outputs (" + std::to_string(numIn + numOut) +
-                " arguments), got " + std::to_string(args.size()));
+  if (std::string why = sdk::argumentCountMismatch(numIn, numOut, args.size()); !why.empty())
+    throw Error(fn() + " " + why);
   for (size_t i = 0; i < args.size(); ++i) {
     const sdk::TensorType &want = i < numIn ? s.inputs[i] : s.outputs[i - numIn];
-    std::string which = i < numIn ? "input " + std::to_string(i)
-                                  : "output " + std::to_string(i - numIn);
-    auto bad = [&](const std::string &what) {
-      return Error(fn() + " argument " + std::to_string(i) + " (" + which + "): " + what);
-    };
-    const DLTensor *t = args[i];
-    if (!t)
-      throw bad("null tensor");
-    if (t->device.device_type != kDLCPU)
-      throw bad("expected a CPU tensor, got device type " +
-                std::to_string(int(t->device.device_type)));
-    if (t->ndim < 0 || (t->ndim > 0 && !t->shape))
-      throw bad("the tensor has no shape");
-    if (!(sdk::tensorTypeOf(*t) == want))
-      throw bad("expected " + want.str() + ", got " + sdk::tensorTypeOf(*t).str());
-    if (!sdk::isCompactRowMajor(*t))
-      throw bad("expected a compact row-major tensor");
-    if (!t->data && want.numel() > 0)
-      throw bad("the tensor has no data");
+    if (std::string why = sdk::argumentMismatch(args[i], want); !why.empty()) {
+      std::string which =
+          i < numIn ? "input " + std::to_string(i) : "output " + std::to_string(i - numIn);
+      throw Error(fn() + " argument " + std::to_string(i) + " (" + which + "): " + why);
+    }
   }
   float *scratch = takeScratch(index);
   int32_t rc = resolved_[index].entry(args.data(), weightPtrs_.data(), scratch);

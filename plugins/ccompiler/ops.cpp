@@ -22,13 +22,6 @@ using namespace detail;
 // Literals and the prelude
 //===----------------------------------------------------------------------===//
 
-std::string shapeStr(const Shape &s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 std::string doubleLiteral(double v) {
   if (std::isnan(v))
     return "NAN";
@@ -119,11 +112,10 @@ namespace {
 
 OpCode emitUnary(const OpDesc &op, const Epilogue &epi) {
   noEpilogue(op, epi);
-  requireInputs(op, 1);
-  requireOutput(op, in(op, 0));
+  checkUnary(op);
   std::string expr = *unaryExpr(op);
   Body b;
-  b.line("const int64_t n = ", numel(in(op, 0)), ";");
+  b.line("const int64_t n = ", numel(inputShape(op, 0)), ";");
   b.open("for (int64_t i = 0; i < n; ++i) {");
   b.line("const double v = in0[i];");
   b.line("out[i] = (float)", expr, ";");
@@ -154,12 +146,8 @@ std::string binaryExpr(const std::string &op, const std::string &a, const std::s
 
 OpCode emitBinary(const OpDesc &op, const Epilogue &epi) {
   noEpilogue(op, epi);
-  requireInputs(op, 2);
-  const Shape &as = in(op, 0), &bs = in(op, 1);
-  Shape ys;
-  if (!broadcast(as, bs, ys))
-    throw Error("cannot broadcast " + shapeStr(as) + " with " + shapeStr(bs));
-  requireOutput(op, ys);
+  Shape ys = checkBroadcastBinary(op);
+  const Shape &as = inputShape(op, 0), &bs = inputShape(op, 1);
   Body b;
   int64_t n = numel(ys);
   std::string aIdx = numel(as) == 1 ? "0" : "i", bIdx = numel(bs) == 1 ? "0" : "i";
@@ -213,15 +201,9 @@ void splitAxis(const Shape &s, int64_t axis, int64_t &outer, int64_t &dim, int64
 
 OpCode emitBiasAdd(const OpDesc &op, const Epilogue &epi) {
   noEpilogue(op, epi);
-  requireInputs(op, 2);
-  requireRank(op, 1, 1, "bias");
-  int64_t axis = normalizeAxis(intAttr(op, "axis", 1), in(op, 0).size());
-  if (in(op, 1)[0] != in(op, 0)[size_t(axis)])
-    throw Error("bias length " + std::to_string(in(op, 1)[0]) + " does not match data dimension " +
-                std::to_string(in(op, 0)[size_t(axis)]) + " at axis " + std::to_string(axis));
-  requireOutput(op, in(op, 0));
+  int64_t axis = checkBiasAdd(op);
   int64_t outer, dim, inner;
-  splitAxis(in(op, 0), axis, outer, dim, inner);
+  splitAxis(inputShape(op, 0), axis, outer, dim, inner);
   Body b;
   b.open("for (int64_t o = 0; o < ", outer, "; ++o)");
   b.open("for (int64_t c = 0; c < ", dim, "; ++c) {");
@@ -235,18 +217,11 @@ OpCode emitBiasAdd(const OpDesc &op, const Epilogue &epi) {
 
 OpCode emitBatchNorm(const OpDesc &op, const Epilogue &epi) {
   noEpilogue(op, epi);
-  requireInputs(op, 5);
-  int64_t axis = normalizeAxis(intAttr(op, "axis", 1), in(op, 0).size());
-  double eps = floatAttr(op, "epsilon", 1e-5);
-  static const char *const names[] = {"data", "gamma", "beta", "mean", "var"};
-  Shape c{in(op, 0)[size_t(axis)]};
-  for (size_t i = 1; i < 5; ++i)
-    if (in(op, i) != c)
-      throw Error("input " + std::to_string(i) + " ('" + names[i] + "') must have shape " +
-                  shapeStr(c) + ", got " + op.inputs[i].str());
-  requireOutput(op, in(op, 0));
+  BatchNormParams p = checkBatchNorm(op);
+  int64_t axis = p.axis;
+  double eps = p.epsilon;
   int64_t outer, dim, inner;
-  splitAxis(in(op, 0), axis, outer, dim, inner);
+  splitAxis(inputShape(op, 0), axis, outer, dim, inner);
   Body b;
   b.open("for (int64_t o = 0; o < ", outer, "; ++o)");
   b.open("for (int64_t c = 0; c < ", dim, "; ++c) {");
@@ -262,11 +237,9 @@ OpCode emitBatchNorm(const OpDesc &op, const Epilogue &epi) {
 
 template <bool Log> OpCode emitSoftmax(const OpDesc &op, const Epilogue &epi) {
   noEpilogue(op, epi);
-  requireInputs(op, 1);
-  int64_t axis = normalizeAxis(intAttr(op, "axis", -1), in(op, 0).size());
-  requireOutput(op, in(op, 0));
+  int64_t axis = checkSoftmax(op);
   int64_t outer, n, inner;
-  splitAxis(in(op, 0), axis, outer, n, inner);
+  splitAxis(inputShape(op, 0), axis, outer, n, inner);
   Body b;
   b.open("for (int64_t o = 0; o < ", outer, "; ++o)");
   b.open("for (int64_t i = 0; i < ", inner, "; ++i) {");
@@ -296,11 +269,8 @@ template <bool Log> OpCode emitSoftmax(const OpDesc &op, const Epilogue &epi) {
 // reshape, flatten, squeeze, unsqueeze keep the row-major order: a copy.
 OpCode emitCopy(const OpDesc &op, const Epilogue &epi) {
   noEpilogue(op, epi);
-  requireInputs(op, 1);
-  int64_t n = numel(in(op, 0));
-  if (numel(out(op)) != n)
-    throw Error("the declared output " + op.outputs[0].str() + " does not have the " +
-                std::to_string(n) + " elements of " + op.inputs[0].str());
+  checkView(op);
+  int64_t n = numel(inputShape(op, 0));
   Body b;
   b.line("memcpy(out, in0, ", n, " * sizeof(float));");
   return {b.text(), 0, ""};
@@ -332,12 +302,7 @@ const std::map<std::string, Emit, std::less<>> &table() {
 } // namespace
 
 const std::vector<std::string> &supportedOps() {
-  static const std::vector<std::string> ops = [] {
-    std::vector<std::string> v;
-    for (const auto &entry : table())
-      v.push_back(entry.first);
-    return v;
-  }();
+  static const std::vector<std::string> ops = keysOf(table());
   return ops;
 }
 
@@ -363,12 +328,8 @@ OpCode emitOp(const OpDesc &op, const Epilogue &epi) {
   auto it = table().find(op.op);
   if (it == table().end())
     throw Error("op '" + op.op + "' is not supported");
-  if (op.outputs.size() != 1)
-    throw Error("expects 1 result, got " + std::to_string(op.outputs.size()));
-  for (const auto *types : {&op.inputs, &op.outputs})
-    for (const sdk::TensorType &t : *types)
-      if (!(t.dtype == DLDataType{kDLFloat, 32, 1}))
-        throw Error("only f32, got " + sdk::dtypeName(t.dtype));
+  requireResults(op, 1);
+  requireDType(op, DLDataType{kDLFloat, 32, 1});
   if (epi.act) {
     auto act = unaryExpr(*epi.act);
     if (!act)

@@ -77,9 +77,6 @@ std::string floatLiteral(float v);
 /// An exact C literal of a double ("0x1.999999999999ap-4", "-INFINITY").
 std::string doubleLiteral(double v);
 
-/// "[1, 2, 3]".
-std::string shapeStr(const Shape &s);
-
 /// The helpers every translation unit starts with (tsc_sigmoid, ...).
 const char *cPrelude();
 

@@ -95,41 +95,6 @@ std::optional<std::string> actOf(const Epilogue &epi) {
   return epi.act ? unaryExpr(*epi.act) : std::nullopt;
 }
 
-/// The fused bias of a product: the extra input, holding `n` values.
-void checkFusedBias(const OpDesc &op, const Epilogue &epi, int64_t n) {
-  if (epi.bias && numel(in(op, 2)) != n)
-    throw Error("the fused bias " + op.inputs[2].str() + " does not hold " + std::to_string(n) +
-                " values");
-}
-
-int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
-
-/// A 2-D window: size, strides, dilation, pads (top/left, bottom/right).
-struct Window {
-  int64_t k[2], s[2], d[2], p0[2], p1[2];
-  int64_t extent(int i) const { return d[i] * (k[i] - 1) + 1; }
-  std::string str() const {
-    return cat("strides=[", s[0], ", ", s[1], "], pads=[", p0[0], ", ", p0[1], ", ", p1[0], ", ",
-               p1[1], "], dilation=[", d[0], ", ", d[1], "]");
-  }
-};
-
-Window readWindow(const OpDesc &op, int64_t kh, int64_t kw) {
-  auto strides = intsAttr(op, "strides", {1, 1}, 2, 1);
-  auto pads = intsAttr(op, "pads", {0, 0, 0, 0}, 4, 0);
-  auto dilation = intsAttr(op, "dilation", {1, 1}, 2, 1);
-  Window w{{kh, kw}, {strides[0], strides[1]}, {dilation[0], dilation[1]},
-           {pads[0], pads[1]}, {pads[2], pads[3]}};
-  return w;
-}
-
-void requirePositiveOutput(int64_t oh, int64_t ow) {
-  if (oh <= 0 || ow <= 0)
-    throw Error("computed output size [" + std::to_string(oh) + ", " + std::to_string(ow) +
-                "] is not positive");
-}
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -142,29 +107,12 @@ void requirePositiveOutput(int64_t oh, int64_t ow) {
 // group's weights [O/groups, C/groups*KH*KW]. A 1x1, stride-1, unpadded
 // convolution multiplies the input directly.
 OpCode emitConv2d(const OpDesc &op, const Epilogue &epi) {
-  requireInputs(op, epi.bias ? 3 : 2);
-  requireRank(op, 0, 4, "data");
-  requireRank(op, 1, 4, "weight");
-  const Shape &xs = in(op, 0), &ws = in(op, 1);
-  checkFusedBias(op, epi, ws[0]);
-  if (ws[2] <= 0 || ws[3] <= 0)
-    throw Error("kernel size [" + std::to_string(ws[2]) + ", " + std::to_string(ws[3]) +
-                "] must be positive");
-  Window win = readWindow(op, ws[2], ws[3]);
-  int64_t G = intAttr(op, "groups", 1);
-  if (G <= 0)
-    throw Error("attribute 'groups' must be positive, got " + std::to_string(G));
-  if (xs[1] % G != 0 || ws[0] % G != 0 || xs[1] != ws[1] * G)
-    throw Error("channels do not match groups " + std::to_string(G) + ": data " +
-                op.inputs[0].str() + ", weight " + op.inputs[1].str());
-  int64_t o[2];
-  for (int i = 0; i < 2; ++i)
-    o[i] = floorDiv(xs[2 + size_t(i)] + win.p0[i] + win.p1[i] - win.extent(i), win.s[i]) + 1;
-  requirePositiveOutput(o[0], o[1]);
-  requireOutput(op, {xs[0], ws[0], o[0], o[1]});
-
-  int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], O = ws[0], CG = ws[1], KH = ws[2],
-          KW = ws[3], OH = o[0], OW = o[1], OG = O / G, P = OH * OW, KD = CG * KH * KW;
+  Conv2dParams conv = checkConv2d(op, epi.bias);
+  const Window2d &win = conv.window;
+  const Shape &xs = inputShape(op, 0), &ws = inputShape(op, 1);
+  int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], O = ws[0], CG = ws[1], KH = ws[2], KW = ws[3],
+          OH = conv.output[2], OW = conv.output[3], G = conv.groups, OG = O / G, P = OH * OW,
+          KD = CG * KH * KW;
   bool direct = KH == 1 && KW == 1 && win.s[0] == 1 && win.s[1] == 1 && win.p0[0] == 0 &&
                 win.p0[1] == 0 && OH == H && OW == W;
   Body b;
@@ -210,20 +158,9 @@ OpCode emitConv2d(const OpDesc &op, const Epilogue &epi) {
 // constant weight arrives transposed (codegen did it once); otherwise it is
 // transposed into scratch per call.
 OpCode emitDense(const OpDesc &op, const Epilogue &epi) {
-  requireInputs(op, epi.bias ? 3 : 2);
-  requireMinRank(op, 0, 1, "data");
-  requireRank(op, 1, 2, "weight");
-  int64_t U = in(op, 1)[0], K = in(op, 1)[1];
-  if (epi.weightTransposed)
-    std::swap(U, K); // in1 is [K, U]
-  checkFusedBias(op, epi, U);
-  if (in(op, 0).back() != K)
-    throw Error("inner dimensions do not match: data has " + std::to_string(in(op, 0).back()) +
-                ", weight has " + std::to_string(K));
-  Shape ys = in(op, 0);
-  ys.back() = U;
-  requireOutput(op, ys);
-  int64_t rows = numel(Shape(in(op, 0).begin(), in(op, 0).end() - 1));
+  // With weightTransposed, in1 is [K, U].
+  DenseDims d = checkDense(op, epi.bias, epi.weightTransposed);
+  int64_t rows = d.rows, K = d.K, U = d.units;
   Body b;
   b.line("/* in0 data [", rows, ", ", K, "], in1 weight ",
          epi.weightTransposed ? cat("transposed at codegen [", K, ", ", U, "]")
@@ -252,27 +189,10 @@ OpCode emitDense(const OpDesc &op, const Epilogue &epi) {
 // matmul: numpy / ONNX MatMul (1-D operands promoted, batch dims broadcast).
 OpCode emitMatmul(const OpDesc &op, const Epilogue &epi) {
   noEpilogue(op, epi);
-  requireInputs(op, 2);
-  requireMinRank(op, 0, 1, "a");
-  requireMinRank(op, 1, 1, "b");
-  Shape a = in(op, 0), bsh = in(op, 1);
-  if (a.size() == 1)
-    a.insert(a.begin(), 1);
-  if (bsh.size() == 1)
-    bsh.push_back(1);
-  if (a.back() != bsh[bsh.size() - 2])
-    throw Error("inner dimensions do not match: a has " + std::to_string(a.back()) + ", b has " +
-                std::to_string(bsh[bsh.size() - 2]));
-  Shape aBatch(a.begin(), a.end() - 2), bBatch(bsh.begin(), bsh.end() - 2), batch;
-  if (!broadcast(aBatch, bBatch, batch))
-    throw Error("batch dimensions " + shapeStr(a) + " and " + shapeStr(bsh) + " do not broadcast");
-  Shape ys = batch;
-  if (in(op, 0).size() >= 2)
-    ys.push_back(a[a.size() - 2]);
-  if (in(op, 1).size() >= 2)
-    ys.push_back(bsh.back());
-  requireOutput(op, ys);
-  int64_t M = a[a.size() - 2], K = a.back(), N = bsh.back(), NB = numel(batch);
+  MatmulDims m = checkMatmul(op);
+  const Shape &batch = m.batch;
+  Shape aBatch(m.a.begin(), m.a.end() - 2), bBatch(m.b.begin(), m.b.end() - 2);
+  int64_t M = m.M, K = m.K, N = m.N, NB = numel(batch);
   // The offsets of each batch's a and b matrices (broadcast), as tables.
   size_t r = batch.size();
   Shape sa = broadcastStrides(aBatch, r), sb = broadcastStrides(bBatch, r);
@@ -311,29 +231,15 @@ namespace {
 // Output size per spatial dim (ONNX MaxPool / AveragePool):
 //   floor_or_ceil((in + pads - (dilation*(k-1) + 1)) / stride) + 1, and with
 // ceil_mode a last window that would start in the right padding is dropped.
-Window poolWindow(const OpDesc &op, bool isMax, bool &includePad, std::string &attrs) {
-  requireInputs(op, 1);
-  requireRank(op, 0, 4, "data");
-  if (!op.attrs.has("pool_size"))
-    throw Error("missing attribute 'pool_size'");
-  auto size = intsAttr(op, "pool_size", {}, 2, 1);
-  Window win = readWindow(op, size[0], size[1]);
-  bool ceilMode = boolAttr(op, "ceil_mode", false);
-  includePad = isMax ? false : boolAttr(op, "count_include_pad", false);
-  const Shape &xs = in(op, 0);
-  int64_t o[2];
-  for (int i = 0; i < 2; ++i) {
-    int64_t span = xs[2 + size_t(i)] + win.p0[i] + win.p1[i] - win.extent(i);
-    o[i] = (ceilMode ? ceilDiv(span, win.s[i]) : floorDiv(span, win.s[i])) + 1;
-    if (ceilMode && o[i] > 0 && (o[i] - 1) * win.s[i] >= xs[2 + size_t(i)] + win.p0[i])
-      --o[i];
-  }
-  requirePositiveOutput(o[0], o[1]);
-  requireOutput(op, {xs[0], xs[1], o[0], o[1]});
-  attrs = cat("pool_size=[", size[0], ", ", size[1], "], ", win.str(), ", ceil_mode=",
-              ceilMode ? "true" : "false",
+// The checks of docs/ops.md (sdk::checkPool2d), and the attributes for the
+// comment.
+Window2d poolWindow(const OpDesc &op, bool isMax, bool &includePad, std::string &attrs) {
+  Pool2dParams p = checkPool2d(op);
+  includePad = p.countIncludePad;
+  attrs = cat("pool_size=[", p.size[0], ", ", p.size[1], "], ", p.window.str(),
+              ", ceil_mode=", p.ceilMode ? "true" : "false",
               isMax ? "" : cat(", count_include_pad=", includePad ? "true" : "false"));
-  return win;
+  return p.window;
 }
 
 } // namespace
@@ -344,10 +250,11 @@ OpCode emitMaxPool2d(const OpDesc &op, const Epilogue &epi) {
   noEpilogue(op, epi);
   bool includePad;
   std::string attrs;
-  Window w = poolWindow(op, true, includePad, attrs);
-  int64_t H = in(op, 0)[2], W = in(op, 0)[3], OH = out(op)[2], OW = out(op)[3];
+  Window2d w = poolWindow(op, true, includePad, attrs);
+  int64_t H = inputShape(op, 0)[2], W = inputShape(op, 0)[3], OH = outputShape(op)[2],
+          OW = outputShape(op)[3];
   Body b;
-  b.open("for (int64_t p = 0; p < ", out(op)[0] * out(op)[1], "; ++p)");
+  b.open("for (int64_t p = 0; p < ", outputShape(op)[0] * outputShape(op)[1], "; ++p)");
   b.open("for (int64_t oh = 0; oh < ", OH, "; ++oh)");
   b.open("for (int64_t ow = 0; ow < ", OW, "; ++ow) {");
   b.line("const float *xp = in0 + p * ", H * W, ";");
@@ -381,8 +288,9 @@ OpCode emitAvgPool2d(const OpDesc &op, const Epilogue &epi) {
   noEpilogue(op, epi);
   bool includePad;
   std::string attrs;
-  Window w = poolWindow(op, false, includePad, attrs);
-  int64_t H = in(op, 0)[2], W = in(op, 0)[3], OH = out(op)[2], OW = out(op)[3];
+  Window2d w = poolWindow(op, false, includePad, attrs);
+  int64_t H = inputShape(op, 0)[2], W = inputShape(op, 0)[3], OH = outputShape(op)[2],
+          OW = outputShape(op)[3];
   int64_t loH = includePad ? -w.p0[0] : 0, hiH = includePad ? H + w.p1[0] : H;
   int64_t loW = includePad ? -w.p0[1] : 0, hiW = includePad ? W + w.p1[1] : W;
   Body b;
@@ -397,7 +305,7 @@ OpCode emitAvgPool2d(const OpDesc &op, const Epilogue &epi) {
   b.open("for (k = 0; k < ", w.k[1], "; ++k)");
   b.line("countW += ws + k * ", w.d[1], " >= ", loW, " && ws + k * ", w.d[1], " < ", hiW, ";");
   b.close("");
-  b.open("for (int64_t p = 0; p < ", out(op)[0] * out(op)[1], "; ++p) {");
+  b.open("for (int64_t p = 0; p < ", outputShape(op)[0] * outputShape(op)[1], "; ++p) {");
   b.line("const float *xp = in0 + p * ", H * W, ";");
   b.line("double sum = 0.0;");
   b.open("for (int64_t kh = 0; kh < ", w.k[0], "; ++kh) {");
@@ -418,13 +326,8 @@ OpCode emitAvgPool2d(const OpDesc &op, const Epilogue &epi) {
 // global_avg_pool2d / global_max_pool2d: [N, C, H, W] -> [N, C, 1, 1].
 OpCode emitGlobalPool2d(const OpDesc &op, const Epilogue &epi) {
   noEpilogue(op, epi);
-  requireInputs(op, 1);
-  requireRank(op, 0, 4, "data");
-  const Shape &xs = in(op, 0);
-  if (xs[2] * xs[3] == 0)
-    throw Error("spatial size [" + std::to_string(xs[2]) + ", " + std::to_string(xs[3]) +
-                "] must not be empty");
-  requireOutput(op, {xs[0], xs[1], 1, 1});
+  checkGlobalPool2d(op);
+  const Shape &xs = inputShape(op, 0);
   int64_t plane = xs[2] * xs[3];
   Body b;
   b.open("for (int64_t p = 0; p < ", xs[0] * xs[1], "; ++p) {");

@@ -89,9 +89,6 @@ std::string declineReason(const std::string &op, const std::string &what);
 /// the fusion of activations into conv2d/dense post-ops.
 bool eltwiseOf(const sdk::OpDesc &op, std::vector<Eltwise> &out);
 
-/// The index of `axis` (negative counts from the end) in rank `rank`.
-int64_t normalizeAxis(int64_t axis, size_t rank, const char *attr = "axis");
-
 /// oneDNN's dims of a tensor shape: rank 0 becomes [1].
 dnnl::memory::dims dnnlDims(const Dims &shape);
 

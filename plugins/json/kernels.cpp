@@ -16,6 +16,8 @@
 
 namespace tessera::json_plugin {
 
+using sdk::broadcastStrides;
+
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -106,19 +108,6 @@ void forEachRow(const Shape &ys, const Shape &sa, const Shape &sb, Row &&row) {
       idx[d] = 0;
     }
   }
-}
-
-/// Strides of an operand of shape `s` right-aligned with an output of rank
-/// `rank` (0 along size-1 and missing dims).
-Shape broadcastStrides(const Shape &s, size_t rank) {
-  Shape st(rank, 0);
-  int64_t stride = 1;
-  for (size_t i = 0; i < s.size(); ++i) {
-    size_t d = s.size() - 1 - i, o = rank - 1 - i;
-    st[o] = s[d] == 1 ? 0 : stride;
-    stride *= s[d];
-  }
-  return st;
 }
 
 template <typename F>

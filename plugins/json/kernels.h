@@ -15,6 +15,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "tessera/sdk/op_helpers.hpp"
+
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -22,13 +24,7 @@
 namespace tessera::json_plugin {
 
 using Shape = std::vector<int64_t>;
-
-inline int64_t numel(std::span<const int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
+using sdk::numel;
 
 //===----------------------------------------------------------------------===//
 // Elementwise
@@ -123,13 +119,7 @@ void batchMatmul(const float *a, const Shape &as, bool ta, const float *b, const
 //===----------------------------------------------------------------------===//
 
 /// A 2-D window: size, strides, dilation, pads (top/left and bottom/right).
-struct Window {
-  int64_t k[2] = {1, 1};
-  int64_t s[2] = {1, 1};
-  int64_t d[2] = {1, 1};
-  int64_t p0[2] = {0, 0};
-  int64_t p1[2] = {0, 0};
-};
+using Window = sdk::Window2d;
 
 /// conv2d: x [N, C, H, W], w [O, C/groups, KH, KW] -> y [N, O, OH, OW]; the
 /// epilogue's rowBias is per output channel. im2col + gemm per image and

@@ -52,8 +52,4 @@ Kernel prepareOp(const sdk::OpDesc &op, std::span<const float *const> constants 
 /// unary elementwise op of the plugin (relu, clip, gelu, ...).
 std::optional<Unary> activationOf(const sdk::OpDesc &op);
 
-/// The index of `axis` (negative counts from the end) in a tensor of rank
-/// `rank`, or an error naming the attribute.
-int64_t normalizeAxis(int64_t axis, size_t rank, const char *attr = "axis");
-
 } // namespace tessera::json_plugin

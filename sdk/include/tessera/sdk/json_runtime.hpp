@@ -101,6 +101,45 @@ inline bool isCompactRowMajor(const DLTensor &t) {
   return true;
 }
 
+/// "[12, 4, 1]": the strides of a DLTensor that has them.
+inline std::string stridesStr(const DLTensor &t) {
+  std::string s = "[";
+  for (int32_t i = 0; i < t.ndim; ++i)
+    s += (i ? ", " : "") + std::to_string(t.strides[i]);
+  return s + "]";
+}
+
+/// Why `t` cannot be passed as an argument of type `want` (null, not on the
+/// CPU, no shape, another dtype or shape, not compact row-major, no data),
+/// or "" when it can. Builds a message only on failure: a module calls it
+/// on every argument of every call.
+inline std::string argumentMismatch(const DLTensor *t, const TensorType &want) {
+  if (!t)
+    return "null tensor";
+  if (t->device.device_type != kDLCPU)
+    return "expected a CPU tensor, got device type " + std::to_string(int(t->device.device_type));
+  if (t->ndim < 0 || (t->ndim > 0 && !t->shape))
+    return "the tensor has no shape";
+  bool same = t->dtype == want.dtype && size_t(t->ndim) == want.shape.size() &&
+              std::equal(want.shape.begin(), want.shape.end(), t->shape);
+  if (!same)
+    return "expected " + want.str() + ", got " + tensorTypeOf(*t).str();
+  if (!isCompactRowMajor(*t))
+    return "expected a compact row-major tensor, got strides " + stridesStr(*t);
+  if (!t->data && want.numel() > 0)
+    return "the tensor has no data";
+  return {};
+}
+
+/// "takes 1 inputs and 1 outputs (2 arguments), got 3" when a function of
+/// `numIn` inputs and `numOut` outputs is called with `got` arguments, or "".
+inline std::string argumentCountMismatch(size_t numIn, size_t numOut, size_t got) {
+  if (got == numIn + numOut)
+    return {};
+  return "takes " + std::to_string(numIn) + " inputs and " + std::to_string(numOut) + " outputs (" +
+         std::to_string(numIn + numOut) + " arguments), got " + std::to_string(got);
+}
+
 //===----------------------------------------------------------------------===//
 // Functions and constants
 //===----------------------------------------------------------------------===//
@@ -305,32 +344,13 @@ private:
     const Graph &g = f.graph;
     size_t numIn = g.inputs.size(), numOut = g.outputs.size();
     auto fn = [&] { return prefix() + "function '" + f.symbol + "'"; };
-    if (args.size() != numIn + numOut)
-      throw Error(fn() + " takes " + std::to_string(numIn) + " inputs and " +
-                  std::to_string(numOut) + " outputs (" + std::to_string(numIn + numOut) +
-                  " arguments), got " + std::to_string(args.size()));
+    if (std::string why = argumentCountMismatch(numIn, numOut, args.size()); !why.empty())
+      throw Error(fn() + " " + why);
     for (size_t i = 0; i < args.size(); ++i) {
-      auto bad = [&](const std::string &what) {
-        return Error(fn() + " argument " + std::to_string(i) + " (" + argName(g, i) + "): " + what);
-      };
       const TensorType &want =
           i < numIn ? g.nodes[size_t(g.inputs[i])].outputs[0] : g.typeOf(g.outputs[i - numIn]);
-      const DLTensor *t = args[i];
-      if (!t)
-        throw bad("null tensor");
-      if (t->device.device_type != kDLCPU)
-        throw bad("expected a CPU tensor, got device type " +
-                  std::to_string(int(t->device.device_type)));
-      if (t->ndim < 0 || (t->ndim > 0 && !t->shape))
-        throw bad("the tensor has no shape");
-      bool same = t->dtype == want.dtype && size_t(t->ndim) == want.shape.size() &&
-                  std::equal(want.shape.begin(), want.shape.end(), t->shape);
-      if (!same)
-        throw bad("expected " + want.str() + ", got " + tensorTypeOf(*t).str());
-      if (!isCompactRowMajor(*t))
-        throw bad("expected a compact row-major tensor, got strides " + stridesStr(*t));
-      if (!t->data && want.numel() > 0)
-        throw bad("the tensor has no data");
+      if (std::string why = argumentMismatch(args[i], want); !why.empty())
+        throw Error(fn() + " argument " + std::to_string(i) + " (" + argName(g, i) + "): " + why);
     }
     run(f, args.subspan(0, numIn), args.subspan(numIn));
   }
@@ -345,13 +365,6 @@ private:
     if (r.index > 0)
       node += ":" + std::to_string(r.index);
     return "output " + std::to_string(k) + " ('" + node + "')";
-  }
-
-  static std::string stridesStr(const DLTensor &t) {
-    std::string s = "[";
-    for (int32_t i = 0; i < t.ndim; ++i)
-      s += (i ? ", " : "") + std::to_string(t.strides[i]);
-    return s + "]";
   }
 
   /// Every const node (composite bodies included) names an existing
