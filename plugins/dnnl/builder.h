@@ -6,7 +6,7 @@
 //   flatten   composite bodies are inlined: the runtime fuses by looking at
 //             the ops themselves, so a composite is only a grouping
 //             (plan.cpp);
-//   lower     node by node, in order: conv2d/conv2d_transpose/dense absorb
+//   lower     node by node, in order: conv2d/conv2d_transpose/dense/matmul absorb
 //             what follows them when it is their only user (a bias, a
 //             batch_norm with constants folded into the weights, eltwise
 //             post-ops, one residual add as a sum post-op, more eltwise),
@@ -92,7 +92,7 @@ private:
   void lowerBatchNorm(FNode &n, const OpInfo &info);
   void lowerLayerNorm(FNode &n, const OpInfo &info);
   void lowerSoftmax(FNode &n, const OpInfo &info);
-  void lowerMatmul(FNode &n, const OpInfo &info);
+  static dnnl::memory::desc matmulView(const Dims &logical, bool transposed);
   void lowerConcat(FNode &n, const OpInfo &info);
   void lowerResample(FNode &n, const OpInfo &info);
   void lowerView(FNode &n);

@@ -29,6 +29,8 @@ std::vector<std::pair<std::string, std::string>> DnnlChecker::patterns() const {
       {"conv2d_bias_act", conv},
       // dense + bias + activation: fully connected layers.
       {"dense_bias_act", act + "?(bias_add|add?(dense(*, const), const))"},
+      // matmul (either operand may be computed) + bias + activation.
+      {"matmul_bias_act", act + "?(add?(matmul(*, *), const))"},
   };
 }
 

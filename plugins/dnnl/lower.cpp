@@ -1,10 +1,10 @@
 //===- plugins/dnnl/lower.cpp - Nodes to oneDNN primitives ----------------===//
 //
 // The lowering half of PlanBuilder (builder.h). Products (conv2d,
-// conv2d_transpose, dense) are built with format "any" and fused with what
-// follows them; the other ops take their input in the layout it already has
-// when oneDNN supports that (pooling, eltwise, binary, batch_norm, concat)
-// and plain otherwise (softmax, layer_norm, matmul, views).
+// conv2d_transpose, dense with format "any"; matmul over its plain operands)
+// are fused with what follows them; the other ops take their input in the
+// layout it already has when oneDNN supports that (pooling, eltwise, binary,
+// batch_norm, concat) and plain otherwise (softmax, layer_norm, views).
 //
 //===----------------------------------------------------------------------===//
 #include "builder.h"
@@ -77,8 +77,8 @@ void PlanBuilder::lower(size_t index) {
     switch (info.kind) {
     case OpKind::Conv:
     case OpKind::Deconv:
-    case OpKind::Dense: lowerProduct(index, info); break;
-    case OpKind::Matmul: lowerMatmul(n, info); break;
+    case OpKind::Dense:
+    case OpKind::Matmul: lowerProduct(index, info); break;
     case OpKind::BatchNorm: lowerBatchNorm(n, info); break;
     case OpKind::LayerNorm: lowerLayerNorm(n, info); break;
     case OpKind::Pool: lowerPool(n, info); break;
@@ -98,10 +98,35 @@ void PlanBuilder::lower(size_t index) {
 // Products with fusion
 //===----------------------------------------------------------------------===//
 
+/// A matmul operand of logical dims `logical` over row-major bytes; a
+/// transposed one is stored with its last two dims swapped, so its last two
+/// strides swap. Dims of size 1 broadcast (any stride).
+memory::desc PlanBuilder::matmulView(const Dims &logical, bool transposed) {
+  memory::dims d(logical.begin(), logical.end());
+  memory::dims stored = d;
+  size_t r = d.size();
+  if (transposed)
+    std::swap(stored[r - 1], stored[r - 2]);
+  memory::dims s(r, 1);
+  for (size_t i = r - 1; i-- > 0;)
+    s[i] = s[i + 1] * stored[i + 1];
+  if (transposed)
+    std::swap(s[r - 1], s[r - 2]);
+  for (size_t i = 0; i < r; ++i)
+    if (d[i] == 1)
+      s[i] = i + 1 < r ? s[i] : 1;
+  return memory::desc(d, kF32, s);
+}
+
 void PlanBuilder::lowerProduct(size_t index, const OpInfo &info, bool fuse) {
   FNode &p = nodes_[index];
   const sdk::TensorType &yt = p.node->outputs[0];
-  size_t channelAxis = info.kind == OpKind::Dense ? yt.shape.size() - 1 : 1;
+  const bool rowsLast = info.kind == OpKind::Dense || info.kind == OpKind::Matmul;
+  size_t channelAxis = rowsLast ? yt.shape.size() - 1 : 1;
+  // A matmul whose operands oneDNN sees promoted (a 1-D operand) or padded
+  // runs alone: its epilogue would live in other dims than the result's.
+  if (info.kind == OpKind::Matmul && yt.shape != info.yDims)
+    fuse = false;
   int64_t channels = yt.shape[channelAxis];
   int x = p.ins[0], w = p.ins[1];
 
@@ -230,7 +255,24 @@ void PlanBuilder::lowerProduct(size_t index, const OpInfo &info, bool fuse) {
   dnnl::primitive prim;
   memory::desc srcWant, wWant, dstMd;
   try {
-    if (info.kind == OpKind::Dense) {
+    if (info.kind == OpKind::Matmul) {
+      // Row-major operands read in place; a transposed one swaps its last
+      // two strides. The bias is [1, ..., 1, N] over the result.
+      memory::desc a = matmulView(info.aDims, info.transA), b = matmulView(info.bDims, info.transB);
+      dstArgMd = plainMd(info.yDims);
+      memory::dims bd(info.yDims.size(), 1);
+      bd.back() = channels;
+      biasMd = plainMd(bd);
+      auto desc = hasBias ? dnnl::matmul::desc(a, b, biasMd, dstArgMd)
+                          : dnnl::matmul::desc(a, b, dstArgMd);
+      auto pd = dnnl::matmul::primitive_desc(desc, attr, cpuEngine());
+      srcArgMd = a;
+      srcWant = plainMd(xs);
+      wView = wWant = b;
+      dstMd = plainMd(yt.shape);
+      prim = dnnl::matmul(pd);
+      pdHolder = std::make_unique<dnnl::primitive_desc>(pd);
+    } else if (info.kind == OpKind::Dense) {
       memory::dims sd{info.rows, info.K}, wd{info.units, info.K}, dd{info.rows, info.units};
       srcArgMd = plainMd(sd);
       dstArgMd = plainMd(dd);
@@ -309,6 +351,8 @@ void PlanBuilder::lowerProduct(size_t index, const OpInfo &info, bool fuse) {
     wBuf = constBuffer(wView, folded.data(), wWant);
   else if (const void *wd = constData(w))
     wBuf = constBuffer(wView, wd, wWant);
+  else if (info.kind == OpKind::Matmul)
+    wBuf = value(need(w, plainMd(ws))).buffer; // (wWant is a view of these bytes)
   else {
     int plainW = value(need(w, plainMd(ws))).buffer;
     wBuf = newBuffer(Buffer::Kind::Temp, wWant.get_size());
@@ -325,7 +369,7 @@ void PlanBuilder::lowerProduct(size_t index, const OpInfo &info, bool fuse) {
   // place), else a fresh one that the residual is first copied into.
   int dstBuf;
   if (residual >= 0) {
-    memory::desc resMd = info.kind == OpKind::Dense ? plainMd(yt.shape) : dstMd;
+    memory::desc resMd = rowsLast ? plainMd(yt.shape) : dstMd;
     int rv = need(residual, resMd);
     int rb = value(rv).buffer;
     // In place only when this step does not also read the buffer.
@@ -493,39 +537,6 @@ void PlanBuilder::lowerSoftmax(FNode &n, const OpInfo &info) {
   addStep(dnnl::softmax_v2_forward(pd), {{DNNL_ARG_SRC, src, md}, {DNNL_ARG_DST, dst, md}}, n.where,
           pd);
   addValue(n.out, dst, md);
-}
-
-void PlanBuilder::lowerMatmul(FNode &n, const OpInfo &info) {
-  consumed(n);
-  // Row-major operands; a transposed one swaps its last two strides.
-  auto view = [](const Dims &logical, bool transposed) {
-    memory::dims d(logical.begin(), logical.end());
-    memory::dims stored = d;
-    size_t r = d.size();
-    if (transposed)
-      std::swap(stored[r - 1], stored[r - 2]);
-    memory::dims s(r, 1);
-    for (size_t i = r - 1; i-- > 0;)
-      s[i] = s[i + 1] * stored[i + 1];
-    if (transposed)
-      std::swap(s[r - 1], s[r - 2]);
-    for (size_t i = 0; i < r; ++i)
-      if (d[i] == 1)
-        s[i] = i + 1 < r ? s[i] : 1; // broadcast dims: any stride is fine
-    return memory::desc(d, kF32, s);
-  };
-  memory::desc a = view(info.aDims, info.transA), b = view(info.bDims, info.transB);
-  memory::desc y = plainMd(info.yDims);
-  dnnl::matmul::desc desc(a, b, y);
-  dnnl::matmul::primitive_desc pd(desc, baseAttr(), cpuEngine());
-  auto buf = [&](int l) { return value(need(l, plainMd(logicals_[size_t(l)].type.shape))).buffer; };
-  int dst = newBuffer(Buffer::Kind::Temp, y.get_size());
-  addStep(dnnl::matmul(pd),
-          {{DNNL_ARG_SRC, buf(n.ins[0]), a},
-           {DNNL_ARG_WEIGHTS, buf(n.ins[1]), b},
-           {DNNL_ARG_DST, dst, y}},
-          n.where, pd);
-  addValue(n.out, dst, plainMd(n.node->outputs[0].shape));
 }
 
 void PlanBuilder::lowerConcat(FNode &n, const OpInfo &info) {

@@ -128,6 +128,37 @@ TEST_CASE("dnnl plugin: conv2d + bias + relu + residual add, fused", "[dnnl_plug
   }
 }
 
+// A matmul absorbs a bias, activations and a residual add as a dense does
+// (one primitive with post-ops); with a 1-D operand it runs alone.
+TEST_CASE("dnnl plugin: matmul + bias + activation + residual add, fused", "[dnnl_plugin]") {
+  auto block = [](GraphBuilder &g, std::vector<int64_t> p) {
+    return g.op("hard_swish", {g.op("add", {g.op("matmul", {p[0], p[1]}), p[2]})});
+  };
+  SECTION("constant weights, a [N] bias, then a residual add and relu") {
+    GraphBuilder b("tessera_matmul_fused");
+    int64_t x = b.input("x", {2, 3, 8}), r = b.input("r", {2, 3, 6});
+    int64_t m = b.composite("dnnl.matmul_bias_act",
+                            {x, b.constant("w", {8, 6}), b.constant("bias", {6})}, block);
+    b.output(b.op("relu", {b.op("add", {m, r})}));
+    plugin().checkAgainstReference(b);
+  }
+  SECTION("a computed right operand, transposed batch_matmul, a [1, 1, N] bias") {
+    GraphBuilder b("tessera_bmm_fused");
+    int64_t p = b.input("p", {2, 4, 3}), q = b.input("q", {2, 5, 4});
+    int64_t bm =
+        b.op("batch_matmul", {p, b.op("tanh", {q})}, {{"transpose_a", true}, {"transpose_b", true}});
+    b.output(b.op("sigmoid", {b.op("add", {bm, b.constant("bias", {1, 1, 5})})}));
+    plugin().checkAgainstReference(b);
+  }
+  SECTION("a 1-D operand: promoted, not fused") {
+    GraphBuilder b("tessera_matvec");
+    int64_t v = b.input("v", {4});
+    b.output(b.op("relu", {b.op("add", {b.op("matmul", {v, b.constant("m", {4, 3})}),
+                                        b.constant("bias", {3})})}));
+    plugin().checkAgainstReference(b);
+  }
+}
+
 TEST_CASE("dnnl plugin: depthwise, strided and dilated convolutions", "[dnnl_plugin]") {
   GraphBuilder b("tessera_depthwise");
   int64_t x = b.input("x", {1, 32, 15, 15});
