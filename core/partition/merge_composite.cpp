@@ -8,7 +8,12 @@
 // outlineComposite).
 //
 // Matches are tried at every op call in reverse post-order, so a root is
-// tried before its operands and the larger (outer) match wins. A match is
+// tried before its operands and the larger (outer) match wins. A match of a
+// single op (every optional op of the pattern absent) is not outlined: a
+// composite exists to keep several ops together, and a lone op is offered
+// to the checkers in target priority order like any other (otherwise a
+// lower-priority target's pattern would take an op a higher-priority target
+// claims on its own). A match is
 // skipped when one of its interior nodes is used outside it (outlining
 // would duplicate it) or when it overlaps a match already taken; the
 // plugin's check_pattern may veto it (counted, not logged: the report lists
@@ -164,6 +169,10 @@ private:
       std::optional<PatternMatch> match = matchPattern(tp.pattern, node);
       if (!match)
         continue;
+      if (match->ops.size() < 2) {
+        ++ctx.stat("matches-of-one-op");
+        continue;
+      }
       if (!usableMatch(*match, m)) {
         ++ctx.stat("matches-skipped");
         continue;

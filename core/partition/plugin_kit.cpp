@@ -591,6 +591,14 @@ struct Concrete {
   }
 };
 
+/// The op terms of a concrete pattern.
+int opCount(const Concrete &c) {
+  int n = c.kind == PatternNode::Kind::Op;
+  for (const Concrete &a : c.args)
+    n += opCount(a);
+  return n;
+}
+
 std::vector<Concrete> variants(const PatternNode &p) {
   std::vector<Concrete> out;
   switch (p.kind) {
@@ -824,6 +832,8 @@ std::vector<PatternVariant> instantiatePattern(const Pattern &pattern,
   for (const Concrete &c : variants(pattern.root)) {
     if (c.kind != PatternNode::Kind::Op)
       continue; // everything optional dropped: nothing to match
+    if (opCount(c) < 2)
+      continue; // one op: merge-composite leaves it to the checkers (the op's own samples)
     PatternVariant v;
     v.label = "pattern " + pattern.name + ": " + c.str();
     PatternBuilder b(seed ^ hashString(v.label));

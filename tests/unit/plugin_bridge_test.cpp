@@ -583,10 +583,17 @@ TEST_CASE("kit: pattern instantiation produces graphs the pattern matches",
   CHECK(kc.ops.size() == 3);
   CHECK(kc.ops[1]->as<CallNode>()->args()[1]->type().shape() == Shape{8, 1, 1});
   // A depthwise conv satisfies groups != 1.
-  auto dw = parsePattern("dw", "conv2d[groups!=1](*, const)");
+  auto dw = parsePattern("dw", "relu(conv2d[groups!=1](*, const))");
   auto dv = kit::instantiatePattern(*dw, "acme", 3);
   REQUIRE(dv.size() == 1);
   CHECK(dv[0].kase->ops[0]->as<CallNode>()->attrs().getInt("groups") == 3);
+  // A variant of one op is no composite (merge-composite leaves lone ops to
+  // the checkers): an all-optional pattern yields only its longer forms.
+  auto lone = parsePattern("lone", "relu?(conv2d(*, const))");
+  auto lv = kit::instantiatePattern(*lone, "acme", 3);
+  REQUIRE(lv.size() == 1);
+  CHECK(lv[0].label == "pattern lone: relu(conv2d(*, const)) f32[1,3,8,8]");
+  CHECK(kit::instantiatePattern(*parsePattern("one", "conv2d(*, const)"), "acme", 3).empty());
 
   // An op without samples is reported per variant, not fatal.
   auto none = parsePattern("n", "relu(logical_not(*))");
