@@ -605,6 +605,12 @@ inline constexpr size_t kMaxFactories = 8;
 } // namespace detail
 
 inline const tessera_plugin_t *Plugin::describe(const tessera_host_t *host) {
+  // Built once: the descriptor stays valid until the library is unloaded
+  // (plugin.h), and two hosts in one process that load the same file share
+  // it (dlopen returns the loaded library), so a second query must not
+  // replace what the first one handed out.
+  if (tables_)
+    return &tables_->descriptor;
   host_ = host;
   auto t = std::make_unique<Tables>();
   t->plugin = this;
