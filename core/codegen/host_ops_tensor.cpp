@@ -140,30 +140,10 @@ Expected<Walk> broadcastWalk(const HostOpTypes &t) {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-/// A clip bound as an integer bound of dtype `t` (ir/ops/elementwise.cpp
-/// intBound / uintBound): the lower bound rounds up, the upper down, limited
-/// to the dtype's range, NaN is no bound. u64 bounds are bit patterns.
+/// A clip bound as an integer bound of dtype `t` (ir/ops/common.h): u64
+/// bounds travel as bit patterns.
 int64_t clipBound(double v, bool lower, DType t) {
-  if (t == DType::U64) {
-    constexpr uint64_t mx = std::numeric_limits<uint64_t>::max();
-    if (std::isnan(v))
-      return int64_t(lower ? 0 : mx);
-    double r = lower ? std::ceil(v) : std::floor(v);
-    if (r <= 0.0)
-      return 0;
-    if (r >= 18446744073709551616.0)
-      return int64_t(mx);
-    return int64_t(uint64_t(r));
-  }
-  auto [mn, mx] = ir::ops::intRange(t);
-  if (std::isnan(v))
-    return lower ? mn : mx;
-  double r = lower ? std::ceil(v) : std::floor(v);
-  if (r <= double(mn))
-    return mn;
-  if (r >= double(mx))
-    return mx;
-  return int64_t(r);
+  return t == DType::U64 ? int64_t(ir::ops::uintBound(v, lower)) : ir::ops::intBound(v, lower, t);
 }
 
 // unary: ia = [op, i1, i2], fa = [f0, f1]; per op (tensor_ops.h):
@@ -277,43 +257,6 @@ Expected<KernelCall> stridedCopy(const ir::Type &out, int64_t base, Ints strides
   return call;
 }
 
-/// The first index and step per input dim of an ONNX Slice, as the
-/// reference's sliceDims computes them (the counts are the output shape).
-void sliceStarts(const Ints &s, const ir::Attrs &attrs, Ints &start, Ints &step) {
-  int64_t rank = int64_t(s.size());
-  Ints starts = attrs.getInts("starts"), ends = attrs.getInts("ends");
-  Ints axes = attrs.getInts("axes"), steps = attrs.getInts("steps");
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i)
-      axes.push_back(int64_t(i));
-  if (steps.empty())
-    steps.assign(starts.size(), 1);
-  start.assign(s.size(), 0);
-  step.assign(s.size(), 1);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
-    int64_t dim = s[size_t(axis)], st = steps[i], b = starts[i], e = ends[i];
-    if (b < 0)
-      b += dim;
-    if (e < 0)
-      e += dim;
-    int64_t count = 0;
-    if (st > 0) {
-      b = std::clamp<int64_t>(b, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-      if (e > b)
-        count = 1;
-    } else if (dim > 0) {
-      b = std::clamp<int64_t>(b, 0, dim - 1);
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-      if (b > e)
-        count = 1;
-    }
-    start[size_t(axis)] = count > 0 ? b : 0;
-    step[size_t(axis)] = st;
-  }
-}
-
 void addTransform(LoweringTable &table) {
   // copy: ia = [nbytes]; the shape-only ops.
   for (const char *op : {"reshape", "flatten", "squeeze", "unsqueeze"})
@@ -331,15 +274,16 @@ void addTransform(LoweringTable &table) {
       strides.push_back(inStrides[size_t(p)]);
     return stridedCopy(t.outputs[0], 0, strides);
   });
-  table.add("slice", [](const ir::Attrs &attrs, const HostOpTypes &t) {
+  table.add("slice", [](const ir::Attrs &attrs, const HostOpTypes &t) -> Expected<KernelCall> {
     const Ints &in = t.inputs[0].shape();
-    Ints start, step;
-    sliceStarts(in, attrs, start, step);
+    // First index and step per dim, as the reference kernel computes them
+    // (the counts are the output shape).
+    TS_ASSIGN_OR_RETURN(std::vector<ir::ops::SliceDim> dims, ir::ops::sliceDims(in, attrs));
     Ints inStrides = ir::rowMajorStrides(in), strides(in.size());
     int64_t base = 0;
     for (size_t d = 0; d < in.size(); ++d) {
-      base += start[d] * inStrides[d];
-      strides[d] = step[d] * inStrides[d];
+      base += dims[d].start * inStrides[d];
+      strides[d] = dims[d].step * inStrides[d];
     }
     if (numel(t.outputs[0].shape()) == 0)
       base = 0;

@@ -301,11 +301,36 @@ private:
 
   Status lowerOpCall(const CallNode &call) {
     codegen::HostStepSpec spec;
-    spec.symbol = fmt::format("tessera_host_{}", out_.hostSteps.size());
     TS_ASSIGN_OR_RETURN(spec.call, codegen::lowerHostOp(call));
     TS_ASSIGN_OR_RETURN(spec.types, codegen::hostOpTypes(call));
-    TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call));
+    std::string label = call.name().empty() ? call.op()->name
+                                            : fmt::format("{} '{}'", call.op()->name, call.name());
+    return addHostStep(call, std::move(spec), std::move(label));
+  }
 
+  /// A HostFused call (compile/fuse.h): one step whose loop computes the
+  /// whole elementwise tree.
+  Status lowerFusedCall(const CallNode &call) {
+    codegen::HostStepSpec spec;
+    spec.fused = std::static_pointer_cast<const FunctionNode>(call.localFnExpr());
+    for (const Expr &a : call.args())
+      spec.types.inputs.push_back(a->type());
+    spec.types.outputs.push_back(call.type());
+    // Label: the ops inside, root last ("fused add+relu 'r'").
+    std::vector<std::string> ops;
+    for (const ExprNode *e : postOrder(call.localFn()->body()))
+      if (const auto *c = e->as<CallNode>(); c && c->op())
+        ops.push_back(c->op()->name);
+    return addHostStep(call, std::move(spec),
+                       fmt::format("fused {}{}", fmt::join(ops, "+"),
+                                   call.name().empty() ? "" : fmt::format(" '{}'", call.name())));
+  }
+
+  /// The Host step of `call` (its arguments, then its results, then the
+  /// kernel's scratch buffer if it has one) and its host code spec.
+  Status addHostStep(const CallNode &call, codegen::HostStepSpec spec, std::string label) {
+    spec.symbol = fmt::format("tessera_host_{}", out_.hostSteps.size());
+    TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call));
     runtime::Step step;
     step.kind = runtime::StepKind::Host;
     step.symbol = spec.symbol;
@@ -318,38 +343,7 @@ private:
     if (spec.call.scratchBytes > 0)
       step.args.push_back(addBuffer(runtime::BufferKind::Activation,
                                     Type::tensor(DType::U8, {int64_t(spec.call.scratchBytes)})));
-    step.label = call.name().empty() ? call.op()->name
-                                     : fmt::format("{} '{}'", call.op()->name, call.name());
-    out_.plan.steps.push_back(std::move(step));
-    out_.hostSteps.push_back(std::move(spec));
-    values_[&call] = std::move(result);
-    return okStatus();
-  }
-
-  /// A HostFused call (compile/fuse.h): one step whose loop computes the
-  /// whole elementwise tree.
-  Status lowerFusedCall(const CallNode &call) {
-    codegen::HostStepSpec spec;
-    spec.symbol = fmt::format("tessera_host_{}", out_.hostSteps.size());
-    spec.fused = std::static_pointer_cast<const FunctionNode>(call.localFnExpr());
-    for (const Expr &a : call.args())
-      spec.types.inputs.push_back(a->type());
-    spec.types.outputs.push_back(call.type());
-    TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call));
-
-    // Label: the ops inside, root last ("fused add+relu 'r'").
-    std::vector<std::string> ops;
-    for (const ExprNode *e : postOrder(call.localFn()->body()))
-      if (const auto *c = e->as<CallNode>(); c && c->op())
-        ops.push_back(c->op()->name);
-    runtime::Step step;
-    step.kind = runtime::StepKind::Host;
-    step.symbol = spec.symbol;
-    TS_ASSIGN_OR_RETURN(step.args, argBuffers(call));
-    step.numInputs = uint32_t(step.args.size());
-    flattenInto(result, step.args);
-    step.label = fmt::format("fused {}{}", fmt::join(ops, "+"),
-                             call.name().empty() ? "" : fmt::format(" '{}'", call.name()));
+    step.label = std::move(label);
     out_.plan.steps.push_back(std::move(step));
     out_.hostSteps.push_back(std::move(spec));
     values_[&call] = std::move(result);

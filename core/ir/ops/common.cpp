@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <limits>
 
 namespace tessera::ir::ops {
@@ -78,6 +79,35 @@ std::pair<int64_t, int64_t> intRange(DType t) {
   default:
     return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
   }
+}
+
+/// A float clip bound as an integer bound of dtype `t`: the lower bound
+/// rounds up and the upper bound down (so x >= lo holds exactly), both are
+/// limited to the dtype's range, and NaN means no bound. (u64 uses
+/// uintBound.)
+int64_t intBound(double v, bool lower, DType t) {
+  auto [mn, mx] = intRange(t);
+  if (std::isnan(v))
+    return lower ? mn : mx;
+  double r = lower ? std::ceil(v) : std::floor(v);
+  if (r <= double(mn))
+    return mn;
+  if (r >= double(mx))
+    return mx;
+  return int64_t(r);
+}
+
+/// intBound for u64: limited to [0, 2^64 - 1].
+uint64_t uintBound(double v, bool lower) {
+  constexpr uint64_t mx = std::numeric_limits<uint64_t>::max();
+  if (std::isnan(v))
+    return lower ? 0 : mx;
+  double r = lower ? std::ceil(v) : std::floor(v);
+  if (r <= 0.0)
+    return 0;
+  if (r >= 18446744073709551616.0) // 2^64
+    return mx;
+  return uint64_t(r);
 }
 
 void unravelIndex(int64_t flat, std::span<const int64_t> shape, std::span<int64_t> out) {

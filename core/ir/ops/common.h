@@ -40,6 +40,22 @@ Status requireFloat(std::span<const Type> inputs, size_t index);
 /// that need u64's whole range use orderKey or the unsigned path.
 std::pair<int64_t, int64_t> intRange(DType t);
 
+/// A float clip bound as an integer bound of dtype `t` (clip on integers,
+/// in the reference kernel and the host lowering): the lower bound rounds
+/// up and the upper bound down, both limited to the dtype's range; NaN means
+/// no bound. u64 uses uintBound.
+int64_t intBound(double v, bool lower, DType t);
+/// intBound for u64: limited to [0, 2^64 - 1].
+uint64_t uintBound(double v, bool lower);
+
+/// One input dim of an ONNX Slice: first index, step and element count.
+struct SliceDim {
+  int64_t start = 0, step = 1, count = 0;
+};
+/// Per input dim of shape `s`, what slice's attributes select (dims not
+/// named in 'axes' are taken whole); validates the attributes (ops/transform.cpp).
+Expected<std::vector<SliceDim>> sliceDims(const Shape &s, const Attrs &attrs);
+
 /// An int64 whose signed order is the order of the dtype's values, for an
 /// element read with Tensor::getInt: u64 bit patterns get their top bit
 /// flipped (0 -> int64 min, 2^64 - 1 -> int64 max); other dtypes are

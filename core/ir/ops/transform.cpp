@@ -299,9 +299,7 @@ Expected<std::vector<Tensor>> splitKernel(std::span<const Tensor> in, const Attr
 
 // --- slice --------------------------------------------------------------------
 
-struct SliceDim {
-  int64_t start = 0, step = 1, count = 0;
-};
+} // namespace
 
 /// Per input dim, the first index, step and element count of an ONNX Slice
 /// (dims not named in 'axes' are taken whole).
@@ -362,6 +360,8 @@ Expected<std::vector<SliceDim>> sliceDims(const Shape &s, const Attrs &attrs) {
   }
   return dims;
 }
+
+namespace {
 
 /// ONNX Slice (opset 13): per named axis, elements start, start+step, ...
 /// before end, after clamping; output dim max(0, ceil((end-start)/step)).
