@@ -24,7 +24,7 @@
 #include <thread>
 
 #ifndef TESSERA_CCOMPILER_PLUGIN
-#error "TESSERA_CCOMPILER_PLUGIN (the path of the plugin) is set by plugins/ccompiler/CMakeLists.txt"
+#error "TESSERA_CCOMPILER_PLUGIN (the path of the plugin) is set by tests/CMakeLists.txt"
 #endif
 
 namespace {

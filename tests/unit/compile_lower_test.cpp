@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include <catch2/catch.hpp>
 
+#include "shipped_plugins.h"
 #include "compile/fuse.h"
 #include "compile/lower.h"
 #include "ir/parser.h"
@@ -279,24 +280,13 @@ def @g(%a: f32[2]) -> f32[2] {
 
 namespace {
 
-const plugin::PluginRegistry &jsonRegistry() {
-  static const plugin::PluginRegistry registry = [] {
-    plugin::DiscoveryOptions options;
-    options.searchPath = std::vector<plugin::SearchEntry>{
-        {std::filesystem::path(TESSERA_JSON_PLUGIN).parent_path().string(), "test"}};
-    options.probe = false;
-    return plugin::PluginRegistry::discover(options);
-  }();
-  return registry;
-}
-
 ir::Module partitionForJson(const std::string &text, bool keepNames = false) {
   partition::PartitionOptions options;
   options.targets = {"json"};
   ir::Module m = parse(text);
   if (keepNames)
     m.set("main", compile::withOutputNames(m.find("main")));
-  auto r = partition::partitionModule(std::move(m), options, jsonRegistry());
+  auto r = partition::partitionModule(std::move(m), options, test::shippedPlugins());
   if (!r.ok())
     FAIL("partition error: " << r.error().str());
   return std::move(r->module);
@@ -318,7 +308,7 @@ def @main(%x: f32[2, 8]) -> (f32[2, 4], f32[2, 4]) {
 TEST_CASE("lowering: region calls compiled by the json plugin", "[compile]") {
   ir::Module m = partitionForJson(kDenseTwoOutputs);
   std::vector<std::string> lines;
-  auto regions = compile::compileRegions(m, &jsonRegistry(),
+  auto regions = compile::compileRegions(m, &test::shippedPlugins(),
                                          [&](std::string_view l) { lines.emplace_back(l); });
   REQUIRE(regions.ok());
   REQUIRE(regions->size() == 1);
@@ -353,7 +343,7 @@ TEST_CASE("lowering: region calls compiled by the json plugin", "[compile]") {
 
   // Names recorded before partitioning survive it.
   ir::Module named = partitionForJson(kDenseTwoOutputs, /*keepNames=*/true);
-  auto namedRegions = compile::compileRegions(named, &jsonRegistry());
+  auto namedRegions = compile::compileRegions(named, &test::shippedPlugins());
   REQUIRE(namedRegions.ok());
   auto namedLowered = compile::lowerMain(named, *namedRegions);
   REQUIRE(namedLowered.ok());

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include <catch2/catch.hpp>
 
+#include "shipped_plugins.h"
 #include "compile/compile.h"
 #include "interp/interpreter.h"
 #include "ir/parser.h"
@@ -37,17 +38,6 @@ def @main(%x: f32[2, 8], %y: f32[8]) -> (f32[2, 4], f32[8]) {
   return %t
 }
 )";
-
-const plugin::PluginRegistry &jsonRegistry() {
-  static const plugin::PluginRegistry registry = [] {
-    plugin::DiscoveryOptions options;
-    options.searchPath = std::vector<plugin::SearchEntry>{
-        {std::filesystem::path(TESSERA_JSON_PLUGIN).parent_path().string(), "test"}};
-    options.probe = false;
-    return plugin::PluginRegistry::discover(options);
-  }();
-  return registry;
-}
 
 std::vector<ir::Tensor> randomInputs(const ir::Module &m) {
   std::mt19937 rng(3);
@@ -173,7 +163,7 @@ TEST_CASE("compileModule: regions through the json plugin", "[compile]") {
   compile::CompileOptions options;
   options.targets = {"json"};
   options.progress = [&](std::string_view l) { lines.emplace_back(l); };
-  compile::CompileResult r = compileAndRun(kModel, options, &jsonRegistry());
+  compile::CompileResult r = compileAndRun(kModel, options, &test::shippedPlugins());
   CHECK(r.externalSteps == 1);
   CHECK(r.hostSteps == 0);
   CHECK(r.partitionSummary.rfind("Partitioned module 'module' among json: 1 region", 0) == 0);

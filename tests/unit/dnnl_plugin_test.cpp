@@ -16,7 +16,7 @@
 #include <set>
 
 #ifndef TESSERA_DNNL_PLUGIN
-#error "TESSERA_DNNL_PLUGIN (the path of libtessera_dnnl.so) is set by plugins/dnnl/CMakeLists.txt"
+#error "TESSERA_DNNL_PLUGIN (the path of libtessera_dnnl.so) is set by tests/CMakeLists.txt"
 #endif
 
 namespace {

@@ -23,7 +23,7 @@
 #include <set>
 
 #ifndef TESSERA_JSON_PLUGIN
-#error "TESSERA_JSON_PLUGIN (the path of libtessera_json.so) is set by plugins/json/CMakeLists.txt"
+#error "TESSERA_JSON_PLUGIN (the path of libtessera_json.so) is set by tests/CMakeLists.txt"
 #endif
 
 namespace {

@@ -5,18 +5,32 @@
 //
 //===----------------------------------------------------------------------===//
 #include "plugin_test_harness.h"
+#include "shipped_plugins.h"
 
 #include "interp/interpreter.h"
 #include "ir/module.h"
+#include "plugin/registry.h"
 
 #include <dlfcn.h>
 
 #include <atomic>
+#include <filesystem>
 #include <cstring>
 #include <limits>
 #include <thread>
 
 namespace tessera::test {
+
+const plugin::PluginRegistry &shippedPlugins() {
+  static const plugin::PluginRegistry registry = [] {
+    plugin::DiscoveryOptions options;
+    options.searchPath = std::vector<plugin::SearchEntry>{
+        {std::filesystem::path(TESSERA_JSON_PLUGIN).parent_path().string(), "test"}};
+    options.probe = false;
+    return plugin::PluginRegistry::discover(options);
+  }();
+  return registry;
+}
 
 //===----------------------------------------------------------------------===//
 // GraphBuilder

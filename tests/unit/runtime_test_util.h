@@ -22,6 +22,7 @@
 #include "plugin/registry.h"
 #include "runtime/artifact.h"
 #include "runtime/plan.h"
+#include "tessera/runtime.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -250,13 +251,7 @@ inline std::vector<float> pattern(int seed) {
 }
 
 inline DLTensor tensorOf(void *data, const std::vector<int64_t> &shape, DLDataType dtype = kF32) {
-  DLTensor t{};
-  t.data = data;
-  t.device = {kDLCPU, 0};
-  t.ndim = int32_t(shape.size());
-  t.dtype = dtype;
-  t.shape = const_cast<int64_t *>(shape.data());
-  return t;
+  return tessera::rt::makeTensor(data, dtype, shape);
 }
 
 } // namespace tessera::test::rt
