@@ -6,12 +6,16 @@
 //
 //   x -> dense -> add -> relu -> sigmoid -> sin -> dense -> ...
 //
-// 1. The full partition pipeline (kPartitionPipeline, target json): median
+// 1. The partition pipeline partitionModule runs (kPartitionPipeline:
+//    merge-composite, form-regions, partition-graph), target json: median
 //    of 5 runs, total ms and ns per node, and each pass's median.
-// 2. partition-graph alone on the same chains already split into Compiler
+// 2. The same with the five passes one after the other (kPartitionSteps),
+//    which rebuild the IR after each step: the comparison that shows what
+//    deciding on the compact index saves.
+// 3. partition-graph alone on the same chains already split into Compiler
 //    regions (what merge-compiler-regions leaves), which needs no plugin.
-// A pass that fails (e.g. not implemented yet) is reported and skipped;
-// --lift-only runs only part 2.
+// A pass that fails is reported and skipped. --lift-only runs only part 3;
+// --sizes N,N,... replaces 10^3,10^4,10^5 (e.g. for cachegrind).
 //
 //===----------------------------------------------------------------------===//
 #include "ir/expr.h"
@@ -23,6 +27,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -127,9 +132,24 @@ bool timePipeline(const char *label, const Module &m, int64_t nodes, std::string
 } // namespace
 
 int main(int argc, char **argv) {
-  // --lift-only: time partition-graph alone (e.g. while another pass fails).
-  const bool liftOnly = argc > 1 && std::string_view(argv[1]) == "--lift-only";
-  const int64_t sizes[] = {1000, 10000, 100000};
+  bool liftOnly = false;
+  std::vector<int64_t> sizes = {1000, 10000, 100000};
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--lift-only") {
+      liftOnly = true;
+    } else if (a == "--sizes" && i + 1 < argc) {
+      sizes.clear();
+      for (std::string_view list = argv[++i]; !list.empty();) {
+        size_t e = std::min(list.find(','), list.size());
+        sizes.push_back(std::atoll(std::string(list.substr(0, e)).c_str()));
+        list.remove_prefix(std::min(e + 1, list.size()));
+      }
+    } else {
+      std::fprintf(stderr, "usage: bench_partition [--lift-only] [--sizes N,N,...]\n");
+      return 2;
+    }
+  }
   auto &registry = plugin::PluginRegistry::global();
   auto state = partition::PartitionState::fromNames({"json"}, registry);
   std::printf("bench_partition: chains of dense/add/relu/sigmoid (json) and sin (host)\n");
@@ -138,10 +158,15 @@ int main(int argc, char **argv) {
   } else if (!state.ok()) {
     std::printf("  full pipeline skipped: %s\n", state.error().str().c_str());
   } else {
-    std::printf("full partition pipeline, target json (median of 5):\n");
+    std::printf("partition pipeline (%s), target json (median of 5):\n",
+                std::string(partition::kPartitionPipeline).c_str());
     for (int64_t n : sizes)
       if (!timePipeline("pipeline", chain(n, false), n, partition::kPartitionPipeline,
                         state->get()))
+        break;
+    std::printf("the five passes one after the other (median of 5):\n");
+    for (int64_t n : sizes)
+      if (!timePipeline("steps", chain(n, false), n, partition::kPartitionSteps, state->get()))
         break;
   }
   std::printf("partition-graph alone on pre-formed regions (median of 5):\n");

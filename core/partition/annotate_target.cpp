@@ -16,10 +16,11 @@
 //
 // A claimed call becomes `fn(params) attrs{Compiler="<target>"} { ... }(args)`:
 // parameters are the values the region reads from outside (deduplicated),
-// constants and composite functions it reads go inside. Tuple-returning ops
-// are wrapped whole; a TupleGetItem of a claimed call used inside the same
-// region goes inside. A region with several results used outside returns a
-// tuple, read back with TupleGetItem.
+// constants and composite functions it reads go inside. A TupleGetItem of a
+// claimed call goes inside its region (absorbProjections), so a region
+// returns the items of a tuple-valued op it uses. A region with several
+// results used outside returns a tuple, read back with TupleGetItem. The
+// decisions are made on labels (regions.h, annotateLabels), then outlined.
 //
 // Op calls nobody claims stay as they are and get a HostDecision in the
 // partition log: NoTarget (no requested target lists the op) or Declined
@@ -33,6 +34,7 @@
 
 #include "ir/visit.h"
 #include "partition/plugin_bridge.h"
+#include "partition/regions.h"
 #include "plugin/registry.h"
 
 #include <algorithm>
@@ -75,152 +77,20 @@ std::string nodeLabel(const CallNode &call) {
   return composite.empty() ? call.calleeName() : composite;
 }
 
-/// Finds a cycle in a graph whose vertices `left` Kahn's algorithm could not
-/// order (each has a predecessor among them) by walking predecessors back;
-/// returns the vertices on it.
-template <typename Preds>
-std::vector<int> findCycle(const Preds &preds, const std::vector<int> &indegree) {
-  int start = -1;
-  for (size_t v = 0; v < indegree.size() && start < 0; ++v)
-    if (indegree[v] > 0)
-      start = int(v);
-  std::unordered_map<int, size_t> seenAt;
-  std::vector<int> path;
-  int v = start;
-  while (v >= 0 && !seenAt.count(v)) {
-    seenAt[v] = path.size();
-    path.push_back(v);
-    int next = -1;
-    for (int p : preds(v))
-      if (indegree[size_t(p)] > 0) {
-        next = p;
-        break;
-      }
-    v = next;
-  }
-  if (v < 0)
-    return {};
-  return std::vector<int>(path.begin() + long(seenAt[v]), path.end());
-}
-
-/// The function's nodes as a graph whose region members are contracted into
-/// one vertex per region; vertex r < numRegions is region r. Nodes are
-/// named by their position in `index`; `regionOf` gives each position's
-/// region or -1. Adjacency is kept in CSR arrays.
-class ContractedGraph {
+/// The decisions of annotate-target on one function (annotateLabels).
+class Annotator {
 public:
-  ContractedGraph(const NodeIndex &index, const std::vector<int> &regionOf, int numRegions)
-      : numRegions_(numRegions) {
-    const size_t n = index.size();
-    int next = numRegions;
-    vertexOf_.resize(n);
-    for (size_t i = 0; i < n; ++i)
-      vertexOf_[i] = regionOf[i] >= 0 ? regionOf[i] : next++;
-    // Edges in node order, then both directions as CSR (the order of each
-    // vertex's list is the order its edges were met).
-    std::vector<std::pair<int, int>> edges; // (from, to)
-    edges.reserve(n);
-    for (size_t i = 0; i < n; ++i) {
-      if (index.kind(i) == ExprKind::Function)
-        continue; // a leaf: its body is another scope
-      int v = vertexOf_[i];
-      for (int x : index.operands(i)) {
-        int u = vertexOf_[size_t(x)];
-        if (u != v)
-          edges.emplace_back(u, v);
-      }
-    }
-    const size_t vertices = size_t(next);
-    predStart_.assign(vertices + 1, 0);
-    succStart_.assign(vertices + 1, 0);
-    for (const auto &[u, v] : edges) {
-      ++predStart_[size_t(v) + 1];
-      ++succStart_[size_t(u) + 1];
-    }
-    for (size_t v = 0; v < vertices; ++v) {
-      predStart_[v + 1] += predStart_[v];
-      succStart_[v + 1] += succStart_[v];
-    }
-    preds_.resize(edges.size());
-    succs_.resize(edges.size());
-    std::vector<int> pf(predStart_.begin(), predStart_.end() - 1);
-    std::vector<int> sf(succStart_.begin(), succStart_.end() - 1);
-    for (const auto &[u, v] : edges) {
-      preds_[size_t(pf[size_t(v)]++)] = u;
-      succs_[size_t(sf[size_t(u)]++)] = v;
-    }
-  }
+  Annotator(PartitionState &state, passes::PassContext &ctx) : state_(&state), ctx_(ctx) {}
 
-  int vertex(size_t position) const { return vertexOf_[position]; }
-  size_t numVertices() const { return predStart_.size() - 1; }
-
-  std::span<const int> preds(int v) const {
-    return std::span<const int>(preds_).subspan(
-        size_t(predStart_[size_t(v)]), size_t(predStart_[size_t(v) + 1] - predStart_[size_t(v)]));
-  }
-  std::span<const int> succs(int v) const {
-    return std::span<const int>(succs_).subspan(
-        size_t(succStart_[size_t(v)]), size_t(succStart_[size_t(v) + 1] - succStart_[size_t(v)]));
-  }
-
-  /// A topological order of the vertices (Kahn's algorithm, FIFO), or the
-  /// regions on a cycle.
-  bool order(std::vector<int> &out, std::vector<int> &cycleRegions) const {
-    const size_t vertices = numVertices();
-    std::vector<int> indegree(vertices);
-    for (size_t v = 0; v < vertices; ++v)
-      indegree[v] = predStart_[v + 1] - predStart_[v];
-    out.reserve(vertices);
-    size_t head = out.size(); // `out` doubles as the FIFO queue
-    for (size_t v = 0; v < vertices; ++v)
-      if (indegree[v] == 0)
-        out.push_back(int(v));
-    while (head < out.size()) {
-      int v = out[head++];
-      for (int s : succs(v))
-        if (--indegree[size_t(s)] == 0)
-          out.push_back(s);
-    }
-    if (out.size() == vertices)
-      return true;
-    for (int v : findCycle([&](int x) { return preds(x); }, indegree))
-      if (v < numRegions_)
-        cycleRegions.push_back(v);
-    std::sort(cycleRegions.begin(), cycleRegions.end());
-    return false;
-  }
-
-private:
-  int numRegions_;
-  std::vector<int> vertexOf_;
-  std::vector<int> predStart_, succStart_, preds_, succs_;
-};
-
-class AnnotateTargetPass : public passes::FunctionPass {
-public:
-  std::string_view name() const override { return "annotate-target"; }
-  std::string_view description() const override {
-    return "Offer each op to the targets' checkers; wrap claimed calls in Compiler functions";
-  }
-
-  Status run(Module &m, passes::PassContext &ctx) override {
-    TS_ASSIGN_OR_RETURN(state_, requireState(ctx, name()));
-    return FunctionPass::run(m, ctx);
-  }
-
-  Expected<Function> runOnFunction(const Module &, const std::string &global, const Function &fn,
-                                   passes::PassContext &ctx) override {
-    if (fn->attrs().has(kCompilerAttr))
-      return fn; // already partitioned
-    NodeIndex index(fn->body(), /*intoFunctions=*/false);
+  Expected<Labels> run(const Function &fn, const std::string &global, const NodeIndex &index) {
     const size_t n = index.size();
     std::vector<Region> regions;
-    std::vector<int> regionOf(n, -1);
+    std::vector<int> regionOf(n, Labels::kHost);
     std::unordered_map<size_t, std::vector<std::pair<std::string, std::string>>> declines;
 
     for (const Target &t : state_->targets) {
       if (t.plugin->hasPartitionHook()) {
-        TS_RETURN_IF_ERROR(askHook(t, fn, index, regions, regionOf, ctx));
+        TS_RETURN_IF_ERROR(askHook(t, fn, index, regions, regionOf, ctx_));
         continue;
       }
       // Whether the target lists an op, asked once per op.
@@ -250,18 +120,20 @@ public:
         if (claim) {
           regionOf[i] = int(regions.size());
           regions.push_back(Region{&t, {int(i)}});
-          ++ctx.stat(call->calleeKind() == CallNode::CalleeKind::Op ? "ops-claimed"
-                                                                    : "composites-claimed");
+          ++ctx_.stat(call->calleeKind() == CallNode::CalleeKind::Op ? "ops-claimed"
+                                                                     : "composites-claimed");
         }
       }
     }
 
-    logHostDecisions(global, index, regionOf, declines, ctx);
-    if (regions.empty())
-      return fn;
-    absorbTupleGetItems(index, regions, regionOf);
-    TS_ASSIGN_OR_RETURN(Expr body, outlineRegions(index, regions, regionOf));
-    return makeFunction(fn->params(), body, fn->attrs(), fn->name(), fn->span());
+    logHostDecisions(global, index, regionOf, declines, ctx_);
+    Labels labels;
+    labels.regionOf = std::move(regionOf);
+    for (const Region &r : regions)
+      labels.targets.push_back(r.target->name);
+    absorbProjections(index, labels);
+    labels.compact();
+    return labels;
   }
 
 private:
@@ -386,148 +258,46 @@ private:
     return reason.empty() ? "declined (no reason given)" : reason;
   }
 
-  /// A TupleGetItem of a region's call used inside that region joins it.
-  static void absorbTupleGetItems(const NodeIndex &index, std::vector<Region> &regions,
-                                  std::vector<int> &regionOf) {
-    bool joined = false;
-    for (size_t i = 0; i < index.size(); ++i) {
-      const int r = regionOf[i];
-      if (r < 0 || index.kind(i) == ExprKind::Function)
-        continue;
-      for (int x : index.operands(i)) {
-        const size_t px = size_t(x);
-        if (index.kind(px) != ExprKind::TupleGetItem || regionOf[px] >= 0)
-          continue;
-        const int pt = index.operands(px)[0]; // the tuple
-        if (regionOf[size_t(pt)] == r) {
-          regionOf[px] = r;
-          joined = true;
-        }
-      }
-    }
-    if (!joined)
-      return;
-    // Keep members in post-order.
-    for (Region &region : regions)
-      region.members.clear();
-    for (size_t i = 0; i < index.size(); ++i)
-      if (regionOf[i] >= 0)
-        regions[size_t(regionOf[i])].members.push_back(int(i));
+  PartitionState *state_;
+  passes::PassContext &ctx_;
+};
+
+class AnnotateTargetPass : public passes::FunctionPass {
+public:
+  std::string_view name() const override { return "annotate-target"; }
+  std::string_view description() const override {
+    return "Offer each op to the targets' checkers; wrap claimed calls in Compiler functions";
   }
 
-  /// Rebuilds the body with each region replaced by a call of a local
-  /// Compiler function, in a topological order of the contracted graph.
-  static Expected<Expr> outlineRegions(const NodeIndex &index, const std::vector<Region> &regions,
-                                       const std::vector<int> &regionOf) {
-    const size_t n = index.size();
-    ContractedGraph contracted(index, regionOf, int(regions.size()));
-    std::vector<int> order, cycle;
-    if (!contracted.order(order, cycle))
-      return Error("annotate-target: the claimed regions form a cycle (internal error)");
-
-    // Results of each region: members used outside it (or the body's
-    // result), in post-order so that tuple fields follow the graph.
-    std::vector<char> isOutput(n, 0);
-    for (size_t i = 0; i < n; ++i) {
-      if (index.kind(i) == ExprKind::Function)
-        continue;
-      for (int x : index.operands(i)) {
-        const size_t px = size_t(x);
-        if (regionOf[px] >= 0 && regionOf[i] != regionOf[px])
-          isOutput[px] = 1;
-      }
-    }
-    if (regionOf[n - 1] >= 0)
-      isOutput[n - 1] = 1;
-    std::vector<std::vector<int>> outputs(regions.size());
-    for (size_t i = 0; i < n; ++i)
-      if (isOutput[i])
-        outputs[size_t(regionOf[i])].push_back(int(i));
-
-    // vertexNode: the position of each non-region vertex.
-    std::vector<int> vertexNode(contracted.numVertices(), -1);
-    for (size_t i = 0; i < n; ++i)
-      if (regionOf[i] < 0)
-        vertexNode[size_t(contracted.vertex(i))] = int(i);
-
-    std::vector<Expr> rebuilt(n);        // new value of each node used outside its region
-    std::vector<Expr> inner(n);          // inside the region being built: members and parameters
-    std::vector<int> innerRegion(n, -1); // which region `inner` was set for
-    for (int v : order) {
-      if (size_t(v) >= regions.size()) {
-        const size_t i = size_t(vertexNode[size_t(v)]);
-        const Expr &node = index.expr(i);
-        auto pos = index.operands(i);
-        if (pos.empty() || index.kind(i) == ExprKind::Function) {
-          rebuilt[i] = node;
-          continue;
-        }
-        std::vector<Expr> operands;
-        operands.reserve(pos.size());
-        for (int x : pos)
-          operands.push_back(rebuilt[size_t(x)]);
-        TS_ASSIGN_OR_RETURN(rebuilt[i], withOperands(node, std::move(operands)));
-        continue;
-      }
-      const Region &region = regions[size_t(v)];
-      std::vector<Var> params;
-      std::vector<Expr> args;
-      for (int member : region.members) {
-        const Expr &m = index.expr(size_t(member));
-        auto pos = index.operands(size_t(member));
-        std::vector<Expr> operands;
-        operands.reserve(pos.size());
-        for (int x : pos) {
-          const size_t px = size_t(x);
-          const ExprKind kind = index.kind(px);
-          if (innerRegion[px] == v) {
-            operands.push_back(inner[px]);
-          } else if (kind == ExprKind::Constant || kind == ExprKind::Function) {
-            operands.push_back(index.expr(px)); // constants and composite bodies go inside
-          } else {
-            Var p = makeVar(fmt::format("p{}", params.size()), index.node(px)->type());
-            params.push_back(p);
-            args.push_back(rebuilt[px]);
-            inner[px] = p;
-            innerRegion[px] = v;
-            operands.push_back(p);
-          }
-        }
-        TS_ASSIGN_OR_RETURN(inner[size_t(member)], withOperands(m, std::move(operands)));
-        innerRegion[size_t(member)] = v;
-      }
-      const auto &outs = outputs[size_t(v)];
-      Expr result;
-      if (outs.size() == 1) {
-        result = inner[size_t(outs[0])];
-      } else {
-        std::vector<Expr> fields;
-        for (int o : outs)
-          fields.push_back(inner[size_t(o)]);
-        result = makeTuple(std::move(fields));
-      }
-      Function fn =
-          makeFunction(params, result, Attrs{{kCompilerAttr, std::string(region.target->name)}});
-      TS_ASSIGN_OR_RETURN(
-          Expr call,
-          makeLocalCall(fn, std::move(args),
-                        outs.size() == 1 ? index.node(size_t(outs[0]))->name() : std::string()));
-      if (outs.size() == 1) {
-        rebuilt[size_t(outs[0])] = call;
-      } else {
-        for (size_t k = 0; k < outs.size(); ++k) {
-          TS_ASSIGN_OR_RETURN(rebuilt[size_t(outs[k])],
-                              makeTupleGetItem(call, int(k), index.node(size_t(outs[k]))->name()));
-        }
-      }
-    }
-    return rebuilt[n - 1];
+  Status run(Module &m, passes::PassContext &ctx) override {
+    TS_ASSIGN_OR_RETURN(state_, requireState(ctx, name()));
+    return FunctionPass::run(m, ctx);
   }
 
+  Expected<Function> runOnFunction(const Module &, const std::string &global, const Function &fn,
+                                   passes::PassContext &ctx) override {
+    if (fn->attrs().has(kCompilerAttr))
+      return fn; // already partitioned
+    NodeIndex index(fn->body(), /*intoFunctions=*/false);
+    TS_ASSIGN_OR_RETURN(Labels labels, annotateLabels(fn, global, index, *state_, ctx));
+    if (labels.numRegions() == 0)
+      return fn;
+    TS_ASSIGN_OR_RETURN(Expr body, outlineRegions(index, labels));
+    return makeFunction(fn->params(), body, fn->attrs(), fn->name(), fn->span());
+  }
+
+private:
   PartitionState *state_ = nullptr;
 };
 
+
 } // namespace
+
+Expected<Labels> annotateLabels(const Function &fn, const std::string &global,
+                                const NodeIndex &index, PartitionState &state,
+                                passes::PassContext &ctx) {
+  return Annotator(state, ctx).run(fn, global, index);
+}
 
 std::unique_ptr<passes::Pass> createAnnotateTargetPass() {
   return std::make_unique<AnnotateTargetPass>();

@@ -116,6 +116,7 @@ void registerPartitionPasses(passes::PassRegistry &r) {
   r.add(createMergeCompilerRegionsPass);
   r.add(createPruneRegionsPass);
   r.add(createPartitionGraphPass);
+  r.add(createFormRegionsPass);
 }
 
 } // namespace tessera::partition

@@ -1,7 +1,7 @@
 //===- partition/partition.h - Partitioning the graph among plugins -*- C++ -*-===//
 //
 // Which plugin runs which part of the graph. Five passes, each a pass of the
-// pass manager, run in this order (kPartitionPipeline):
+// pass manager, run in this order (kPartitionSteps):
 //
 //   merge-composite         each target's patterns, in target priority order,
 //                           outlined as local functions Composite="<plugin>.<pattern>"
@@ -19,6 +19,10 @@
 //   partition-graph         each Compiler function lifted to a global
 //                           @tessera_<module>_<target>_<n> with attributes
 //                           Compiler and global_symbol
+//
+// partitionModule runs kPartitionPipeline instead, where one pass,
+// form-regions, makes the decisions of the middle three on a compact index
+// and rebuilds the IR once; the module is the same (partition/regions.h).
 //
 // The IR between the passes (docs/design/0004-partitioning-in-the-ir.md):
 //
@@ -66,8 +70,14 @@ class PluginRegistry;
 
 namespace tessera::partition {
 
-inline constexpr std::string_view kPartitionPipeline =
+/// The five steps one after the other: each pass's IR is the next one's
+/// input (tessera-opt, lit tests, --print-after).
+inline constexpr std::string_view kPartitionSteps =
     "merge-composite,annotate-target,merge-compiler-regions,prune-regions,partition-graph";
+/// What partitionModule runs: the same result, with the middle three steps
+/// decided on one compact index and the IR rebuilt once (form-regions).
+inline constexpr std::string_view kPartitionPipeline =
+    "merge-composite,form-regions,partition-graph";
 
 /// Attribute names on region and composite functions.
 inline constexpr const char *kCompilerAttr = "Compiler";
@@ -141,8 +151,10 @@ std::unique_ptr<passes::Pass> createAnnotateTargetPass();
 std::unique_ptr<passes::Pass> createMergeCompilerRegionsPass();
 std::unique_ptr<passes::Pass> createPruneRegionsPass();
 std::unique_ptr<passes::Pass> createPartitionGraphPass();
+/// annotate-target, merge-compiler-regions and prune-regions in one pass.
+std::unique_ptr<passes::Pass> createFormRegionsPass();
 
-/// Registers the five passes (PassRegistry::standard() calls this).
+/// Registers the partition passes (PassRegistry::standard() calls this).
 void registerPartitionPasses(passes::PassRegistry &r);
 
 } // namespace tessera::partition

@@ -1,34 +1,177 @@
-//===- partition/regions.h - Region utilities shared by the passes -*- C++ -*-===//
+//===- partition/regions.h - Regions as labels on the compact graph -*- C++ -*-===//
 //
-// What merge-compiler-regions and prune-regions share: recognising a region
-// call (a call of a local function with attribute Compiler="<target>") and
-// the cycle-free merge itself (implemented in merge_compiler_regions.cpp), so
-// that prune-regions can re-merge after sending regions back to the host.
+// annotate-target, merge-compiler-regions and prune-regions decide on a
+// compact form of a global function's body: its top-level nodes in post
+// order (ir::NodeIndex, function literals not entered) and, for each, the
+// region it belongs to (Labels). The IR is rebuilt only when the regions are
+// final (outlineRegions).
+//
+// Each pass reads the labels back from the IR (flattenRegions inlines every
+// region call and labels each inlined node with its region), decides, and
+// outlines again. partitionModule (driver.h) makes the same decisions on one
+// index and outlines once. The two give the same module because:
+//   - flattenRegions(outlineRegions(G, L)) is G again (same nodes, same
+//     operand order, hence the same post order) with the same regions;
+//   - every decision depends only on the graph and the regions' members and
+//     targets, never on how regions are numbered;
+//   - outlineRegions depends only on the graph and the regions.
+// (docs/design/0008-partitioning-at-scale.md; a property test checks it.)
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "ir/module.h"
+#include "ir/visit.h"
 #include "support/error.h"
 
 #include <cstdint>
+#include <functional>
+#include <span>
+#include <memory>
 #include <string>
+#include <vector>
+
+namespace tessera::passes {
+class PassContext;
+}
 
 namespace tessera::partition {
+
+struct PartitionState;
 
 /// The region function of `node` when it is a call of a local function with
 /// a string attribute Compiler (its value in `target`), else null.
 const ir::FunctionNode *regionFunctionOf(const ir::ExprNode &node, std::string *target = nullptr);
 
-/// Counts of one merge.
-struct MergeCounts {
-  int64_t regionsBefore = 0; // region calls found
-  int64_t regionsAfter = 0;  // region calls left
+/// The region of each top-level node of a function body, by NodeIndex
+/// position. Leaves (variables, constants, function literals) are never in
+/// a region: outlining puts constants and function literals inside the
+/// regions that read them and turns variables into parameters.
+struct Labels {
+  static constexpr int kHost = -1;
+  /// On the host because its region was pruned: a composite call labelled
+  /// so is inlined when outlined (the host runs plain ops).
+  static constexpr int kPruned = -2;
+
+  std::vector<int> regionOf;        // by position: a region id, kHost or kPruned
+  std::vector<std::string> targets; // by region id
+
+  size_t numRegions() const { return targets.size(); }
+  /// Renumbers the regions in the order of their first member, dropping ids
+  /// without members.
+  void compact();
+  /// The members of each region, in post order.
+  std::vector<std::vector<int>> members() const;
 };
 
+/// A function body with its region calls inlined, and the labels that say
+/// which region each inlined node came from.
+struct Flattened {
+  std::unique_ptr<ir::NodeIndex> index;
+  Labels labels;
+  int64_t regionCalls = 0; // region calls inlined
+};
+
+/// Inlines every region call at the top level of `body` (composite calls
+/// inside stay calls). A TupleGetItem of a region's tuple result reads the
+/// field directly.
+Expected<Flattened> flattenRegions(const ir::Expr &body);
+
+/// A TupleGetItem whose tuple is in a region joins that region (so a region
+/// returns the fields it produces, not the tuple of a tuple-valued op).
+void absorbProjections(const ir::NodeIndex &index, Labels &labels);
+
+/// Counts of one merge.
+struct MergeCounts {
+  int64_t regionsBefore = 0; // regions found
+  int64_t regionsAfter = 0;  // regions left
+};
+
+/// Merges same-target regions into as few as possible without creating a
+/// cycle between regions (merge_compiler_regions.cpp has the algorithm).
+MergeCounts mergeLabels(const ir::NodeIndex &index, Labels &labels);
+
+/// What prune-regions needs besides the labels.
+struct PruneScope {
+  PartitionState *state = nullptr; // optional: plugin rules and the log
+  std::string module;              // the module's name, for region symbols
+  std::string function;            // the global function, for the log
+};
+
+/// Labels kPruned every region not worth offloading (prune_regions.cpp) and
+/// logs why; returns how many regions were pruned.
+Expected<int64_t> pruneLabels(const ir::NodeIndex &index, Labels &labels, const PruneScope &scope,
+                              passes::PassContext &ctx);
+
+/// The function's nodes as a graph whose region members are contracted into
+/// one vertex per region; vertex r < numRegions is region r, every node
+/// outside a region is a vertex of its own. Adjacency is kept in CSR arrays.
+class ContractedGraph {
+public:
+  ContractedGraph(const ir::NodeIndex &index, const std::vector<int> &regionOf, int numRegions);
+
+  int vertex(size_t position) const { return vertexOf_[position]; }
+  size_t numVertices() const { return predStart_.size() - 1; }
+  std::span<const int> preds(int v) const {
+    return std::span<const int>(preds_).subspan(
+        size_t(predStart_[size_t(v)]), size_t(predStart_[size_t(v) + 1] - predStart_[size_t(v)]));
+  }
+  std::span<const int> succs(int v) const {
+    return std::span<const int>(succs_).subspan(
+        size_t(succStart_[size_t(v)]), size_t(succStart_[size_t(v) + 1] - succStart_[size_t(v)]));
+  }
+
+  /// A topological order of the vertices (Kahn's algorithm, FIFO) in `out`;
+  /// false, with the regions on a cycle in `cycleRegions`, when there is none.
+  bool order(std::vector<int> &out, std::vector<int> &cycleRegions) const;
+
+private:
+  int numRegions_;
+  std::vector<int> vertexOf_;
+  std::vector<int> predStart_, succStart_, preds_, succs_;
+};
+
+/// Builds the function of a region as outlineRegions does: parameters are
+/// the values it reads from outside (deduplicated, in the order its members
+/// read them), constants and composite functions it reads go inside; the
+/// result is the one member used outside (or the body's result), or a tuple
+/// of them in post order. One builder serves every region of a labelling.
+class RegionBuilder {
+public:
+  RegionBuilder(const ir::NodeIndex &index, const Labels &labels);
+
+  /// Region r's function; `outside(p)` is the argument for the node at
+  /// position p outside the region, collected in `args` (parameter order).
+  Expected<ir::Function> build(int r, const std::function<ir::Expr(size_t)> &outside,
+                               std::vector<ir::Expr> &args);
+  /// The members of region r its function returns, in post order.
+  const std::vector<int> &outputs(int r) const { return outputs_[size_t(r)]; }
+  const std::vector<int> &members(int r) const { return members_[size_t(r)]; }
+
+private:
+  const ir::NodeIndex &index_;
+  const Labels &labels_;
+  std::vector<std::vector<int>> members_, outputs_;
+  std::vector<ir::Expr> inner_; // a node's value inside the region being built
+  std::vector<int> innerRegion_; // which region inner_ was set for
+};
+
+/// The body with each region replaced by a call of its function
+/// (RegionBuilder) with attribute Compiler="<target>"; a region with several
+/// results is read back with TupleGetItem. Nodes outside regions are rebuilt
+/// over the new values; a composite call labelled kPruned is inlined.
+Expected<ir::Expr> outlineRegions(const ir::NodeIndex &index, const Labels &labels);
+
+/// annotate-target's decisions on `index`, the body of global function
+/// `global` (annotate_target.cpp): each claimed call in a region of its own
+/// (a whole-graph hook's regions as the plugin formed them), projections
+/// absorbed, every call left on the host logged.
+Expected<Labels> annotateLabels(const ir::Function &fn, const std::string &global,
+                                const ir::NodeIndex &index, PartitionState &state,
+                                passes::PassContext &ctx);
+
 /// Merges the same-target region calls of every global function of `m`
-/// (functions that carry a Compiler attribute themselves are skipped) into
-/// as few as possible without creating a cycle between regions.
+/// (functions that carry a Compiler attribute themselves are skipped).
 Expected<MergeCounts> mergeRegions(ir::Module &m);
 
 } // namespace tessera::partition

@@ -1,0 +1,198 @@
+//===- unit/partition_form_regions_test.cpp - One step equals three ------===//
+//
+// form-regions (what partitionModule runs) must give the module, the log
+// and the errors that annotate-target, merge-compiler-regions and
+// prune-regions give one after the other (kPartitionSteps). Property test
+// on random DAGs with random target lists drawn from the test targets of
+// tests/plugins/targets: checkers that decline, patterns, a region rule
+// (tgt_prune), a whole-graph hook (tgt_hook, which may form a cycle the
+// core refuses). Both results must also compute what the input computes.
+//
+//===----------------------------------------------------------------------===//
+#include "test_util.h"
+
+#include "interp/interpreter.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "partition/partition.h"
+#include "passes/pass_manager.h"
+#include "plugin/registry.h"
+
+#include <fmt/format.h>
+
+#include <random>
+
+using namespace tessera;
+using namespace tessera::ir;
+
+namespace {
+
+const plugin::PluginRegistry &targets() {
+  static const plugin::PluginRegistry registry = [] {
+    plugin::DiscoveryOptions options;
+    options.searchPath = std::vector<plugin::SearchEntry>{{TESSERA_TARGETS_DIR, "test"}};
+    options.probe = false;
+    return plugin::PluginRegistry::discover(options);
+  }();
+  return registry;
+}
+
+const Type kT = Type::tensor(DType::F32, {2, 4});
+
+Expr constant(std::mt19937_64 &rng, Shape shape) {
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<double> v(size_t(numElements(shape)));
+  for (double &x : v)
+    x = dist(rng);
+  return makeConstant(Tensor::fromDoubles(DType::F32, std::move(shape), v));
+}
+
+Expr call(const std::string &op, std::vector<Expr> args, std::string name, Attrs attrs = {}) {
+  return expectOk(makeCall(op, std::move(args), std::move(attrs), std::move(name)));
+}
+
+/// A random DAG of 1..30 op calls over f32[2, 4] values, with the shapes
+/// the test targets' patterns match (dense with a constant weight and bias,
+/// sigmoid of a biased add, swish) and a split read by a concat.
+Module randomModule(std::mt19937_64 &rng) {
+  static const char *unary[] = {"relu", "sigmoid", "tanh", "exp", "neg", "abs"};
+  static const char *binary[] = {"add", "multiply", "subtract"};
+  std::vector<Expr> values = {makeVar("x0", kT), makeVar("x1", kT)};
+  std::vector<Var> inputs = {std::static_pointer_cast<const VarNode>(values[0]),
+                             std::static_pointer_cast<const VarNode>(values[1])};
+  auto pick = [&] {
+    size_t n = values.size();
+    return values[rng() % 3 == 0 ? rng() % n : n - 1 - rng() % std::min<size_t>(n, 3)];
+  };
+  const int size = 1 + int(rng() % 30);
+  for (int k = 0; k < size; ++k) {
+    const std::string name = fmt::format("n{}", k);
+    Expr v;
+    switch (rng() % 8) {
+    case 0:
+    case 1: v = call(unary[rng() % 6], {pick()}, name); break;
+    case 2:
+    case 3: v = call(binary[rng() % 3], {pick(), pick()}, name); break;
+    case 4: { // dense, maybe with a constant bias (tgt_a's dense_bias)
+      v = call("dense", {pick(), constant(rng, {4, 4})}, name);
+      if (rng() % 2)
+        v = call("add", {v, constant(rng, {2, 4})}, name + "b");
+      break;
+    }
+    case 5: // sigmoid(add(*, const)) (tgt_b's bias_sigmoid)
+      v = call("sigmoid", {call("add", {pick(), constant(rng, {2, 4})}, name + "a")}, name);
+      break;
+    case 6: { // multiply(*, sigmoid(*)) (tgt_b's swish)
+      Expr a = pick();
+      v = call("multiply", {a, call("sigmoid", {a}, name + "s")}, name);
+      break;
+    }
+    default: { // split, its items swapped by a concat
+      Expr s = call("split", {pick()}, name,
+                    Attrs{{"axis", int64_t(1)}, {"sizes", std::vector<int64_t>{2, 2}}});
+      v = call("concat",
+               {expectOk(makeTupleGetItem(s, 1, name + "_1")),
+                expectOk(makeTupleGetItem(s, 0, name + "_0"))},
+               name + "c", Attrs{{"axis", int64_t(1)}});
+      break;
+    }
+    }
+    values.push_back(v);
+  }
+  Expr result = rng() % 2 ? values.back() : makeTuple({values.back(), pick()});
+  Module m("rand");
+  m.set("main", makeFunction(inputs, result));
+  return m;
+}
+
+std::vector<std::string> randomTargets(std::mt19937_64 &rng) {
+  std::vector<std::string> all = {"tgt_a", "tgt_b", "tgt_prune", "tgt_picky", "tgt_hook"};
+  std::shuffle(all.begin(), all.end(), rng);
+  all.resize(1 + rng() % 3);
+  return all;
+}
+
+struct Outcome {
+  std::string module; // printed, or "error: ..."
+  std::vector<std::string> log;
+};
+
+Outcome partitionWith(const Module &input, const std::vector<std::string> &names,
+                      std::string_view pipeline) {
+  auto state = partition::PartitionState::fromNames(names, targets());
+  REQUIRE(state.ok());
+  passes::PassManagerOptions options;
+  options.partition = state->get();
+  options.verifyEach = true;
+  auto pm = passes::PassManager::fromPipeline(pipeline, passes::PassRegistry::standard(), options);
+  REQUIRE(pm.ok());
+  Module m = input;
+  Status s = pm->run(m);
+  // The pass manager names the failing pass; the cause is what must agree.
+  Outcome out{s.ok() ? printModule(m) : "error: " + s.error().message().substr(
+                                                        s.error().message().find(':')),
+              {}};
+  for (const partition::HostDecision &d : (*state)->log.host)
+    out.log.push_back(fmt::format("host {} {} {} {} {}: {}", int(d.kind), d.function, d.node, d.op,
+                                  d.target, d.reason));
+  for (const partition::RegionInfo &r : (*state)->log.regions)
+    out.log.push_back(fmt::format("region {} {} {} [{}] -> [{}] {}", r.symbol, r.target, r.ops,
+                                  fmt::join(r.inputs, ", "), fmt::join(r.outputs, ", "),
+                                  r.flops));
+  return out;
+}
+
+bool close(const std::vector<Tensor> &a, const std::vector<Tensor> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].shape() != b[i].shape())
+      return false;
+    for (int64_t e = 0; e < a[i].numel(); ++e)
+      if (std::abs(a[i].getDouble(e) - b[i].getDouble(e)) >
+          1e-5 * std::max(1.0, std::abs(b[i].getDouble(e))))
+        return false;
+  }
+  return true;
+}
+
+} // namespace
+
+TEST_CASE("form-regions gives what the three passes give, on random graphs",
+          "[partition][form_regions]") {
+  std::mt19937_64 rng(20261122);
+  int regions = 0, pruned = 0, errors = 0;
+  for (int iter = 0; iter < 600; ++iter) {
+    Module m = randomModule(rng);
+    std::vector<std::string> names = randomTargets(rng);
+    INFO("iteration " << iter << ", targets " << fmt::format("{}", fmt::join(names, ","))
+                      << "\ninput:\n"
+                      << printModule(m));
+    Outcome steps = partitionWith(m, names, partition::kPartitionSteps);
+    Outcome fused = partitionWith(m, names, partition::kPartitionPipeline);
+    REQUIRE(fused.module == steps.module);
+    REQUIRE(fused.log == steps.log);
+    if (steps.module.starts_with("error: ")) {
+      ++errors;
+      continue;
+    }
+    for (const std::string &line : steps.log) {
+      regions += line.starts_with("region ");
+      pruned += line.starts_with("host 2 ");
+    }
+    // The partitioned module computes what the input computes.
+    auto parsed = parseModule(fused.module);
+    REQUIRE(parsed.ok());
+    std::vector<Tensor> in = {test::f32({2, 4}, {1, -2, 3, -4, 0.5, -0.5, 2, -1}),
+                              test::f32({2, 4}, {-1, 2, 0.25, 4, -3, 1, 0, 2})};
+    auto expected = interp::run(m, in);
+    auto actual = interp::run(*parsed, in);
+    REQUIRE(expected.ok());
+    REQUIRE(actual.ok());
+    REQUIRE(close(actual->flatten(), expected->flatten()));
+  }
+  // The property is not vacuous: regions formed, some pruned, some refused.
+  CHECK(regions > 300);
+  CHECK(pruned > 50);
+  CHECK(errors > 0);
+}
