@@ -7,7 +7,7 @@
 //   x -> dense -> add -> relu -> sigmoid -> sin -> dense -> ...
 //
 // 1. The partition pipeline partitionModule runs (kPartitionPipeline:
-//    merge-composite, form-regions, partition-graph), target json: median
+//    merge-composite, then `partition`), target json: median
 //    of 5 runs, total ms and ns per node, and each pass's median.
 // 2. The same with the five passes one after the other (kPartitionSteps),
 //    which rebuild the IR after each step: the comparison that shows what

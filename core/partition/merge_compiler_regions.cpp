@@ -5,7 +5,7 @@
 // target are merged into as few regions as possible, never creating a cycle
 // between regions. Works on the IR alone (no targets needed). The pass reads
 // the regions back as labels (flattenRegions), merges them (mergeLabels) and
-// outlines the result; form-regions calls mergeLabels directly.
+// outlines the result; the `partition` pass calls mergeLabels directly.
 //
 // Preconditions: region calls sit in the top-level body of global functions.
 // Composite calls inside regions stay calls of their composite functions.

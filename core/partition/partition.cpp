@@ -116,7 +116,7 @@ void registerPartitionPasses(passes::PassRegistry &r) {
   r.add(createMergeCompilerRegionsPass);
   r.add(createPruneRegionsPass);
   r.add(createPartitionGraphPass);
-  r.add(createFormRegionsPass);
+  r.add(createPartitionPass);
 }
 
 } // namespace tessera::partition

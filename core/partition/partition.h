@@ -21,8 +21,8 @@
 //                           Compiler and global_symbol
 //
 // partitionModule runs kPartitionPipeline instead, where one pass,
-// form-regions, makes the decisions of the middle three on a compact index
-// and rebuilds the IR once; the module is the same (partition/regions.h).
+// `partition`, makes the decisions of the last four on a compact index and
+// rebuilds the IR once; the module is the same (partition/regions.h).
 //
 // The IR between the passes (docs/design/0004-partitioning-in-the-ir.md):
 //
@@ -74,10 +74,9 @@ namespace tessera::partition {
 /// input (tessera-opt, lit tests, --print-after).
 inline constexpr std::string_view kPartitionSteps =
     "merge-composite,annotate-target,merge-compiler-regions,prune-regions,partition-graph";
-/// What partitionModule runs: the same result, with the middle three steps
-/// decided on one compact index and the IR rebuilt once (form-regions).
-inline constexpr std::string_view kPartitionPipeline =
-    "merge-composite,form-regions,partition-graph";
+/// What partitionModule runs: the same result, with the last four steps
+/// decided on one compact index and the IR rebuilt once (`partition`).
+inline constexpr std::string_view kPartitionPipeline = "merge-composite,partition";
 
 /// Attribute names on region and composite functions.
 inline constexpr const char *kCompilerAttr = "Compiler";
@@ -151,8 +150,9 @@ std::unique_ptr<passes::Pass> createAnnotateTargetPass();
 std::unique_ptr<passes::Pass> createMergeCompilerRegionsPass();
 std::unique_ptr<passes::Pass> createPruneRegionsPass();
 std::unique_ptr<passes::Pass> createPartitionGraphPass();
-/// annotate-target, merge-compiler-regions and prune-regions in one pass.
-std::unique_ptr<passes::Pass> createFormRegionsPass();
+/// annotate-target, merge-compiler-regions, prune-regions and
+/// partition-graph in one pass.
+std::unique_ptr<passes::Pass> createPartitionPass();
 
 /// Registers the partition passes (PassRegistry::standard() calls this).
 void registerPartitionPasses(passes::PassRegistry &r);

@@ -26,6 +26,7 @@
 #include "partition/partition.h"
 
 #include "ir/visit.h"
+#include "partition/regions.h"
 #include "plugin/registry.h"
 
 #include <map>
@@ -68,6 +69,186 @@ void flattenTypes(const Type &t, std::vector<std::string> &out) {
   out.push_back(t.str());
 }
 
+} // namespace
+
+RegionLifter::RegionLifter(Module &m, passes::PassContext &ctx, PartitionState *state)
+    : m_(m), ctx_(ctx), state_(state), moduleName_(sanitize(m.name())) {}
+
+std::string RegionLifter::freshSymbol(const std::string &target) {
+  auto it = next_.find(target);
+  if (it == next_.end())
+    it = next_.emplace(target,
+                       std::pair(fmt::format("tessera_{}_{}_", moduleName_, sanitize(target)), 0))
+             .first;
+  auto &[prefix, n] = it->second;
+  for (;;) {
+    std::string s = prefix + std::to_string(n++);
+    if (!m_.has(s))
+      return s;
+  }
+}
+
+bool RegionLifter::constantsAsInputs(const std::string &target) const {
+  const Target *t = state_ ? state_->find(target) : nullptr;
+  return t && t->plugin && (t->plugin->codegenFlags() & TESSERA_CODEGEN_CONSTANTS_AS_INPUTS) != 0;
+}
+
+Expected<std::string> RegionLifter::targetOf(const CallNode &call, const FunctionNode &fn) const {
+  const std::string target = fn.attrs().getString(kCompilerAttr);
+  if (target.empty())
+    return Error::format("{} has an empty or non-string Compiler attribute", where(call));
+  return target;
+}
+
+std::string RegionLifter::where(const CallNode &call) {
+  return call.name().empty() ? std::string("a region call")
+                             : fmt::format("region call '%{}'", call.name());
+}
+
+Expected<Expr> RegionLifter::lift(const CallNode &call, const FunctionNode &fn,
+                                  const std::string &global, const std::string &symbol,
+                                  Lifted &out) {
+  TS_ASSIGN_OR_RETURN(const std::string target, targetOf(call, fn));
+  if (call.args().size() != fn.params().size())
+    return Error::format("{} passes {} arguments to a function of {} parameters", where(call),
+                         call.args().size(), fn.params().size());
+
+  // Parameters, merged where the call passes the same value twice.
+  std::vector<Var> params;
+  std::vector<Expr> args;
+  std::unordered_map<const ExprNode *, size_t> argIndex;
+  std::unordered_map<const ExprNode *, Expr> subst; // old param -> kept param
+  for (size_t i = 0; i < fn.params().size(); ++i) {
+    const Expr &arg = call.args()[i];
+    auto [it, fresh] = argIndex.emplace(arg.get(), params.size());
+    if (fresh) {
+      params.push_back(fn.params()[i]);
+      args.push_back(arg);
+    } else {
+      subst[fn.params()[i].get()] = params[it->second];
+      ++ctx_.stat("params-merged");
+    }
+  }
+
+  // Constants as trailing parameters, when the plugin asks for that.
+  const bool constIn = constantsAsInputs(target);
+  std::unordered_map<const ExprNode *, Var> constParam;
+  auto paramFor = [&](const Expr &constant) -> Var {
+    auto it = constParam.find(constant.get());
+    if (it != constParam.end())
+      return it->second;
+    Var v = makeVar(fmt::format("c{}", constParam.size()), constant->type());
+    constParam.emplace(constant.get(), v);
+    params.push_back(v);
+    args.push_back(constant);
+    ++ctx_.stat("constants-as-inputs");
+    return v;
+  };
+
+  Expr body = fn.body();
+  if (!subst.empty() || constIn) {
+    TS_ASSIGN_OR_RETURN(body, rewrite(
+                                  fn.body(),
+                                  [&](const Expr &orig, const Expr &rebuilt) -> Expected<Expr> {
+                                    if (auto it = subst.find(orig.get()); it != subst.end())
+                                      return it->second;
+                                    if (!constIn)
+                                      return rebuilt;
+                                    if (orig->as<ConstantNode>())
+                                      return Expr(paramFor(orig));
+                                    if (const auto *c = rebuilt->as<CallNode>(); c && c->localFn())
+                                      return composite(*c, paramFor);
+                                    return rebuilt;
+                                  },
+                                  /*intoFunctions=*/false));
+  }
+
+  Attrs attrs = fn.attrs();
+  attrs.set(kGlobalSymbolAttr, symbol);
+  Function lifted = makeFunction(params, body, std::move(attrs), symbol, fn.span());
+  out.info = describe(symbol, target, *lifted);
+  out.function = lifted;
+  const Type &fnType = lifted->type(); // what m.globalType(symbol) gives
+  return makeGlobalCall(symbol, fnType, std::move(args), call.name(), call.span())
+      .withContext(fmt::format("lifting {} in '@{}' to '@{}'", where(call), global, symbol));
+}
+
+template <typename ParamFor>
+Expected<Expr> RegionLifter::composite(const CallNode &call, ParamFor &paramFor) {
+  const FunctionNode &fn = *call.localFn();
+  std::unordered_map<const ExprNode *, Var> inner;
+  std::vector<Var> params = fn.params();
+  std::vector<Expr> args(call.args().begin(), call.args().end());
+  TS_ASSIGN_OR_RETURN(Expr body, rewrite(
+                                     fn.body(),
+                                     [&](const Expr &orig, const Expr &rebuilt) -> Expected<Expr> {
+                                       if (!orig->as<ConstantNode>())
+                                         return rebuilt;
+                                       auto [it, fresh] = inner.emplace(orig.get(), nullptr);
+                                       if (fresh) {
+                                         it->second = makeVar(fmt::format("k{}", inner.size() - 1),
+                                                              orig->type());
+                                         params.push_back(it->second);
+                                         args.push_back(paramFor(orig));
+                                       }
+                                       return Expr(it->second);
+                                     },
+                                     /*intoFunctions=*/false));
+  if (inner.empty())
+    return makeLocalCall(call.localFnExpr(), std::move(args), call.name(), call.span());
+  Function f = makeFunction(std::move(params), std::move(body), fn.attrs(), fn.name(), fn.span());
+  return makeLocalCall(f, std::move(args), call.name(), call.span());
+}
+
+RegionInfo RegionLifter::describe(const std::string &symbol, const std::string &target,
+                                  const FunctionNode &fn) {
+  RegionInfo info;
+  info.symbol = symbol;
+  info.target = target;
+  for (const Var &p : fn.params())
+    info.inputs.push_back(p->type().str());
+  flattenTypes(fn.resultType(), info.outputs);
+  for (const ExprNode *n : postOrder(fn.body()))
+    if (const auto *c = n->as<CallNode>(); c && c->op()) {
+      ++info.ops;
+      info.flops += estimateFlops(*c);
+    }
+  return info;
+}
+
+Expected<Function> RegionLifter::liftAll(const Function &fn, const std::string &global) {
+  auto body = rewrite(
+      fn->body(),
+      [&](const Expr &, const Expr &rebuilt) -> Expected<Expr> {
+        const auto *call = rebuilt->as<CallNode>();
+        const FunctionNode *region = call ? regionOf(rebuilt) : nullptr;
+        if (!region)
+          return rebuilt;
+        TS_ASSIGN_OR_RETURN(const std::string target, targetOf(*call, *region));
+        Lifted out;
+        TS_ASSIGN_OR_RETURN(Expr liftedCall,
+                            lift(*call, *region, global, freshSymbol(target), out));
+        add(std::move(out));
+        return liftedCall;
+      },
+      /*intoFunctions=*/false);
+  if (!body.ok())
+    return std::move(body).withContext(fmt::format("partition-graph: in function '@{}'", global))
+        .error();
+  if (*body == fn->body())
+    return fn;
+  return makeFunction(fn->params(), *body, fn->attrs(), fn->name(), fn->span());
+}
+
+void RegionLifter::add(Lifted lifted) {
+  m_.set(lifted.info.symbol, std::move(lifted.function));
+  ++ctx_.stat("regions-lifted");
+  if (state_)
+    state_->log.regions.push_back(std::move(lifted.info));
+}
+
+namespace {
+
 class PartitionGraphPass final : public passes::Pass {
 public:
   std::string_view name() const override { return "partition-graph"; }
@@ -76,179 +257,17 @@ public:
   }
 
   Status run(Module &m, passes::PassContext &ctx) override {
-    Lifter lifter{m, ctx, ctx.partition(), sanitize(m.name()), {}};
+    RegionLifter lifter(m, ctx, ctx.partition());
     auto functions = m.functions(); // the new globals are not walked
     for (const auto &[global, fn] : functions) {
       if (fn->attrs().has(kCompilerAttr))
         continue; // already a lifted region
-      auto body = rewrite(
-          fn->body(),
-          [&](const Expr &, const Expr &rebuilt) -> Expected<Expr> {
-            if (const FunctionNode *region = regionOf(rebuilt))
-              return lifter.lift(*rebuilt->as<CallNode>(), *region, global);
-            return rebuilt;
-          },
-          /*intoFunctions=*/false);
-      if (!body.ok())
-        return std::move(body)
-            .withContext(fmt::format("partition-graph: in function '@{}'", global))
-            .error();
-      if (*body != fn->body())
-        m.set(global, makeFunction(fn->params(), *body, fn->attrs(), fn->name(), fn->span()));
+      TS_ASSIGN_OR_RETURN(Function lifted, lifter.liftAll(fn, global));
+      if (lifted != fn)
+        m.set(global, std::move(lifted));
     }
     return okStatus();
   }
-
-private:
-  struct Lifter {
-    Module &m;
-    passes::PassContext &ctx;
-    PartitionState *state;
-    std::string moduleName;
-    // Per target: "tessera_<module>_<target>_" and the next <n> to try.
-    std::map<std::string, std::pair<std::string, int>> next;
-
-    std::string freshSymbol(const std::string &target) {
-      auto it = next.find(target);
-      if (it == next.end())
-        it = next.emplace(target,
-                          std::pair(fmt::format("tessera_{}_{}_", moduleName, sanitize(target)), 0))
-                 .first;
-      auto &[prefix, n] = it->second;
-      for (;;) {
-        std::string s = prefix + std::to_string(n++);
-        if (!m.has(s))
-          return s;
-      }
-    }
-
-    bool constantsAsInputs(const std::string &target) const {
-      const Target *t = state ? state->find(target) : nullptr;
-      return t && t->plugin &&
-             (t->plugin->codegenFlags() & TESSERA_CODEGEN_CONSTANTS_AS_INPUTS) != 0;
-    }
-
-    Expected<Expr> lift(const CallNode &call, const FunctionNode &fn, const std::string &global) {
-      const std::string target = fn.attrs().getString(kCompilerAttr);
-      std::string where = call.name().empty() ? std::string("a region call")
-                                              : fmt::format("region call '%{}'", call.name());
-      if (target.empty())
-        return Error::format("{} has an empty or non-string Compiler attribute", where);
-      if (call.args().size() != fn.params().size())
-        return Error::format("{} passes {} arguments to a function of {} parameters", where,
-                             call.args().size(), fn.params().size());
-
-      // Parameters, merged where the call passes the same value twice.
-      std::vector<Var> params;
-      std::vector<Expr> args;
-      std::unordered_map<const ExprNode *, size_t> argIndex;
-      std::unordered_map<const ExprNode *, Expr> subst; // old param -> kept param
-      for (size_t i = 0; i < fn.params().size(); ++i) {
-        const Expr &arg = call.args()[i];
-        auto [it, fresh] = argIndex.emplace(arg.get(), params.size());
-        if (fresh) {
-          params.push_back(fn.params()[i]);
-          args.push_back(arg);
-        } else {
-          subst[fn.params()[i].get()] = params[it->second];
-          ++ctx.stat("params-merged");
-        }
-      }
-
-      // Constants as trailing parameters, when the plugin asks for that.
-      const bool constIn = constantsAsInputs(target);
-      std::unordered_map<const ExprNode *, Var> constParam;
-      auto paramFor = [&](const Expr &constant) -> Var {
-        auto it = constParam.find(constant.get());
-        if (it != constParam.end())
-          return it->second;
-        Var v = makeVar(fmt::format("c{}", constParam.size()), constant->type());
-        constParam.emplace(constant.get(), v);
-        params.push_back(v);
-        args.push_back(constant);
-        ++ctx.stat("constants-as-inputs");
-        return v;
-      };
-
-      Expr body = fn.body();
-      if (!subst.empty() || constIn) {
-        TS_ASSIGN_OR_RETURN(body, rewrite(
-                                      fn.body(),
-                                      [&](const Expr &orig, const Expr &rebuilt) -> Expected<Expr> {
-                                        if (auto it = subst.find(orig.get()); it != subst.end())
-                                          return it->second;
-                                        if (!constIn)
-                                          return rebuilt;
-                                        if (orig->as<ConstantNode>())
-                                          return Expr(paramFor(orig));
-                                        if (const auto *c = rebuilt->as<CallNode>();
-                                            c && c->localFn())
-                                          return composite(*c, paramFor);
-                                        return rebuilt;
-                                      },
-                                      /*intoFunctions=*/false));
-      }
-
-      std::string symbol = freshSymbol(target);
-      Attrs attrs = fn.attrs();
-      attrs.set(kGlobalSymbolAttr, symbol);
-      Function lifted = makeFunction(params, body, std::move(attrs), symbol, fn.span());
-      m.set(symbol, lifted);
-      ++ctx.stat("regions-lifted");
-      if (state)
-        state->log.regions.push_back(describe(symbol, target, *lifted));
-      const Type &fnType = lifted->type(); // what m.globalType(symbol) gives
-      return makeGlobalCall(symbol, fnType, std::move(args), call.name(), call.span())
-          .withContext(fmt::format("lifting {} in '@{}' to '@{}'", where, global, symbol));
-    }
-
-    /// A local-function call inside a region with the function's constants
-    /// turned into extra parameters, fed with the region's parameters.
-    template <typename ParamFor>
-    static Expected<Expr> composite(const CallNode &call, ParamFor &paramFor) {
-      const FunctionNode &fn = *call.localFn();
-      std::unordered_map<const ExprNode *, Var> inner;
-      std::vector<Var> params = fn.params();
-      std::vector<Expr> args(call.args().begin(), call.args().end());
-      TS_ASSIGN_OR_RETURN(Expr body,
-                          rewrite(
-                              fn.body(),
-                              [&](const Expr &orig, const Expr &rebuilt) -> Expected<Expr> {
-                                if (!orig->as<ConstantNode>())
-                                  return rebuilt;
-                                auto [it, fresh] = inner.emplace(orig.get(), nullptr);
-                                if (fresh) {
-                                  it->second =
-                                      makeVar(fmt::format("k{}", inner.size() - 1), orig->type());
-                                  params.push_back(it->second);
-                                  args.push_back(paramFor(orig));
-                                }
-                                return Expr(it->second);
-                              },
-                              /*intoFunctions=*/false));
-      if (inner.empty())
-        return makeLocalCall(call.localFnExpr(), std::move(args), call.name(), call.span());
-      Function f =
-          makeFunction(std::move(params), std::move(body), fn.attrs(), fn.name(), fn.span());
-      return makeLocalCall(f, std::move(args), call.name(), call.span());
-    }
-
-    static RegionInfo describe(const std::string &symbol, const std::string &target,
-                               const FunctionNode &fn) {
-      RegionInfo info;
-      info.symbol = symbol;
-      info.target = target;
-      for (const Var &p : fn.params())
-        info.inputs.push_back(p->type().str());
-      flattenTypes(fn.resultType(), info.outputs);
-      for (const ExprNode *n : postOrder(fn.body()))
-        if (const auto *c = n->as<CallNode>(); c && c->op()) {
-          ++info.ops;
-          info.flops += estimateFlops(*c);
-        }
-      return info;
-    }
-  };
 };
 
 } // namespace

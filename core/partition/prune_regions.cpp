@@ -15,7 +15,7 @@
 // the order of their first op in post order; the plugin's rule sees the
 // region as the function @tessera_<module>_<target>_<n> (n counting that
 // target's regions from 0 in that order). The pass reads the regions back
-// as labels (regions.h) and outlines the result; form-regions calls
+// as labels (regions.h) and outlines the result; the `partition` pass calls
 // pruneLabels directly.
 //
 // Preconditions: runs after merge-compiler-regions and before

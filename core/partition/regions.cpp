@@ -282,32 +282,39 @@ RegionBuilder::RegionBuilder(const NodeIndex &index, const Labels &labels)
       outputs_[size_t(regionOf[i])].push_back(int(i));
 }
 
+std::vector<int> RegionBuilder::inputs(int r) const {
+  std::vector<int> out;
+  for (int member : members_[size_t(r)])
+    for (int x : index_.operands(size_t(member))) {
+      const ExprKind kind = index_.kind(size_t(x));
+      if (labels_.regionOf[size_t(x)] == r || kind == ExprKind::Constant ||
+          kind == ExprKind::Function)
+        continue; // inside; constants and composite bodies go inside
+      if (std::find(out.begin(), out.end(), x) == out.end())
+        out.push_back(x);
+    }
+  return out;
+}
+
 Expected<Function> RegionBuilder::build(int r, const std::function<Expr(size_t)> &outside,
                                         std::vector<Expr> &args) {
   std::vector<Var> params;
   args.clear();
+  for (int x : inputs(r)) {
+    Var p = makeVar(fmt::format("p{}", params.size()), index_.node(size_t(x))->type());
+    params.push_back(p);
+    args.push_back(outside(size_t(x)));
+    inner_[size_t(x)] = p;
+    innerRegion_[size_t(x)] = r;
+  }
   for (int member : members_[size_t(r)]) {
-    const Expr &m = index_.expr(size_t(member));
     auto pos = index_.operands(size_t(member));
     std::vector<Expr> operands;
     operands.reserve(pos.size());
-    for (int x : pos) {
-      const size_t px = size_t(x);
-      const ExprKind kind = index_.kind(px);
-      if (innerRegion_[px] == r) {
-        operands.push_back(inner_[px]);
-      } else if (kind == ExprKind::Constant || kind == ExprKind::Function) {
-        operands.push_back(index_.expr(px)); // constants and composite bodies go inside
-      } else {
-        Var p = makeVar(fmt::format("p{}", params.size()), index_.node(px)->type());
-        params.push_back(p);
-        args.push_back(outside(px));
-        inner_[px] = p;
-        innerRegion_[px] = r;
-        operands.push_back(p);
-      }
-    }
-    TS_ASSIGN_OR_RETURN(inner_[size_t(member)], withOperands(m, std::move(operands)));
+    for (int x : pos)
+      operands.push_back(innerRegion_[size_t(x)] == r ? inner_[size_t(x)] : index_.expr(size_t(x)));
+    TS_ASSIGN_OR_RETURN(inner_[size_t(member)],
+                        withOperands(index_.expr(size_t(member)), std::move(operands)));
     innerRegion_[size_t(member)] = r;
   }
   const auto &outs = outputs_[size_t(r)];
@@ -324,7 +331,90 @@ Expected<Function> RegionBuilder::build(int r, const std::function<Expr(size_t)>
                       Attrs{{kCompilerAttr, labels_.targets[size_t(r)]}});
 }
 
-Expected<Expr> outlineRegions(const NodeIndex &index, const Labels &labels) {
+namespace {
+
+/// The arguments of a composite call in the order the inlined body reads
+/// them first (its post order), which is the order a walk of the inlined
+/// graph reaches them.
+Expected<std::vector<size_t>> inlinedReadOrder(const CallNode &call) {
+  const FunctionNode &fn = *call.localFn();
+  std::vector<Expr> self(fn.params().begin(), fn.params().end());
+  TS_ASSIGN_OR_RETURN(Expr body, inlineComposite(fn, self));
+  std::vector<size_t> order;
+  for (const ExprNode *n : postOrder(body, /*intoFunctions=*/false))
+    for (size_t k = 0; k < fn.params().size(); ++k)
+      if (n == fn.params()[k].get())
+        order.push_back(k);
+  return order;
+}
+
+} // namespace
+
+Expected<std::vector<std::pair<int, std::string>>>
+RegionBuilder::liftOrder(RegionLifter &lifter) const {
+  // Items: a position (>= 0) or a region r (-r - 1), standing for its call.
+  const std::vector<int> &regionOf = labels_.regionOf;
+  auto item = [&](int x) { return regionOf[size_t(x)] >= 0 ? -regionOf[size_t(x)] - 1 : x; };
+  const size_t n = index_.size();
+  std::vector<char> seenPos(n, 0), seenRegion(labels_.numRegions(), 0);
+  std::vector<std::pair<int, std::string>> order;
+  struct Frame {
+    int item;
+    std::vector<int> next; // items still to visit, reversed
+  };
+  std::vector<Frame> stack;
+  auto push = [&](int it) -> Status {
+    char &seen = it >= 0 ? seenPos[size_t(it)] : seenRegion[size_t(-it - 1)];
+    if (seen)
+      return okStatus();
+    seen = 1;
+    Frame f{it, {}};
+    if (it < 0) {
+      for (int x : inputs(-it - 1))
+        f.next.push_back(item(x));
+    } else if (index_.kind(size_t(it)) != ExprKind::Function) {
+      auto ops = index_.operands(size_t(it));
+      const auto *call = index_.node(size_t(it))->as<CallNode>();
+      if (regionOf[size_t(it)] == Labels::kPruned && call && call->localFn() &&
+          call->localFn()->attrs().has(kCompositeAttr)) {
+        TS_ASSIGN_OR_RETURN(std::vector<size_t> reads, inlinedReadOrder(*call));
+        for (size_t k : reads)
+          f.next.push_back(item(ops[k + 1])); // after the callee
+      } else {
+        for (int x : ops)
+          f.next.push_back(item(x));
+      }
+    }
+    std::reverse(f.next.begin(), f.next.end());
+    stack.push_back(std::move(f));
+    return okStatus();
+  };
+  if (n == 0)
+    return order;
+  TS_RETURN_IF_ERROR(push(item(int(n - 1))));
+  while (!stack.empty()) {
+    Frame &top = stack.back();
+    if (!top.next.empty()) {
+      int it = top.next.back();
+      top.next.pop_back();
+      TS_RETURN_IF_ERROR(push(it));
+      continue;
+    }
+    const int it = top.item;
+    stack.pop_back();
+    if (it < 0) {
+      order.emplace_back(it, lifter.freshSymbol(labels_.targets[size_t(-it - 1)]));
+    } else if (std::string target; regionFunctionOf(*index_.node(size_t(it)), &target)) {
+      const auto *call = index_.node(size_t(it))->as<CallNode>();
+      TS_ASSIGN_OR_RETURN(target, lifter.targetOf(*call, *call->localFn()));
+      order.emplace_back(it, lifter.freshSymbol(target));
+    }
+  }
+  return order;
+}
+
+Expected<Expr> outlineRegions(const NodeIndex &index, const Labels &labels, RegionLifter *lifter,
+                              const std::string &global) {
   const size_t n = index.size();
   const int numRegions = int(labels.numRegions());
   ContractedGraph contracted(index, labels.regionOf, numRegions);
@@ -339,6 +429,22 @@ Expected<Expr> outlineRegions(const NodeIndex &index, const Labels &labels) {
       vertexNode[size_t(contracted.vertex(i))] = int(i);
 
   RegionBuilder builder(index, labels);
+  // With a lifter: the symbol of each region call (regions, and region
+  // calls already in the body) in the order partition-graph would name them.
+  std::vector<std::pair<int, std::string>> lifts;
+  std::vector<int> liftAt(n, -1), liftOfRegion(size_t(numRegions), -1);
+  std::vector<RegionLifter::Lifted> lifted;
+  if (lifter) {
+    TS_ASSIGN_OR_RETURN(lifts, builder.liftOrder(*lifter));
+    for (size_t k = 0; k < lifts.size(); ++k)
+      (lifts[k].first < 0 ? liftOfRegion[size_t(-lifts[k].first - 1)]
+                          : liftAt[size_t(lifts[k].first)]) = int(k);
+    lifted.resize(lifts.size());
+  }
+  auto lift = [&](const Expr &call, int k) -> Expected<Expr> {
+    const auto *c = call->as<CallNode>();
+    return lifter->lift(*c, *c->localFn(), global, lifts[size_t(k)].second, lifted[size_t(k)]);
+  };
   std::vector<Expr> rebuilt(n); // new value of each node used outside its region
   std::vector<Expr> args;
   for (int v : order) {
@@ -359,6 +465,9 @@ Expected<Expr> outlineRegions(const NodeIndex &index, const Labels &labels) {
         const auto *call = rebuilt[i]->as<CallNode>();
         TS_ASSIGN_OR_RETURN(rebuilt[i], inlineComposite(*call->localFn(), call->args()));
       }
+      if (liftAt[i] >= 0) {
+        TS_ASSIGN_OR_RETURN(rebuilt[i], lift(rebuilt[i], liftAt[i]));
+      }
       continue;
     }
     TS_ASSIGN_OR_RETURN(
@@ -368,6 +477,9 @@ Expected<Expr> outlineRegions(const NodeIndex &index, const Labels &labels) {
         Expr call,
         makeLocalCall(fn, std::move(args),
                       outs.size() == 1 ? index.node(size_t(outs[0]))->name() : std::string()));
+    if (lifter) {
+      TS_ASSIGN_OR_RETURN(call, lift(call, liftOfRegion[size_t(v)]));
+    }
     if (outs.size() == 1) {
       rebuilt[size_t(outs[0])] = call;
     } else {
@@ -377,6 +489,8 @@ Expected<Expr> outlineRegions(const NodeIndex &index, const Labels &labels) {
       }
     }
   }
+  for (RegionLifter::Lifted &l : lifted) // in the order partition-graph adds them
+    lifter->add(std::move(l));
   return rebuilt[n - 1];
 }
 

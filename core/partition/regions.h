@@ -21,23 +21,21 @@
 #pragma once
 
 #include "ir/module.h"
+#include "partition/partition.h"
 #include "ir/visit.h"
 #include "support/error.h"
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <span>
 #include <memory>
 #include <string>
 #include <vector>
 
-namespace tessera::passes {
-class PassContext;
-}
-
 namespace tessera::partition {
 
-struct PartitionState;
+class RegionLifter;
 
 /// The region function of `node` when it is a call of a local function with
 /// a string attribute Compiler (its value in `target`), else null.
@@ -144,6 +142,13 @@ public:
   /// position p outside the region, collected in `args` (parameter order).
   Expected<ir::Function> build(int r, const std::function<ir::Expr(size_t)> &outside,
                                std::vector<ir::Expr> &args);
+  /// The positions outside region r its members read (constants and
+  /// function literals excepted): its parameters, in order.
+  std::vector<int> inputs(int r) const;
+  /// The region calls of the outlined body (regions as -r - 1, region calls
+  /// already in the body as their position) in post order, each with its
+  /// symbol from `lifter` (which partition-graph would give it).
+  Expected<std::vector<std::pair<int, std::string>>> liftOrder(RegionLifter &lifter) const;
   /// The members of region r its function returns, in post order.
   const std::vector<int> &outputs(int r) const { return outputs_[size_t(r)]; }
   const std::vector<int> &members(int r) const { return members_[size_t(r)]; }
@@ -159,8 +164,11 @@ private:
 /// The body with each region replaced by a call of its function
 /// (RegionBuilder) with attribute Compiler="<target>"; a region with several
 /// results is read back with TupleGetItem. Nodes outside regions are rebuilt
-/// over the new values; a composite call labelled kPruned is inlined.
-Expected<ir::Expr> outlineRegions(const ir::NodeIndex &index, const Labels &labels);
+/// over the new values; a composite call labelled kPruned is inlined. With
+/// a lifter, every region call is lifted to a global function as
+/// partition-graph would lift it (same symbols, same log order).
+Expected<ir::Expr> outlineRegions(const ir::NodeIndex &index, const Labels &labels,
+                                  RegionLifter *lifter = nullptr, const std::string &global = {});
 
 /// annotate-target's decisions on `index`, the body of global function
 /// `global` (annotate_target.cpp): each claimed call in a region of its own
@@ -169,6 +177,49 @@ Expected<ir::Expr> outlineRegions(const ir::NodeIndex &index, const Labels &labe
 Expected<Labels> annotateLabels(const ir::Function &fn, const std::string &global,
                                 const ir::NodeIndex &index, PartitionState &state,
                                 passes::PassContext &ctx);
+
+/// Lifts region calls to global functions, as partition-graph does
+/// (partition_graph.cpp): @tessera_<module>_<target>_<n> with attributes
+/// Compiler and global_symbol, <n> counting per target across the module.
+class RegionLifter {
+public:
+  RegionLifter(ir::Module &m, passes::PassContext &ctx, PartitionState *state);
+
+  /// The next unused symbol of `target`.
+  std::string freshSymbol(const std::string &target);
+  /// The Compiler attribute of a region function; an error naming the call
+  /// when it is empty.
+  Expected<std::string> targetOf(const ir::CallNode &call, const ir::FunctionNode &fn) const;
+  /// A region lifted, not yet in the module.
+  struct Lifted {
+    ir::Function function;
+    RegionInfo info;
+  };
+  /// The global function @symbol made of `fn` (in `out`) and the call of it
+  /// that replaces `call`.
+  Expected<ir::Expr> lift(const ir::CallNode &call, const ir::FunctionNode &fn,
+                          const std::string &global, const std::string &symbol, Lifted &out);
+  /// Adds a lifted region to the module and the partition log.
+  void add(Lifted lifted);
+  /// Every region call in the body of `fn`, lifted in post order (fn itself
+  /// when there is none); each region recorded in the log.
+  Expected<ir::Function> liftAll(const ir::Function &fn, const std::string &global);
+
+private:
+  bool constantsAsInputs(const std::string &target) const;
+  static std::string where(const ir::CallNode &call);
+  template <typename ParamFor>
+  static Expected<ir::Expr> composite(const ir::CallNode &call, ParamFor &paramFor);
+  static RegionInfo describe(const std::string &symbol, const std::string &target,
+                             const ir::FunctionNode &fn);
+
+  ir::Module &m_;
+  passes::PassContext &ctx_;
+  PartitionState *state_;
+  std::string moduleName_;
+  // Per target: "tessera_<module>_<target>_" and the next <n> to try.
+  std::map<std::string, std::pair<std::string, int>> next_;
+};
 
 /// Merges the same-target region calls of every global function of `m`
 /// (functions that carry a Compiler attribute themselves are skipped).
