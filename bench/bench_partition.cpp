@@ -14,8 +14,9 @@
 //    deciding on the compact index saves.
 // 3. partition-graph alone on the same chains already split into Compiler
 //    regions (what merge-compiler-regions leaves), which needs no plugin.
-// A pass that fails is reported and skipped. --lift-only runs only part 3;
-// --sizes N,N,... replaces 10^3,10^4,10^5 (e.g. for cachegrind).
+// A pass that fails is reported and skipped. --only pipeline|steps|lift
+// runs one part; --sizes N,N,... replaces 10^3,10^4,10^5 (e.g. for
+// cachegrind).
 //
 //===----------------------------------------------------------------------===//
 #include "ir/expr.h"
@@ -132,12 +133,14 @@ bool timePipeline(const char *label, const Module &m, int64_t nodes, std::string
 } // namespace
 
 int main(int argc, char **argv) {
-  bool liftOnly = false;
+  std::string only; // "", "pipeline", "steps" or "lift"
   std::vector<int64_t> sizes = {1000, 10000, 100000};
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
-    if (a == "--lift-only") {
-      liftOnly = true;
+    if (a == "--only" && i + 1 < argc &&
+        (std::string_view(argv[i + 1]) == "pipeline" || std::string_view(argv[i + 1]) == "steps" ||
+         std::string_view(argv[i + 1]) == "lift")) {
+      only = argv[++i];
     } else if (a == "--sizes" && i + 1 < argc) {
       sizes.clear();
       for (std::string_view list = argv[++i]; !list.empty();) {
@@ -146,32 +149,36 @@ int main(int argc, char **argv) {
         list.remove_prefix(std::min(e + 1, list.size()));
       }
     } else {
-      std::fprintf(stderr, "usage: bench_partition [--lift-only] [--sizes N,N,...]\n");
+      std::fprintf(stderr,
+                   "usage: bench_partition [--only pipeline|steps|lift] [--sizes N,N,...]\n");
       return 2;
     }
   }
+  auto want = [&](const char *part) { return only.empty() || only == part; };
   auto &registry = plugin::PluginRegistry::global();
   auto state = partition::PartitionState::fromNames({"json"}, registry);
   std::printf("bench_partition: chains of dense/add/relu/sigmoid (json) and sin (host)\n");
-  if (liftOnly) {
-    std::printf("  full pipeline skipped (--lift-only)\n");
-  } else if (!state.ok()) {
-    std::printf("  full pipeline skipped: %s\n", state.error().str().c_str());
-  } else {
+  if ((want("pipeline") || want("steps")) && !state.ok())
+    std::printf("  pipelines skipped: %s\n", state.error().str().c_str());
+  if (want("pipeline") && state.ok()) {
     std::printf("partition pipeline (%s), target json (median of 5):\n",
                 std::string(partition::kPartitionPipeline).c_str());
     for (int64_t n : sizes)
       if (!timePipeline("pipeline", chain(n, false), n, partition::kPartitionPipeline,
                         state->get()))
         break;
+  }
+  if (want("steps") && state.ok()) {
     std::printf("the five passes one after the other (median of 5):\n");
     for (int64_t n : sizes)
       if (!timePipeline("steps", chain(n, false), n, partition::kPartitionSteps, state->get()))
         break;
   }
-  std::printf("partition-graph alone on pre-formed regions (median of 5):\n");
-  partition::PartitionState empty;
-  for (int64_t n : sizes)
-    timePipeline("lift", chain(n, true), n, "partition-graph", &empty);
+  if (want("lift")) {
+    std::printf("partition-graph alone on pre-formed regions (median of 5):\n");
+    partition::PartitionState empty;
+    for (int64_t n : sizes)
+      timePipeline("lift", chain(n, true), n, "partition-graph", &empty);
+  }
   return 0;
 }

@@ -116,8 +116,17 @@ Expected<Expr> rewrite(const Expr &root, const RewriteFn &fn, bool intoFunctions
   return replaced.back(); // the root comes last in post-order
 }
 
-NodeIndex::NodeIndex(Expr root, bool intoFunctions)
+NodeIndex::NodeIndex(Expr root, bool intoFunctions) : NodeIndex(std::move(root), intoFunctions, {}) {}
+
+NodeIndex::NodeIndex(Expr root, bool intoFunctions, const Substitutions &substitute)
     : root_(std::move(root)), intoFunctions_(intoFunctions), position_(8) {
+  auto seen = [&](const Expr &e) -> const Expr & {
+    if (substitute.empty())
+      return e;
+    auto it = substitute.find(e.get());
+    return it == substitute.end() ? e : it->second;
+  };
+  root_ = seen(root_);
   // The walk of walkPostOrder, recording each edge's target as it goes: the
   // probe that tells whether a child was seen also gives its discovery
   // number, so the operand table costs no extra lookup.
@@ -138,7 +147,7 @@ NodeIndex::NodeIndex(Expr root, bool intoFunctions)
     auto ops = node->operands();
     const bool leaf = !intoFunctions && node->kind() == ExprKind::Function;
     if (!leaf && top.next < ops.size()) {
-      const Expr &child = ops[top.next++];
+      const Expr &child = seen(ops[top.next++]);
       auto [pre, fresh] = position_.insert(child.get(), int64_t(preToPost_.size()));
       edges.push_back(pre);
       if (fresh) {

@@ -53,7 +53,16 @@ Expected<Expr> rewrite(const Expr &root, const RewriteFn &fn, bool intoFunctions
 /// nor movable (the root slot's address is recorded).
 class NodeIndex {
 public:
+  /// Nodes to see in place of others (key: the node replaced).
+  using Substitutions = std::unordered_map<const ExprNode *, Expr>;
+
   explicit NodeIndex(Expr root, bool intoFunctions = true);
+  /// The index of the graph `root` would be with each node of
+  /// `substitute` replaced by its value wherever it is used (the values'
+  /// own operands are walked as they are, substitutions applied). Nothing
+  /// is rebuilt: expr(i) of a replaced node is the value in the map, which
+  /// must outlive the index.
+  NodeIndex(Expr root, bool intoFunctions, const Substitutions &substitute);
   NodeIndex(const NodeIndex &) = delete;
   NodeIndex &operator=(const NodeIndex &) = delete;
 

@@ -57,14 +57,16 @@ int scheduleRuns(const NodeIndex &index, const Labels &labels, std::vector<int> 
   const int numRegions = int(labels.numRegions());
   // Targets numbered by name: ties between targets break the same way
   // however the regions are numbered.
-  std::vector<std::string> names(labels.targets);
+  std::vector<std::string> names; // distinct targets (a handful)
+  for (const std::string &t : labels.targets)
+    if (names.empty() || (t != names.back() && std::find(names.begin(), names.end(), t) ==
+                                                   names.end()))
+      names.push_back(t);
   std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
   std::vector<int> targetOf(static_cast<size_t>(numRegions));
   for (int r = 0; r < numRegions; ++r)
     targetOf[size_t(r)] =
-        int(std::lower_bound(names.begin(), names.end(), labels.targets[size_t(r)]) -
-            names.begin());
+        int(std::find(names.begin(), names.end(), labels.targets[size_t(r)]) - names.begin());
 
   // Vertices: the regions, then each node outside regions that is not a leaf.
   std::vector<int> vertexOf(n, -1);

@@ -30,6 +30,7 @@
 #include "ir/visit.h"
 #include "partition/pattern.h"
 #include "partition/plugin_bridge.h"
+#include "partition/regions.h"
 #include "plugin/registry.h"
 
 #include <unordered_map>
@@ -40,11 +41,95 @@ using namespace ir;
 
 namespace {
 
-/// One target's parsed pattern.
-struct TargetPattern {
-  const Target *target;
-  Pattern pattern;
+/// An accepted match and the composite it becomes.
+struct Accepted {
+  PatternMatch match;
+  std::string composite; // "<plugin>.<pattern>"
 };
+
+/// Per-node data of one function, indexed by post-order position.
+struct Matching {
+  const NodeIndex &index;
+  std::vector<int> uses;       // uses of each node (see usesOf)
+  std::vector<char> taken;     // ops of accepted matches
+  std::vector<int> acceptedAt; // root position -> index into `accepted`, or -1
+  std::vector<Accepted> accepted;
+
+  bool isTaken(const ExprNode *n) const {
+    int64_t p = index.position(n);
+    return p >= 0 && taken[size_t(p)];
+  }
+};
+
+/// How often each top-level node is used, counting uses from inside nested
+/// function bodies too (as ir::useCounts does): one walk when the body has
+/// no function literal, the full count otherwise.
+std::vector<int> usesOf(const Function &fn, const NodeIndex &index) {
+  bool nested = false;
+  for (size_t i = 0; i < index.size() && !nested; ++i)
+    nested = index.kind(i) == ExprKind::Function;
+  if (!nested)
+    return useCountsByPosition(index);
+  std::unordered_map<const ExprNode *, int> all = useCounts(fn->body());
+  std::vector<int> uses(index.size(), 0);
+  for (size_t i = 0; i < index.size(); ++i)
+    uses[i] = all.at(index.node(i));
+  return uses;
+}
+
+/// No overlap with accepted matches, and no interior node used outside.
+bool usableMatch(const PatternMatch &match, const Matching &m) {
+  for (const Expr &op : match.ops)
+    if (m.isTaken(op.get()))
+      return false;
+  // Uses of each interior node from inside the match (matches are small).
+  for (const Expr &in : match.interior) {
+    int inside = 0;
+    for (const Expr &op : match.ops)
+      for (const Expr &x : op->operands())
+        inside += x.get() == in.get();
+    int64_t p = m.index.position(in.get());
+    if (p >= 0 && m.uses[size_t(p)] > inside)
+      return false;
+  }
+  return true;
+}
+
+/// The accepted matches of one pattern, tried at every op call not yet
+/// taken, roots before their operands.
+Status findMatches(Matching &m, const TargetPattern &tp, passes::PassContext &ctx) {
+  const std::string composite = tp.target->name + "." + tp.pattern.name;
+  for (size_t i = m.index.size(); i-- > 0;) {
+    const Expr &node = m.index.expr(i);
+    const auto *call = node->as<CallNode>();
+    if (!call || call->calleeKind() != CallNode::CalleeKind::Op || m.taken[i])
+      continue;
+    std::optional<PatternMatch> match = matchPattern(tp.pattern, node);
+    if (!match)
+      continue;
+    if (match->ops.size() < 2) {
+      ++ctx.stat("matches-of-one-op");
+      continue;
+    }
+    if (!usableMatch(*match, m)) {
+      ++ctx.stat("matches-skipped");
+      continue;
+    }
+    TS_ASSIGN_OR_RETURN(OpDescList descs, OpDescList::fromCalls(match->ops));
+    plugin::CheckResult verdict = tp.target->plugin->checkPattern(
+        tp.pattern.name, std::span<const tessera_op_desc_t *const>(descs.data(), descs.size()));
+    if (!verdict.supported) {
+      ++ctx.stat("matches-vetoed");
+      continue;
+    }
+    for (const Expr &op : match->ops)
+      if (int64_t p = m.index.position(op.get()); p >= 0)
+        m.taken[size_t(p)] = 1;
+    m.acceptedAt[i] = int(m.accepted.size());
+    m.accepted.push_back(Accepted{std::move(*match), composite});
+  }
+  return okStatus();
+}
 
 class MergeCompositePass : public passes::Pass {
 public:
@@ -56,15 +141,7 @@ public:
   Status run(Module &m, passes::PassContext &ctx) override {
     TS_ASSIGN_OR_RETURN(PartitionState * state, requireState(ctx, name()));
     // Parse every pattern first: a bad pattern fails the pass whatever the IR.
-    std::vector<TargetPattern> patterns;
-    for (const Target &t : state->targets) {
-      for (const auto &[patName, text] : t.plugin->patterns()) {
-        auto parsed = parsePattern(patName, text);
-        if (!parsed.ok())
-          return Error::format("plugin '{}': {}", t.name, parsed.error().message());
-        patterns.push_back({&t, std::move(parsed).value()});
-      }
-    }
+    TS_ASSIGN_OR_RETURN(std::vector<TargetPattern> patterns, parsePatterns(*state));
     if (patterns.empty())
       return okStatus();
 
@@ -82,137 +159,81 @@ public:
   }
 
 private:
-  /// An accepted match and the composite it becomes.
-  struct Accepted {
-    PatternMatch match;
-    std::string composite; // "<plugin>.<pattern>"
-  };
-
-  /// Per-node data of one function, indexed by post-order position.
-  struct Matching {
-    const NodeIndex &index;
-    std::vector<int> uses;       // uses of each node (see usesOf)
-    std::vector<char> taken;     // ops of accepted matches
-    std::vector<int> acceptedAt; // root position -> index into `accepted`, or -1
-    std::vector<Accepted> accepted;
-
-    bool isTaken(const ExprNode *n) const {
-      int64_t p = index.position(n);
-      return p >= 0 && taken[size_t(p)];
-    }
-  };
-
-  /// How often each top-level node is used, counting uses from inside nested
-  /// function bodies too (as ir::useCounts does): one walk when the body has
-  /// no function literal, the full count otherwise.
-  static std::vector<int> usesOf(const Function &fn, const NodeIndex &index) {
-    bool nested = false;
-    for (size_t i = 0; i < index.size() && !nested; ++i)
-      nested = index.node(i)->kind() == ExprKind::Function;
-    if (!nested)
-      return useCountsByPosition(index);
-    std::unordered_map<const ExprNode *, int> all = useCounts(fn->body());
-    std::vector<int> uses(index.size(), 0);
-    for (size_t i = 0; i < index.size(); ++i)
-      uses[i] = all.at(index.node(i));
-    return uses;
-  }
-
-  /// Finds the matches of every pattern, in order, then outlines them all in
-  /// one rebuild. Equivalent to applying the patterns one after the other:
-  /// a later pattern never takes an op of an earlier match, and outlining
-  /// does not change how often the remaining nodes are used.
-  Expected<Function> outline(const Function &fn, const std::vector<TargetPattern> &patterns,
-                             passes::PassContext &ctx) {
+  /// All matches outlined in one rebuild of the function.
+  static Expected<Function> outline(const Function &fn, const std::vector<TargetPattern> &patterns,
+                                    passes::PassContext &ctx) {
     NodeIndex index(fn->body(), /*intoFunctions=*/false);
-    Matching m{index,
-               usesOf(fn, index),
-               std::vector<char>(index.size(), 0),
-               std::vector<int>(index.size(), -1),
-               {}};
-    for (const TargetPattern &tp : patterns)
-      TS_RETURN_IF_ERROR(findMatches(m, tp, ctx));
-    if (m.accepted.empty())
+    TS_ASSIGN_OR_RETURN(Composites found, findComposites(fn, index, patterns, ctx));
+    if (found.empty())
       return fn;
-
-    // Rebuild bottom-up; each accepted root becomes the composite's call on
-    // the rewritten inputs (interior nodes become dead).
-    auto body = rewrite(index,
-                        [&](size_t i, const Expr &, const Expr &rebuilt,
-                            std::span<const Expr> replaced) -> Expected<Expr> {
-                          if (m.acceptedAt[i] < 0)
-                            return rebuilt;
-                          const Accepted &a = m.accepted[size_t(m.acceptedAt[i])];
-                          std::vector<Expr> args;
-                          args.reserve(a.match.inputs.size());
-                          for (const Expr &in : a.match.inputs) {
-                            int64_t p = index.position(in.get());
-                            args.push_back(p >= 0 ? replaced[size_t(p)] : in);
-                          }
-                          ++ctx.stat("composites-formed");
-                          return outlineComposite(a.match, a.composite, std::move(args));
-                        });
-    if (!body.ok())
-      return body.error();
-    return makeFunction(fn->params(), std::move(body).value(), fn->attrs(), fn->name(), fn->span());
-  }
-
-  /// The accepted matches of one pattern, tried at every op call not yet
-  /// taken, roots before their operands.
-  static Status findMatches(Matching &m, const TargetPattern &tp, passes::PassContext &ctx) {
-    const std::string composite = tp.target->name + "." + tp.pattern.name;
-    for (size_t i = m.index.size(); i-- > 0;) {
-      const Expr &node = m.index.expr(i);
-      const auto *call = node->as<CallNode>();
-      if (!call || call->calleeKind() != CallNode::CalleeKind::Op || m.taken[i])
-        continue;
-      std::optional<PatternMatch> match = matchPattern(tp.pattern, node);
-      if (!match)
-        continue;
-      if (match->ops.size() < 2) {
-        ++ctx.stat("matches-of-one-op");
-        continue;
-      }
-      if (!usableMatch(*match, m)) {
-        ++ctx.stat("matches-skipped");
-        continue;
-      }
-      TS_ASSIGN_OR_RETURN(OpDescList descs, OpDescList::fromCalls(match->ops));
-      plugin::CheckResult verdict = tp.target->plugin->checkPattern(
-          tp.pattern.name, std::span<const tessera_op_desc_t *const>(descs.data(), descs.size()));
-      if (!verdict.supported) {
-        ++ctx.stat("matches-vetoed");
-        continue;
-      }
-      for (const Expr &op : match->ops)
-        if (int64_t p = m.index.position(op.get()); p >= 0)
-          m.taken[size_t(p)] = 1;
-      m.acceptedAt[i] = int(m.accepted.size());
-      m.accepted.push_back(Accepted{std::move(*match), composite});
-    }
-    return okStatus();
-  }
-
-  /// No overlap with accepted matches, and no interior node used outside.
-  static bool usableMatch(const PatternMatch &match, const Matching &m) {
-    for (const Expr &op : match.ops)
-      if (m.isTaken(op.get()))
-        return false;
-    // Uses of each interior node from inside the match (matches are small).
-    for (const Expr &in : match.interior) {
-      int inside = 0;
-      for (const Expr &op : match.ops)
-        for (const Expr &x : op->operands())
-          inside += x.get() == in.get();
-      int64_t p = m.index.position(in.get());
-      if (p >= 0 && m.uses[size_t(p)] > inside)
-        return false;
-    }
-    return true;
+    return withComposites(fn, index, found);
   }
 };
 
 } // namespace
+
+Expected<std::vector<TargetPattern>> parsePatterns(const PartitionState &state) {
+  std::vector<TargetPattern> patterns;
+  for (const Target &t : state.targets) {
+    for (const auto &[patName, text] : t.plugin->patterns()) {
+      auto parsed = parsePattern(patName, text);
+      if (!parsed.ok())
+        return Error::format("plugin '{}': {}", t.name, parsed.error().message());
+      patterns.push_back({&t, std::move(parsed).value()});
+    }
+  }
+  return patterns;
+}
+
+Expected<Composites> findComposites(const Function &fn, const NodeIndex &index,
+                                    const std::vector<TargetPattern> &patterns,
+                                    passes::PassContext &ctx) {
+  // Equivalent to applying the patterns one after the other: a later
+  // pattern never takes an op of an earlier match, and outlining does not
+  // change how often the remaining nodes are used.
+  Matching m{index,
+             usesOf(fn, index),
+             std::vector<char>(index.size(), 0),
+             std::vector<int>(index.size(), -1),
+             {}};
+  for (const TargetPattern &tp : patterns)
+    TS_RETURN_IF_ERROR(findMatches(m, tp, ctx));
+  Composites out;
+  for (size_t i = 0; i < index.size(); ++i) {
+    if (m.acceptedAt[i] < 0)
+      continue;
+    const Accepted &a = m.accepted[size_t(m.acceptedAt[i])];
+    TS_ASSIGN_OR_RETURN(Expr call, outlineComposite(a.match, a.composite));
+    out.emplace(index.node(i), std::move(call));
+    ++ctx.stat("composites-formed");
+  }
+  return out;
+}
+
+Expected<Function> withComposites(const Function &fn, const NodeIndex &index,
+                                  const Composites &composites) {
+  // Rebuild bottom-up; each accepted root becomes its composite's call on
+  // the rewritten inputs (interior nodes become dead).
+  auto body = rewrite(index,
+                      [&](size_t i, const Expr &, const Expr &rebuilt,
+                          std::span<const Expr> replaced) -> Expected<Expr> {
+                        auto it = composites.find(index.node(i));
+                        if (it == composites.end())
+                          return rebuilt;
+                        const auto *call = it->second->as<CallNode>();
+                        std::vector<Expr> args;
+                        args.reserve(call->args().size());
+                        for (const Expr &in : call->args()) {
+                          int64_t p = index.position(in.get());
+                          args.push_back(p >= 0 ? replaced[size_t(p)] : in);
+                        }
+                        return makeLocalCall(call->localFnExpr(), std::move(args), call->name(),
+                                             call->span());
+                      });
+  if (!body.ok())
+    return body.error();
+  return makeFunction(fn->params(), std::move(body).value(), fn->attrs(), fn->name(), fn->span());
+}
 
 std::unique_ptr<passes::Pass> createMergeCompositePass() {
   return std::make_unique<MergeCompositePass>();

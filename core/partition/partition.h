@@ -21,7 +21,7 @@
 //                           Compiler and global_symbol
 //
 // partitionModule runs kPartitionPipeline instead, where one pass,
-// `partition`, makes the decisions of the last four on a compact index and
+// `partition`, makes the decisions of all five on a compact index and
 // rebuilds the IR once; the module is the same (partition/regions.h).
 //
 // The IR between the passes (docs/design/0004-partitioning-in-the-ir.md):
@@ -74,9 +74,9 @@ namespace tessera::partition {
 /// input (tessera-opt, lit tests, --print-after).
 inline constexpr std::string_view kPartitionSteps =
     "merge-composite,annotate-target,merge-compiler-regions,prune-regions,partition-graph";
-/// What partitionModule runs: the same result, with the last four steps
-/// decided on one compact index and the IR rebuilt once (`partition`).
-inline constexpr std::string_view kPartitionPipeline = "merge-composite,partition";
+/// What partitionModule runs: the same result, with the five steps decided
+/// on one compact index and the IR rebuilt once (the `partition` pass).
+inline constexpr std::string_view kPartitionPipeline = "partition";
 
 /// Attribute names on region and composite functions.
 inline constexpr const char *kCompilerAttr = "Compiler";
@@ -150,8 +150,7 @@ std::unique_ptr<passes::Pass> createAnnotateTargetPass();
 std::unique_ptr<passes::Pass> createMergeCompilerRegionsPass();
 std::unique_ptr<passes::Pass> createPruneRegionsPass();
 std::unique_ptr<passes::Pass> createPartitionGraphPass();
-/// annotate-target, merge-compiler-regions, prune-regions and
-/// partition-graph in one pass.
+/// The five steps in one pass.
 std::unique_ptr<passes::Pass> createPartitionPass();
 
 /// Registers the partition passes (PassRegistry::standard() calls this).

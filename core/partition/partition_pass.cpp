@@ -24,6 +24,9 @@
 #include "partition/regions.h"
 
 #include "ir/visit.h"
+#include "plugin/registry.h"
+
+#include <algorithm>
 
 namespace tessera::partition {
 
@@ -41,22 +44,53 @@ public:
 
   Status run(Module &m, passes::PassContext &ctx) override {
     TS_ASSIGN_OR_RETURN(PartitionState * state, requireState(ctx, name()));
-    if (hasRegionCalls(m))
-      return runSteps(m, ctx);
+    TS_ASSIGN_OR_RETURN(std::vector<TargetPattern> patterns, parsePatterns(*state));
+    const bool hook = std::any_of(state->targets.begin(), state->targets.end(),
+                                  [](const Target &t) { return t.plugin->hasPartitionHook(); });
+    // merge-composite's step for every function first (as the steps run).
+    // A function that already calls a region sends the whole module
+    // through the steps.
+    std::vector<Work> work;
+    for (const auto &[global, fn] : m.functions()) {
+      if (fn->attrs().has(kCompilerAttr))
+        continue; // already partitioned
+      work.push_back(
+          Work{global, fn, std::make_unique<NodeIndex>(fn->body(), /*intoFunctions=*/false), {}, {}});
+      if (callsRegion(*work.back().index))
+        return runSteps(m, ctx);
+    }
+    for (Work &w : work) {
+      const std::string &global = w.global;
+      const Function &fn = w.original;
+      auto found = findComposites(fn, *w.index, patterns, ctx);
+      if (!found.ok())
+        return std::move(found).withContext(fmt::format("in function '@{}'", global)).error();
+      w.composites = std::move(found).value();
+      if (!w.composites.empty()) {
+        if (hook) {
+          // The hook reads the function itself: build it with its composites.
+          TS_ASSIGN_OR_RETURN(w.fn, withComposites(fn, *w.index, w.composites));
+          w.composites.clear();
+          w.index = std::make_unique<NodeIndex>(w.fn->body(), /*intoFunctions=*/false);
+        } else {
+          // The index of the function with its composites, without building it.
+          w.index = std::make_unique<NodeIndex>(fn->body(), /*intoFunctions=*/false, w.composites);
+        }
+      }
+    }
+
     RegionLifter lifter(m, ctx, state);
     Logs logs;
     Status status = okStatus();
-    auto functions = m.functions(); // the lifted regions are not walked
-    for (const auto &[global, fn] : functions) {
-      if (fn->attrs().has(kCompilerAttr))
-        continue; // already partitioned
-      auto formed = form(m, global, fn, *state, lifter, logs, ctx);
+    for (Work &w : work) {
+      auto formed = form(m, w, *state, lifter, logs, ctx);
       if (!formed.ok()) {
-        status = std::move(formed).withContext(fmt::format("in function '@{}'", global)).error();
+        status = std::move(formed).withContext(fmt::format("in function '@{}'", w.global)).error();
         break;
       }
-      if (*formed != fn)
-        m.set(global, std::move(formed).value());
+      if (*formed != w.original)
+        m.set(w.global, std::move(formed).value());
+      w.index.reset();
     }
     // The log in the order of the steps: every function's annotate-target
     // decisions, then their prune-regions ones. (After an error the log is
@@ -70,6 +104,15 @@ public:
   }
 
 private:
+  /// One function to partition.
+  struct Work {
+    std::string global;
+    Function original;
+    std::unique_ptr<NodeIndex> index; // of the function with its composites
+    Composites composites;            // what `index` substitutes (it points into them)
+    Function fn;                      // the function with composites, when built
+  };
+
   struct Logs {
     std::vector<HostDecision> annotate, prune;
   };
@@ -82,44 +125,42 @@ private:
     host.resize(from);
   }
 
-  static Expected<Function> form(const Module &m, const std::string &global, const Function &fn,
-                                 PartitionState &state, RegionLifter &lifter, Logs &logs,
-                                 passes::PassContext &ctx) {
-    NodeIndex index(fn->body(), /*intoFunctions=*/false);
+  static Expected<Function> form(const Module &m, const Work &w, PartitionState &state,
+                                 RegionLifter &lifter, Logs &logs, passes::PassContext &ctx) {
+    const NodeIndex &index = *w.index;
+    const Function &fn = w.fn ? w.fn : w.original;
     const size_t logged = state.log.host.size();
-    auto annotated = annotateLabels(fn, global, index, state, ctx);
+    auto annotated = annotateLabels(fn, w.global, index, state, ctx);
     take(state, logged, logs.annotate);
     if (!annotated.ok())
       return annotated.error();
     Labels labels = std::move(annotated).value();
-    if (labels.numRegions() == 0)
-      return fn;
-    MergeCounts merged = mergeLabels(index, labels);
-    ctx.stat("regions-before") += merged.regionsBefore;
-    ctx.stat("regions-after") += merged.regionsAfter;
-    auto pruned = pruneLabels(index, labels, PruneScope{&state, m.name(), global}, ctx);
-    take(state, logged, logs.prune);
-    if (!pruned.ok())
-      return pruned.error();
-    mergeLabels(index, labels); // neighbours of pruned regions may merge now
-    TS_ASSIGN_OR_RETURN(Expr body, outlineRegions(index, labels, &lifter, global));
+    if (labels.numRegions() > 0) {
+      MergeCounts merged = mergeLabels(index, labels);
+      ctx.stat("regions-before") += merged.regionsBefore;
+      ctx.stat("regions-after") += merged.regionsAfter;
+      auto pruned = pruneLabels(index, labels, PruneScope{&state, m.name(), w.global}, ctx);
+      take(state, logged, logs.prune);
+      if (!pruned.ok())
+        return pruned.error();
+      mergeLabels(index, labels); // neighbours of pruned regions may merge now
+    } else if (w.composites.empty()) {
+      return fn; // nothing changes
+    }
+    TS_ASSIGN_OR_RETURN(Expr body, outlineRegions(index, labels, &lifter, w.global));
     return makeFunction(fn->params(), std::move(body), fn->attrs(), fn->name(), fn->span());
   }
 
-  /// Does a function to partition already call a region?
-  static bool hasRegionCalls(const Module &m) {
-    for (const auto &[global, fn] : m.functions()) {
-      if (fn->attrs().has(kCompilerAttr))
-        continue;
-      for (const ExprNode *n : postOrder(fn->body(), /*intoFunctions=*/false))
-        if (regionFunctionOf(*n))
-          return true;
-    }
+  static bool callsRegion(const NodeIndex &index) {
+    for (size_t i = 0; i < index.size(); ++i)
+      if (index.kind(i) == ExprKind::Call && regionFunctionOf(*index.node(i)))
+        return true;
     return false;
   }
 
   static Status runSteps(Module &m, passes::PassContext &ctx) {
-    for (auto create : {createAnnotateTargetPass, createMergeCompilerRegionsPass,
+    for (auto create : {createMergeCompositePass, createAnnotateTargetPass,
+                        createMergeCompilerRegionsPass,
                         createPruneRegionsPass, createPartitionGraphPass})
       TS_RETURN_IF_ERROR(create()->run(m, ctx));
     return okStatus();

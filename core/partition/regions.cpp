@@ -260,7 +260,10 @@ bool ContractedGraph::order(std::vector<int> &out, std::vector<int> &cycleRegion
 
 RegionBuilder::RegionBuilder(const NodeIndex &index, const Labels &labels)
     : index_(index), labels_(labels), members_(labels.members()),
-      outputs_(labels.numRegions()), inner_(index.size()), innerRegion_(index.size(), -1) {
+      outputs_(labels.numRegions()), inputs_(labels.numRegions()), inner_(index.size()),
+      innerRegion_(index.size(), -1) {
+  for (int r = 0; r < int(labels.numRegions()); ++r)
+    inputs_[size_t(r)] = readsFromOutside(r);
   // Results of each region: members used outside it (or the body's result),
   // in post order so that tuple fields follow the graph.
   const size_t n = index.size();
@@ -282,7 +285,7 @@ RegionBuilder::RegionBuilder(const NodeIndex &index, const Labels &labels)
       outputs_[size_t(regionOf[i])].push_back(int(i));
 }
 
-std::vector<int> RegionBuilder::inputs(int r) const {
+std::vector<int> RegionBuilder::readsFromOutside(int r) const {
   std::vector<int> out;
   for (int member : members_[size_t(r)])
     for (int x : index_.operands(size_t(member))) {
@@ -358,20 +361,34 @@ RegionBuilder::liftOrder(RegionLifter &lifter) const {
   const size_t n = index_.size();
   std::vector<char> seenPos(n, 0), seenRegion(labels_.numRegions(), 0);
   std::vector<std::pair<int, std::string>> order;
-  struct Frame {
-    int item;
-    std::vector<int> next; // items still to visit, reversed
-  };
-  std::vector<Frame> stack;
-  auto push = [&](int it) -> Status {
+  if (n == 0)
+    return order;
+  // Depth first: an item's children are pushed when it is first popped, and
+  // it is emitted when its second entry (expanded) comes back to the top.
+  std::vector<std::pair<int, bool>> stack{{item(int(n - 1)), false}};
+  std::vector<int> children;
+  while (!stack.empty()) {
+    const auto [it, expanded] = stack.back();
+    stack.pop_back();
+    if (expanded) {
+      if (it < 0) {
+        order.emplace_back(it, lifter.freshSymbol(labels_.targets[size_t(-it - 1)]));
+      } else if (regionFunctionOf(*index_.node(size_t(it)))) {
+        const auto *call = index_.node(size_t(it))->as<CallNode>();
+        TS_ASSIGN_OR_RETURN(std::string target, lifter.targetOf(*call, *call->localFn()));
+        order.emplace_back(it, lifter.freshSymbol(target));
+      }
+      continue;
+    }
     char &seen = it >= 0 ? seenPos[size_t(it)] : seenRegion[size_t(-it - 1)];
     if (seen)
-      return okStatus();
+      continue;
     seen = 1;
-    Frame f{it, {}};
+    stack.emplace_back(it, true);
+    children.clear();
     if (it < 0) {
       for (int x : inputs(-it - 1))
-        f.next.push_back(item(x));
+        children.push_back(item(x));
     } else if (index_.kind(size_t(it)) != ExprKind::Function) {
       auto ops = index_.operands(size_t(it));
       const auto *call = index_.node(size_t(it))->as<CallNode>();
@@ -379,36 +396,14 @@ RegionBuilder::liftOrder(RegionLifter &lifter) const {
           call->localFn()->attrs().has(kCompositeAttr)) {
         TS_ASSIGN_OR_RETURN(std::vector<size_t> reads, inlinedReadOrder(*call));
         for (size_t k : reads)
-          f.next.push_back(item(ops[k + 1])); // after the callee
+          children.push_back(item(ops[k + 1])); // after the callee
       } else {
         for (int x : ops)
-          f.next.push_back(item(x));
+          children.push_back(item(x));
       }
     }
-    std::reverse(f.next.begin(), f.next.end());
-    stack.push_back(std::move(f));
-    return okStatus();
-  };
-  if (n == 0)
-    return order;
-  TS_RETURN_IF_ERROR(push(item(int(n - 1))));
-  while (!stack.empty()) {
-    Frame &top = stack.back();
-    if (!top.next.empty()) {
-      int it = top.next.back();
-      top.next.pop_back();
-      TS_RETURN_IF_ERROR(push(it));
-      continue;
-    }
-    const int it = top.item;
-    stack.pop_back();
-    if (it < 0) {
-      order.emplace_back(it, lifter.freshSymbol(labels_.targets[size_t(-it - 1)]));
-    } else if (std::string target; regionFunctionOf(*index_.node(size_t(it)), &target)) {
-      const auto *call = index_.node(size_t(it))->as<CallNode>();
-      TS_ASSIGN_OR_RETURN(target, lifter.targetOf(*call, *call->localFn()));
-      order.emplace_back(it, lifter.freshSymbol(target));
-    }
+    for (size_t k = children.size(); k-- > 0;)
+      stack.emplace_back(children[k], false);
   }
   return order;
 }

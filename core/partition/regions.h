@@ -22,6 +22,7 @@
 
 #include "ir/module.h"
 #include "partition/partition.h"
+#include "partition/pattern.h"
 #include "ir/visit.h"
 #include "support/error.h"
 
@@ -31,6 +32,7 @@
 #include <span>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace tessera::partition {
@@ -144,7 +146,7 @@ public:
                                std::vector<ir::Expr> &args);
   /// The positions outside region r its members read (constants and
   /// function literals excepted): its parameters, in order.
-  std::vector<int> inputs(int r) const;
+  const std::vector<int> &inputs(int r) const { return inputs_[size_t(r)]; }
   /// The region calls of the outlined body (regions as -r - 1, region calls
   /// already in the body as their position) in post order, each with its
   /// symbol from `lifter` (which partition-graph would give it).
@@ -156,7 +158,9 @@ public:
 private:
   const ir::NodeIndex &index_;
   const Labels &labels_;
-  std::vector<std::vector<int>> members_, outputs_;
+  std::vector<int> readsFromOutside(int r) const;
+
+  std::vector<std::vector<int>> members_, outputs_, inputs_;
   std::vector<ir::Expr> inner_; // a node's value inside the region being built
   std::vector<int> innerRegion_; // which region inner_ was set for
 };
@@ -169,6 +173,26 @@ private:
 /// partition-graph would lift it (same symbols, same log order).
 Expected<ir::Expr> outlineRegions(const ir::NodeIndex &index, const Labels &labels,
                                   RegionLifter *lifter = nullptr, const std::string &global = {});
+
+/// A target's pattern, parsed.
+struct TargetPattern {
+  const Target *target;
+  Pattern pattern;
+};
+
+/// Every pattern of the targets, in priority order then declared order; a
+/// pattern that does not parse is an error naming the plugin and pattern.
+Expected<std::vector<TargetPattern>> parsePatterns(const PartitionState &state);
+
+/// merge-composite's decisions on one function: for each match root, the
+/// composite call that replaces it, over the match's own inputs.
+using Composites = std::unordered_map<const ir::ExprNode *, ir::Expr>;
+Expected<Composites> findComposites(const ir::Function &fn, const ir::NodeIndex &index,
+                                    const std::vector<TargetPattern> &patterns,
+                                    passes::PassContext &ctx);
+/// The function with the composites in place (merge-composite's result).
+Expected<ir::Function> withComposites(const ir::Function &fn, const ir::NodeIndex &index,
+                                      const Composites &composites);
 
 /// annotate-target's decisions on `index`, the body of global function
 /// `global` (annotate_target.cpp): each claimed call in a region of its own
