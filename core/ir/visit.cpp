@@ -120,11 +120,18 @@ NodeIndex::NodeIndex(Expr root, bool intoFunctions) : NodeIndex(std::move(root),
 
 NodeIndex::NodeIndex(Expr root, bool intoFunctions, const Substitutions &substitute)
     : root_(std::move(root)), intoFunctions_(intoFunctions), position_(8) {
+  // The substitutions in a flat table (one probe per edge, no chasing).
+  std::vector<const Expr *> values;
+  PtrIndex lookup(substitute.size());
+  for (const auto &[from, to] : substitute) {
+    lookup.insert(from, int64_t(values.size()));
+    values.push_back(&to);
+  }
   auto seen = [&](const Expr &e) -> const Expr & {
-    if (substitute.empty())
+    if (values.empty())
       return e;
-    auto it = substitute.find(e.get());
-    return it == substitute.end() ? e : it->second;
+    int64_t k = lookup.find(e.get());
+    return k < 0 ? e : *values[size_t(k)];
   };
   root_ = seen(root_);
   // The walk of walkPostOrder, recording each edge's target as it goes: the

@@ -29,6 +29,7 @@
 #include "partition/regions.h"
 #include "plugin/registry.h"
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
@@ -116,16 +117,18 @@ Expected<Expr> RegionLifter::lift(const CallNode &call, const FunctionNode &fn,
   // Parameters, merged where the call passes the same value twice.
   std::vector<Var> params;
   std::vector<Expr> args;
-  std::unordered_map<const ExprNode *, size_t> argIndex;
   std::unordered_map<const ExprNode *, Expr> subst; // old param -> kept param
+  params.reserve(fn.params().size());
+  args.reserve(fn.params().size());
   for (size_t i = 0; i < fn.params().size(); ++i) {
     const Expr &arg = call.args()[i];
-    auto [it, fresh] = argIndex.emplace(arg.get(), params.size());
-    if (fresh) {
+    // Regions have few parameters: a scan beats a hash table.
+    auto same = std::find(args.begin(), args.end(), arg);
+    if (same == args.end()) {
       params.push_back(fn.params()[i]);
       args.push_back(arg);
     } else {
-      subst[fn.params()[i].get()] = params[it->second];
+      subst[fn.params()[i].get()] = params[size_t(same - args.begin())];
       ++ctx_.stat("params-merged");
     }
   }

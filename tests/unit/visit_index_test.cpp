@@ -134,6 +134,33 @@ TEST_CASE("rewrite over an index rebuilds only what changed", "[visit][node_inde
   REQUIRE(fields[0]->operands()[0] == d.s);
 }
 
+TEST_CASE("NodeIndex with substitutions indexes the graph as if rebuilt", "[visit][node_index]") {
+  Diamond d;
+  // sigmoid(relu(x)) becomes exp(x), the root becomes tuple(add, x); the
+  // replacement of sigmoid reads x, which the walk then reaches through it.
+  Expr e = expectOk(makeCall("exp", {d.x}));
+  Expr root = makeTuple({d.a, d.x});
+  NodeIndex::Substitutions subst{{d.s.get(), e}, {d.root.get(), root}};
+  NodeIndex index(d.root, /*intoFunctions=*/true, subst);
+  // The same graph, built.
+  Expr a = expectOk(makeCall("add", {e, d.t}));
+  Expr built = makeTuple({a, d.x});
+  NodeIndex expected(built);
+  REQUIRE(index.size() == expected.size());
+  for (size_t i = 0; i < index.size(); ++i) {
+    INFO("position " << i);
+    REQUIRE(index.kind(i) == expected.kind(i));
+    REQUIRE(std::vector<int>(index.operands(i).begin(), index.operands(i).end()) ==
+            std::vector<int>(expected.operands(i).begin(), expected.operands(i).end()));
+  }
+  // Replaced nodes are not in it; their replacements are, as the map's values.
+  CHECK(index.position(d.s.get()) == -1);
+  CHECK(index.position(d.twice.get()) == -1); // only the old root read it
+  CHECK(&index.expr(size_t(index.position(e.get()))) == &subst.at(d.s.get()));
+  CHECK(index.root() == root);
+  CHECK(index.node(index.size() - 1) == root.get());
+}
+
 TEST_CASE("anyNode stops at a match and walks deep chains iteratively", "[visit][node_index]") {
   Diamond d;
   auto isOp = [](const char *name) {
