@@ -6,9 +6,9 @@
 //
 //   x -> dense -> add -> relu -> sigmoid -> sin -> dense -> ...
 //
-// 1. The partition pipeline partitionModule runs (kPartitionPipeline:
-//    merge-composite, then `partition`), target json: median
-//    of 5 runs, total ms and ns per node, and each pass's median.
+// 1. Partitioning as partitionModule runs it (kPartitionPipeline: the
+//    `partition` pass), target json: median of 5 runs, total ms and ns per
+//    node.
 // 2. The same with the five passes one after the other (kPartitionSteps),
 //    which rebuild the IR after each step: the comparison that shows what
 //    deciding on the compact index saves.

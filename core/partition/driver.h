@@ -1,7 +1,8 @@
 //===- partition/driver.h - Partition a module in one call -----*- C++ -*-===//
 //
 // The whole flow of `tessera partition` without the command line: the
-// optimisation pipeline, then the five partition passes (kPartitionPipeline)
+// optimisation pipeline, then partitioning (kPartitionPipeline: the five
+// steps in one pass)
 // with the requested targets, then the list of the ops left on the host,
 // each with what the passes decided about it (for the report).
 //

@@ -2,7 +2,7 @@
 //
 // What the partition passes share: the target list (PartitionState), the
 // default notion of a compute-heavy op, FLOP estimates for the report, and
-// the registration of the five passes.
+// the registration of the partition passes.
 //
 //===----------------------------------------------------------------------===//
 #include "partition/partition.h"

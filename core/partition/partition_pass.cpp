@@ -1,23 +1,25 @@
 //===- partition/partition_pass.cpp - The partition steps in one pass -----===//
 //
-// The `partition` pass makes the decisions of annotate-target,
-// merge-compiler-regions and prune-regions, in that order, on one compact
-// index of each global function (regions.h), and then rebuilds the function
-// once, outlining each region straight into the global function
-// partition-graph would make of it. Its result (module, partition log,
-// errors) is what those four passes give one after the other; a property
-// test checks that on random graphs. What it saves is rebuilding the whole
-// IR after each step, which made partitioning slow down per node on 10^5
-// node graphs (docs/design/0008-partitioning-at-scale.md).
+// The `partition` pass makes the decisions of the five partition steps
+// (merge-composite, annotate-target, merge-compiler-regions, prune-regions,
+// partition-graph), in that order, on one compact index of each global
+// function (regions.h), and then builds the function once, outlining each
+// region straight into the global function partition-graph would make of
+// it. Its result (module, partition log, errors) is what the five passes
+// give one after the other (kPartitionSteps); a property test checks that
+// on random graphs. What it saves is rebuilding the whole IR after each
+// step, which made partitioning slow down per node on 10^5-node graphs
+// (docs/design/0008-partitioning-at-scale.md).
 //
-// partitionModule runs it after merge-composite (kPartitionPipeline); the
-// separate passes stay for tessera-opt and the lit tests, which show each
-// step's IR. A module whose functions already call regions (hand-written
-// IR) goes through the four passes one by one, since the steps read those
-// regions back from the IR.
+// partitionModule runs it (kPartitionPipeline); the separate passes stay
+// for tessera-opt and the lit tests, which show each step's IR. A module
+// whose functions already call regions (hand-written IR) goes through the
+// five passes one by one, since the steps read those regions back from the
+// IR. With a whole-graph hook target, a function's composites are built
+// before annotating, since the hook reads the function.
 //
-// Preconditions: a PartitionState (--target); run after merge-composite.
-// Stats: those of the four passes.
+// Preconditions: a PartitionState (--target). Stats: those of the five
+// passes.
 //
 //===----------------------------------------------------------------------===//
 #include "partition/partition.h"
@@ -38,8 +40,7 @@ class PartitionPass : public passes::Pass {
 public:
   std::string_view name() const override { return "partition"; }
   std::string_view description() const override {
-    return "annotate-target, merge-compiler-regions, prune-regions and partition-graph in one "
-           "step (one rebuild)";
+    return "The five partition steps in one pass, building the IR once";
   }
 
   Status run(Module &m, passes::PassContext &ctx) override {
