@@ -15,6 +15,7 @@
 #include "partition/partition.h"
 #include "passes/pass_manager.h"
 #include "plugin/registry.h"
+#include "test_targets.h"
 
 #include <chrono>
 
@@ -23,16 +24,7 @@ using partition::HostDecision;
 
 namespace {
 
-/// The test targets, discovered once (without the probe: they are well-behaved).
-const plugin::PluginRegistry &targets() {
-  static const plugin::PluginRegistry registry = [] {
-    plugin::DiscoveryOptions options;
-    options.searchPath = std::vector<plugin::SearchEntry>{{TESSERA_TARGETS_DIR, "test"}};
-    options.probe = false;
-    return plugin::PluginRegistry::discover(options);
-  }();
-  return registry;
-}
+const plugin::PluginRegistry &targets() { return test::testTargets(); }
 
 std::unique_ptr<partition::PartitionState> state(const std::vector<std::string> &names) {
   auto s = partition::PartitionState::fromNames(names, targets());

@@ -18,6 +18,7 @@
 #include "partition/partition.h"
 #include "passes/pass_manager.h"
 #include "plugin/registry.h"
+#include "test_targets.h"
 
 #include <fmt/format.h>
 
@@ -28,15 +29,7 @@ using namespace tessera::ir;
 
 namespace {
 
-const plugin::PluginRegistry &targets() {
-  static const plugin::PluginRegistry registry = [] {
-    plugin::DiscoveryOptions options;
-    options.searchPath = std::vector<plugin::SearchEntry>{{TESSERA_TARGETS_DIR, "test"}};
-    options.probe = false;
-    return plugin::PluginRegistry::discover(options);
-  }();
-  return registry;
-}
+const plugin::PluginRegistry &targets() { return test::testTargets(); }
 
 const Type kT = Type::tensor(DType::F32, {2, 4});
 
@@ -151,20 +144,6 @@ Outcome partitionWith(const Module &input, const std::vector<std::string> &names
   return out;
 }
 
-bool close(const std::vector<Tensor> &a, const std::vector<Tensor> &b) {
-  if (a.size() != b.size())
-    return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].shape() != b[i].shape())
-      return false;
-    for (int64_t e = 0; e < a[i].numel(); ++e)
-      if (std::abs(a[i].getDouble(e) - b[i].getDouble(e)) >
-          1e-5 * std::max(1.0, std::abs(b[i].getDouble(e))))
-        return false;
-  }
-  return true;
-}
-
 } // namespace
 
 TEST_CASE("the partition pass gives what the four steps give, on random graphs",
@@ -198,7 +177,10 @@ TEST_CASE("the partition pass gives what the four steps give, on random graphs",
     auto actual = interp::run(*parsed, in);
     REQUIRE(expected.ok());
     REQUIRE(actual.ok());
-    REQUIRE(close(actual->flatten(), expected->flatten()));
+    std::vector<Tensor> got = actual->flatten(), want = expected->flatten();
+    REQUIRE(got.size() == want.size());
+    for (size_t k = 0; k < got.size(); ++k)
+      test::requireClose(got[k], want[k]);
   }
   // The property is not vacuous: regions formed, some pruned, some refused.
   CHECK(regions > 300);

@@ -87,7 +87,8 @@ inline Tensor i64(Shape shape, std::vector<int64_t> values) {
   return Tensor::fromInts(DType::I64, std::move(shape), values);
 }
 
-/// Element-wise comparison with |a - b| <= atol + rtol * |b|; NaNs must match.
+/// Element-wise comparison with |a - b| <= atol + rtol * |b|; NaNs and
+/// infinities must match.
 inline void requireClose(const Tensor &actual, const Tensor &expected, double rtol = 1e-5,
                          double atol = 1e-6) {
   REQUIRE(actual.dtype() == expected.dtype());
@@ -100,6 +101,10 @@ inline void requireClose(const Tensor &actual, const Tensor &expected, double rt
       continue;
     }
     INFO("element " << i << ": got " << a << ", expected " << b);
+    if (std::isinf(b)) {
+      REQUIRE(a == b);
+      continue;
+    }
     REQUIRE(std::abs(a - b) <= atol + rtol * std::abs(b));
   }
 }
