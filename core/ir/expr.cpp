@@ -178,8 +178,19 @@ Expected<Expr> withOperands(const Expr &node, std::vector<Expr> operands) {
   case ExprKind::Call: {
     const auto *c = node->as<CallNode>();
     switch (c->calleeKind()) {
-    case CallNode::CalleeKind::Op:
-      return makeCall(c->op(), std::move(operands), c->attrs(), c->name(), c->span());
+    case CallNode::CalleeKind::Op: {
+      // With operands of the same types, the attributes are already
+      // normalised and inference would give the same type again (it reads
+      // only types and attributes): keep both.
+      bool sameTypes = operands.size() == current.size();
+      for (size_t i = 0; sameTypes && i < operands.size(); ++i)
+        sameTypes = operands[i]->type() == current[i]->type();
+      if (!sameTypes)
+        return makeCall(c->op(), std::move(operands), c->attrs(), c->name(), c->span());
+      return Expr(std::make_shared<CallNode>(CallNode::CalleeKind::Op, c->op(), std::string(),
+                                             c->attrs(), c->type(), std::move(operands),
+                                             c->name(), c->span()));
+    }
     case CallNode::CalleeKind::Global: {
       std::vector<Type> params = typesOf(operands);
       // Argument types may change when a pass rewrites them; the callee's
@@ -196,8 +207,15 @@ Expected<Expr> withOperands(const Expr &node, std::vector<Expr> operands) {
     }
     return node;
   }
-  case ExprKind::Tuple:
-    return makeTuple(std::move(operands), node->name(), node->span());
+  case ExprKind::Tuple: {
+    bool sameTypes = operands.size() == current.size();
+    for (size_t i = 0; sameTypes && i < operands.size(); ++i)
+      sameTypes = operands[i]->type() == current[i]->type();
+    if (!sameTypes)
+      return makeTuple(std::move(operands), node->name(), node->span());
+    return Expr(std::make_shared<TupleNode>(node->type(), std::move(operands), node->name(),
+                                            node->span()));
+  }
   case ExprKind::TupleGetItem:
     return makeTupleGetItem(std::move(operands[0]), node->as<TupleGetItemNode>()->index(),
                             node->name(), node->span());

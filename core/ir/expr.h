@@ -197,8 +197,10 @@ Function makeFunction(std::vector<Var> params, Expr body, Attrs attrs = {},
                       std::string name = {}, Span span = {});
 
 /// Rebuilds `node` with new operands (same kind, callee, attributes, name and
-/// span); re-infers its type. Returns `node` itself when the operands are the
-/// same pointers. For a Function, `operands` is {body}.
+/// span); re-infers its type when an operand's type changed (otherwise the
+/// node keeps its type, which inference would give again). Returns `node`
+/// itself when the operands are the same pointers. For a Function,
+/// `operands` is {body}.
 Expected<Expr> withOperands(const Expr &node, std::vector<Expr> operands);
 
 /// Helper for tests and passes: the value or a fatal diagnostic. Only for
