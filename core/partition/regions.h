@@ -1,15 +1,15 @@
 //===- partition/regions.h - Regions as labels on the compact graph -*- C++ -*-===//
 //
-// annotate-target, merge-compiler-regions and prune-regions decide on a
-// compact form of a global function's body: its top-level nodes in post
-// order (ir::NodeIndex, function literals not entered) and, for each, the
-// region it belongs to (Labels). The IR is rebuilt only when the regions are
-// final (outlineRegions).
+// The partition steps decide on a compact form of a global function's body:
+// its top-level nodes in post order (ir::NodeIndex, function literals not
+// entered) and, for each, the region it belongs to (Labels). The IR is
+// rebuilt only when the regions are final (outlineRegions).
 //
-// Each pass reads the labels back from the IR (flattenRegions inlines every
-// region call and labels each inlined node with its region), decides, and
-// outlines again. partitionModule (driver.h) makes the same decisions on one
-// index and outlines once. The two give the same module because:
+// Each step pass reads the labels back from the IR (flattenRegions inlines
+// every region call and labels each inlined node with its region), decides,
+// and outlines again. The `partition` pass (partition_pass.cpp, what
+// partitionModule runs) makes the same decisions on one index and builds
+// the IR once. The two give the same module because:
 //   - flattenRegions(outlineRegions(G, L)) is G again (same nodes, same
 //     operand order, hence the same post order) with the same regions;
 //   - every decision depends only on the graph and the regions' members and
@@ -21,16 +21,16 @@
 #pragma once
 
 #include "ir/module.h"
+#include "ir/visit.h"
 #include "partition/partition.h"
 #include "partition/pattern.h"
-#include "ir/visit.h"
 #include "support/error.h"
 
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <span>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
