@@ -198,27 +198,15 @@ public:
 
 Expected<MergeCounts> mergeRegions(Module &m) {
   MergeCounts counts;
-  auto functions = m.functions();
-  for (const auto &[global, fn] : functions) {
-    if (fn->attrs().has(kCompilerAttr))
-      continue; // an already lifted region
-    auto merged = [&]() -> Expected<Function> {
-      TS_ASSIGN_OR_RETURN(Flattened flat, flattenRegions(fn->body()));
-      MergeCounts c = mergeLabels(*flat.index, flat.labels);
-      counts.regionsBefore += flat.regionCalls;
-      counts.regionsAfter += c.regionsAfter;
-      if (c.regionsAfter == flat.regionCalls)
-        return fn; // nothing merged
-      TS_ASSIGN_OR_RETURN(Expr body, outlineRegions(*flat.index, flat.labels));
-      return makeFunction(fn->params(), std::move(body), fn->attrs(), fn->name(), fn->span());
-    }();
-    if (!merged.ok())
-      return std::move(merged)
-          .withContext(fmt::format("merge-compiler-regions: in function '@{}'", global))
-          .error();
-    if (*merged != fn)
-      m.set(global, std::move(merged).value());
-  }
+  TS_RETURN_IF_ERROR(relabelFunctions(
+      m, "merge-compiler-regions",
+      [&](const std::string &, const NodeIndex &index, Labels &labels,
+          int64_t regionCalls) -> Expected<bool> {
+        MergeCounts c = mergeLabels(index, labels);
+        counts.regionsBefore += regionCalls;
+        counts.regionsAfter += c.regionsAfter;
+        return c.regionsAfter != regionCalls;
+      }));
   return counts;
 }
 

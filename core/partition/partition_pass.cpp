@@ -161,8 +161,8 @@ private:
 
   static Status runSteps(Module &m, passes::PassContext &ctx) {
     for (auto create : {createMergeCompositePass, createAnnotateTargetPass,
-                        createMergeCompilerRegionsPass,
-                        createPruneRegionsPass, createPartitionGraphPass})
+                        createMergeCompilerRegionsPass, createPruneRegionsPass,
+                        createPartitionGraphPass})
       TS_RETURN_IF_ERROR(create()->run(m, ctx));
     return okStatus();
   }

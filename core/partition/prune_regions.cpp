@@ -113,29 +113,16 @@ public:
   }
 
   Status run(Module &m, passes::PassContext &ctx) override {
-    auto functions = m.functions();
-    for (const auto &[global, fn] : functions) {
-      if (fn->attrs().has(kCompilerAttr))
-        continue; // an already lifted region
-      auto pruned = [&]() -> Expected<Function> {
-        TS_ASSIGN_OR_RETURN(Flattened flat, flattenRegions(fn->body()));
-        TS_ASSIGN_OR_RETURN(int64_t n, pruneLabels(*flat.index, flat.labels,
-                                                   PruneScope{ctx.partition(), m.name(), global},
-                                                   ctx));
-        MergeCounts c = mergeLabels(*flat.index, flat.labels);
-        if (n == 0 && c.regionsAfter == flat.regionCalls)
-          return fn; // nothing pruned or merged
-        TS_ASSIGN_OR_RETURN(Expr body, outlineRegions(*flat.index, flat.labels));
-        return makeFunction(fn->params(), std::move(body), fn->attrs(), fn->name(), fn->span());
-      }();
-      if (!pruned.ok())
-        return std::move(pruned)
-            .withContext(fmt::format("prune-regions: in function '@{}'", global))
-            .error();
-      if (*pruned != fn)
-        m.set(global, std::move(pruned).value());
-    }
-    return okStatus();
+    return relabelFunctions(
+        m, "prune-regions",
+        [&](const std::string &global, const NodeIndex &index, Labels &labels,
+            int64_t regionCalls) -> Expected<bool> {
+          TS_ASSIGN_OR_RETURN(int64_t pruned,
+                              pruneLabels(index, labels,
+                                          PruneScope{ctx.partition(), m.name(), global}, ctx));
+          MergeCounts c = mergeLabels(index, labels); // neighbours may merge now
+          return pruned > 0 || c.regionsAfter != regionCalls;
+        });
   }
 };
 

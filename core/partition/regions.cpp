@@ -7,8 +7,6 @@
 //===----------------------------------------------------------------------===//
 #include "partition/regions.h"
 
-#include "partition/partition.h"
-
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -153,6 +151,27 @@ Expected<Flattened> flattenRegions(const Expr &body) {
   absorbProjections(index, out.labels);
   out.labels.compact();
   return out;
+}
+
+Status relabelFunctions(Module &m, std::string_view pass, const RelabelFn &relabel) {
+  auto functions = m.functions();
+  for (const auto &[global, fn] : functions) {
+    if (fn->attrs().has(kCompilerAttr))
+      continue; // an already lifted region
+    auto next = [&]() -> Expected<Function> {
+      TS_ASSIGN_OR_RETURN(Flattened flat, flattenRegions(fn->body()));
+      TS_ASSIGN_OR_RETURN(bool changed, relabel(global, *flat.index, flat.labels, flat.regionCalls));
+      if (!changed)
+        return fn;
+      TS_ASSIGN_OR_RETURN(Expr body, outlineRegions(*flat.index, flat.labels));
+      return makeFunction(fn->params(), std::move(body), fn->attrs(), fn->name(), fn->span());
+    }();
+    if (!next.ok())
+      return std::move(next).withContext(fmt::format("{}: in function '@{}'", pass, global)).error();
+    if (*next != fn)
+      m.set(global, std::move(next).value());
+  }
+  return okStatus();
 }
 
 //===- The contracted graph --------------------------------------------------===//
@@ -372,11 +391,8 @@ RegionBuilder::liftOrder(RegionLifter &lifter) const {
     stack.pop_back();
     if (expanded) {
       if (it < 0) {
-        order.emplace_back(it, lifter.freshSymbol(labels_.targets[size_t(-it - 1)]));
-      } else if (regionFunctionOf(*index_.node(size_t(it)))) {
-        const auto *call = index_.node(size_t(it))->as<CallNode>();
-        TS_ASSIGN_OR_RETURN(std::string target, lifter.targetOf(*call, *call->localFn()));
-        order.emplace_back(it, lifter.freshSymbol(target));
+        const int r = -it - 1;
+        order.emplace_back(r, lifter.freshSymbol(labels_.targets[size_t(r)]));
       }
       continue;
     }
@@ -389,18 +405,16 @@ RegionBuilder::liftOrder(RegionLifter &lifter) const {
     if (it < 0) {
       for (int x : inputs(-it - 1))
         children.push_back(item(x));
-    } else if (index_.kind(size_t(it)) != ExprKind::Function) {
+    } else if (regionOf[size_t(it)] == Labels::kPruned && isCompositeCall(*index_.node(size_t(it)))) {
+      // Inlined when outlined: its arguments are reached in its body's order.
       auto ops = index_.operands(size_t(it));
-      const auto *call = index_.node(size_t(it))->as<CallNode>();
-      if (regionOf[size_t(it)] == Labels::kPruned && call && call->localFn() &&
-          call->localFn()->attrs().has(kCompositeAttr)) {
-        TS_ASSIGN_OR_RETURN(std::vector<size_t> reads, inlinedReadOrder(*call));
-        for (size_t k : reads)
-          children.push_back(item(ops[k + 1])); // after the callee
-      } else {
-        for (int x : ops)
-          children.push_back(item(x));
-      }
+      TS_ASSIGN_OR_RETURN(std::vector<size_t> reads,
+                          inlinedReadOrder(*index_.node(size_t(it))->as<CallNode>()));
+      for (size_t k : reads)
+        children.push_back(item(ops[k + 1])); // after the callee
+    } else if (index_.kind(size_t(it)) != ExprKind::Function) {
+      for (int x : index_.operands(size_t(it)))
+        children.push_back(item(x));
     }
     for (size_t k = children.size(); k-- > 0;)
       stack.emplace_back(children[k], false);
@@ -424,22 +438,17 @@ Expected<Expr> outlineRegions(const NodeIndex &index, const Labels &labels, Regi
       vertexNode[size_t(contracted.vertex(i))] = int(i);
 
   RegionBuilder builder(index, labels);
-  // With a lifter: the symbol of each region call (regions, and region
-  // calls already in the body) in the order partition-graph would name them.
+  // With a lifter: each region's symbol, in the order partition-graph would
+  // name them (liftOrder); lifted[k] is the k-th region in that order.
   std::vector<std::pair<int, std::string>> lifts;
-  std::vector<int> liftAt(n, -1), liftOfRegion(size_t(numRegions), -1);
+  std::vector<int> liftOfRegion(size_t(numRegions), -1);
   std::vector<RegionLifter::Lifted> lifted;
   if (lifter) {
     TS_ASSIGN_OR_RETURN(lifts, builder.liftOrder(*lifter));
     for (size_t k = 0; k < lifts.size(); ++k)
-      (lifts[k].first < 0 ? liftOfRegion[size_t(-lifts[k].first - 1)]
-                          : liftAt[size_t(lifts[k].first)]) = int(k);
+      liftOfRegion[size_t(lifts[k].first)] = int(k);
     lifted.resize(lifts.size());
   }
-  auto lift = [&](const Expr &call, int k) -> Expected<Expr> {
-    const auto *c = call->as<CallNode>();
-    return lifter->lift(*c, *c->localFn(), global, lifts[size_t(k)].second, lifted[size_t(k)]);
-  };
   std::vector<Expr> rebuilt(n); // new value of each node used outside its region
   std::vector<Expr> args;
   for (int v : order) {
@@ -460,9 +469,6 @@ Expected<Expr> outlineRegions(const NodeIndex &index, const Labels &labels, Regi
         const auto *call = rebuilt[i]->as<CallNode>();
         TS_ASSIGN_OR_RETURN(rebuilt[i], inlineComposite(*call->localFn(), call->args()));
       }
-      if (liftAt[i] >= 0) {
-        TS_ASSIGN_OR_RETURN(rebuilt[i], lift(rebuilt[i], liftAt[i]));
-      }
       continue;
     }
     TS_ASSIGN_OR_RETURN(
@@ -473,7 +479,9 @@ Expected<Expr> outlineRegions(const NodeIndex &index, const Labels &labels, Regi
         makeLocalCall(fn, std::move(args),
                       outs.size() == 1 ? index.node(size_t(outs[0]))->name() : std::string()));
     if (lifter) {
-      TS_ASSIGN_OR_RETURN(call, lift(call, liftOfRegion[size_t(v)]));
+      const size_t k = size_t(liftOfRegion[size_t(v)]);
+      const auto *c = call->as<CallNode>();
+      TS_ASSIGN_OR_RETURN(call, lifter->lift(*c, *fn, global, lifts[k].second, lifted[k]));
     }
     if (outs.size() == 1) {
       rebuilt[size_t(outs[0])] = call;

@@ -77,6 +77,16 @@ struct Flattened {
 /// field directly.
 Expected<Flattened> flattenRegions(const ir::Expr &body);
 
+/// What a step pass does to one function's labels; returns whether it
+/// changed them (the function is outlined again only then).
+using RelabelFn = std::function<Expected<bool>(const std::string &global, const ir::NodeIndex &,
+                                               Labels &, int64_t regionCalls)>;
+/// A step pass over the IR: for every global function to partition (not
+/// itself a region), its regions read back as labels (flattenRegions),
+/// `relabel` applied, and the function outlined again when it changed.
+/// Errors name `pass` and the function.
+Status relabelFunctions(ir::Module &m, std::string_view pass, const RelabelFn &relabel);
+
 /// A TupleGetItem whose tuple is in a region joins that region (so a region
 /// returns the fields it produces, not the tuple of a tuple-valued op).
 void absorbProjections(const ir::NodeIndex &index, Labels &labels);
@@ -147,9 +157,10 @@ public:
   /// The positions outside region r its members read (constants and
   /// function literals excepted): its parameters, in order.
   const std::vector<int> &inputs(int r) const { return inputs_[size_t(r)]; }
-  /// The region calls of the outlined body (regions as -r - 1, region calls
-  /// already in the body as their position) in post order, each with its
-  /// symbol from `lifter` (which partition-graph would give it).
+  /// The regions in the post order of the outlined body, each with the
+  /// symbol partition-graph would give it (from `lifter`). The body must not
+  /// call regions already (the `partition` pass sends such modules through
+  /// the steps).
   Expected<std::vector<std::pair<int, std::string>>> liftOrder(RegionLifter &lifter) const;
   /// The members of region r its function returns, in post order.
   const std::vector<int> &outputs(int r) const { return outputs_[size_t(r)]; }
@@ -169,8 +180,8 @@ private:
 /// (RegionBuilder) with attribute Compiler="<target>"; a region with several
 /// results is read back with TupleGetItem. Nodes outside regions are rebuilt
 /// over the new values; a composite call labelled kPruned is inlined. With
-/// a lifter, every region call is lifted to a global function as
-/// partition-graph would lift it (same symbols, same log order).
+/// a lifter, every region is lifted to a global function as partition-graph
+/// would lift it (same symbols, same module and log order; see liftOrder).
 Expected<ir::Expr> outlineRegions(const ir::NodeIndex &index, const Labels &labels,
                                   RegionLifter *lifter = nullptr, const std::string &global = {});
 
