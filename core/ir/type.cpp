@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <mutex>
+#include <unordered_set>
 
 namespace tessera::ir {
 
@@ -19,12 +21,47 @@ struct Type::Impl {
 namespace {
 size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
 
-const std::shared_ptr<const Type::Impl> &emptyTupleImpl() {
-  static const auto impl = [] {
-    auto p = std::make_shared<Type::Impl>();
-    p->kind = Type::Kind::Tuple;
-    p->hash = mix(0, 2);
-    return std::shared_ptr<const Type::Impl>(p);
+/// The process-wide table of uniqued types. Fields, parameters and results
+/// are uniqued before the type that holds them, so comparing them compares
+/// pointers.
+class TypeTable {
+public:
+  /// The uniqued copy of `probe` (its hash already set).
+  const Type::Impl *intern(Type::Impl &&probe) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = set_.find(&probe); it != set_.end())
+      return *it;
+    const Type::Impl *made = new Type::Impl(std::move(probe));
+    set_.insert(made);
+    return made;
+  }
+
+  static TypeTable &get() {
+    // Never destroyed: static objects' destructors may still use types.
+    static TypeTable *table = new TypeTable;
+    return *table;
+  }
+
+private:
+  struct Hash {
+    size_t operator()(const Type::Impl *p) const { return p->hash; }
+  };
+  struct Eq {
+    bool operator()(const Type::Impl *a, const Type::Impl *b) const {
+      return a->kind == b->kind && a->dtype == b->dtype && a->shape == b->shape &&
+             a->fields == b->fields && a->result == b->result;
+    }
+  };
+  std::mutex mu_;
+  std::unordered_set<const Type::Impl *, Hash, Eq> set_;
+};
+
+const Type::Impl *emptyTupleImpl() {
+  static const Type::Impl *impl = [] {
+    Type::Impl probe;
+    probe.kind = Type::Kind::Tuple;
+    probe.hash = mix(0, 2);
+    return TypeTable::get().intern(std::move(probe));
   }();
   return impl;
 }
@@ -44,41 +81,41 @@ std::string shapeStr(std::span<const int64_t> shape) {
 Type::Type() : impl_(emptyTupleImpl()) {}
 
 Type Type::tensor(DType dtype, Shape shape) {
-  auto p = std::make_shared<Impl>();
-  p->kind = Kind::Tensor;
-  p->dtype = dtype;
-  p->shape = std::move(shape);
+  Impl p;
+  p.kind = Kind::Tensor;
+  p.dtype = dtype;
+  p.shape = std::move(shape);
   size_t h = mix(1, size_t(dtype));
-  for (int64_t d : p->shape)
+  for (int64_t d : p.shape)
     h = mix(h, std::hash<int64_t>()(d));
-  p->hash = h;
-  return Type(std::move(p));
+  p.hash = h;
+  return Type(TypeTable::get().intern(std::move(p)));
 }
 
 Type Type::tuple(std::vector<Type> fields) {
   if (fields.empty())
     return Type();
-  auto p = std::make_shared<Impl>();
-  p->kind = Kind::Tuple;
+  Impl p;
+  p.kind = Kind::Tuple;
   size_t h = mix(0, 2);
   for (const auto &f : fields)
     h = mix(h, f.hash());
-  p->fields = std::move(fields);
-  p->hash = h;
-  return Type(std::move(p));
+  p.fields = std::move(fields);
+  p.hash = h;
+  return Type(TypeTable::get().intern(std::move(p)));
 }
 
 Type Type::func(std::vector<Type> params, Type result) {
-  auto p = std::make_shared<Impl>();
-  p->kind = Kind::Func;
+  Impl p;
+  p.kind = Kind::Func;
   size_t h = mix(0, 3);
   for (const auto &f : params)
     h = mix(h, f.hash());
   h = mix(h, result.hash());
-  p->fields = std::move(params);
-  p->result.push_back(std::move(result));
-  p->hash = h;
-  return Type(std::move(p));
+  p.fields = std::move(params);
+  p.result.push_back(std::move(result));
+  p.hash = h;
+  return Type(TypeTable::get().intern(std::move(p)));
 }
 
 Type::Kind Type::kind() const { return impl_->kind; }
@@ -131,14 +168,6 @@ void Type::appendTo(std::string &out) const {
     result().appendTo(out);
     return;
   }
-}
-
-bool operator==(const Type &a, const Type &b) {
-  if (a.impl_ == b.impl_)
-    return true;
-  const auto &x = *a.impl_, &y = *b.impl_;
-  return x.hash == y.hash && x.kind == y.kind && x.dtype == y.dtype && x.shape == y.shape &&
-         x.fields == y.fields && x.result == y.result;
 }
 
 } // namespace tessera::ir

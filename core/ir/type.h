@@ -1,8 +1,15 @@
 //===- ir/type.h - Tensor, tuple and function types ------------*- C++ -*-===//
 //
 // A Type is a small immutable value: a tensor type (dtype + static shape), a
-// tuple of types, or a function type (parameter types -> result type). Copies
-// share one immutable representation.
+// tuple of types, or a function type (parameter types -> result type).
+//
+// Types are uniqued: each distinct type is made once, in a process-wide
+// table, and lives until the process exits (as MLIR's types live in their
+// context). A Type is one pointer to that representation, so copying one
+// costs nothing, touches no shared counter, and comparing two is comparing
+// pointers. The table holds as many entries as the process has seen
+// distinct types (shapes, dtypes, tuples and signatures), which for a
+// compiler is small. Making a type takes a lock; reading one does not.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -10,7 +17,6 @@
 #include "ir/dtype.h"
 
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -56,14 +62,15 @@ public:
   void appendTo(std::string &out) const;
   size_t hash() const;
 
-  friend bool operator==(const Type &a, const Type &b);
-  friend bool operator!=(const Type &a, const Type &b) { return !(a == b); }
+  /// Structural equality, which uniquing makes pointer equality.
+  friend bool operator==(const Type &a, const Type &b) { return a.impl_ == b.impl_; }
+  friend bool operator!=(const Type &a, const Type &b) { return a.impl_ != b.impl_; }
 
   struct Impl; // opaque; public only so that type.cpp can name it
 
 private:
-  explicit Type(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
-  std::shared_ptr<const Impl> impl_;
+  explicit Type(const Impl *impl) : impl_(impl) {}
+  const Impl *impl_; // uniqued, never freed
 };
 
 } // namespace tessera::ir

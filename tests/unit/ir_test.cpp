@@ -6,6 +6,7 @@
 #include "ir/visit.h"
 
 #include <limits>
+#include <thread>
 
 using namespace tessera;
 using namespace tessera::ir;
@@ -81,6 +82,42 @@ TEST_CASE("types print, compare and hash structurally", "[ir][type]") {
   REQUIRE(Type::tuple({a, c}) == Type::tuple({b, c}));
   REQUIRE(Type::tuple({a, c}) != Type::tuple({c, a}));
   REQUIRE(a.numElements() == 3);
+}
+
+TEST_CASE("types are uniqued, also when made on several threads at once", "[ir][type]") {
+  // Equal types made apart are one type: equality is identity, so a type
+  // made twice must come back as the same representation.
+  REQUIRE(Type::tensor(DType::F32, {7, 9}) == Type::tensor(DType::F32, {7, 9}));
+  REQUIRE(Type::tensor(DType::F32, {7, 9}) != Type::tensor(DType::F32, {9, 7}));
+  REQUIRE(Type::tensor(DType::I64, {}) != Type::tensor(DType::F32, {}));
+  REQUIRE(Type::tuple({}) == Type());
+  Type f = Type::func({Type::tensor(DType::F32, {2})}, Type::tuple({Type::tensor(DType::I8, {3})}));
+  REQUIRE(f == Type::func({Type::tensor(DType::F32, {2})},
+                          Type::tuple({Type::tensor(DType::I8, {3})})));
+  REQUIRE(f != Type::func({Type::tensor(DType::F32, {2})}, Type::tensor(DType::I8, {3})));
+
+  // Two threads make the same types in opposite orders, racing to insert
+  // each first: both must end up with the same types.
+  constexpr int kN = 2000;
+  auto make = [](bool reverse) {
+    std::vector<Type> out(kN);
+    for (int k = 0; k < kN; ++k) {
+      int i = reverse ? kN - 1 - k : k;
+      out[size_t(i)] = Type::tuple({Type::tensor(DType::F32, {i, 1000 + i}),
+                                    Type::tensor(DType::I32, {i})});
+    }
+    return out;
+  };
+  std::vector<Type> a, b;
+  std::thread t1([&] { a = make(false); });
+  std::thread t2([&] { b = make(true); });
+  t1.join();
+  t2.join();
+  for (int i = 0; i < kN; ++i) {
+    REQUIRE(a[size_t(i)] == b[size_t(i)]);
+    REQUIRE(a[size_t(i)].fields()[0].shape() == Shape{i, 1000 + i});
+  }
+  REQUIRE(a[0] != a[1]);
 }
 
 TEST_CASE("tensors convert elements through double and int64", "[ir][tensor]") {
