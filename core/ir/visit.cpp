@@ -171,6 +171,9 @@ NodeIndex::NodeIndex(Expr root, bool intoFunctions, const Substitutions &substit
     opStart_.push_back(opPos_.size());
     preToPost_[size_t(top.pre)] = int64_t(slots_.size());
     slots_.push_back(top.expr);
+    nodes_.push_back(node);
+    const auto *call = node->as<CallNode>();
+    ops_.push_back(call && call->calleeKind() == CallNode::CalleeKind::Op ? call->op() : nullptr);
     kinds_.push_back(node->kind());
     stack.pop_back();
   }

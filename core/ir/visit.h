@@ -69,8 +69,12 @@ public:
   size_t size() const { return slots_.size(); }
   /// The i-th node in post-order (the root is last).
   const Expr &expr(size_t i) const { return *slots_[i]; }
-  const ExprNode *node(size_t i) const { return slots_[i]->get(); }
+  const ExprNode *node(size_t i) const { return nodes_[i]; }
   ExprKind kind(size_t i) const { return kinds_[i]; }
+  /// The op node i calls, or null when it is not a call of an op. Read from
+  /// the index, without touching the node: a pass that looks for certain
+  /// ops skips the others for the price of one array read.
+  const Op *op(size_t i) const { return ops_[i]; }
   /// Positions of node i's operands, in operand order (all smaller than i).
   /// Empty for a Function node when the index does not enter functions.
   std::span<const int> operands(size_t i) const {
@@ -90,6 +94,8 @@ private:
   Expr root_;
   bool intoFunctions_;
   std::vector<const Expr *> slots_;
+  std::vector<const ExprNode *> nodes_;
+  std::vector<const Op *> ops_;
   std::vector<ExprKind> kinds_;
   std::vector<size_t> opStart_; // CSR over opPos_, by position
   std::vector<int> opPos_;

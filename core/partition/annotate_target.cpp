@@ -98,30 +98,30 @@ public:
       const auto &ops = t.plugin->ops();
       const std::string prefix = t.name + ".";
       for (size_t i = 0; i < n; ++i) {
-        const auto *call = index.node(i)->as<CallNode>();
-        if (!call || regionOf[i] >= 0)
+        if (index.kind(i) != ExprKind::Call || regionOf[i] >= 0)
           continue;
         bool claim = false;
-        if (call->calleeKind() == CallNode::CalleeKind::Op) {
-          auto [it, fresh] = listed.emplace(call->op(), false);
+        if (const Op *op = index.op(i)) {
+          // Calls of ops the target does not list are never read.
+          auto [it, fresh] = listed.emplace(op, false);
           if (fresh)
-            it->second = std::find(ops.begin(), ops.end(), call->op()->name) != ops.end();
+            it->second = std::find(ops.begin(), ops.end(), op->name) != ops.end();
           if (!it->second)
             continue;
-          TS_ASSIGN_OR_RETURN(auto desc, OpDescHolder::fromCall(*call));
+          const auto &call = static_cast<const CallNode &>(*index.node(i));
+          TS_ASSIGN_OR_RETURN(auto desc, OpDescHolder::fromCall(call));
           plugin::CheckResult verdict = t.plugin->checkOp(desc->desc());
           if (!verdict.supported)
             declines[i].emplace_back(t.name, verdict.reason);
           claim = verdict.supported;
         } else {
-          std::string composite = compositeOf(*call);
+          std::string composite = compositeOf(static_cast<const CallNode &>(*index.node(i)));
           claim = !composite.empty() && composite.starts_with(prefix);
         }
         if (claim) {
           regionOf[i] = int(regions.size());
           regions.push_back(Region{&t, {int(i)}});
-          ++ctx_.stat(call->calleeKind() == CallNode::CalleeKind::Op ? "ops-claimed"
-                                                                     : "composites-claimed");
+          ++ctx_.stat(index.op(i) ? "ops-claimed" : "composites-claimed");
         }
       }
     }
@@ -220,9 +220,9 @@ private:
       const std::unordered_map<size_t, std::vector<std::pair<std::string, std::string>>> &declines,
       passes::PassContext &ctx) {
     for (size_t i = 0; i < index.size(); ++i) {
-      const auto *call = index.node(i)->as<CallNode>();
-      if (!call || regionOf[i] >= 0)
+      if (index.kind(i) != ExprKind::Call || regionOf[i] >= 0)
         continue;
+      const auto *call = static_cast<const CallNode *>(index.node(i));
       std::string composite = compositeOf(*call);
       if (call->calleeKind() != CallNode::CalleeKind::Op && composite.empty())
         continue; // calls of @globals and plain local functions

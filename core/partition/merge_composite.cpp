@@ -99,12 +99,13 @@ bool usableMatch(const PatternMatch &match, const Matching &m) {
 /// taken, roots before their operands.
 Status findMatches(Matching &m, const TargetPattern &tp, passes::PassContext &ctx) {
   const std::string composite = tp.target->name + "." + tp.pattern.name;
+  const std::vector<const Op *> roots = rootOps(tp.pattern);
   for (size_t i = m.index.size(); i-- > 0;) {
-    const Expr &node = m.index.expr(i);
-    const auto *call = node->as<CallNode>();
-    if (!call || call->calleeKind() != CallNode::CalleeKind::Op || m.taken[i])
+    // Only calls of the ops a match can be rooted at are read.
+    const Op *op = m.index.op(i);
+    if (!op || m.taken[i] || std::find(roots.begin(), roots.end(), op) == roots.end())
       continue;
-    std::optional<PatternMatch> match = matchPattern(tp.pattern, node);
+    std::optional<PatternMatch> match = matchPattern(tp.pattern, m.index.expr(i));
     if (!match)
       continue;
     if (match->ops.size() < 2) {

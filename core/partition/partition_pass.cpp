@@ -154,7 +154,7 @@ private:
 
   static bool callsRegion(const NodeIndex &index) {
     for (size_t i = 0; i < index.size(); ++i)
-      if (index.kind(i) == ExprKind::Call && regionFunctionOf(*index.node(i)))
+      if (index.kind(i) == ExprKind::Call && !index.op(i) && regionFunctionOf(*index.node(i)))
         return true;
     return false;
   }

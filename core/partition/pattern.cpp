@@ -627,26 +627,49 @@ std::optional<PatternMatch> matchPattern(const Pattern &pattern, const ir::Expr 
   MatchState st;
   if (!root || !matchNode(pattern.root, root, st) || st.ops.empty())
     return std::nullopt;
+  // Matches are a few nodes: scans beat hash sets here.
+  auto contains = [](const std::vector<ir::Expr> &v, const ir::Expr &e) {
+    return std::find(v.begin(), v.end(), e) != v.end();
+  };
   PatternMatch m;
   m.root = root;
-  std::unordered_set<const ir::ExprNode *> seen;
   for (const ir::Expr &op : st.ops)
-    if (seen.insert(op.get()).second)
+    if (!contains(m.ops, op))
       m.ops.push_back(op);
   m.interior.assign(m.ops.begin(), m.ops.end() - 1);
   // A leaf matched by '*' anywhere is an input, even if 'const' matched it too.
-  std::unordered_set<const ir::ExprNode *> starred;
-  for (const auto &[e, isConst] : st.leaves)
-    if (!isConst)
-      starred.insert(e.get());
-  seen.clear();
+  auto starred = [&](const ir::Expr &e) {
+    return std::any_of(st.leaves.begin(), st.leaves.end(),
+                       [&](const auto &leaf) { return !leaf.second && leaf.first == e; });
+  };
   for (const auto &[e, isConst] : st.leaves) {
-    if (!seen.insert(e.get()).second)
+    if (contains(m.leaves, e))
       continue;
     m.leaves.push_back(e);
-    (starred.count(e.get()) ? m.inputs : m.constants).push_back(e);
+    (starred(e) ? m.inputs : m.constants).push_back(e);
   }
   return m;
+}
+
+namespace {
+void collectRootOps(const PatternNode &p, std::vector<const ir::Op *> &out) {
+  if (p.kind == PatternNode::Kind::Alt) {
+    for (const PatternNode &alt : p.args)
+      collectRootOps(alt, out);
+  } else if (p.kind == PatternNode::Kind::Op) {
+    for (const ir::Op *op : p.ops)
+      if (std::find(out.begin(), out.end(), op) == out.end())
+        out.push_back(op);
+    if (p.optional && !p.args.empty())
+      collectRootOps(p.args[0], out); // absent: its first argument is at the root
+  }
+}
+} // namespace
+
+std::vector<const ir::Op *> rootOps(const Pattern &pattern) {
+  std::vector<const ir::Op *> out;
+  collectRootOps(pattern.root, out);
+  return out;
 }
 
 } // namespace tessera::partition

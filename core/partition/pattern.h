@@ -111,4 +111,8 @@ struct PatternMatch {
 /// op must be `root` itself.
 std::optional<PatternMatch> matchPattern(const Pattern &pattern, const ir::Expr &root);
 
+/// The ops a match of `pattern` can be rooted at: matchPattern finds nothing
+/// at a call of any other op, so a search can skip those calls unread.
+std::vector<const ir::Op *> rootOps(const Pattern &pattern);
+
 } // namespace tessera::partition

@@ -255,6 +255,49 @@ TEST_CASE("pattern: alternatives", "[pattern]") {
   CHECK(matchPattern(inner, exp)->ops == std::vector<Expr>{dense, add, exp});
 }
 
+TEST_CASE("pattern: rootOps lists every op a match can be rooted at", "[pattern]") {
+  auto names = [](const Pattern &p) {
+    std::vector<std::string> out;
+    for (const Op *op : rootOps(p))
+      out.push_back(op->name);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  // Optional roots: every op down the chain of absent optionals.
+  CHECK(names(parseOk("relu|sigmoid|tanh?(bias_add|add?(dense(*, const), const))")) ==
+        V{"relu", "sigmoid", "tanh", "bias_add", "add", "dense"});
+  CHECK(names(parseOk("relu(add?(conv2d(*, const), const))")) == V{"relu"});
+  CHECK(names(parseOk("sigmoid(bias_add(*, *))|tanh(add(*, const))")) == V{"sigmoid", "tanh"});
+  CHECK(names(parseOk("relu?(*)")) == V{"relu"});
+
+  // What the partitioner relies on: no match is ever rooted elsewhere.
+  Expr x = input({2, 8});
+  Expr w = weight({4, 8});
+  Expr b = weight({4});
+  Expr dense = call("dense", {x, w});
+  std::vector<Expr> calls = {dense,
+                             call("bias_add", {dense, b}),
+                             call("add", {dense, b}),
+                             call("relu", {dense}),
+                             call("tanh", {dense}),
+                             call("exp", {dense})};
+  calls.push_back(call("sigmoid", {calls[1]}));
+  calls.push_back(call("tanh", {calls[2]}));
+  for (std::string_view text :
+       {"relu|sigmoid|tanh?(bias_add|add?(dense(*, const), const))",
+        "sigmoid(bias_add(*, *))|tanh(add(*, const))", "relu?(*)", "exp?(tanh?(dense(*, *)))"}) {
+    Pattern p = parseOk(text);
+    std::vector<const Op *> roots = rootOps(p);
+    for (const Expr &c : calls) {
+      const Op *op = c->as<CallNode>()->op();
+      if (std::find(roots.begin(), roots.end(), op) == roots.end()) {
+        INFO(text << " at " << op->name);
+        CHECK_FALSE(matchPattern(p, c));
+      }
+    }
+  }
+}
+
 TEST_CASE("pattern: attribute predicates", "[pattern]") {
   Expr x = input({1, 4, 8, 8});
   Expr w1 = weight({4, 4, 3, 3});

@@ -43,6 +43,9 @@ TEST_CASE("NodeIndex lists the nodes in post-order with operand positions", "[vi
     REQUIRE(index.node(i) == order[i]);
     REQUIRE(index.expr(i).get() == order[i]);
     REQUIRE(index.kind(i) == order[i]->kind());
+    const auto *call = order[i]->as<CallNode>();
+    REQUIRE(index.op(i) == (call && call->calleeKind() == CallNode::CalleeKind::Op ? call->op()
+                                                                                   : nullptr));
     REQUIRE(index.position(order[i]) == int64_t(i));
     auto ops = order[i]->operands();
     auto pos = index.operands(i);
@@ -75,6 +78,8 @@ TEST_CASE("NodeIndex without entering functions keeps them as leaves", "[visit][
   REQUIRE(top.kind(fi) == ExprKind::Function);
   REQUIRE(top.operands(fi).empty());
   REQUIRE(top.position(inner.get()) == -1);
+  REQUIRE(top.op(top.at(call.get())) == nullptr); // a call of a function, not of an op
+  REQUIRE(top.op(top.at(root.get()))->name == "sigmoid");
 
   NodeIndex all(root, /*intoFunctions=*/true);
   REQUIRE(all.size() == postOrder(root, true).size());
