@@ -14,13 +14,19 @@
 //    deciding on the compact index saves.
 // 3. partition-graph alone on the same chains already split into Compiler
 //    regions (what merge-compiler-regions leaves), which needs no plugin.
-// A pass that fails is reported and skipped. --only pipeline|steps|lift
+// 4. The floor: what any pass pays per node on the same graph, whatever it
+//    decides. "walk" indexes it (NodeIndex: the read every pass starts
+//    with); "copy" rebuilds every node once (the least a pass that changes
+//    the graph writes). Their growth from 10^3 to 10^5 is the IR's memory
+//    layout meeting the caches, not partitioning.
+// A pass that fails is reported and skipped. --only pipeline|steps|lift|floor
 // runs one part; --sizes N,N,... replaces 10^3,10^4,10^5 (e.g. for
 // cachegrind).
 //
 //===----------------------------------------------------------------------===//
 #include "ir/expr.h"
 #include "ir/module.h"
+#include "ir/visit.h"
 #include "partition/partition.h"
 #include "passes/pass_manager.h"
 #include "plugin/registry.h"
@@ -130,16 +136,31 @@ bool timePipeline(const char *label, const Module &m, int64_t nodes, std::string
   return true;
 }
 
+/// Times `work` on `m`'s main function 5 times; prints the median.
+template <typename Work>
+void timeFloor(const char *label, const Module &m, int64_t nodes, Work work) {
+  const Function fn = m.find("main");
+  std::vector<double> times;
+  for (int run = 0; run < 5; ++run) {
+    double t0 = nowMs();
+    work(fn);
+    times.push_back(nowMs() - t0);
+  }
+  double ms = median(times);
+  std::printf("  %-12s n=%-7lld total %9.2f ms  %8.1f ns/node\n", label, (long long)nodes, ms,
+              ms * 1e6 / double(nodes));
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string only; // "", "pipeline", "steps" or "lift"
+  std::string only; // "", "pipeline", "steps", "lift" or "floor"
   std::vector<int64_t> sizes = {1000, 10000, 100000};
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     if (a == "--only" && i + 1 < argc &&
         (std::string_view(argv[i + 1]) == "pipeline" || std::string_view(argv[i + 1]) == "steps" ||
-         std::string_view(argv[i + 1]) == "lift")) {
+         std::string_view(argv[i + 1]) == "lift" || std::string_view(argv[i + 1]) == "floor")) {
       only = argv[++i];
     } else if (a == "--sizes" && i + 1 < argc) {
       sizes.clear();
@@ -150,7 +171,7 @@ int main(int argc, char **argv) {
       }
     } else {
       std::fprintf(stderr,
-                   "usage: bench_partition [--only pipeline|steps|lift] [--sizes N,N,...]\n");
+                   "usage: bench_partition [--only pipeline|steps|lift|floor] [--sizes N,N,...]\n");
       return 2;
     }
   }
@@ -179,6 +200,30 @@ int main(int argc, char **argv) {
     partition::PartitionState empty;
     for (int64_t n : sizes)
       timePipeline("lift", chain(n, true), n, "partition-graph", &empty);
+  }
+  if (want("floor")) {
+    std::printf("the floor: index the graph, rebuild every node (median of 5):\n");
+    for (int64_t n : sizes) {
+      Module m = chain(n, false);
+      timeFloor("walk", m, n, [](const Function &fn) {
+        NodeIndex index(fn->body(), /*intoFunctions=*/false);
+        if (index.size() == 0)
+          std::abort();
+      });
+      // Every node depends on the parameter: replacing it rebuilds them all.
+      timeFloor("copy", m, n, [](const Function &fn) {
+        Var x = makeVar("x", fn->params()[0]->type());
+        const ExprNode *old = fn->params()[0].get();
+        Expr body = expectOk(rewrite(
+            fn->body(),
+            [&](const Expr &orig, const Expr &rebuilt) -> Expected<Expr> {
+              return orig.get() == old ? Expr(x) : rebuilt;
+            },
+            /*intoFunctions=*/false));
+        if (body == fn->body())
+          std::abort();
+      });
+    }
   }
   return 0;
 }

@@ -179,6 +179,120 @@ NodeIndex::NodeIndex(Expr root, bool intoFunctions, const Substitutions &substit
   }
 }
 
+NodeIndex::NodeIndex(const NodeIndex &base, const Substitutions &substitute)
+    : root_(base.root_), intoFunctions_(base.intoFunctions_), position_(base.size() + 8) {
+  // A node of the walk is a position of `base` (id >= 0) or a node outside
+  // it (id < 0: -1 - its number in `outside`), so that nodes of `base` are
+  // followed through its operand table without reading them.
+  std::vector<const Expr *> outside;
+  std::vector<int64_t> basePre(base.size(), -1); // discovery number by base position
+  PtrIndex outsidePre(8);
+  // The id of what stands for each position of `base` (kSelf: itself).
+  constexpr int64_t kSelf = INT64_MIN;
+  std::vector<int64_t> replaced(base.size(), kSelf);
+  PtrIndex lookup(substitute.size());
+  std::vector<const Expr *> values;
+  for (const auto &[from, to] : substitute) {
+    lookup.insert(from, int64_t(values.size()));
+    values.push_back(&to);
+  }
+  // The id of the node `e` (already substituted).
+  auto idOf = [&](const Expr *e) -> int64_t {
+    if (int64_t p = base.position(e->get()); p >= 0)
+      return p;
+    auto [k, fresh] = outsidePre.insert(e->get(), int64_t(outside.size()));
+    if (fresh)
+      outside.push_back(e);
+    return -1 - k;
+  };
+  for (const auto &[from, to] : substitute)
+    if (int64_t p = base.position(from); p >= 0)
+      replaced[size_t(p)] = idOf(&to);
+  // The id an edge to `e` leads to, substitutions applied (once, as in the walk).
+  auto edgeTo = [&](const Expr &e) -> int64_t {
+    int64_t k = values.empty() ? -1 : lookup.find(e.get());
+    return idOf(k < 0 ? &e : values[size_t(k)]);
+  };
+  auto edgeToBase = [&](int p) -> int64_t {
+    return replaced[size_t(p)] != kSelf ? replaced[size_t(p)] : p;
+  };
+  // Discovery numbers, by id.
+  std::vector<int64_t> outsideDisc;
+  auto discovered = [&](int64_t id) -> int64_t & {
+    if (id >= 0)
+      return basePre[size_t(id)];
+    size_t k = size_t(-1 - id);
+    if (outsideDisc.size() <= k)
+      outsideDisc.resize(k + 1, -1);
+    return outsideDisc[k];
+  };
+
+  struct Frame {
+    int64_t id;
+    size_t next;
+    int64_t pre;
+  };
+  std::vector<Frame> stack;
+  std::vector<int64_t> edges;
+  const int64_t rootId = base.size() ? edgeToBase(int(base.size() - 1)) : 0;
+  if (base.size() == 0)
+    return;
+  root_ = rootId >= 0 ? base.expr(size_t(rootId)) : *outside[size_t(-1 - rootId)];
+  discovered(rootId) = 0;
+  stack.push_back({rootId, 0, 0});
+  preToPost_.push_back(-1);
+  opStart_.push_back(0);
+  while (!stack.empty()) {
+    Frame &top = stack.back();
+    const int64_t id = top.id;
+    size_t arity;
+    const ExprNode *node = nullptr;
+    if (id >= 0) {
+      arity = base.operands(size_t(id)).size();
+    } else {
+      node = outside[size_t(-1 - id)]->get();
+      const bool leaf = !intoFunctions_ && node->kind() == ExprKind::Function;
+      arity = leaf ? 0 : node->operands().size();
+    }
+    if (top.next < arity) {
+      const size_t k = top.next++;
+      const int64_t child = id >= 0 ? edgeToBase(base.operands(size_t(id))[k])
+                                    : edgeTo(node->operands()[k]);
+      int64_t &pre = discovered(child);
+      if (pre < 0) {
+        pre = int64_t(preToPost_.size());
+        edges.push_back(pre);
+        preToPost_.push_back(-1);
+        stack.push_back({child, 0, pre});
+      } else {
+        edges.push_back(pre);
+      }
+      continue;
+    }
+    for (size_t e = edges.size() - arity; e < edges.size(); ++e)
+      opPos_.push_back(int(preToPost_[size_t(edges[e])]));
+    edges.resize(edges.size() - arity);
+    opStart_.push_back(opPos_.size());
+    preToPost_[size_t(top.pre)] = int64_t(slots_.size());
+    if (id >= 0) {
+      // The root's slot is base's own member; every other one lies in the graph.
+      const Expr *slot = base.slots_[size_t(id)];
+      slots_.push_back(slot == &base.root_ ? &root_ : slot);
+      nodes_.push_back(base.nodes_[size_t(id)]);
+      ops_.push_back(base.ops_[size_t(id)]);
+      kinds_.push_back(base.kinds_[size_t(id)]);
+    } else {
+      slots_.push_back(outside[size_t(-1 - id)]);
+      nodes_.push_back(node);
+      const auto *call = node->as<CallNode>();
+      ops_.push_back(call && call->calleeKind() == CallNode::CalleeKind::Op ? call->op() : nullptr);
+      kinds_.push_back(node->kind());
+    }
+    position_.insert(nodes_.back(), top.pre);
+    stack.pop_back();
+  }
+}
+
 std::vector<int> useCountsByPosition(const NodeIndex &index) {
   std::vector<int> uses(index.size(), 0);
   if (uses.empty())

@@ -63,6 +63,12 @@ public:
   /// is rebuilt: expr(i) of a replaced node is the value in the map, which
   /// must outlive the index.
   NodeIndex(Expr root, bool intoFunctions, const Substitutions &substitute);
+  /// The same index as NodeIndex(base.root(), base.intoFunctions(),
+  /// substitute), derived from `base`: the nodes of `base` are followed
+  /// through its operand positions and never read; only the substitutes
+  /// (and what they reach outside `base`) are. The map must outlive the
+  /// index; `base` need not.
+  NodeIndex(const NodeIndex &base, const Substitutions &substitute);
   NodeIndex(const NodeIndex &) = delete;
   NodeIndex &operator=(const NodeIndex &) = delete;
 

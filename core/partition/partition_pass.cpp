@@ -74,8 +74,9 @@ public:
           w.composites.clear();
           w.index = std::make_unique<NodeIndex>(w.fn->body(), /*intoFunctions=*/false);
         } else {
-          // The index of the function with its composites, without building it.
-          w.index = std::make_unique<NodeIndex>(fn->body(), /*intoFunctions=*/false, w.composites);
+          // The index of the function with its composites, without building
+          // it, derived from the first without reading its nodes again.
+          w.index = std::make_unique<NodeIndex>(*w.index, w.composites);
         }
       }
     }

@@ -12,6 +12,8 @@
 #include "support/ptr_index.h"
 #include "test_util.h"
 
+#include <random>
+
 using namespace tessera;
 using namespace tessera::ir;
 
@@ -164,6 +166,76 @@ TEST_CASE("NodeIndex with substitutions indexes the graph as if rebuilt", "[visi
   CHECK(&index.expr(size_t(index.position(e.get()))) == &subst.at(d.s.get()));
   CHECK(index.root() == root);
   CHECK(index.node(index.size() - 1) == root.get());
+}
+
+namespace {
+
+/// The two indexes list the same nodes in the same order.
+void requireSameIndex(const NodeIndex &got, const NodeIndex &want) {
+  REQUIRE(got.size() == want.size());
+  REQUIRE(got.root() == want.root());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("position " << i);
+    REQUIRE(got.node(i) == want.node(i));
+    REQUIRE(got.expr(i) == want.expr(i));
+    REQUIRE(got.kind(i) == want.kind(i));
+    REQUIRE(got.op(i) == want.op(i));
+    REQUIRE(got.position(got.node(i)) == int64_t(i));
+    REQUIRE(std::vector<int>(got.operands(i).begin(), got.operands(i).end()) ==
+            std::vector<int>(want.operands(i).begin(), want.operands(i).end()));
+  }
+}
+
+} // namespace
+
+TEST_CASE("NodeIndex derived from another with substitutions is the walked one",
+          "[visit][node_index]") {
+  {
+    Diamond d;
+    Expr e = expectOk(makeCall("exp", {d.x}));
+    Expr root = makeTuple({d.a, d.x});
+    NodeIndex::Substitutions subst{{d.s.get(), e}, {d.root.get(), root}};
+    NodeIndex base(d.root);
+    requireSameIndex(NodeIndex(base, subst), NodeIndex(d.root, true, subst));
+    requireSameIndex(NodeIndex(base, {}), base);
+  }
+  // Random DAGs with a local function, random substitutions: each replaces
+  // a node by a new call of nodes made before it (so no cycle), possibly of
+  // other replaced nodes or of the function.
+  std::mt19937_64 rng(20261122);
+  for (int round = 0; round < 300; ++round) {
+    INFO("round " << round);
+    std::vector<Expr> nodes = {makeVar("x", vec2()), makeVar("y", vec2())};
+    Var p = makeVar("p", vec2());
+    Function f = makeFunction({p}, expectOk(makeCall("relu", {p})));
+    auto pick = [&](size_t below) { return nodes[size_t(rng() % below)]; };
+    const int count = 2 + int(rng() % 25);
+    for (int k = 0; k < count; ++k) {
+      switch (rng() % 4) {
+      case 0: nodes.push_back(expectOk(makeCall("sigmoid", {pick(nodes.size())}))); break;
+      case 1: nodes.push_back(expectOk(makeLocalCall(f, {pick(nodes.size())}))); break;
+      default:
+        nodes.push_back(expectOk(makeCall("add", {pick(nodes.size()), pick(nodes.size())})));
+      }
+    }
+    std::vector<Expr> fields(nodes.end() - 3, nodes.end());
+    Expr root = makeTuple(fields);
+    nodes.push_back(root);
+    NodeIndex::Substitutions subst;
+    for (size_t k = 2; k < nodes.size(); ++k) {
+      if (rng() % 3 != 0)
+        continue;
+      Expr value = rng() % 2 ? expectOk(makeCall("tanh", {pick(k)}))
+                             : expectOk(makeCall("multiply", {pick(k), pick(k)}));
+      subst.emplace(nodes[k].get(), value);
+    }
+    for (bool into : {false, true}) {
+      auto base = std::make_unique<NodeIndex>(root, into);
+      NodeIndex derived(*base, subst);
+      base.reset(); // the derived index does not point into its base
+      requireSameIndex(derived, NodeIndex(root, into, subst));
+    }
+  }
 }
 
 TEST_CASE("anyNode stops at a match and walks deep chains iteratively", "[visit][node_index]") {
