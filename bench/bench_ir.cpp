@@ -51,11 +51,22 @@ void fail(const Error &e) {
   std::exit(1);
 }
 
+/// A positive count from argv, or exit with the usage line.
+int countArg(const char *text) {
+  char *end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || v <= 0 || v > 100000000) {
+    fmt::print(stderr, "usage: bench_ir [N] [REPEATS]   (positive counts; got '{}')\n", text);
+    std::exit(2);
+  }
+  return int(v);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  int n = argc > 1 ? std::atoi(argv[1]) : 100000;
-  int repeats = argc > 2 ? std::atoi(argv[2]) : 5;
+  int n = argc > 1 ? countArg(argv[1]) : 100000;
+  int repeats = argc > 2 ? countArg(argv[2]) : 5;
   ir::Module m = chainModule(n);
   std::string text = ir::printModule(m);
   fmt::print("IR benchmark: chain of {} ops, {} bytes of text IR, median of {} runs\n", n,
