@@ -234,6 +234,15 @@ NodeIndex::NodeIndex(const NodeIndex &base, const Substitutions &substitute)
   };
   std::vector<Frame> stack;
   std::vector<int64_t> edges;
+  // About as many nodes and edges as `base`: no array grows by copying.
+  const size_t expected = base.size() + substitute.size() + 1;
+  slots_.reserve(expected);
+  nodes_.reserve(expected);
+  ops_.reserve(expected);
+  kinds_.reserve(expected);
+  opStart_.reserve(expected + 1);
+  preToPost_.reserve(expected);
+  opPos_.reserve(base.opPos_.size() + 2 * substitute.size());
   const int64_t rootId = base.size() ? edgeToBase(int(base.size() - 1)) : 0;
   if (base.size() == 0)
     return;
