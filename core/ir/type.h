@@ -45,7 +45,8 @@ public:
   bool isTuple() const { return kind() == Kind::Tuple; }
   bool isFunc() const { return kind() == Kind::Func; }
 
-  // Tensor types.
+  // Tensor types. The shape is the uniqued type's own, so the reference
+  // (and its data pointer) stays valid until the process exits.
   DType dtype() const;
   const Shape &shape() const;
   size_t rank() const { return shape().size(); }

@@ -50,7 +50,8 @@ void TensorTypeStore::add(const ir::Type &type) {
       add(f);
     return;
   }
-  const auto &shape = shapes_.emplace_back(type.shape());
+  // A uniqued type's shape lives until the process exits: point at it.
+  const ir::Shape &shape = type.shape();
   const tessera_tensor_type_t *before = types_.data();
   tessera_tensor_type_t &t = types_.emplace_back();
   t.struct_size = sizeof(tessera_tensor_type_t);

@@ -59,9 +59,8 @@ public:
 
 private:
   // Plain vectors (a std::deque allocates a block even when empty, and one
-  // store is built per checker call): a shape's buffer survives the outer
-  // vector growing; ptrs_ is refreshed when types_ moves.
-  std::vector<std::vector<int64_t>> shapes_;
+  // store is built per checker call); ptrs_ is refreshed when types_ moves.
+  // The shapes point into the uniqued types, which are never freed.
   std::vector<tessera_tensor_type_t> types_;
   std::vector<const tessera_tensor_type_t *> ptrs_;
 };
