@@ -18,18 +18,33 @@ namespace {
 thread_local std::vector<Expr> *pendingRelease = nullptr;
 }
 
-ExprNode::~ExprNode() {
-  if (pendingRelease) {
-    for (auto &e : operands_)
-      if (e)
-        pendingRelease->push_back(std::move(e));
-    return;
+ExprNode::ExprNode(ExprKind kind, Type type, std::vector<Expr> operands, std::string name,
+                   Span span)
+    : kind_(kind), numOperands_(uint32_t(operands.size())), type_(std::move(type)),
+      name_(std::move(name)), span_(span) {
+  Expr *to = inline_;
+  if (numOperands_ > kInlineOperands) {
+    heap_ = static_cast<Expr *>(::operator new(sizeof(Expr) * numOperands_));
+    to = heap_;
   }
+  for (uint32_t i = 0; i < numOperands_; ++i)
+    new (to + i) Expr(std::move(operands[i]));
+}
+
+ExprNode::~ExprNode() {
+  Expr *ops = operandData();
   std::vector<Expr> work;
+  std::vector<Expr> *sink = pendingRelease ? pendingRelease : &work;
+  for (uint32_t i = 0; i < numOperands_; ++i) {
+    if (ops[i])
+      sink->push_back(std::move(ops[i]));
+    ops[i].~Expr();
+  }
+  if (numOperands_ > kInlineOperands)
+    ::operator delete(heap_);
+  if (sink != &work)
+    return;
   pendingRelease = &work;
-  for (auto &e : operands_)
-    if (e)
-      work.push_back(std::move(e));
   while (!work.empty()) {
     Expr e = std::move(work.back());
     work.pop_back();

@@ -64,7 +64,7 @@ public:
   /// Operands in evaluation order: call arguments (after the callee, for a
   /// call of a local function), tuple fields, the tuple of a TupleGetItem,
   /// the body of a Function.
-  std::span<const Expr> operands() const { return operands_; }
+  std::span<const Expr> operands() const { return {operandData(), numOperands_}; }
   const std::string &name() const { return name_; }
   Span span() const { return span_; }
 
@@ -73,16 +73,28 @@ public:
   }
 
 protected:
-  ExprNode(ExprKind kind, Type type, std::vector<Expr> operands, std::string name, Span span)
-      : kind_(kind), type_(std::move(type)), operands_(std::move(operands)),
-        name_(std::move(name)), span_(span) {}
+  ExprNode(ExprKind kind, Type type, std::vector<Expr> operands, std::string name, Span span);
 
 private:
-  ExprKind kind_;
-  Type type_;
-  // Every owned child lives here, so that ~ExprNode can release long chains
+  static constexpr uint32_t kInlineOperands = 2;
+  const Expr *operandData() const {
+    return numOperands_ <= kInlineOperands ? inline_ : heap_;
+  }
+  Expr *operandData() { return numOperands_ <= kInlineOperands ? inline_ : heap_; }
+
+  // Laid out so that a walk reads one cache line per node: the kind and the
+  // operands come first (with make_shared's control block they fill the
+  // allocation's first 64 bytes). Most nodes have one or two operands,
+  // kept inline; a node with more keeps them in an array of its own. Every
+  // owned child lives here, so that ~ExprNode can release long chains
   // without recursion.
-  std::vector<Expr> operands_;
+  ExprKind kind_;
+  uint32_t numOperands_;
+  union {
+    Expr inline_[kInlineOperands];
+    Expr *heap_;
+  };
+  Type type_;
   std::string name_;
   Span span_;
 };

@@ -357,6 +357,41 @@ TEST_CASE("a 100,000-node chain is walked, rewritten, compared and freed without
   SUCCEED();
 }
 
+TEST_CASE("nodes keep any number of operands, in order, and free wide chains iteratively",
+          "[ir][deep]") {
+  // Up to two operands live in the node, more in an array of its own: both
+  // must give the operands back in order and release them.
+  Type t = Type::tensor(DType::F32, {2});
+  std::vector<Expr> leaves;
+  for (int i = 0; i < 6; ++i)
+    leaves.push_back(makeVar("v" + std::to_string(i), t));
+  std::weak_ptr<const ExprNode> watch = leaves[5];
+  for (size_t n = 0; n <= leaves.size(); ++n) {
+    INFO(n << " operands");
+    std::vector<Expr> fields(leaves.begin(), leaves.begin() + long(n));
+    Expr tuple = makeTuple(fields);
+    auto ops = tuple->operands();
+    REQUIRE(ops.size() == n);
+    for (size_t i = 0; i < n; ++i)
+      REQUIRE(ops[i] == leaves[i]);
+  }
+  leaves.clear();
+  REQUIRE(watch.expired()); // the tuples released their operands
+
+  // A 100,000-deep chain of tuples of three (operands out of line) and of
+  // pairs (inline), alternating, is freed without recursion.
+  Var x = makeVar("x", t);
+  Expr deep = x;
+  for (int i = 0; i < 100000; ++i) {
+    Expr item = i % 2 ? makeTuple({deep, x, x}) : makeTuple({x, deep});
+    deep = expectOk(makeTupleGetItem(item, i % 2 ? 0 : 1));
+  }
+  REQUIRE(postOrder(deep).size() == 200001);
+  std::weak_ptr<const ExprNode> head = deep;
+  deep.reset();
+  REQUIRE(head.expired());
+}
+
 TEST_CASE("module keeps insertion order and replaces in place", "[ir][module]") {
   Module m("net");
   Type t = Type::tensor(DType::F32, {1});
