@@ -141,16 +141,19 @@ NodeIndex::NodeIndex(Expr root, bool intoFunctions, const Substitutions &substit
     const Expr *expr;
     size_t next;
     int64_t pre; // discovery number
+    Expr keep;   // the node, taken on the first visit
   };
   std::vector<Frame> stack;
   std::vector<int64_t> edges; // discovery numbers of the operands of the frames on the stack
-  stack.push_back({&root_, 0, 0});
+  stack.push_back({&root_, 0, 0, {}});
   position_.insert(root_.get(), 0);
   preToPost_.push_back(-1);
   opStart_.push_back(0);
   while (!stack.empty()) {
     Frame &top = stack.back();
     const ExprNode *node = top.expr->get();
+    if (!top.keep)
+      top.keep = *top.expr;
     auto ops = node->operands();
     const bool leaf = !intoFunctions && node->kind() == ExprKind::Function;
     if (!leaf && top.next < ops.size()) {
@@ -159,7 +162,7 @@ NodeIndex::NodeIndex(Expr root, bool intoFunctions, const Substitutions &substit
       edges.push_back(pre);
       if (fresh) {
         preToPost_.push_back(-1);
-        stack.push_back({&child, 0, pre});
+        stack.push_back({&child, 0, pre, {}});
       }
       continue;
     }
@@ -169,8 +172,8 @@ NodeIndex::NodeIndex(Expr root, bool intoFunctions, const Substitutions &substit
       opPos_.push_back(int(preToPost_[size_t(edges[e])]));
     edges.resize(edges.size() - k);
     opStart_.push_back(opPos_.size());
-    preToPost_[size_t(top.pre)] = int64_t(slots_.size());
-    slots_.push_back(top.expr);
+    preToPost_[size_t(top.pre)] = int64_t(nodes_.size());
+    exprs_.push_back(std::move(top.keep));
     nodes_.push_back(node);
     const auto *call = node->as<CallNode>();
     ops_.push_back(call && call->calleeKind() == CallNode::CalleeKind::Op ? call->op() : nullptr);
@@ -179,7 +182,7 @@ NodeIndex::NodeIndex(Expr root, bool intoFunctions, const Substitutions &substit
   }
 }
 
-NodeIndex::NodeIndex(const NodeIndex &base, const Substitutions &substitute)
+NodeIndex::NodeIndex(NodeIndex &&base, const Substitutions &substitute)
     : root_(base.root_), intoFunctions_(base.intoFunctions_), position_(base.size() + 8) {
   // A node of the walk is a position of `base` (id >= 0) or a node outside
   // it (id < 0: -1 - its number in `outside`), so that nodes of `base` are
@@ -236,7 +239,7 @@ NodeIndex::NodeIndex(const NodeIndex &base, const Substitutions &substitute)
   std::vector<int64_t> edges;
   // About as many nodes and edges as `base`: no array grows by copying.
   const size_t expected = base.size() + substitute.size() + 1;
-  slots_.reserve(expected);
+  exprs_.reserve(expected);
   nodes_.reserve(expected);
   ops_.reserve(expected);
   kinds_.reserve(expected);
@@ -282,16 +285,14 @@ NodeIndex::NodeIndex(const NodeIndex &base, const Substitutions &substitute)
       opPos_.push_back(int(preToPost_[size_t(edges[e])]));
     edges.resize(edges.size() - arity);
     opStart_.push_back(opPos_.size());
-    preToPost_[size_t(top.pre)] = int64_t(slots_.size());
+    preToPost_[size_t(top.pre)] = int64_t(nodes_.size());
     if (id >= 0) {
-      // The root's slot is base's own member; every other one lies in the graph.
-      const Expr *slot = base.slots_[size_t(id)];
-      slots_.push_back(slot == &base.root_ ? &root_ : slot);
+      exprs_.push_back(std::move(base.exprs_[size_t(id)]));
       nodes_.push_back(base.nodes_[size_t(id)]);
       ops_.push_back(base.ops_[size_t(id)]);
       kinds_.push_back(base.kinds_[size_t(id)]);
     } else {
-      slots_.push_back(outside[size_t(-1 - id)]);
+      exprs_.push_back(*outside[size_t(-1 - id)]);
       nodes_.push_back(node);
       const auto *call = node->as<CallNode>();
       ops_.push_back(call && call->calleeKind() == CallNode::CalleeKind::Op ? call->op() : nullptr);

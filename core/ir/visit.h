@@ -60,21 +60,23 @@ public:
   /// The index of the graph `root` would be with each node of
   /// `substitute` replaced by its value wherever it is used (the values'
   /// own operands are walked as they are, substitutions applied). Nothing
-  /// is rebuilt: expr(i) of a replaced node is the value in the map, which
-  /// must outlive the index.
+  /// is rebuilt: expr(i) of a replaced node is its value from the map (the
+  /// index holds its own reference to every node).
   NodeIndex(Expr root, bool intoFunctions, const Substitutions &substitute);
   /// The same index as NodeIndex(base.root(), base.intoFunctions(),
   /// substitute), derived from `base`: the nodes of `base` are followed
   /// through its operand positions and never read; only the substitutes
-  /// (and what they reach outside `base`) are. The map must outlive the
-  /// index; `base` need not.
-  NodeIndex(const NodeIndex &base, const Substitutions &substitute);
+  /// (and what they reach outside `base`) are. `base` is consumed: its
+  /// references move into the new index.
+  NodeIndex(NodeIndex &&base, const Substitutions &substitute);
   NodeIndex(const NodeIndex &) = delete;
   NodeIndex &operator=(const NodeIndex &) = delete;
+  NodeIndex(NodeIndex &&) = default;
+  NodeIndex &operator=(NodeIndex &&) = default;
 
-  size_t size() const { return slots_.size(); }
+  size_t size() const { return nodes_.size(); }
   /// The i-th node in post-order (the root is last).
-  const Expr &expr(size_t i) const { return *slots_[i]; }
+  const Expr &expr(size_t i) const { return exprs_[i]; }
   const ExprNode *node(size_t i) const { return nodes_[i]; }
   ExprKind kind(size_t i) const { return kinds_[i]; }
   /// The op node i calls, or null when it is not a call of an op. Read from
@@ -99,7 +101,10 @@ public:
 private:
   Expr root_;
   bool intoFunctions_;
-  std::vector<const Expr *> slots_;
+  // Each node held here, taken when the walk first reads the node (so the
+  // reference count it touches is in cache), and read without a detour
+  // through the user's operand list.
+  std::vector<Expr> exprs_;
   std::vector<const ExprNode *> nodes_;
   std::vector<const Op *> ops_;
   std::vector<ExprKind> kinds_;

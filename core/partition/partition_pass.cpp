@@ -76,7 +76,7 @@ public:
         } else {
           // The index of the function with its composites, without building
           // it, derived from the first without reading its nodes again.
-          w.index = std::make_unique<NodeIndex>(*w.index, w.composites);
+          w.index = std::make_unique<NodeIndex>(std::move(*w.index), w.composites);
         }
       }
     }

@@ -64,6 +64,19 @@ TEST_CASE("NodeIndex lists the nodes in post-order with operand positions", "[vi
   REQUIRE(twice[0] == twice[1]);
   REQUIRE(index.node(size_t(twice[0])) == d.x.get());
   REQUIRE(index.position(makeVar("y", vec2()).get()) == -1);
+
+  // The index holds its nodes: they outlive the graph's other owners.
+  std::weak_ptr<const ExprNode> relu;
+  auto held = [&] {
+    Var y = makeVar("y", vec2());
+    Expr r = expectOk(makeCall("relu", {y}));
+    relu = r;
+    return std::make_unique<NodeIndex>(makeTuple({r, y}));
+  }();
+  REQUIRE_FALSE(relu.expired());
+  REQUIRE(held->expr(1)->as<CallNode>()->op()->name == "relu");
+  held.reset();
+  REQUIRE(relu.expired());
 }
 
 TEST_CASE("NodeIndex without entering functions keeps them as leaves", "[visit][node_index]") {
@@ -163,7 +176,7 @@ TEST_CASE("NodeIndex with substitutions indexes the graph as if rebuilt", "[visi
   // Replaced nodes are not in it; their replacements are, as the map's values.
   CHECK(index.position(d.s.get()) == -1);
   CHECK(index.position(d.twice.get()) == -1); // only the old root read it
-  CHECK(&index.expr(size_t(index.position(e.get()))) == &subst.at(d.s.get()));
+  CHECK(index.expr(size_t(index.position(e.get()))) == subst.at(d.s.get()));
   CHECK(index.root() == root);
   CHECK(index.node(index.size() - 1) == root.get());
 }
@@ -195,9 +208,8 @@ TEST_CASE("NodeIndex derived from another with substitutions is the walked one",
     Expr e = expectOk(makeCall("exp", {d.x}));
     Expr root = makeTuple({d.a, d.x});
     NodeIndex::Substitutions subst{{d.s.get(), e}, {d.root.get(), root}};
-    NodeIndex base(d.root);
-    requireSameIndex(NodeIndex(base, subst), NodeIndex(d.root, true, subst));
-    requireSameIndex(NodeIndex(base, {}), base);
+    requireSameIndex(NodeIndex(NodeIndex(d.root), subst), NodeIndex(d.root, true, subst));
+    requireSameIndex(NodeIndex(NodeIndex(d.root), {}), NodeIndex(d.root));
   }
   // Random DAGs with a local function, random substitutions: each replaces
   // a node by a new call of nodes made before it (so no cycle), possibly of
@@ -231,7 +243,7 @@ TEST_CASE("NodeIndex derived from another with substitutions is the walked one",
     }
     for (bool into : {false, true}) {
       auto base = std::make_unique<NodeIndex>(root, into);
-      NodeIndex derived(*base, subst);
+      NodeIndex derived(std::move(*base), subst);
       base.reset(); // the derived index does not point into its base
       requireSameIndex(derived, NodeIndex(root, into, subst));
     }
