@@ -38,6 +38,34 @@ template <typename Emit> void walkPostOrder(const Expr &root, bool intoFunctions
   PtrIndex seen(8); // small bodies are common: grows by doubling
   walkPostOrder(root, intoFunctions, seen, emit);
 }
+
+/// The op a node calls, or null when it is not a call of an op.
+const Op *calledOp(const ExprNode &node) {
+  const auto *call = node.as<CallNode>();
+  return call && call->calleeKind() == CallNode::CalleeKind::Op ? call->op() : nullptr;
+}
+
+/// A NodeIndex::Substitutions map as a flat table: one probe per edge.
+class SubstitutionTable {
+public:
+  explicit SubstitutionTable(const NodeIndex::Substitutions &map) : lookup_(map.size()) {
+    for (const auto &[from, to] : map) {
+      lookup_.insert(from, int64_t(values_.size()));
+      values_.push_back(&to);
+    }
+  }
+  /// What stands for `e`: its substitute, or `e` itself.
+  const Expr &operator()(const Expr &e) const {
+    if (values_.empty())
+      return e;
+    int64_t k = lookup_.find(e.get());
+    return k < 0 ? e : *values_[size_t(k)];
+  }
+
+private:
+  PtrIndex lookup_;
+  std::vector<const Expr *> values_;
+};
 } // namespace
 
 std::vector<const ExprNode *> postOrder(const Expr &root, bool intoFunctions) {
@@ -120,19 +148,7 @@ NodeIndex::NodeIndex(Expr root, bool intoFunctions) : NodeIndex(std::move(root),
 
 NodeIndex::NodeIndex(Expr root, bool intoFunctions, const Substitutions &substitute)
     : root_(std::move(root)), intoFunctions_(intoFunctions), position_(8) {
-  // The substitutions in a flat table (one probe per edge, no chasing).
-  std::vector<const Expr *> values;
-  PtrIndex lookup(substitute.size());
-  for (const auto &[from, to] : substitute) {
-    lookup.insert(from, int64_t(values.size()));
-    values.push_back(&to);
-  }
-  auto seen = [&](const Expr &e) -> const Expr & {
-    if (values.empty())
-      return e;
-    int64_t k = lookup.find(e.get());
-    return k < 0 ? e : *values[size_t(k)];
-  };
+  const SubstitutionTable seen(substitute);
   root_ = seen(root_);
   // The walk of walkPostOrder, recording each edge's target as it goes: the
   // probe that tells whether a child was seen also gives its discovery
@@ -175,8 +191,7 @@ NodeIndex::NodeIndex(Expr root, bool intoFunctions, const Substitutions &substit
     preToPost_[size_t(top.pre)] = int64_t(nodes_.size());
     exprs_.push_back(std::move(top.keep));
     nodes_.push_back(node);
-    const auto *call = node->as<CallNode>();
-    ops_.push_back(call && call->calleeKind() == CallNode::CalleeKind::Op ? call->op() : nullptr);
+    ops_.push_back(calledOp(*node));
     kinds_.push_back(node->kind());
     stack.pop_back();
   }
@@ -193,12 +208,7 @@ NodeIndex::NodeIndex(NodeIndex &&base, const Substitutions &substitute)
   // The id of what stands for each position of `base` (kSelf: itself).
   constexpr int64_t kSelf = INT64_MIN;
   std::vector<int64_t> replaced(base.size(), kSelf);
-  PtrIndex lookup(substitute.size());
-  std::vector<const Expr *> values;
-  for (const auto &[from, to] : substitute) {
-    lookup.insert(from, int64_t(values.size()));
-    values.push_back(&to);
-  }
+  const SubstitutionTable seen(substitute);
   // The id of the node `e` (already substituted).
   auto idOf = [&](const Expr *e) -> int64_t {
     if (int64_t p = base.position(e->get()); p >= 0)
@@ -212,10 +222,7 @@ NodeIndex::NodeIndex(NodeIndex &&base, const Substitutions &substitute)
     if (int64_t p = base.position(from); p >= 0)
       replaced[size_t(p)] = idOf(&to);
   // The id an edge to `e` leads to, substitutions applied (once, as in the walk).
-  auto edgeTo = [&](const Expr &e) -> int64_t {
-    int64_t k = values.empty() ? -1 : lookup.find(e.get());
-    return idOf(k < 0 ? &e : values[size_t(k)]);
-  };
+  auto edgeTo = [&](const Expr &e) -> int64_t { return idOf(&seen(e)); };
   auto edgeToBase = [&](int p) -> int64_t {
     return replaced[size_t(p)] != kSelf ? replaced[size_t(p)] : p;
   };
@@ -246,9 +253,9 @@ NodeIndex::NodeIndex(NodeIndex &&base, const Substitutions &substitute)
   opStart_.reserve(expected + 1);
   preToPost_.reserve(expected);
   opPos_.reserve(base.opPos_.size() + 2 * substitute.size());
-  const int64_t rootId = base.size() ? edgeToBase(int(base.size() - 1)) : 0;
   if (base.size() == 0)
     return;
+  const int64_t rootId = edgeToBase(int(base.size() - 1));
   root_ = rootId >= 0 ? base.expr(size_t(rootId)) : *outside[size_t(-1 - rootId)];
   discovered(rootId) = 0;
   stack.push_back({rootId, 0, 0});
@@ -294,8 +301,7 @@ NodeIndex::NodeIndex(NodeIndex &&base, const Substitutions &substitute)
     } else {
       exprs_.push_back(*outside[size_t(-1 - id)]);
       nodes_.push_back(node);
-      const auto *call = node->as<CallNode>();
-      ops_.push_back(call && call->calleeKind() == CallNode::CalleeKind::Op ? call->op() : nullptr);
+      ops_.push_back(calledOp(*node));
       kinds_.push_back(node->kind());
     }
     position_.insert(nodes_.back(), top.pre);

@@ -47,10 +47,9 @@ Expected<Expr> rewrite(const Expr &root, const RewriteFn &fn, bool intoFunctions
 /// position, kind and operand positions: passes index per-node data by
 /// position in plain vectors instead of hashing node pointers again and
 /// again, and later loops over the edges read the compact operand table
-/// instead of the (cache-cold) nodes. Holds the root, so the nodes stay
-/// alive; expr(i) refers to the owning slot (an operand of the node's first
-/// user, or the root), so no reference count is touched. Neither copyable
-/// nor movable (the root slot's address is recorded).
+/// instead of the (cache-cold) nodes. Holds a reference to every node, so
+/// expr(i) is one array read and stays valid as long as the index does.
+/// Movable, not copyable.
 class NodeIndex {
 public:
   /// Nodes to see in place of others (key: the node replaced).

@@ -15,7 +15,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <unordered_set>
 
 namespace tessera::partition {
 
