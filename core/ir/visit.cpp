@@ -161,9 +161,12 @@ NodeIndex::NodeIndex(Expr root, bool intoFunctions, const Substitutions &substit
   };
   std::vector<Frame> stack;
   std::vector<int64_t> edges; // discovery numbers of the operands of the frames on the stack
+  // The table maps nodes to discovery numbers during the walk, and to
+  // positions once it is over.
+  std::vector<int64_t> preToPost;
   stack.push_back({&root_, 0, 0, {}});
   position_.insert(root_.get(), 0);
-  preToPost_.push_back(-1);
+  preToPost.push_back(-1);
   opStart_.push_back(0);
   while (!stack.empty()) {
     Frame &top = stack.back();
@@ -174,10 +177,10 @@ NodeIndex::NodeIndex(Expr root, bool intoFunctions, const Substitutions &substit
     const bool leaf = !intoFunctions && node->kind() == ExprKind::Function;
     if (!leaf && top.next < ops.size()) {
       const Expr &child = seen(ops[top.next++]);
-      auto [pre, fresh] = position_.insert(child.get(), int64_t(preToPost_.size()));
+      auto [pre, fresh] = position_.insert(child.get(), int64_t(preToPost.size()));
       edges.push_back(pre);
       if (fresh) {
-        preToPost_.push_back(-1);
+        preToPost.push_back(-1);
         stack.push_back({&child, 0, pre, {}});
       }
       continue;
@@ -185,20 +188,22 @@ NodeIndex::NodeIndex(Expr root, bool intoFunctions, const Substitutions &substit
     // Every operand was emitted before this node.
     const size_t k = leaf ? 0 : ops.size();
     for (size_t e = edges.size() - k; e < edges.size(); ++e)
-      opPos_.push_back(int(preToPost_[size_t(edges[e])]));
+      opPos_.push_back(int(preToPost[size_t(edges[e])]));
     edges.resize(edges.size() - k);
     opStart_.push_back(opPos_.size());
-    preToPost_[size_t(top.pre)] = int64_t(nodes_.size());
+    preToPost[size_t(top.pre)] = int64_t(nodes_.size());
     exprs_.push_back(std::move(top.keep));
     nodes_.push_back(node);
     ops_.push_back(calledOp(*node));
     kinds_.push_back(node->kind());
     stack.pop_back();
   }
+  position_.transformValues([&](int64_t pre) { return preToPost[size_t(pre)]; });
 }
 
 NodeIndex::NodeIndex(NodeIndex &&base, const Substitutions &substitute)
-    : root_(base.root_), intoFunctions_(base.intoFunctions_), position_(base.size() + 8) {
+    : root_(base.root_), intoFunctions_(base.intoFunctions_),
+      positionsBuilt_(std::make_unique<std::once_flag>()) {
   // A node of the walk is a position of `base` (id >= 0) or a node outside
   // it (id < 0: -1 - its number in `outside`), so that nodes of `base` are
   // followed through its operand table without reading them.
@@ -244,6 +249,7 @@ NodeIndex::NodeIndex(NodeIndex &&base, const Substitutions &substitute)
   };
   std::vector<Frame> stack;
   std::vector<int64_t> edges;
+  std::vector<int64_t> preToPost; // by discovery number
   // About as many nodes and edges as `base`: no array grows by copying.
   const size_t expected = base.size() + substitute.size() + 1;
   exprs_.reserve(expected);
@@ -251,7 +257,7 @@ NodeIndex::NodeIndex(NodeIndex &&base, const Substitutions &substitute)
   ops_.reserve(expected);
   kinds_.reserve(expected);
   opStart_.reserve(expected + 1);
-  preToPost_.reserve(expected);
+  preToPost.reserve(expected);
   opPos_.reserve(base.opPos_.size() + 2 * substitute.size());
   if (base.size() == 0)
     return;
@@ -259,7 +265,7 @@ NodeIndex::NodeIndex(NodeIndex &&base, const Substitutions &substitute)
   root_ = rootId >= 0 ? base.expr(size_t(rootId)) : *outside[size_t(-1 - rootId)];
   discovered(rootId) = 0;
   stack.push_back({rootId, 0, 0});
-  preToPost_.push_back(-1);
+  preToPost.push_back(-1);
   opStart_.push_back(0);
   while (!stack.empty()) {
     Frame &top = stack.back();
@@ -279,9 +285,9 @@ NodeIndex::NodeIndex(NodeIndex &&base, const Substitutions &substitute)
                                     : edgeTo(node->operands()[k]);
       int64_t &pre = discovered(child);
       if (pre < 0) {
-        pre = int64_t(preToPost_.size());
+        pre = int64_t(preToPost.size());
         edges.push_back(pre);
-        preToPost_.push_back(-1);
+        preToPost.push_back(-1);
         stack.push_back({child, 0, pre});
       } else {
         edges.push_back(pre);
@@ -289,10 +295,10 @@ NodeIndex::NodeIndex(NodeIndex &&base, const Substitutions &substitute)
       continue;
     }
     for (size_t e = edges.size() - arity; e < edges.size(); ++e)
-      opPos_.push_back(int(preToPost_[size_t(edges[e])]));
+      opPos_.push_back(int(preToPost[size_t(edges[e])]));
     edges.resize(edges.size() - arity);
     opStart_.push_back(opPos_.size());
-    preToPost_[size_t(top.pre)] = int64_t(nodes_.size());
+    preToPost[size_t(top.pre)] = int64_t(nodes_.size());
     if (id >= 0) {
       exprs_.push_back(std::move(base.exprs_[size_t(id)]));
       nodes_.push_back(base.nodes_[size_t(id)]);
@@ -304,9 +310,19 @@ NodeIndex::NodeIndex(NodeIndex &&base, const Substitutions &substitute)
       ops_.push_back(calledOp(*node));
       kinds_.push_back(node->kind());
     }
-    position_.insert(nodes_.back(), top.pre);
     stack.pop_back();
   }
+}
+
+const PtrIndex &NodeIndex::positions() const {
+  if (positionsBuilt_)
+    std::call_once(*positionsBuilt_, [this] {
+      PtrIndex table(nodes_.size());
+      for (size_t i = 0; i < nodes_.size(); ++i)
+        table.insert(nodes_[i], int64_t(i));
+      position_ = std::move(table);
+    });
+  return position_;
 }
 
 std::vector<int> useCountsByPosition(const NodeIndex &index) {

@@ -11,6 +11,8 @@
 #include "support/ptr_index.h"
 
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -87,11 +89,9 @@ public:
   std::span<const int> operands(size_t i) const {
     return std::span<const int>(opPos_).subspan(opStart_[i], opStart_[i + 1] - opStart_[i]);
   }
-  /// The position of `n`, or -1 when it is not under the root.
-  int64_t position(const ExprNode *n) const {
-    int64_t pre = position_.find(n);
-    return pre < 0 ? -1 : preToPost_[size_t(pre)];
-  }
+  /// The position of `n`, or -1 when it is not under the root. (A derived
+  /// index builds its table of positions on the first call.)
+  int64_t position(const ExprNode *n) const { return positions().find(n); }
   /// The position of a node known to be under the root.
   size_t at(const ExprNode *n) const { return size_t(position(n)); }
   const Expr &root() const { return root_; }
@@ -109,8 +109,12 @@ private:
   std::vector<ExprKind> kinds_;
   std::vector<size_t> opStart_; // CSR over opPos_, by position
   std::vector<int> opPos_;
-  PtrIndex position_; // node -> discovery (pre-order) number
-  std::vector<int64_t> preToPost_;
+  // node -> position. The walk needs the table to tell seen nodes; the
+  // derived index does not, and most of its users never ask, so it builds
+  // the table when first asked (once, even from several threads).
+  const PtrIndex &positions() const;
+  mutable PtrIndex position_;
+  std::unique_ptr<std::once_flag> positionsBuilt_; // null when position_ is complete
 };
 
 /// useCounts as a vector indexed by position. Counts only the edges the

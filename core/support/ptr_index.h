@@ -57,6 +57,13 @@ public:
 
   size_t size() const { return size_; }
 
+  /// Replaces every stored value v by f(v), in one sweep of the table.
+  template <typename F> void transformValues(F f) {
+    for (Entry &e : entries_)
+      if (e.key)
+        e.value = f(e.value);
+  }
+
 private:
   // Key and value side by side: a lookup touches one cache line.
   struct Entry {

@@ -13,6 +13,7 @@
 #include "test_util.h"
 
 #include <random>
+#include <thread>
 
 using namespace tessera;
 using namespace tessera::ir;
@@ -247,6 +248,44 @@ TEST_CASE("NodeIndex derived from another with substitutions is the walked one",
       base.reset(); // the derived index does not point into its base
       requireSameIndex(derived, NodeIndex(root, into, subst));
     }
+  }
+}
+
+TEST_CASE("A derived NodeIndex finds positions once built, moved, and from two threads",
+          "[visit][node_index]") {
+  Diamond d;
+  Expr e = expectOk(makeCall("exp", {d.x}));
+  NodeIndex::Substitutions subst{{d.s.get(), e}};
+  const NodeIndex walked(d.root, true, subst);
+  // A derived index builds its table of positions on the first question;
+  // moved before any, it still answers every node, and nothing else.
+  NodeIndex derived(NodeIndex(d.root), subst);
+  NodeIndex moved(std::move(derived));
+  auto check = [&](const NodeIndex &index) {
+    for (size_t i = 0; i < walked.size(); ++i)
+      REQUIRE(index.position(walked.node(i)) == int64_t(i));
+    REQUIRE(index.position(d.s.get()) == -1); // replaced
+    REQUIRE(index.position(makeVar("y", vec2()).get()) == -1);
+  };
+  check(moved);
+  // A chain derived twice: its base answers from a table it built lazily.
+  Expr g = expectOk(makeCall("neg", {d.x}));
+  NodeIndex twice(NodeIndex(NodeIndex(d.root), subst), {{e.get(), g}});
+  REQUIRE(twice.position(g.get()) >= 0);
+  REQUIRE(twice.position(e.get()) == -1);
+  // The first questions from two threads at once see the same complete table.
+  for (int round = 0; round < 50; ++round) {
+    NodeIndex fresh(NodeIndex(d.root), subst);
+    std::vector<int64_t> seen[2];
+    std::thread other([&] {
+      for (size_t i = 0; i < walked.size(); ++i)
+        seen[1].push_back(fresh.position(walked.node(i)));
+    });
+    for (size_t i = 0; i < walked.size(); ++i)
+      seen[0].push_back(fresh.position(walked.node(i)));
+    other.join();
+    REQUIRE(seen[0] == seen[1]);
+    check(fresh);
   }
 }
 
