@@ -1,7 +1,7 @@
 //===- tools/cmd_inspect.cpp - `tessera inspect` ---------------------------===//
 //
 //   tessera inspect MODEL.tsr [--json]
-//   tessera inspect MODEL.tsr --source PLUGIN_OR_TYPE_KEY
+//   tessera inspect MODEL.tsr --source PLUGIN_OR_TYPE_KEY [--format F]
 //
 // What an artifact holds, without loading any of its code (no plugin is
 // needed): the container (format version, size, sections with their sizes
@@ -14,7 +14,8 @@
 // --source prints the source of the plugin modules whose plugin name or type
 // key matches (e.g. the C that the ccompiler plugin generated): those
 // modules are loaded through their plugins' module factories (the plugins
-// must be installed) and asked for their default source format.
+// must be installed) and asked for their default source format, or for
+// --format's (e.g. "plan" for dnnl: its oneDNN steps and weights).
 //
 //===----------------------------------------------------------------------===//
 #include "commands.h"
@@ -41,6 +42,7 @@ struct InspectArgs {
   std::string model;
   bool json = false;
   std::string source; // plugin name or type key, for --source
+  std::string format; // the source format, for --source ("": the module's default)
 };
 
 std::string tensorStr(const json &t) {
@@ -150,7 +152,8 @@ void printText(const json &d) {
 }
 
 /// The source of every module of plugin (or type key) `which`, in file order.
-Expected<std::string> moduleSources(const std::string &path, const std::string &which) {
+Expected<std::string> moduleSources(const std::string &path, const std::string &which,
+                                    const std::string &format) {
   TS_ASSIGN_OR_RETURN(runtime::Artifact artifact, runtime::Artifact::readFile(path));
   const plugin::PluginRegistry &registry = plugin::PluginRegistry::global();
   std::vector<std::string> available;
@@ -174,7 +177,7 @@ Expected<std::string> moduleSources(const std::string &path, const std::string &
     auto module = p->load(key, m->bytes);
     if (!module)
       return std::move(module).error().addContext(path);
-    auto text = (*module)->source();
+    auto text = (*module)->source(format);
     if (!text)
       return std::move(text).error().addContext(path + ": module of plugin '" + p->name() + "'");
     out += *text;
@@ -200,13 +203,17 @@ Subcommand addInspectCommand(CLI::App &app) {
                  "plugins, regions, steps and memory; loads none of its code");
   cmd->add_option("model", args->model, "The artifact")->required();
   cmd->add_flag("--json", args->json, "Print the description as JSON");
-  cmd->add_option("--source", args->source,
-                  "Print the source of the plugin modules of this plugin (name or type key), "
-                  "e.g. the C of the ccompiler plugin")
-      ->excludes("--json");
+  auto *source = cmd->add_option("--source", args->source,
+                                 "Print the source of the plugin modules of this plugin (name or "
+                                 "type key), e.g. the C of the ccompiler plugin")
+                     ->excludes("--json");
+  cmd->add_option("--format", args->format,
+                  "With --source: the source format (default: the module's own; e.g. 'plan' for "
+                  "dnnl, its oneDNN steps and what became of each weight)")
+      ->needs(source);
   return {cmd, [args] {
             if (!args->source.empty()) {
-              auto text = moduleSources(args->model, args->source);
+              auto text = moduleSources(args->model, args->source, args->format);
               if (!text)
                 return reportError("tessera inspect", text.error());
               std::cout << *text;

@@ -81,6 +81,7 @@ private:
   void touch(int buffer, int step);
   void bindOutputs();
   void planArena();
+  void findReorderedConstants();
   const void *constData(int logical) const;
 
   // lower.cpp
@@ -114,6 +115,12 @@ private:
   std::vector<Value> values_;
   std::vector<std::vector<int>> owners_; // per buffer: the logicals with a value on it
   std::vector<int> constLogicals_;       // per module constant: its logical, or -1
+  struct ConstCopy {
+    const void *src; // the bytes reordered
+    int buffer;      // into this Const buffer
+    dnnl::memory::desc srcMd, dstMd;
+  };
+  std::vector<ConstCopy> constCopies_; // every constBuffer, in order
   std::vector<int> inputLogicals_, outputLogicals_;
   dnnl::stream initStream_;
 };

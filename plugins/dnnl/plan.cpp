@@ -86,7 +86,77 @@ std::unique_ptr<Plan> PlanBuilder::build() {
       lower(i);
   bindOutputs();
   planArena();
+  findReorderedConstants();
   return std::move(plan_);
+}
+
+void PlanBuilder::findReorderedConstants() {
+  for (size_t c = 0; c < fn_.constants.size(); ++c) {
+    const void *data = fn_.constants[c].data();
+    if (!data || fn_.constants[c].bytes() == 0)
+      continue;
+    // A step (or a final copy) that reads the constant's own bytes, under
+    // any view, keeps them.
+    bool readAsIs = false;
+    for (const Buffer &b : plan_->buffers)
+      readAsIs |= b.kind == Buffer::Kind::Const && b.data == data && b.first >= 0;
+    if (readAsIs)
+      continue;
+    for (const ConstCopy &copy : constCopies_)
+      if (copy.src == data && copy.dstMd.data_type() == copy.srcMd.data_type()) {
+        plan_->reordered.push_back(
+            ReorderedConstant{c, plan_->buffers[size_t(copy.buffer)].data, copy.dstMd, copy.srcMd});
+        break;
+      }
+  }
+}
+
+void restoreConstant(const ReorderedConstant &c, std::byte *out) {
+  dnnl::stream stream(cpuEngine());
+  memory from(c.md, cpuEngine(), const_cast<void *>(c.data));
+  memory to(c.view, cpuEngine(), out);
+  dnnl::reorder(from, to).execute(stream, from, to);
+  stream.wait();
+}
+
+std::string describePlan(const Plan &plan, const sdk::JsonFunction &fn,
+                         const std::vector<bool> &released, std::string_view prefix) {
+  // Steps are named for error messages, which start with the module and
+  // the function: said once here, in the heading.
+  const std::string where = std::string(prefix) + "function '" + fn.symbol + "': ";
+  auto shortName = [&](std::string what) {
+    for (size_t at; (at = what.find(where)) != std::string::npos;)
+      what.erase(at, where.size());
+    return what;
+  };
+  std::string s = "function '" + fn.symbol + "': " + std::to_string(plan.steps.size()) +
+                  " steps, arena " + std::to_string(plan.arenaBytes) + " bytes, scratchpad " +
+                  std::to_string(plan.scratchpadBytes) + " bytes\n";
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    s += "  step " + std::to_string(i) + ": " + shortName(plan.steps[i].what) + "\n";
+  size_t plain = 0, copies = 0;
+  for (const sdk::JsonConstant &k : fn.constants)
+    plain += k.data() ? k.bytes() : 0;
+  for (const Buffer &b : plan.buffers)
+    if (b.kind == Buffer::Kind::Const &&
+        std::any_of(plan.owned.begin(), plan.owned.end(),
+                    [&](const AlignedBytes &o) { return o.get() == b.data; }))
+      copies += b.bytes;
+  s += "  constants: " + std::to_string(plain) + " bytes held as given, " +
+       std::to_string(copies) + " bytes reordered or folded at init\n";
+  for (size_t c = 0; c < fn.constants.size(); ++c) {
+    const sdk::JsonConstant &k = fn.constants[c];
+    bool reordered = std::any_of(plan.reordered.begin(), plan.reordered.end(),
+                                 [&](const ReorderedConstant &r) { return r.constant == c; });
+    s += "  constant " + std::to_string(c) + " ('" + k.name() + "', " + k.type().str() + "): ";
+    if (c < released.size() && released[c])
+      s += "reordered at init; plain bytes released (restored to save)\n";
+    else if (reordered)
+      s += "reordered at init; plain bytes kept\n";
+    else
+      s += "plain bytes held\n";
+  }
+  return s;
 }
 
 //===----------------------------------------------------------------------===//
@@ -227,6 +297,7 @@ int PlanBuilder::constBuffer(const memory::desc &srcMd, const void *src,
   int b = newBuffer(Buffer::Kind::Const, dstMd.get_size());
   plan_->buffers[size_t(b)].data = bytes.get();
   plan_->owned.push_back(std::move(bytes));
+  constCopies_.push_back(ConstCopy{src, b, srcMd, dstMd});
   return b;
 }
 

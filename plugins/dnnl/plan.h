@@ -75,6 +75,18 @@ using AlignedBytes = std::unique_ptr<std::byte, AlignedFree>;
 /// 64-byte-aligned, zeroed bytes (rounded up to a multiple of 64).
 AlignedBytes alignedBytes(size_t n);
 
+/// A module constant that no step reads as it is, only through a copy the
+/// plan reordered at init (into the layout a primitive wants): the module
+/// need not keep its bytes, and can get them back from the copy by the
+/// reverse reorder. (DnnlModule::init checks that it does before it lets
+/// them go.)
+struct ReorderedConstant {
+  size_t constant = 0;        // index in the function's constants
+  const void *data = nullptr; // the copy (in Plan::owned)
+  dnnl::memory::desc md;      // its layout
+  dnnl::memory::desc view;    // the constant's bytes as the copy was made from them
+};
+
 struct Plan {
   std::vector<Buffer> buffers;
   std::vector<Step> steps;
@@ -82,7 +94,17 @@ struct Plan {
   size_t arenaBytes = 0;
   size_t scratchpadBytes = 0;
   std::vector<AlignedBytes> owned; // reordered and folded constants
+  std::vector<ReorderedConstant> reordered;
 };
+
+/// Writes a reordered constant's own bytes to `out` (view's size).
+void restoreConstant(const ReorderedConstant &c, std::byte *out);
+
+/// The plan as text, for the module's "plan" source: its steps, memory, and
+/// what became of each constant (`released`: by constant index; `prefix`:
+/// the module's, which the step names start with).
+std::string describePlan(const Plan &plan, const sdk::JsonFunction &fn,
+                         const std::vector<bool> &released, std::string_view prefix);
 
 /// Builds the plan of one function; throws sdk::Error naming the node that
 /// cannot be built (`prefix` starts every message).

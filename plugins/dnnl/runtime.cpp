@@ -67,9 +67,39 @@ DnnlModule::DnnlModule(std::vector<sdk::JsonFunction> functions)
 DnnlModule::~DnnlModule() = default;
 
 void DnnlModule::init(std::span<const sdk::JsonFunction> functions) {
-  for (const sdk::JsonFunction &fn : functions)
+  for (const sdk::JsonFunction &fn : functions) {
     plans_.push_back(buildPlan(fn, prefix()));
+    // The steps read these constants only through their reordered copies.
+    // Each is let go once the reverse reorder is seen to give back its
+    // bytes exactly (a copy made from part of them, or not exact, keeps them).
+    for (const ReorderedConstant &c : plans_.back()->reordered) {
+      const sdk::JsonConstant &k = fn.constants[c.constant];
+      if (c.view.get_size() != k.bytes())
+        continue;
+      AlignedBytes back = alignedBytes(k.bytes());
+      restoreConstant(c, back.get());
+      if (std::memcmp(back.get(), k.data(), k.bytes()) == 0)
+        releaseConstant(fn.index, c.constant, [c](std::byte *out) { restoreConstant(c, out); });
+    }
+  }
   free_.resize(plans_.size());
+}
+
+std::string DnnlModule::source(std::string_view format) const {
+  if (format != "plan") {
+    if (!format.empty() && format != "json")
+      throw sdk::Error(prefix() + "no '" + std::string(format) + "' source (formats: json, plan)",
+                       TESSERA_STATUS_UNIMPLEMENTED);
+    return JsonRuntime::source(format);
+  }
+  std::string s;
+  for (const sdk::JsonFunction &fn : functions()) {
+    std::vector<bool> released(fn.constants.size());
+    for (size_t c = 0; c < released.size(); ++c)
+      released[c] = constantReleased(fn.index, c);
+    s += describePlan(*plans_[fn.index], fn, released, prefix());
+  }
+  return s;
 }
 
 std::unique_ptr<DnnlModule::Context> DnnlModule::acquire(size_t function) const {

@@ -7,6 +7,9 @@
 //
 //   init(): one Plan per function (plan.h): primitives built, constant
 //           weights reordered into the layouts they want, arena planned;
+//           a constant read only through its reordered copy has its plain
+//           bytes released (the SDK asks for them back to save), so the
+//           module holds each weight once;
 //   run():  takes a Context (arena + scratchpad + memory objects + stream)
 //           from a free list, binds the caller's tensors zero-copy, executes
 //           the steps, returns the Context. Contexts are created only when
@@ -37,6 +40,10 @@ public:
 
   /// Everything per call, for one function (runtime.cpp).
   struct Context;
+
+  /// "json" (the graphs, as every JsonRuntime) or "plan": each function's
+  /// oneDNN steps, memory, and what became of each constant.
+  std::string source(std::string_view format) const override;
 
 protected:
   void init(std::span<const sdk::JsonFunction> functions) override;

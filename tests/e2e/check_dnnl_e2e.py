@@ -14,12 +14,15 @@ reference interpreter.
      conformance` on a backend-test folder, |a-b| <= 1e-5 + 1e-3 |b|) and
      against the host artifact (|a-b| <= 1e-4 + 1e-3 |b|). oneDNN sums in f32
      in its own order (blocked, vectorised): a few ulps per layer, well
-     inside these bounds for ~20 layers.
+     inside these bounds for ~20 layers. `tessera inspect --source dnnl
+     --format plan`: the convolutions' weights are held once (in oneDNN's
+     layout; the plain bytes released).
 Generated files go to --out (the build tree).
 
 Usage: check_dnnl_e2e.py --tessera BIN --source-dir DIR --out DIR
 """
 import os
+import re
 import subprocess
 import sys
 
@@ -62,6 +65,19 @@ def check_model(c, name):
              f"{name} {label}: finite O(1) logits f32[1, 1000]", f"{y.shape} std {y.std():.3g}")
         results[label] = y
     regions, ops, steps = dnnl_regions(c, c.path(f"{name}_dnnl.tsr"), f"{name} dnnl")
+    # The module keeps each convolution's weights once, in oneDNN's layout.
+    plan = c.tool("inspect", c.path(f"{name}_dnnl.tsr"), "--source", "dnnl",
+                  "--format", "plan").stdout
+    released = plan.count("plain bytes released")
+    held = plan.count("plain bytes held") + plan.count("plain bytes kept")
+    as_given = sum(int(m) for m in re.findall(r"constants: (\d+) bytes held as given", plan))
+    reordered = sum(int(m) for m in re.findall(r"(\d+) bytes reordered or folded", plan))
+    c.ok(released >= 10 and "reordered at init; plain bytes kept" not in plan
+         and as_given < reordered / 100,
+         f"{name}: the dnnl module holds its reordered weights once",
+         f"{released} released, {held} held; {as_given} bytes as given, {reordered} reordered")
+    print(f"{name}: dnnl constants released {released}, held {held} "
+          f"({as_given} bytes as given, {reordered} bytes reordered or folded)")
     print(f"{name}: dnnl regions {regions} ({ops} ops), host steps {steps}; "
           f"max |host - dnnl| {np.abs(results['host'] - results['dnnl']).max():.3g}")
     folder = c.backend_test(f"test_{name}_dnnl", model, x, [results["dnnl"]])

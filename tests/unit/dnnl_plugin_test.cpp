@@ -287,6 +287,58 @@ TEST_CASE("dnnl plugin: one module runs on several threads at once", "[dnnl_plug
   checkConcurrentCalls(m.get(), b, /*threads=*/4, /*rounds=*/25);
 }
 
+// A weight that every step reads in a layout of oneDNN's choosing is kept
+// only in that layout: the module gives its plain bytes back to the SDK,
+// which has them restored (an exact reorder) when the module is saved.
+TEST_CASE("dnnl plugin: reordered weights are held once and saved as they came",
+          "[dnnl_plugin]") {
+  GraphBuilder b("tessera_weights_once");
+  int64_t x = b.input("x", {1, 16, 10, 10});
+  // The convolution's weights go into the layout its primitive picked; so
+  // does the constant it adds (fused as a sum into its blocked result). Its
+  // bias is read as it is.
+  int64_t c = b.op("conv2d", {x, b.constant("w", {32, 16, 3, 3}, -0.2, 0.2)},
+                   {{"pads", ints({1, 1, 1, 1})}});
+  int64_t y = b.op("bias_add", {c, b.constant("b", {32})});
+  b.output(b.op("relu", {b.op("add", {y, b.constant("r", {1, 32, 10, 10})})}));
+  ModulePtr m(nullptr, destroyModule);
+  REQUIRE(plugin().compile(b, m) == "");
+  auto planOf = [](tessera_module_t *mod) {
+    std::string text;
+    REQUIRE(take(mod->get_source(mod->self, "plan", &appendToString, &text)) == "");
+    return text;
+  };
+  const std::string plan = planOf(m.get());
+  INFO(plan);
+  CHECK(plan.find("function 'tessera_weights_once': ") == 0);
+  CHECK(plan.find("constant 0 ('w', f32[32, 16, 3, 3]): reordered at init; plain bytes "
+                  "released (restored to save)") != std::string::npos);
+  CHECK(plan.find("constant 1 ('b', f32[32]): plain bytes held") != std::string::npos);
+  CHECK(plan.find("  constants: 128 bytes held as given, ") != std::string::npos); // the bias
+  CHECK(plan.find("constant 2 ('r', f32[1, 32, 10, 10]): reordered at init; plain bytes "
+                  "released (restored to save)") != std::string::npos);
+  CHECK(plan.find("dnnl runtime module: function") == std::string::npos); // said once, above
+  // The saved module carries every constant's original bytes, bit for bit.
+  const std::string bytes = saveModule(m.get());
+  for (size_t k = 0; k < b.constants().size(); ++k) {
+    const ir::Tensor &t = b.constants()[k];
+    INFO("constant " << k);
+    CHECK(bytes.find(std::string_view(reinterpret_cast<const char *>(t.bytes()), t.nbytes())) !=
+          std::string::npos);
+  }
+  // A loaded module releases them again, runs right, and saves the same bytes.
+  ModulePtr loaded(nullptr, destroyModule);
+  REQUIRE(plugin().load(bytes, loaded) == "");
+  CHECK(planOf(loaded.get()) == plan);
+  requireAllClose(callFunction(loaded.get(), "tessera_weights_once", b.inputs(), b.outputShapes()),
+                  b.reference());
+  CHECK(saveModule(loaded.get()) == bytes);
+  plugin().checkAgainstReference(b);
+  std::string none;
+  CHECK(take(m->get_source(m->self, "c", &appendToString, &none)) ==
+        "dnnl runtime module: no 'c' source (formats: json, plan)");
+}
+
 TEST_CASE("dnnl plugin: corrupted saved modules give errors", "[dnnl_plugin]") {
   GraphBuilder b("tessera_saved");
   int64_t x = b.input("x", {1, 4, 6, 6});

@@ -613,6 +613,92 @@ private:
 
 } // namespace
 
+namespace {
+
+/// A JsonRuntime that keeps its constants negated, in buffers of its own,
+/// and gives the SDK the plain bytes back; errors of releaseConstant are
+/// recorded for the test.
+class NegatingRuntime : public sdk::JsonRuntime {
+public:
+  explicit NegatingRuntime(std::vector<sdk::JsonFunction> fns)
+      : JsonRuntime("neg", std::move(fns)) {}
+  std::vector<std::string> errors;
+
+protected:
+  void init(std::span<const sdk::JsonFunction> fns) override {
+    for (const sdk::JsonFunction &f : fns)
+      for (size_t c = 0; c < f.constants.size(); ++c) {
+        const float *v = f.constants[c].as<float>();
+        std::vector<float> mine(v, v + f.constants[c].type().numel());
+        for (float &x : mine)
+          x = -x;
+        // (The restore function owns the module's copy here.)
+        releaseConstant(f.index, c, [mine](std::byte *out) {
+          auto *o = reinterpret_cast<float *>(out);
+          for (size_t i = 0; i < mine.size(); ++i)
+            o[i] = -mine[i];
+        });
+      }
+    for (auto bad : {std::pair<size_t, size_t>{1, 0}, {0, 7}})
+      try {
+        releaseConstant(bad.first, bad.second, [](std::byte *) {});
+      } catch (const sdk::Error &e) {
+        errors.push_back(e.what());
+      }
+    try {
+      releaseConstant(0, 0, nullptr);
+    } catch (const sdk::Error &e) {
+      errors.push_back(e.what());
+    }
+  }
+  void run(const sdk::JsonFunction &, std::span<const DLTensor *const>,
+           std::span<const DLTensor *const>) const override {}
+};
+
+} // namespace
+
+TEST_CASE("JsonRuntime: a released constant is held no more and saved as it was",
+          "[json_plugin]") {
+  GraphBuilder b("neg_fn");
+  int64_t x = b.input("x", {3});
+  b.constant("c", {5});
+  b.constant("d", {2, 3});
+  b.output(x);
+  std::string json = b.json();
+  DLTensor c = b.constants()[0].dl(), d = b.constants()[1].dl();
+  sdk::GraphView view{"neg_fn", json, {"c", "d"}, {&c, &d}};
+  std::vector<sdk::JsonFunction> fns;
+  fns.push_back(sdk::JsonRuntime::functionFromGraph(view, "neg"));
+  auto rt = sdk::JsonRuntime::create<NegatingRuntime>(std::move(fns));
+  CHECK(rt->constantReleased(0, 0));
+  CHECK(rt->constantReleased(0, 1));
+  CHECK_FALSE(rt->constantReleased(0, 2));
+  CHECK_FALSE(rt->constantReleased(1, 0));
+  CHECK(rt->functions()[0].constants[0].data() == nullptr);
+  CHECK(rt->plainConstantBytes() == 0);
+  CHECK(rt->errors == std::vector<std::string>{
+                          "neg runtime module: releaseConstant: no constant 0 in function 1",
+                          "neg runtime module: releaseConstant: no constant 7 in function 0",
+                          "neg runtime module: releaseConstant: constant 0 of function 'neg_fn' "
+                          "needs a restore function"});
+  // Saved, the constants are the bytes codegen gave, restored; loaded, the
+  // module holds them until its init releases them again.
+  std::string bytes;
+  rt->save(sdk::Writer(&appendToString, &bytes));
+  auto fnsBack = sdk::JsonRuntime::parse(bytes, "neg");
+  REQUIRE(fnsBack[0].constants.size() == 2);
+  for (size_t k = 0; k < 2; ++k) {
+    INFO("constant " << k);
+    CHECK(std::memcmp(fnsBack[0].constants[k].data(), b.constants()[k].bytes(),
+                      b.constants()[k].nbytes()) == 0);
+  }
+  auto back = sdk::JsonRuntime::load<NegatingRuntime>(bytes, "neg");
+  CHECK(back->plainConstantBytes() == 0);
+  std::string again;
+  back->save(sdk::Writer(&appendToString, &again));
+  CHECK(again == bytes);
+}
+
 TEST_CASE("JsonRuntime: init once, constants owned, save and load", "[json_plugin]") {
   GraphBuilder b("copy_fn");
   int64_t x = b.input("x", {3});

@@ -14,7 +14,10 @@
 //     the DLTensors to the derived class, zero-copy;
 //   - saves itself in a self-describing binary format and loads it back with
 //     bounds checks (corrupted bytes give an sdk::Error, never a crash);
-//   - prints the graphs as source ("json").
+//   - prints the graphs as source ("json");
+//   - lets init() give back a constant's bytes once the module keeps its own
+//     copy in another form (weights reordered into a vendor layout), so that
+//     weights are held once; save() asks for the plain bytes back.
 //
 // HOW TO DERIVE (plugins/json/runtime.cpp is the worked example)
 //
@@ -61,6 +64,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -164,6 +168,7 @@ public:
   const std::string &name() const { return name_; }
   const TensorType &type() const { return type_; }
   size_t bytes() const { return type_.bytes(); }
+  /// Null once the module released the bytes (JsonRuntime::releaseConstant).
   std::byte *data() { return data_.get(); }
   const std::byte *data() const { return data_.get(); }
   template <typename T> const T *as() const { return reinterpret_cast<const T *>(data_.get()); }
@@ -179,6 +184,7 @@ public:
   }
 
 private:
+  friend class JsonRuntime;
   struct AlignedDelete {
     void operator()(std::byte *p) const { ::operator delete(p, std::align_val_t(kAlignment)); }
   };
@@ -283,6 +289,20 @@ public:
 
   const std::vector<JsonFunction> &functions() const { return functions_; }
 
+  /// Whether init() released constant `constant` of function `function`.
+  bool constantReleased(size_t function, size_t constant) const {
+    return function < restore_.size() && constant < restore_[function].size() &&
+           restore_[function][constant] != nullptr;
+  }
+  /// The bytes of the constants the module still holds in their plain form.
+  size_t plainConstantBytes() const {
+    size_t n = 0;
+    for (const JsonFunction &f : functions_)
+      for (const JsonConstant &c : f.constants)
+        n += c.data() ? c.bytes() : 0;
+    return n;
+  }
+
   // sdk::Module
   Function *function(std::string_view symbol) override {
     ensureInit();
@@ -317,6 +337,28 @@ protected:
   /// Called exactly once, before any run, with every function (and so the
   /// constants). Throw to refuse the module (compile or load then fails).
   virtual void init(std::span<const JsonFunction> /*functions*/) {}
+
+  /// Writes a released constant's plain bytes (compact row-major, exactly
+  /// JsonConstant::bytes() of them) to `out`.
+  using RestoreFn = std::function<void(std::byte *out)>;
+  /// From init() only: frees the bytes of constant `constant` of function
+  /// `function`, which the module no longer reads (it keeps a copy of its
+  /// own, e.g. reordered into the layout its kernels want). From then on the
+  /// constant's data() is null, and save() calls `restore` for its bytes.
+  void releaseConstant(size_t function, size_t constant, RestoreFn restore) {
+    if (function >= functions_.size() || constant >= functions_[function].constants.size())
+      throw Error(prefix() + "releaseConstant: no constant " + std::to_string(constant) +
+                  " in function " + std::to_string(function));
+    if (!restore)
+      throw Error(prefix() + "releaseConstant: constant " + std::to_string(constant) +
+                  " of function '" + functions_[function].symbol + "' needs a restore function");
+    if (restore_.size() < functions_.size())
+      restore_.resize(functions_.size());
+    auto &fn = restore_[function];
+    fn.resize(functions_[function].constants.size());
+    fn[constant] = std::move(restore);
+    functions_[function].constants[constant].data_.reset();
+  }
   /// Computes fn's outputs from its inputs. The tensors were validated: CPU,
   /// compact row-major, exactly the graph's types. Called concurrently.
   virtual void run(const JsonFunction &fn, std::span<const DLTensor *const> inputs,
@@ -390,6 +432,9 @@ private:
 
   std::vector<JsonFunction> functions_;
   std::vector<std::unique_ptr<BoundFunction>> bound_;
+  // By function and constant: how to get a released constant's bytes back
+  // (empty where nothing was released).
+  std::vector<std::vector<RestoreFn>> restore_;
   std::once_flag initOnce_;
 };
 
@@ -489,7 +534,8 @@ inline void JsonRuntime::save(const Writer &out) const {
     w.str(f.symbol);
     w.str(f.json);
     w.uint<uint64_t>(f.constants.size());
-    for (const JsonConstant &c : f.constants) {
+    for (size_t k = 0; k < f.constants.size(); ++k) {
+      const JsonConstant &c = f.constants[k];
       w.str(c.name());
       w.uint<uint8_t>(c.type().dtype.code);
       w.uint<uint8_t>(c.type().dtype.bits);
@@ -498,7 +544,13 @@ inline void JsonRuntime::save(const Writer &out) const {
       for (int64_t d : c.type().shape)
         w.uint<uint64_t>(uint64_t(d));
       w.uint<uint64_t>(c.bytes());
-      w.raw(c.data(), c.bytes());
+      if (constantReleased(f.index, k) && c.bytes() > 0) {
+        JsonConstant plain(c.name(), c.type()); // one constant at a time
+        restore_[f.index][k](plain.data());
+        w.raw(plain.data(), plain.bytes());
+      } else {
+        w.raw(c.data(), c.bytes());
+      }
     }
   }
 }
