@@ -276,6 +276,50 @@ OpCode emitCopy(const OpDesc &op, const Epilogue &epi) {
   return {b.text(), 0, ""};
 }
 
+// transpose: out.shape[i] = in.shape[perm[i]] (empty perm: reversed). Each
+// output element reads the input at the offset its index gives, the dims
+// unrolled with their strides as constants.
+OpCode emitTranspose(const OpDesc &op, const Epilogue &epi) {
+  noEpilogue(op, epi);
+  const Shape perm = checkTranspose(op);
+  const Shape &in = inputShape(op, 0), &out = outputShape(op);
+  const size_t r = in.size();
+  Shape inStride(r, 1);
+  for (size_t i = r; i-- > 1;)
+    inStride[i - 1] = inStride[i] * in[i];
+  Body b;
+  b.open("for (int64_t o = 0; o < ", numel(out), "; ++o) {");
+  b.line("int64_t rem = o, src = 0;");
+  for (size_t i = r; i-- > 0;) {
+    if (out[i] == 1)
+      continue;
+    b.line("src += (rem % ", out[i], ") * ", inStride[size_t(perm[i])], "; rem /= ", out[i], ";");
+  }
+  b.line("out[o] = in0[src];");
+  b.close();
+  return {b.text(), 0, cat("perm=", shapeStr(perm))};
+}
+
+// concat along `axis`: per outer index, each input's block in turn.
+OpCode emitConcat(const OpDesc &op, const Epilogue &epi) {
+  noEpilogue(op, epi);
+  const int64_t axis = checkConcat(op);
+  int64_t outer, dim, inner;
+  splitAxis(outputShape(op), axis, outer, dim, inner);
+  Body b;
+  b.open("for (int64_t o = 0; o < ", outer, "; ++o) {");
+  int64_t offset = 0;
+  for (size_t k = 0; k < op.inputs.size(); ++k) {
+    int64_t block = inputShape(op, k)[size_t(axis)] * inner;
+    if (block > 0)
+      b.line("memcpy(out + o * ", dim * inner, " + ", offset, ", in", k, " + o * ", block, ", ",
+             block, " * sizeof(float));");
+    offset += block;
+  }
+  b.close();
+  return {b.text(), 0, cat("axis=", axis)};
+}
+
 using Emit = OpCode (*)(const OpDesc &, const Epilogue &);
 
 const std::map<std::string, Emit, std::less<>> &table() {
@@ -294,7 +338,8 @@ const std::map<std::string, Emit, std::less<>> &table() {
       {"max_pool2d", emitMaxPool2d}, {"avg_pool2d", emitAvgPool2d},
       {"global_avg_pool2d", emitGlobalPool2d}, {"global_max_pool2d", emitGlobalPool2d},
       {"reshape", emitCopy},      {"flatten", emitCopy},        {"squeeze", emitCopy},
-      {"unsqueeze", emitCopy},
+      {"unsqueeze", emitCopy},    {"transpose", emitTranspose}, {"concat", emitConcat},
+      {"batch_matmul", emitBatchMatmul},
   };
   return t;
 }

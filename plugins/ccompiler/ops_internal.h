@@ -63,6 +63,7 @@ inline void noEpilogue(const OpDesc &op, const Epilogue &e) {
 OpCode emitConv2d(const OpDesc &op, const Epilogue &epi);
 OpCode emitDense(const OpDesc &op, const Epilogue &epi);
 OpCode emitMatmul(const OpDesc &op, const Epilogue &epi);
+OpCode emitBatchMatmul(const OpDesc &op, const Epilogue &epi);
 OpCode emitMaxPool2d(const OpDesc &op, const Epilogue &epi);
 OpCode emitAvgPool2d(const OpDesc &op, const Epilogue &epi);
 OpCode emitGlobalPool2d(const OpDesc &op, const Epilogue &epi);

@@ -222,6 +222,51 @@ OpCode emitMatmul(const OpDesc &op, const Epilogue &epi) {
   return {b.text(), 0, ""};
 }
 
+// batch_matmul(a [B|1, M, K], b [B|1, K, N]) -> [B, M, N]; an operand with
+// transpose_a / transpose_b is stored [.., K, M] / [.., N, K] and is
+// transposed into scratch per batch before the product.
+OpCode emitBatchMatmul(const OpDesc &op, const Epilogue &epi) {
+  noEpilogue(op, epi);
+  BatchMatmulDims d = checkBatchMatmul(op);
+  const Shape &as = inputShape(op, 0), &bs = inputShape(op, 1);
+  const int64_t B = std::max(as[0], bs[0]), M = d.M, K = d.K, N = d.N;
+  const bool bcastA = as[0] == 1, bcastB = bs[0] == 1;
+  Body b;
+  b.line("/* in0 a [", as[0], ", ", as[1], ", ", as[2], "]", d.transA ? " (transposed)" : "",
+         ", in1 b [", bs[0], ", ", bs[1], ", ", bs[2], "]", d.transB ? " (transposed)" : "",
+         " */");
+  b.open("for (int64_t bi = 0; bi < ", B, "; ++bi) {");
+  b.line("const float *a = in0 + ", bcastA ? "0" : cat("bi * ", M * K), ";");
+  b.line("const float *bm = in1 + ", bcastB ? "0" : cat("bi * ", K * N), ";");
+  std::string A = "a", Bm = "bm";
+  if (d.transA) { // stored [K, M]
+    b.open("for (int64_t k = 0; k < ", K, "; ++k)");
+    b.open("for (int64_t i = 0; i < ", M, "; ++i)");
+    b.line("scratch[i * ", K, " + k] = a[k * ", M, " + i];");
+    b.close("").close("");
+    A = "scratch";
+  }
+  if (d.transB) { // stored [N, K]
+    const int64_t at = d.transA ? M * K : 0;
+    b.open("for (int64_t j = 0; j < ", N, "; ++j)");
+    b.open("for (int64_t k = 0; k < ", K, "; ++k)");
+    b.line("scratch[", at, " + k * ", N, " + j] = bm[j * ", K, " + k];");
+    b.close("").close("");
+    Bm = cat("(scratch + ", at, ")");
+  }
+  Gemm g;
+  g.M = M, g.N = N, g.K = K;
+  g.A = A, g.lda = K;
+  g.B = Bm, g.ldb = N;
+  g.C = cat("out + bi * ", M * N), g.ldc = N;
+  emitGemm(b, g);
+  b.close();
+  size_t scratch = size_t((d.transA ? M * K : 0) + (d.transB ? K * N : 0));
+  return {b.text(), scratch,
+          cat("transpose_a=", d.transA ? "true" : "false", ", transpose_b=",
+              d.transB ? "true" : "false")};
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//

@@ -179,26 +179,8 @@ Kernel prepareCopy(const OpDesc &op, Consts, const Fusion &fusion) {
 
 Kernel prepareTranspose(const OpDesc &op, Consts, const Fusion &fusion) {
   noFusion(op, fusion);
-  requireInputs(op, 1);
+  Shape perm = checkTranspose(op);
   const Shape &xs = inputShape(op, 0);
-  std::vector<int64_t> perm = intsAttr(op, "perm", {});
-  if (perm.empty())
-    for (size_t i = xs.size(); i-- > 0;)
-      perm.push_back(int64_t(i));
-  std::vector<bool> seen(xs.size(), false);
-  bool ok = perm.size() == xs.size();
-  for (size_t i = 0; ok && i < perm.size(); ++i) {
-    ok = perm[i] >= 0 && size_t(perm[i]) < xs.size() && !seen[size_t(perm[i])];
-    if (ok)
-      seen[size_t(perm[i])] = true;
-  }
-  if (!ok)
-    throw Error("attribute 'perm' = " + shapeStr(perm) + " is not a permutation of the " +
-                std::to_string(xs.size()) + " dims");
-  Shape ys(xs.size());
-  for (size_t i = 0; i < xs.size(); ++i)
-    ys[i] = xs[size_t(perm[i])];
-  requireOutput(op, ys);
   return [xs, perm](std::span<const float *const> x, float *y) { transpose(x[0], xs, perm, y); };
 }
 

@@ -6,10 +6,11 @@ artifact -> `tessera run` in fresh processes.
      --seed S` against `tessera interpret --seed S --print-all` (6 printed
      digits: |a-b| <= 1e-5 + 1e-4 |b|), and on .npy inputs against the
      host-only artifact (|a-b| <= 1e-6 + 1e-4 |b|);
-  2. a model whose regions alternate between ccompiler, json and the host
-     (conv2d/relu/reshape -> batch_matmul -> sin -> dense/softmax) with
-     --target ccompiler,json: the partition holds both plugins, and the run
-     matches the interpreter and the host-only artifact;
+  2. a model whose regions alternate between ccompiler, dnnl and the host
+     (conv2d/relu -> conv2d_transpose -> sin -> reshape/batch_matmul/dense/
+     softmax) with --target ccompiler,dnnl (conv2d_transpose is dnnl's
+     alone): the partition holds both plugins, and the run matches the
+     interpreter and the host-only artifact;
   3. the ONNX CNN of tests/onnx/make_cnn.py (x=2,3,17,19) against NumPy's
      computation of the same network (|a-b| <= 1e-4 + 1e-3 |b|);
   4. MobileNetV3-Small of bench/models/make_models.py (32x32, width 0.5:
@@ -71,21 +72,24 @@ def f32hex(a):
 def check_mixed(c):
     rng = np.random.default_rng(3)
     w1 = rng.standard_normal((4, 3, 3, 3)).astype(np.float32) * 0.3
-    wb = rng.standard_normal((1, 64, 16)).astype(np.float32) * 0.2
+    wt = rng.standard_normal((4, 2, 2, 2)).astype(np.float32) * 0.3
+    wb = rng.standard_normal((1, 128, 16)).astype(np.float32) * 0.2
     wd = rng.standard_normal((8, 16)).astype(np.float32) * 0.3
     tir = c.path("mixed.tir")
     with open(tir, "w") as f:
         f.write(f"""module @mixed
 def @main(%x: f32[1, 3, 8, 8]) -> f32[1, 4, 8] {{
   %w1 = constant f32[4, 3, 3, 3] {f32hex(w1)}
-  %wb = constant f32[1, 64, 16] {f32hex(wb)}
+  %wt = constant f32[4, 2, 2, 2] {f32hex(wt)}
+  %wb = constant f32[1, 128, 16] {f32hex(wb)}
   %wd = constant f32[8, 16] {f32hex(wd)}
   %c1 = conv2d(%x, %w1) {{pads=[1, 1, 1, 1]}} : f32[1, 4, 8, 8]
   %r1 = relu(%c1) : f32[1, 4, 8, 8]
-  %f = reshape(%r1) {{newshape=[1, 4, 64]}} : f32[1, 4, 64]
+  %t = conv2d_transpose(%r1, %wt) {{strides=[2, 2]}} : f32[1, 2, 16, 16]
+  %s = sin(%t) : f32[1, 2, 16, 16]
+  %f = reshape(%s) {{newshape=[1, 4, 128]}} : f32[1, 4, 128]
   %bm = batch_matmul(%f, %wb) : f32[1, 4, 16]
-  %s = sin(%bm) : f32[1, 4, 16]
-  %d = dense(%s, %wd) : f32[1, 4, 8]
+  %d = dense(%bm, %wd) : f32[1, 4, 8]
   %y = softmax(%d) : f32[1, 4, 8]
   return %y
 }}
@@ -93,16 +97,16 @@ def @main(%x: f32[1, 3, 8, 8]) -> f32[1, 4, 8] {{
     x = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
     np.save(c.path("mixed_x.npy"), x)
     host, _ = compile_and_run(c, tir, "mixed_host", "", "x=" + c.path("mixed_x.npy"))
-    mixed, tsr = compile_and_run(c, tir, "mixed_cc_json", "ccompiler,json",
+    mixed, tsr = compile_and_run(c, tir, "mixed_cc_dnnl", "ccompiler,dnnl",
                                  "x=" + c.path("mixed_x.npy"))
     r = regions(c, tsr)
-    c.ok(r == ["ccompiler", "json", "ccompiler"], "mixed: ccompiler, json, ccompiler regions",
+    c.ok(r == ["ccompiler", "dnnl", "ccompiler"], "mixed: ccompiler, dnnl, ccompiler regions",
          str(r))
     meta = c.inspect(tsr)["metadata"]
     c.ok(meta["host_steps"] > 0, "mixed: host steps between the regions", str(meta["host_steps"]))
     key = list(mixed.keys())[0]
-    c.close(mixed[key], host[key], 1e-4, 1e-6, "mixed: ccompiler,json vs host")
-    check_seeded(c, tir, tsr, "mixed ccompiler,json")
+    c.close(mixed[key], host[key], 1e-4, 1e-6, "mixed: ccompiler,dnnl vs host")
+    check_seeded(c, tir, tsr, "mixed ccompiler,dnnl")
 
 
 def check_onnx_cnn(c, source):

@@ -10,15 +10,14 @@ the ops take turns between the targets of `--target ccompiler,dnnl`
   tanh, sin                            host       (sin: nobody; tanh: a
                                                    ccompiler region without a
                                                    compute-heavy op is pruned)
-  conv2d + erf + global_avg_pool2d
-    + reshape                          ccompiler  (a bare conv2d also matches
+  conv2d + erf + max_pool2d           ccompiler  (a bare conv2d also matches
                                                    dnnl's pattern, whose bias
                                                    and activation are
                                                    optional; a match of one op
                                                    is no composite, so the
                                                    conv2d goes to ccompiler,
                                                    asked first)
-  batch_matmul                         dnnl       (ccompiler has none)
+  conv2d_transpose (stride 2)          dnnl
   cos                                  host
 
 Checks:
@@ -52,14 +51,14 @@ def model_text():
     b1 = (rng.standard_normal(8) * 0.1).astype(np.float32)
     wt = (rng.standard_normal((8, 4, 3, 3)) * 0.3).astype(np.float32)
     w2 = (rng.standard_normal((8, 4, 3, 3)) * 0.3).astype(np.float32)
-    w3 = (rng.standard_normal((1, 8, 6)) * 0.5).astype(np.float32)
+    wt2 = (rng.standard_normal((8, 3, 2, 2)) * 0.5).astype(np.float32)
     return f"""module @mixed
-def @main(%x: f32[1, 4, 8, 8]) -> f32[1, 1, 6] {{
+def @main(%x: f32[1, 4, 8, 8]) -> f32[1, 3, 8, 8] {{
   %w1 = constant f32[8, 4, 3, 3] {tensor_text(w1)}
   %b1 = constant f32[8] {tensor_text(b1)}
   %wt = constant f32[8, 4, 3, 3] {tensor_text(wt)}
   %w2 = constant f32[8, 4, 3, 3] {tensor_text(w2)}
-  %w3 = constant f32[1, 8, 6] {tensor_text(w3)}
+  %wt2 = constant f32[8, 3, 2, 2] {tensor_text(wt2)}
   %c1 = conv2d(%x, %w1) {{pads=[1, 1, 1, 1]}}
   %a1 = bias_add(%c1, %b1)
   %r1 = relu(%a1)
@@ -69,11 +68,9 @@ def @main(%x: f32[1, 4, 8, 8]) -> f32[1, 1, 6] {{
   %s1 = sin(%t1)
   %c2 = conv2d(%s1, %w2) {{strides=[2, 2], pads=[1, 1, 1, 1]}}
   %e2 = erf(%c2)
-  %g = global_avg_pool2d(%e2)
-  %fl = flatten(%g)
-  %rs = reshape(%fl) {{newshape=[1, 1, 8]}}
-  %bm = batch_matmul(%rs, %w3)
-  %k = cos(%bm)
+  %p = max_pool2d(%e2) {{pool_size=[2, 2], strides=[2, 2]}}
+  %d2 = conv2d_transpose(%p, %wt2) {{strides=[2, 2]}}
+  %k = cos(%d2)
   return %k
 }}
 """

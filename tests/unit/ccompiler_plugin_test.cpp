@@ -158,7 +158,8 @@ TEST_CASE("ccompiler plugin: the descriptor", "[ccompiler_plugin]") {
   CHECK(p.typeKeys() == std::vector<std::string>{"ccompiler"});
   for (const char *op : {"add", "conv2d", "dense", "matmul", "max_pool2d", "avg_pool2d",
                          "global_avg_pool2d", "softmax", "log_softmax", "relu", "hard_swish",
-                         "gelu", "bias_add", "reshape", "flatten"})
+                         "gelu", "bias_add", "reshape", "flatten", "transpose", "concat",
+                         "batch_matmul"})
     CHECK(std::count(p.ops().begin(), p.ops().end(), op) == 1);
   REQUIRE(p.patterns().size() == 3);
   CHECK(p.patterns()[0].first == "conv2d_bias_act");
@@ -180,6 +181,13 @@ TEST_CASE("ccompiler plugin: the checker declines with a reason", "[ccompiler_pl
   r = check("conv2d", {{1, 3, 8, 8}, {4, 3, 3, 3}}, {1, 4, 8, 8}, f32, {intsAttr("pads", pads)});
   CHECK_FALSE(r.supported);
   CHECK(r.reason == "ccompiler: attribute 'pads' must have 4 values, got 2");
+  std::vector<int64_t> perm{0, 0};
+  r = check("transpose", {{2, 3}}, {2, 2}, f32, {intsAttr("perm", perm)});
+  CHECK(r.reason == "ccompiler: attribute 'perm' = [0, 0] is not a permutation of the 2 dims");
+  r = check("concat", {{2, 3}, {3, 2}}, {2, 5}, f32, {intAttr("axis", 1)});
+  CHECK(r.reason == "ccompiler: input 1 f32[3, 2] does not match input 0 f32[2, 3] outside axis 1");
+  r = check("batch_matmul", {{2, 3, 4}, {3, 4, 5}}, {3, 3, 5}, f32);
+  CHECK(r.reason == "ccompiler: batch sizes 2 and 3 do not match (must be equal or 1)");
 }
 
 TEST_CASE("ccompiler plugin: a small CNN, embedded and handed-over weights",
@@ -226,6 +234,28 @@ TEST_CASE("ccompiler plugin: conv2d, pooling, products, softmax", "[ccompiler_pl
                     {{"epsilon", 1e-3}});
   b.output(b.op("reshape", {bn}, {{"newshape", ints({0, -1, 5})}}));
   checkAgainstReference(b);
+}
+
+TEST_CASE("ccompiler plugin: transpose, concat, batch_matmul", "[ccompiler_plugin]") {
+  GraphBuilder b("tessera_moves");
+  int64_t x = b.input("x", {2, 3, 4, 5});
+  b.output(b.op("transpose", {x}, {{"perm", ints({0, 2, 3, 1})}}));
+  b.output(b.op("transpose", {x})); // reversed
+  b.output(b.op("transpose", {b.input("t1", {1, 6, 1, 2})}, {{"perm", ints({3, 1, 0, 2})}}));
+  b.output(b.op("concat", {x, b.input("y", {2, 2, 4, 5}), b.constant("z", {2, 1, 4, 5})},
+                {{"axis", int64_t(1)}}));
+  b.output(b.op("concat", {x, x}, {{"axis", int64_t(-1)}}));
+  b.output(b.op("concat", {b.input("r0", {1, 3}), b.input("r1", {2, 3})}));
+  int64_t a = b.input("a", {3, 4, 6}), bb = b.input("b", {3, 6, 5});
+  b.output(b.op("batch_matmul", {a, bb}));
+  b.output(b.op("batch_matmul", {b.input("at", {3, 6, 4}), b.input("bt", {1, 5, 6})},
+                {{"transpose_a", true}, {"transpose_b", true}}));
+  b.output(b.op("batch_matmul", {b.input("a1", {1, 4, 6}), bb}));
+  b.output(b.op("batch_matmul", {a, b.input("bt2", {3, 5, 6})}, {{"transpose_b", true}}));
+  std::string c = checkAgainstReference(b);
+  CHECK(contains(c, "(transpose): perm=[0, 2, 3, 1]"));
+  CHECK(contains(c, "(concat): axis=1"));
+  CHECK(contains(c, "(batch_matmul): transpose_a=true, transpose_b=true"));
 }
 
 TEST_CASE("ccompiler plugin: composite nodes are one loop nest", "[ccompiler_plugin]") {

@@ -279,6 +279,15 @@ tessera_attr_t intsAttr(const char *name, const std::vector<int64_t> &v) {
   return a;
 }
 
+tessera_attr_t intAttr(const char *name, int64_t v) {
+  tessera_attr_t a{};
+  a.struct_size = sizeof a;
+  a.name = name;
+  a.kind = TESSERA_ATTR_INT;
+  a.i = v;
+  return a;
+}
+
 std::vector<ir::Tensor> nanOutputs(const std::vector<ir::Shape> &shapes) {
   std::vector<ir::Tensor> outs;
   for (const ir::Shape &s : shapes) {

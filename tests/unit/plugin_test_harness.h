@@ -157,6 +157,7 @@ private:
 
 tessera_attr_t stringAttr(const char *name, const char *value);
 tessera_attr_t intsAttr(const char *name, const std::vector<int64_t> &v);
+tessera_attr_t intAttr(const char *name, int64_t v);
 
 /// Output tensors of `shapes`, filled with NaN so that an element the plugin
 /// does not write shows.

@@ -568,6 +568,32 @@ inline int64_t checkConcat(const OpDesc &op) {
   return axis;
 }
 
+/// transpose: out.shape[i] = in.shape[perm[i]]; returns 'perm' (empty in
+/// the attribute: the dims reversed).
+inline Shape checkTranspose(const OpDesc &op) {
+  requireInputs(op, 1);
+  const Shape &xs = inputShape(op, 0);
+  Shape perm = intsAttr(op, "perm", {});
+  if (perm.empty())
+    for (size_t i = xs.size(); i-- > 0;)
+      perm.push_back(int64_t(i));
+  std::vector<bool> seen(xs.size(), false);
+  bool ok = perm.size() == xs.size();
+  for (size_t i = 0; ok && i < perm.size(); ++i) {
+    ok = perm[i] >= 0 && size_t(perm[i]) < xs.size() && !seen[size_t(perm[i])];
+    if (ok)
+      seen[size_t(perm[i])] = true;
+  }
+  if (!ok)
+    throw Error("attribute 'perm' = " + shapeStr(perm) + " is not a permutation of the " +
+                std::to_string(xs.size()) + " dims");
+  Shape ys(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i)
+    ys[i] = xs[size_t(perm[i])];
+  requireOutput(op, ys);
+  return perm;
+}
+
 /// reshape, flatten, squeeze, unsqueeze: one input, and the declared output
 /// (the core inferred it from the attributes) has its elements in the same
 /// row-major order.
