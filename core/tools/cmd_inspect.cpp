@@ -1,6 +1,6 @@
 //===- tools/cmd_inspect.cpp - `tessera inspect` ---------------------------===//
 //
-//   tessera inspect MODEL.tsr [--json]
+//   tessera inspect MODEL.tsr [--json] [--steps]
 //   tessera inspect MODEL.tsr --source PLUGIN_OR_TYPE_KEY [--format F]
 //
 // What an artifact holds, without loading any of its code (no plugin is
@@ -43,6 +43,7 @@ struct InspectArgs {
   bool json = false;
   std::string source; // plugin name or type key, for --source
   std::string format; // the source format, for --source ("": the module's default)
+  bool steps = false; // list the plan's steps in order
 };
 
 std::string tensorStr(const json &t) {
@@ -88,7 +89,31 @@ Expected<json> describe(const std::string &path) {
   size_t counts[3] = {0, 0, 0};
   for (const runtime::Step &s : plan->steps)
     ++counts[size_t(s.kind)];
+  // Every step in the order the runtime executes them, with the buffers it
+  // reads and writes.
+  auto bufferStr = [&](uint32_t id) {
+    const runtime::Buffer &b = plan->buffers[id];
+    std::string who = !b.info.name.empty() ? b.info.name
+                      : b.kind == runtime::BufferKind::Constant ? fmt::format("const#{}", id)
+                                                                : fmt::format("#{}", id);
+    return who + ": " + b.info.str();
+  };
+  static const char *const kKinds[] = {"host", "plugin", "copy"};
+  json order = json::array();
+  for (const runtime::Step &s : plan->steps) {
+    json j = {{"kind", kKinds[size_t(s.kind)]}, {"symbol", s.symbol}, {"label", s.label}};
+    if (s.kind == runtime::StepKind::External && s.module >= 0 &&
+        size_t(s.module) < plan->modules.size())
+      j["plugin"] = plan->modules[size_t(s.module)].plugin;
+    json ins = json::array(), outs = json::array();
+    for (size_t a = 0; a < s.args.size(); ++a)
+      (a < s.numInputs ? ins : outs).push_back(bufferStr(s.args[a]));
+    j["inputs"] = std::move(ins);
+    j["outputs"] = std::move(outs);
+    order.push_back(std::move(j));
+  }
   out["plan"] = {{"steps", plan->steps.size()},
+                 {"order", std::move(order)},
                  {"host_steps", counts[size_t(runtime::StepKind::Host)]},
                  {"external_steps", counts[size_t(runtime::StepKind::External)]},
                  {"copy_steps", counts[size_t(runtime::StepKind::Copy)]},
@@ -99,7 +124,7 @@ Expected<json> describe(const std::string &path) {
   return out;
 }
 
-void printText(const json &d) {
+void printText(const json &d, bool steps) {
   const json &meta = d["metadata"];
   const json &plan = d["plan"];
   std::cout << fmt::format("{}: Tessera artifact, format {}, {} bytes, Tessera {}\n",
@@ -141,9 +166,31 @@ void printText(const json &d) {
                              p.value("version", std::string("?")), regions, regions == 1 ? "" : "s",
                              ops, keys);
   }
-  std::cout << fmt::format("Steps: {} ({} host, {} plugin, {} copies)\n",
+  std::cout << fmt::format("Steps: {} ({} host, {} plugin, {} copies){}\n",
                            plan["steps"].get<size_t>(), plan["host_steps"].get<size_t>(),
-                           plan["external_steps"].get<size_t>(), plan["copy_steps"].get<size_t>());
+                           plan["external_steps"].get<size_t>(), plan["copy_steps"].get<size_t>(),
+                           steps ? ", in order:" : "");
+  if (steps) {
+    size_t i = 0;
+    for (const auto &s : plan["order"]) {
+      auto list = [](const json &a) {
+        std::string t;
+        for (const auto &x : a)
+          t += (t.empty() ? "" : ", ") + x.get<std::string>();
+        return t;
+      };
+      // The label says what runs ("tanh 't1'", "<region> (dnnl)"); the
+      // symbol follows when the label does not name it.
+      std::string symbol = s["symbol"].get<std::string>(), what = s["label"].get<std::string>();
+      if (what.empty())
+        what = symbol;
+      else if (!symbol.empty() && what.find(symbol) == std::string::npos)
+        what += " [" + symbol + "]";
+      std::cout << fmt::format("  {:>4}  {:<6}  {}: ({}) -> ({})\n", i++,
+                               s["kind"].get<std::string>(), what, list(s["inputs"]),
+                               list(s["outputs"]));
+    }
+  }
   std::cout << fmt::format("Memory: arena {} bytes (peak activations; {} bytes without reuse), "
                            "weights {} bytes\n",
                            plan["arena_bytes"].get<uint64_t>(),
@@ -202,7 +249,11 @@ Subcommand addInspectCommand(CLI::App &app) {
       "inspect", "Describe a compiled artifact (.tsr): sections, inputs and outputs, target, "
                  "plugins, regions, steps and memory; loads none of its code");
   cmd->add_option("model", args->model, "The artifact")->required();
-  cmd->add_flag("--json", args->json, "Print the description as JSON");
+  cmd->add_flag("--json", args->json,
+                "Print the description as JSON (plan.order lists every step)");
+  cmd->add_flag("--steps", args->steps,
+                "List the plan's steps in the order they run, with the buffers each reads and "
+                "writes");
   auto *source = cmd->add_option("--source", args->source,
                                  "Print the source of the plugin modules of this plugin (name or "
                                  "type key), e.g. the C of the ccompiler plugin")
@@ -225,7 +276,7 @@ Subcommand addInspectCommand(CLI::App &app) {
             if (args->json)
               std::cout << d->dump(2) << "\n";
             else
-              printText(*d);
+              printText(*d, args->steps);
             return 0;
           }};
 }

@@ -22,7 +22,9 @@ the ops take turns between the targets of `--target ccompiler,dnnl`
 
 Checks:
   1. the artifact holds two regions of each plugin and host steps between
-     them (inspect --json; the model is a chain, so they alternate);
+     them (inspect --json; the model is a chain, so they alternate), and
+     `inspect --steps` / the JSON's plan.order list the steps in the order
+     they run, each reading what the one before it wrote;
   2. `tessera run --seed S` matches `tessera interpret --seed S --print-all`
      (|a-b| <= 1e-5 + 1e-4 |b|; the interpreter prints 6 significant digits),
      at 1 and 2 threads;
@@ -106,6 +108,22 @@ def main():
          "inspect: at least two regions of each plugin", str(targets))
     c.ok(meta["host_steps"] >= 2, "inspect: host steps between the regions",
          str(meta["host_steps"]))
+
+    # The steps in the order they run: the chain's targets in turn, each
+    # step reading what the one before it wrote.
+    order = json.loads(c.tool("inspect", tsr, "--json").stdout)["plan"]["order"]
+    kinds = [s.get("plugin", s["kind"]) for s in order]
+    c.ok(kinds == ["ccompiler", "dnnl", "host", "host", "ccompiler", "dnnl", "host"],
+         "inspect: the steps in order", str(kinds))
+    chained = all(order[i]["inputs"] == order[i - 1]["outputs"] for i in range(1, len(order)))
+    c.ok(chained and order[0]["inputs"] == ["x: f32[1, 4, 8, 8]"]
+         and order[-1]["outputs"] == ["k: f32[1, 3, 8, 8]"],
+         "inspect: each step reads what the one before it wrote", json.dumps(order, indent=1))
+    text = c.tool("inspect", tsr, "--steps").stdout
+    c.ok("Steps: 7 (3 host, 4 plugin, 0 copies), in order:\n"
+         "     0  plugin  tessera_mixed_ccompiler_0 (ccompiler): (x: f32[1, 4, 8, 8]) -> " in text
+         and "     6  host    cos 'k' [tessera_host_2]: " in text,
+         "inspect --steps: one line per step", text)
 
     name = meta["outputs"][0]["name"]
     outs = {}
