@@ -286,9 +286,19 @@ int PlanBuilder::producerValue(int logical) const {
   return l.values[0];
 }
 
-/// A constant reordered now into bytes the plan owns.
+/// A constant reordered now into bytes the plan owns; a module constant
+/// already reordered the same way (a weight two products share) is not
+/// copied again. (Folded weights live in temporaries whose addresses may
+/// come back: only the module's own constants are looked up.)
 int PlanBuilder::constBuffer(const memory::desc &srcMd, const void *src,
                              const memory::desc &dstMd) {
+  const bool moduleConstant =
+      std::any_of(fn_.constants.begin(), fn_.constants.end(),
+                  [&](const sdk::JsonConstant &k) { return k.data() && k.data() == src; });
+  if (moduleConstant)
+    for (const ConstCopy &copy : constCopies_)
+      if (copy.src == src && copy.srcMd == srcMd && copy.dstMd == dstMd)
+        return copy.buffer;
   AlignedBytes bytes = alignedBytes(dstMd.get_size());
   memory from(srcMd, cpuEngine(), const_cast<void *>(src));
   memory to(dstMd, cpuEngine(), bytes.get());

@@ -339,6 +339,32 @@ TEST_CASE("dnnl plugin: reordered weights are held once and saved as they came",
         "dnnl runtime module: no 'c' source (formats: json, plan)");
 }
 
+// Two convolutions of one weight read one reordered copy of it.
+TEST_CASE("dnnl plugin: a weight two products share is reordered once", "[dnnl_plugin]") {
+  auto reorderedBytes = [](int convs) {
+    GraphBuilder b("tessera_shared_weight");
+    int64_t x = b.input("x", {1, 16, 8, 8});
+    int64_t w = b.constant("w", {16, 16, 3, 3}, -0.2, 0.2);
+    int64_t y = x;
+    for (int i = 0; i < convs; ++i)
+      y = b.op("relu", {b.op("conv2d", {y, w}, {{"pads", ints({1, 1, 1, 1})}})});
+    b.output(y);
+    plugin().checkAgainstReference(b);
+    ModulePtr m(nullptr, destroyModule);
+    REQUIRE(plugin().compile(b, m) == "");
+    std::string text;
+    REQUIRE(take(m->get_source(m->self, "plan", &appendToString, &text)) == "");
+    INFO(text);
+    size_t at = text.find(" bytes held as given, ");
+    REQUIRE(at != std::string::npos);
+    return std::stoull(text.substr(at + 22));
+  };
+  const uint64_t one = reorderedBytes(1);
+  CHECK(one >= 16 * 16 * 9 * 4);
+  CHECK(reorderedBytes(2) == one);
+  CHECK(reorderedBytes(3) == one);
+}
+
 TEST_CASE("dnnl plugin: corrupted saved modules give errors", "[dnnl_plugin]") {
   GraphBuilder b("tessera_saved");
   int64_t x = b.input("x", {1, 4, 6, 6});
