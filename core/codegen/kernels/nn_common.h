@@ -1,8 +1,7 @@
 //===- codegen/kernels/nn_common.h - Helpers of the nn kernel family -*- C++ -*-===//
 //
 // Private to the nn family's kernels (nn_*.cpp, reduce.cpp):
-//  - Dt<DTYPE>: storage type, compute type and element conversions per dtype,
-//    matching ir::Tensor's getDouble/setDouble (f16/bf16 round through float);
+//  - Dt<DTYPE>: tk.h's element traits indexed by dtype code;
 //  - TK_NN_DISPATCH_*: the dtype switch that picks a template instantiation;
 //  - buffer conversions into a compute type (scratch) and back;
 //  - the one GEMM (tiled, vectorisable once shapes are constants) behind
@@ -23,58 +22,20 @@ namespace {
 // Dtypes
 //===----------------------------------------------------------------------===//
 
-// S: storage type; V: the type values are compared and combined in (float
-// for f16/bf16, the storage type otherwise); get/put convert; putd stores a
-// double as Tensor::setDouble does for float dtypes.
-template <int DT> struct Dt;
-template <> struct Dt<TK_F32> {
-  using S = float;
-  using V = float;
-  static constexpr bool fp = true;
-  static V get(const S *p, int64_t i) { return p[i]; }
-  static void put(S *p, int64_t i, V v) { p[i] = v; }
-  static void putd(S *p, int64_t i, double v) { p[i] = (float)v; }
+// The nn family's view of the kernels' element traits (tk_elem, tk.h),
+// indexed by dtype code: S the storage type, V the type values are
+// compared and combined in (float for f16/bf16, the storage type
+// otherwise), get/put convert, putd stores a double as Tensor::setDouble
+// does for float dtypes.
+template <int DT> struct Dt {
+  using E = tk_elem<typename tk_tag_of<DT>::type>;
+  using S = typename E::S;
+  using V = typename E::C;
+  static constexpr bool fp = E::kind == 0;
+  static V get(const S *p, int64_t i) { return E::load(p, i); }
+  static void put(S *p, int64_t i, V v) { E::store(p, i, v); }
+  static void putd(S *p, int64_t i, double v) { E::store(p, i, (V)v); }
 };
-template <> struct Dt<TK_F64> {
-  using S = double;
-  using V = double;
-  static constexpr bool fp = true;
-  static V get(const S *p, int64_t i) { return p[i]; }
-  static void put(S *p, int64_t i, V v) { p[i] = v; }
-  static void putd(S *p, int64_t i, double v) { p[i] = v; }
-};
-template <> struct Dt<TK_F16> {
-  using S = uint16_t;
-  using V = float;
-  static constexpr bool fp = true;
-  static V get(const S *p, int64_t i) { return tk_half_to_float(p[i]); }
-  static void put(S *p, int64_t i, V v) { p[i] = tk_float_to_half(v); }
-  static void putd(S *p, int64_t i, double v) { p[i] = tk_float_to_half((float)v); }
-};
-template <> struct Dt<TK_BF16> {
-  using S = uint16_t;
-  using V = float;
-  static constexpr bool fp = true;
-  static V get(const S *p, int64_t i) { return tk_bf16_to_float(p[i]); }
-  static void put(S *p, int64_t i, V v) { p[i] = tk_float_to_bf16(v); }
-  static void putd(S *p, int64_t i, double v) { p[i] = tk_float_to_bf16((float)v); }
-};
-template <typename T> struct DtInt {
-  using S = T;
-  using V = T;
-  static constexpr bool fp = false;
-  static V get(const S *p, int64_t i) { return p[i]; }
-  static void put(S *p, int64_t i, V v) { p[i] = v; }
-};
-template <> struct Dt<TK_I8> : DtInt<int8_t> {};
-template <> struct Dt<TK_U8> : DtInt<uint8_t> {};
-template <> struct Dt<TK_I16> : DtInt<int16_t> {};
-template <> struct Dt<TK_U16> : DtInt<uint16_t> {};
-template <> struct Dt<TK_I32> : DtInt<int32_t> {};
-template <> struct Dt<TK_U32> : DtInt<uint32_t> {};
-template <> struct Dt<TK_I64> : DtInt<int64_t> {};
-template <> struct Dt<TK_U64> : DtInt<uint64_t> {};
-template <> struct Dt<TK_BOOL> : DtInt<uint8_t> {};
 
 // `return FN<DTYPE>(args...)` for the tensor dtype `dt`.
 #define TK_NN_CASE(D, FN, ...)                                                                     \

@@ -25,57 +25,6 @@
 #define TK_ALWAYS_INLINE static inline __attribute__((always_inline))
 #define TK_INLINE_LAMBDA __attribute__((always_inline))
 
-// Tag types for the dtypes without a C++ type of their own.
-struct tk_f16_t {};
-struct tk_bf16_t {};
-struct tk_bool_t {};
-
-// tk_elem<Tag>: S = storage type, C = compute type, kind: 0 float, 1
-// integer, 2 bool. load/store convert between them. Floats compute in
-// float (f16, bf16, f32) or double (f64).
-template <class T> struct tk_elem {
-  using S = T;
-  using C = T;
-  static constexpr int kind = 1;
-  static inline C load(const S *p, int64_t i) { return p[i]; }
-  static inline void store(S *p, int64_t i, C v) { p[i] = v; }
-};
-template <> struct tk_elem<float> {
-  using S = float;
-  using C = float;
-  static constexpr int kind = 0;
-  static inline C load(const S *p, int64_t i) { return p[i]; }
-  static inline void store(S *p, int64_t i, C v) { p[i] = v; }
-};
-template <> struct tk_elem<double> {
-  using S = double;
-  using C = double;
-  static constexpr int kind = 0;
-  static inline C load(const S *p, int64_t i) { return p[i]; }
-  static inline void store(S *p, int64_t i, C v) { p[i] = v; }
-};
-template <> struct tk_elem<tk_f16_t> {
-  using S = uint16_t;
-  using C = float;
-  static constexpr int kind = 0;
-  static inline C load(const S *p, int64_t i) { return tk_half_to_float(p[i]); }
-  static inline void store(S *p, int64_t i, C v) { p[i] = tk_float_to_half(v); }
-};
-template <> struct tk_elem<tk_bf16_t> {
-  using S = uint16_t;
-  using C = float;
-  static constexpr int kind = 0;
-  static inline C load(const S *p, int64_t i) { return tk_bf16_to_float(p[i]); }
-  static inline void store(S *p, int64_t i, C v) { p[i] = tk_float_to_bf16(v); }
-};
-template <> struct tk_elem<tk_bool_t> {
-  using S = uint8_t;
-  using C = uint8_t;
-  static constexpr int kind = 2;
-  static inline C load(const S *p, int64_t i) { return p[i] ? 1 : 0; }
-  static inline void store(S *p, int64_t i, C v) { p[i] = v ? 1 : 0; }
-};
-
 template <class T> static constexpr bool tk_is_float = tk_elem<T>::kind == 0;
 template <class A, class B> struct tk_same { static constexpr bool value = false; };
 template <class A> struct tk_same<A, A> { static constexpr bool value = true; };

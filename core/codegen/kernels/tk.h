@@ -157,4 +157,78 @@ static inline uint16_t tk_float_to_bf16(float f) {
   return (uint16_t)((x + 0x7fffu + lsb) >> 16);
 }
 
+
+//===----------------------------------------------------------------------===//
+// Element traits: the kernels' one set, per dtype
+//===----------------------------------------------------------------------===//
+
+// Tag types for the dtypes without a C++ type of their own.
+struct tk_f16_t {};
+struct tk_bf16_t {};
+struct tk_bool_t {};
+
+// tk_elem<Tag>: S = storage type, C = compute type, kind: 0 float, 1
+// integer, 2 bool. load/store convert between them as tessera::ir::Tensor
+// does (f16/bf16 round through float; a bool is stored as 0 or 1). Floats
+// compute in float (f16, bf16, f32) or double (f64).
+template <class T> struct tk_elem {
+  using S = T;
+  using C = T;
+  static constexpr int kind = 1;
+  static inline C load(const S *p, int64_t i) { return p[i]; }
+  static inline void store(S *p, int64_t i, C v) { p[i] = v; }
+};
+template <> struct tk_elem<float> {
+  using S = float;
+  using C = float;
+  static constexpr int kind = 0;
+  static inline C load(const S *p, int64_t i) { return p[i]; }
+  static inline void store(S *p, int64_t i, C v) { p[i] = v; }
+};
+template <> struct tk_elem<double> {
+  using S = double;
+  using C = double;
+  static constexpr int kind = 0;
+  static inline C load(const S *p, int64_t i) { return p[i]; }
+  static inline void store(S *p, int64_t i, C v) { p[i] = v; }
+};
+template <> struct tk_elem<tk_f16_t> {
+  using S = uint16_t;
+  using C = float;
+  static constexpr int kind = 0;
+  static inline C load(const S *p, int64_t i) { return tk_half_to_float(p[i]); }
+  static inline void store(S *p, int64_t i, C v) { p[i] = tk_float_to_half(v); }
+};
+template <> struct tk_elem<tk_bf16_t> {
+  using S = uint16_t;
+  using C = float;
+  static constexpr int kind = 0;
+  static inline C load(const S *p, int64_t i) { return tk_bf16_to_float(p[i]); }
+  static inline void store(S *p, int64_t i, C v) { p[i] = tk_float_to_bf16(v); }
+};
+template <> struct tk_elem<tk_bool_t> {
+  using S = uint8_t;
+  using C = uint8_t;
+  static constexpr int kind = 2;
+  static inline C load(const S *p, int64_t i) { return p[i] ? 1 : 0; }
+  static inline void store(S *p, int64_t i, C v) { p[i] = v ? 1 : 0; }
+};
+
+// The tag of each dtype code, for code that is templated on the code
+// (tk_elem<tk_tag_of<TK_F16>::type> is f16's traits).
+template <int DT> struct tk_tag_of;
+template <> struct tk_tag_of<TK_F32> { using type = float; };
+template <> struct tk_tag_of<TK_F64> { using type = double; };
+template <> struct tk_tag_of<TK_F16> { using type = tk_f16_t; };
+template <> struct tk_tag_of<TK_BF16> { using type = tk_bf16_t; };
+template <> struct tk_tag_of<TK_I8> { using type = int8_t; };
+template <> struct tk_tag_of<TK_U8> { using type = uint8_t; };
+template <> struct tk_tag_of<TK_I16> { using type = int16_t; };
+template <> struct tk_tag_of<TK_U16> { using type = uint16_t; };
+template <> struct tk_tag_of<TK_I32> { using type = int32_t; };
+template <> struct tk_tag_of<TK_U32> { using type = uint32_t; };
+template <> struct tk_tag_of<TK_I64> { using type = int64_t; };
+template <> struct tk_tag_of<TK_U64> { using type = uint64_t; };
+template <> struct tk_tag_of<TK_BOOL> { using type = tk_bool_t; };
+
 #endif // TESSERA_CODEGEN_KERNELS_TK_H
