@@ -171,27 +171,17 @@ struct tk_bool_t {};
 // integer, 2 bool. load/store convert between them as tessera::ir::Tensor
 // does (f16/bf16 round through float; a bool is stored as 0 or 1). Floats
 // compute in float (f16, bf16, f32) or double (f64).
-template <class T> struct tk_elem {
+// Stored as computed: the integers, f32 and f64.
+template <class T, int Kind> struct tk_elem_as_is {
   using S = T;
   using C = T;
-  static constexpr int kind = 1;
+  static constexpr int kind = Kind;
   static inline C load(const S *p, int64_t i) { return p[i]; }
   static inline void store(S *p, int64_t i, C v) { p[i] = v; }
 };
-template <> struct tk_elem<float> {
-  using S = float;
-  using C = float;
-  static constexpr int kind = 0;
-  static inline C load(const S *p, int64_t i) { return p[i]; }
-  static inline void store(S *p, int64_t i, C v) { p[i] = v; }
-};
-template <> struct tk_elem<double> {
-  using S = double;
-  using C = double;
-  static constexpr int kind = 0;
-  static inline C load(const S *p, int64_t i) { return p[i]; }
-  static inline void store(S *p, int64_t i, C v) { p[i] = v; }
-};
+template <class T> struct tk_elem : tk_elem_as_is<T, 1> {};
+template <> struct tk_elem<float> : tk_elem_as_is<float, 0> {};
+template <> struct tk_elem<double> : tk_elem_as_is<double, 0> {};
 template <> struct tk_elem<tk_f16_t> {
   using S = uint16_t;
   using C = float;
