@@ -260,30 +260,31 @@ OpDescArg::OpDescArg(const std::string &op, const std::vector<ir::Shape> &inShap
         1};
 }
 
-tessera_attr_t stringAttr(const char *name, const char *value) {
+namespace {
+tessera_attr_t attrOf(const char *name, tessera_attr_kind_t kind) {
   tessera_attr_t a{};
   a.struct_size = sizeof a;
   a.name = name;
-  a.kind = TESSERA_ATTR_STRING;
+  a.kind = kind;
+  return a;
+}
+} // namespace
+
+tessera_attr_t stringAttr(const char *name, const char *value) {
+  tessera_attr_t a = attrOf(name, TESSERA_ATTR_STRING);
   a.s = value;
   return a;
 }
 
 tessera_attr_t intsAttr(const char *name, const std::vector<int64_t> &v) {
-  tessera_attr_t a{};
-  a.struct_size = sizeof a;
-  a.name = name;
-  a.kind = TESSERA_ATTR_INTS;
+  tessera_attr_t a = attrOf(name, TESSERA_ATTR_INTS);
   a.ints = v.data();
   a.count = v.size();
   return a;
 }
 
 tessera_attr_t intAttr(const char *name, int64_t v) {
-  tessera_attr_t a{};
-  a.struct_size = sizeof a;
-  a.name = name;
-  a.kind = TESSERA_ATTR_INT;
+  tessera_attr_t a = attrOf(name, TESSERA_ATTR_INT);
   a.i = v;
   return a;
 }
