@@ -70,12 +70,16 @@ Expected<Verdict> decide(const NodeIndex &index, RegionBuilder &builder, int r,
                               ? fmt::format("plugin '{}' declined the region", target)
                               : v.reason};
   }
-  for (int m : builder.members(r)) {
-    const auto *c = index.node(size_t(m))->as<CallNode>();
-    if (!c)
-      continue;
-    if (c->op() && isComputeHeavy(c->op()->name))
+  // The region's own op calls first, read from the index (no node is
+  // touched); composite bodies only when none of them is compute-heavy.
+  const auto &members = builder.members(r);
+  for (int m : members)
+    if (const Op *op = index.op(size_t(m)); op && isComputeHeavy(op->name))
       return Verdict{};
+  for (int m : members) {
+    if (index.op(size_t(m)) || index.kind(size_t(m)) != ExprKind::Call)
+      continue;
+    const auto *c = index.node(size_t(m))->as<CallNode>();
     if (c->calleeKind() == CallNode::CalleeKind::Local &&
         anyNode(c->localFnExpr(), [](const ExprNode &n) {
           const auto *inner = n.as<CallNode>();
