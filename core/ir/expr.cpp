@@ -126,6 +126,9 @@ Expected<Expr> makeCall(const Op *op, std::vector<Expr> args, Attrs attrs, std::
   TS_ASSIGN_OR_RETURN(Attrs normalized, op->normalizeAttrs(attrs));
   auto types = typesOf(args);
   TS_ASSIGN_OR_RETURN(Type type, op->inferType(types, normalized));
+  // No op may make a type that sizes cannot be computed on (ir/type.h).
+  if (Status s = checkShapes(type); !s.ok())
+    return Error::format("{}: result type {}: {}", op->name, type.str(), s.error().message());
   return Expr(std::make_shared<CallNode>(CallNode::CalleeKind::Op, op, std::string(),
                                          std::move(normalized), std::move(type), std::move(args),
                                          std::move(name), span));

@@ -31,9 +31,6 @@ namespace tessera::ir {
 namespace {
 
 constexpr int kMaxNesting = 64;
-/// Largest element count accepted in a tensor type (keeps every size
-/// computation far from int64 overflow).
-constexpr int64_t kMaxElements = int64_t(1) << 48;
 
 //===----------------------------------------------------------------------===//
 // Lexer

@@ -74,6 +74,33 @@ int64_t numElements(std::span<const int64_t> shape) {
   return n;
 }
 
+Status checkShape(std::span<const int64_t> shape) {
+  int64_t elements = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const int64_t d = shape[i];
+    if (d < 0)
+      return Error::format("shape {}: dim {} is negative", shapeStr(shape), i);
+    if (d > kMaxElements || (d != 0 && elements > kMaxElements / d))
+      return Error::format("shape {} has more than 2^48 elements", shapeStr(shape));
+    if (d != 0)
+      elements *= d;
+  }
+  return okStatus();
+}
+
+Status checkShapes(const Type &t) {
+  switch (t.kind()) {
+  case Type::Kind::Tensor:
+    return checkShape(t.shape());
+  case Type::Kind::Tuple:
+  case Type::Kind::Func: // fields are the parameter types
+    for (const Type &f : t.fields())
+      TS_RETURN_IF_ERROR(checkShapes(f));
+    return t.isFunc() ? checkShapes(t.result()) : okStatus();
+  }
+  return okStatus();
+}
+
 std::string shapeStr(std::span<const int64_t> shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
 }

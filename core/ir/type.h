@@ -15,6 +15,7 @@
 #pragma once
 
 #include "ir/dtype.h"
+#include "support/error.h"
 
 #include <cstdint>
 #include <span>
@@ -24,6 +25,18 @@
 namespace tessera::ir {
 
 using Shape = std::vector<int64_t>;
+
+/// The largest element count of a tensor type. With every dim at most this
+/// and the product of the non-zero dims at most this too, no size computed
+/// from a type (element counts, byte sizes, strides, in any order of dims)
+/// comes near int64 overflow.
+inline constexpr int64_t kMaxElements = int64_t(1) << 48;
+/// Whether `shape` can be a tensor type's: every dim >= 0, and the limits of
+/// kMaxElements. The error says which dim is wrong.
+Status checkShape(std::span<const int64_t> shape);
+/// checkShape on every tensor type in `t` (tuple fields, function types).
+class Type;
+Status checkShapes(const Type &t);
 
 /// Number of elements of a shape (1 for a scalar).
 int64_t numElements(std::span<const int64_t> shape);

@@ -6,6 +6,9 @@
 
 #include <unordered_map>
 
+// The IR's limit on shapes is the one the plugin ABI promises plugins.
+static_assert(tessera::ir::kMaxElements == TESSERA_MAX_ELEMENTS);
+
 namespace tessera::partition {
 
 namespace {

@@ -84,6 +84,35 @@ TEST_CASE("types print, compare and hash structurally", "[ir][type]") {
   REQUIRE(a.numElements() == 3);
 }
 
+TEST_CASE("checkShape bounds every dim and the element count", "[ir][type]") {
+  CHECK(checkShape(Shape{}).ok());
+  CHECK(checkShape(Shape{2, 0, 3}).ok());
+  CHECK(checkShape(Shape{kMaxElements}).ok());
+  CHECK(checkShape(Shape{int64_t(1) << 24, int64_t(1) << 24}).ok());
+  CHECK(checkShape(Shape{2, -1}).error().str() == "shape [2, -1]: dim 1 is negative");
+  CHECK(checkShape(Shape{kMaxElements + 1}).error().str() ==
+        "shape [281474976710657] has more than 2^48 elements");
+  // A zero dim does not make room for a huge one: sizes of the other dims
+  // (strides) are still computed.
+  CHECK(!checkShape(Shape{0, int64_t(1) << 62}).ok());
+  CHECK(!checkShape(Shape{int64_t(1) << 24, int64_t(1) << 24, 2}).ok());
+  Type big = Type::tensor(DType::F32, {int64_t(1) << 40, int64_t(1) << 10});
+  CHECK(checkShapes(Type::tuple({Type::tensor(DType::F32, {2}), big})).error().str() ==
+        "shape [1099511627776, 1024] has more than 2^48 elements");
+  CHECK(!checkShapes(Type::func({big}, Type())).ok());
+  CHECK(checkShapes(Type::func({Type::tensor(DType::F32, {2})}, Type())).ok());
+}
+
+TEST_CASE("an op whose result type is too large for sizes is an error", "[ir][type]") {
+  Var x = makeVar("x", Type::tensor(DType::F32, {2, 1}));
+  auto ok = makeCall("expand", {x}, {{"shape", std::vector<int64_t>{2, 8}}});
+  REQUIRE(ok.ok());
+  auto big = makeCall("expand", {x}, {{"shape", std::vector<int64_t>{2, int64_t(1) << 48}}});
+  REQUIRE(!big.ok());
+  CHECK(big.error().str() == "expand: result type f32[2, 281474976710656]: shape [2, "
+                             "281474976710656] has more than 2^48 elements");
+}
+
 TEST_CASE("types are uniqued, also when made on several threads at once", "[ir][type]") {
   // Equal types made apart are one type: equality is identity, so a type
   // made twice must come back as the same representation.

@@ -333,8 +333,8 @@ TEST_CASE("json plugin: codegen refuses what it cannot run, naming the node", "[
         "f32[2, 5] is not the computed shape [2, 4]");
   g.nodes[1].outputs[0] = sdk::TensorType{kF32, {int64_t(1) << 40, int64_t(1) << 40}};
   CHECK(plugin().compile(c, m, sdk::writeGraph(g)) ==
-        "json runtime module: function 'tessera_bad': the tensor type f32[1099511627776, "
-        "1099511627776] is too large");
+        "json runtime module: function 'tessera_bad': tessera.graph JSON: graph node 1: shape "
+        "f32[1099511627776, 1099511627776] has more than 2^48 elements");
   // JSON values of the wrong type.
   CHECK(plugin()
             .compile(c, m, "{\"format\": 5}")
@@ -392,6 +392,64 @@ TEST_CASE("json plugin: saved modules are checked when loaded", "[json_plugin]")
         "json runtime module: truncated at byte 16 while reading the type key (needs "
         "18446744073709551615 bytes, " +
             std::to_string(bytes.size() - 16) + " left)");
+}
+
+TEST_CASE("SDK readers refuse shapes whose sizes would overflow", "[json_plugin][sdk]") {
+  // Found by fuzz_json_module: a constant of shape [huge, huge, 0] took 0
+  // bytes, and its element count overflowed int64 when computed in order.
+  auto savedWithConstant = [](std::vector<int64_t> shape) {
+    std::string b = "TSJR";
+    auto u = [&b](uint64_t v, int bytes) {
+      for (int i = 0; i < bytes; ++i)
+        b.push_back(char((v >> (8 * i)) & 0xff));
+    };
+    auto str = [&](std::string_view s) { u(s.size(), 8), b.append(s); };
+    u(sdk::JsonRuntime::kFormatVersion, 4);
+    str("json");
+    u(1, 8);        // functions
+    str("tessera_f");
+    str("{}");
+    u(1, 8);        // constants
+    str("w");
+    u(kDLFloat, 1), u(32, 1), u(1, 2);
+    u(shape.size(), 4);
+    for (int64_t d : shape)
+      u(uint64_t(d), 8);
+    u(0, 8);        // data bytes
+    return b;
+  };
+  auto parseError = [](const std::string &bytes) {
+    try {
+      sdk::JsonRuntime::parse(bytes, "json");
+    } catch (const sdk::Error &e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const int64_t big = int64_t(1) << 40;
+  CHECK(parseError(savedWithConstant({big, big, 0})) ==
+        "json runtime module: corrupted at byte 104: constant 0 of function 0 ('tessera_f') has "
+        "an impossible shape f32[1099511627776, 1099511627776, 0]");
+  CHECK(parseError(savedWithConstant({sdk::kMaxElements + 1, 0})).find("impossible shape") !=
+        std::string::npos);
+  // Within the limit, an empty constant reads (and then the graph is checked).
+  CHECK(parseError(savedWithConstant({big, 0})).find("impossible shape") == std::string::npos);
+
+  const std::string graph =
+      R"({"format": "tessera.graph", "version": 1, "symbol": "f", )"
+      R"("nodes": [{"kind": "input", "name": "x", "outputs": )"
+      R"([{"dtype": "f32", "shape": [1099511627776, 1099511627776]}]}], )"
+      R"("inputs": [0], "outputs": [[0, 0]]})";
+  try {
+    sdk::readGraph(graph);
+    FAIL("a graph with a shape of 2^80 elements was read");
+  } catch (const sdk::Error &e) {
+    CHECK(std::string(e.what()) == "tessera.graph JSON: graph node 0: shape f32[1099511627776, "
+                                   "1099511627776] has more than 2^48 elements");
+  }
+  CHECK(sdk::shapeFits(std::vector<int64_t>{big, 256}));
+  CHECK(!sdk::shapeFits(std::vector<int64_t>{big, 257}));
+  CHECK(!sdk::shapeFits(std::vector<int64_t>{-1}));
 }
 
 TEST_CASE("json plugin: calls with wrong arguments name the argument", "[json_plugin]") {

@@ -155,6 +155,12 @@ TEST_CASE("npy: malformed .npy files are refused with the file and the reason", 
         "x.npy: bad .npy header: missing key 'fortran_order'");
   CHECK(npyError(withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }")) ==
         "x.npy: bad .npy header: 'shape' holds something other than non-negative integers");
+  // Found by fuzz_npy: the element count of these overflowed int64.
+  CHECK(npyError(withHeader(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (55555555555554, 777777777), }")) ==
+        "x.npy: shape (55555555555554, 777777777) has more than 2^48 elements");
+  CHECK(npyError(withHeader("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 300000000000000), }")) ==
+        "x.npy: shape (0, 300000000000000) has more than 2^48 elements");
   CHECK(npyError(withHeader("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,)}")) ==
         "x.npy: bad .npy header: structured dtypes are not supported");
   CHECK(npyError(withHeader("['descr']")) == "x.npy: bad .npy header: the header is not a dict");

@@ -247,7 +247,7 @@ TEST_CASE("malformed TensorProtos are errors naming the tensor", "[onnx]") {
   p.set_data_type(::onnx::TensorProto::FLOAT);
   p.clear_dims();
   p.add_dims(-1);
-  CHECK(tensorFromProto(p, ".").error().str() == "tensor 'w': negative dim in [-1]");
+  CHECK(tensorFromProto(p, ".").error().str() == "tensor 'w': shape [-1]: dim 0 is negative");
 }
 
 TEST_CASE("TensorProto external data is read relative to the model", "[onnx]") {
@@ -518,6 +518,17 @@ TEST_CASE("dynamic dims: bound, defaulted batch, unbound errors", "[onnx]") {
     o.inputShapes["x"] = {2, 4, 5};
     CHECK(importError(b.bytes(), o) == "model.onnx: input 'x': dim 1 is 3 in the model ([N, 3, "
                                        "H]), the bound shape [2, 4, 5] gives 4");
+  }
+  SECTION("a shape too large for sizes to be computed on") {
+    ModelBuilder c;
+    c.input("x", {"1099511627776", "1099511627776"}).output("y", {"?", "?"});
+    c.node("Relu", {"x"}, {"y"});
+    CHECK(importError(c.bytes()) == "model.onnx: input 'x': shape [1099511627776, 1099511627776] "
+                                    "has more than 2^48 elements");
+    ImportOptions o = testOptions();
+    o.inputShapes["x"] = {2, 3, int64_t(1) << 50};
+    CHECK(importError(b.bytes(), o) == "model.onnx: input 'x': shape [2, 3, 1125899906842624] "
+                                       "has more than 2^48 elements");
   }
   SECTION("an unknown input name") {
     ImportOptions o = testOptions();

@@ -280,6 +280,19 @@ TEST_CASE("Tile, Trilu and OneHot compose exactly", "[onnx][onnx_nn]") {
   requireClose(h[0], f32({3, 3}, {0, 0, 0, 7, 0, 0, 0, 7, 0}));
 }
 
+TEST_CASE("Tile repeats that would overflow a shape are errors", "[onnx][onnx_nn]") {
+  // Found by fuzz_onnx: repeats whose product with the dims overflowed int64.
+  auto x = ir::makeConstant(f32({3, 2}, {1, 2, 3, 4, 5, 6}));
+  auto reps = [](int64_t a, int64_t b) { return ir::makeConstant(i64({2}, {a, b})); };
+  CHECK(test::convertError("Tile", {x, reps(int64_t(1) << 62, 1)}) ==
+        "node 'n0' (Tile): 'repeats' [4611686018427387904, 1] makes a tensor of more than 2^48 "
+        "elements");
+  CHECK(test::convertError("Tile", {x, reps(int64_t(1) << 24, int64_t(1) << 24)}) ==
+        "node 'n0' (Tile): 'repeats' [16777216, 16777216]: shape [50331648, 33554432] has more "
+        "than 2^48 elements");
+  CHECK(test::convertError("Tile", {x, reps(2, 3)}).empty());
+}
+
 TEST_CASE("Resize works on the last two dims of any rank", "[onnx][onnx_nn]") {
   // [1, 2, 2] scaled by [1, 1, 2] (nearest, asymmetric, floor): each column doubles.
   auto y = test::foldNode("Resize", {f32({1, 2, 2}, {1, 2, 3, 4}), f32({0}, {}), f32({3}, {1, 1, 2})},

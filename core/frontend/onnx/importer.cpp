@@ -380,13 +380,18 @@ private:
     if (!dtype)
       return Error::format("input '{}': unsupported element type {}", name,
                            onnxDTypeName(tt.elem_type()));
+    auto tensor = [&](const ir::Shape &shape) -> Expected<ir::Type> {
+      if (Status st = ir::checkShape(shape); !st.ok())
+        return Error::format("input '{}': {}", name, st.error().message());
+      return ir::Type::tensor(*dtype, shape);
+    };
     auto bound = options_.inputShapes.find(name);
     if (!tt.has_shape()) {
       if (bound == options_.inputShapes.end())
         return Error::format("input '{}' declares no shape; give one (e.g. --input-shape "
                              "{}=1,3,224,224)",
                              name, name);
-      return ir::Type::tensor(*dtype, bound->second);
+      return tensor(bound->second);
     }
     const auto &s = tt.shape();
     if (bound != options_.inputShapes.end()) {
@@ -402,7 +407,7 @@ private:
                                "gives {}",
                                name, i, s.dim(i).dim_value(), declaredShapeStr(s),
                                ir::shapeStr(shape), shape[size_t(i)]);
-      return ir::Type::tensor(*dtype, shape);
+      return tensor(shape);
     }
     ir::Shape shape;
     for (int i = 0; i < s.dim_size(); ++i) {
@@ -420,7 +425,7 @@ private:
                              name, i, param, declaredShapeStr(s), name);
       }
     }
-    return ir::Type::tensor(*dtype, shape);
+    return tensor(shape);
   }
 
   Status bindInputs() {

@@ -158,10 +158,10 @@ Expected<ir::Tensor> tensorFromProto(const TensorProto &p, const std::string &ba
   if (!dtype)
     return Error::format("{}: unsupported element type {}", what, onnxDTypeName(p.data_type()));
   ir::Shape shape(p.dims().begin(), p.dims().end());
+  if (Status s = ir::checkShape(shape); !s.ok())
+    return Error::format("{}: {}", what, s.error().message());
   int64_t numel = 1;
   for (int64_t d : shape) {
-    if (d < 0)
-      return Error::format("{}: negative dim in {}", what, ir::shapeStr(shape));
     if (d > 0 && numel > (int64_t(1) << 40) / d)
       return Error::format("{}: shape {} is too large", what, ir::shapeStr(shape));
     numel *= d;

@@ -433,10 +433,15 @@ Expected<Outputs> convertTile(NodeContext &ctx) {
   for (size_t i = 0; i < s.size(); ++i) {
     if (reps[i] < 0)
       return ctx.error("'repeats' {} has a negative value", ir::shapeStr(reps));
+    if (s[i] != 0 && reps[i] > ir::kMaxElements / s[i])
+      return ctx.error("'repeats' {} makes a tensor of more than 2^48 elements",
+                       ir::shapeStr(reps));
     split.insert(split.end(), {1, s[i]});
     expanded.insert(expanded.end(), {reps[i], s[i]});
     out.push_back(reps[i] * s[i]);
   }
+  if (Status st = ir::checkShape(out); !st.ok())
+    return ctx.error("'repeats' {}: {}", ir::shapeStr(reps), st.error().message());
   if (product(out) == 0)
     return Outputs{ctx.constant(ir::Tensor(dtypeOf(x), out))};
   TS_ASSIGN_OR_RETURN(Expr xs, reshapeTo(ctx, x, split));

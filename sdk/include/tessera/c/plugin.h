@@ -94,7 +94,10 @@ typedef bool (*tessera_write_fn)(void *sink, const void *data, size_t size);
 
 /* A tensor type. Tessera's dtypes as DLPack sees them: f16/f32/f64 are
  * kDLFloat, bf16 is kDLBfloat 16, i8..i64 kDLInt, u8..u64 kDLUInt, bool is
- * kDLBool 8 (code 6); lanes is 1. Shapes are static. */
+ * kDLBool 8 (code 6); lanes is 1. Shapes are static, and every shape the
+ * core passes keeps to TESSERA_MAX_ELEMENTS: no dim is larger, nor is the
+ * product of the non-zero dims, so sizes computed from it cannot overflow. */
+#define TESSERA_MAX_ELEMENTS (INT64_C(1) << 48)
 typedef struct tessera_tensor_type {
   size_t struct_size;
   DLDataType dtype;

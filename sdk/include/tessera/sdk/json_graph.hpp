@@ -202,6 +202,8 @@ inline TensorType typeFromJson(const nlohmann::json &j, const std::string &where
       badGraph(where, "shape entries must be non-negative integers");
     t.shape.push_back(d.get<int64_t>());
   }
+  if (!shapeFits(t.shape))
+    badGraph(where, "shape " + t.str() + " has more than 2^48 elements");
   return t;
 }
 

@@ -596,23 +596,19 @@ inline std::vector<JsonFunction> JsonRuntime::parse(std::string_view bytes,
       uint32_t ndim = r.uint<uint32_t>("the rank of " + c);
       if (ndim > r.left() / 8)
         r.truncated(size_t(ndim) * 8, "the shape of " + c);
-      // The element count, with overflow detected: it must fit in the bytes
-      // that are left, so anything past that is corrupt.
-      uint64_t numel = 1;
-      bool tooBig = false;
       for (uint32_t d = 0; d < ndim; ++d) {
         int64_t dim = int64_t(r.uint<uint64_t>("the shape of " + c));
         if (dim < 0)
           r.corrupt("constant " + std::to_string(ci) + " of " + fn + " has dimension " +
                     std::to_string(dim));
         type.shape.push_back(dim);
-        if (dim != 0 && numel > std::numeric_limits<uint64_t>::max() / uint64_t(dim))
-          tooBig = true;
-        else
-          numel *= uint64_t(dim);
       }
-      uint64_t elemBytes = dtypeBytes(type.dtype);
-      if (tooBig || (numel != 0 && elemBytes > std::numeric_limits<uint64_t>::max() / numel))
+      // Within the limits every type keeps (kMaxElements), the byte count
+      // is computed without overflow.
+      if (!shapeFits(type.shape))
+        r.corrupt(c + " has an impossible shape " + type.str());
+      const uint64_t numel = uint64_t(type.numel()), elemBytes = dtypeBytes(type.dtype);
+      if (numel != 0 && elemBytes > std::numeric_limits<uint64_t>::max() / numel)
         r.corrupt(c + " has an impossible shape " + type.str());
       uint64_t size = r.uint<uint64_t>("the byte count of " + c);
       if (size != numel * elemBytes)
