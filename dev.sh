@@ -5,6 +5,9 @@
 #                      model with every shipped plugin that is built, run it
 #   ./dev.sh test      install dependencies, build (dev preset), run the whole test suite
 #   ./dev.sh bench     build (release) and run the benchmarks
+#   ./dev.sh fuzz [TARGET [SECONDS]]
+#                      build a libFuzzer target (fuzz preset, clang) and run it for
+#                      SECONDS (default 300); no TARGET lists them (fuzz/README.md)
 #
 # Dependencies come from Debian 12's packages (cmake/install-deps.sh, which
 # returns at once when everything is installed).
@@ -50,8 +53,36 @@ case "${1:-}" in
     # ONNX Runtime (npm onnxruntime-node, installed on first use).
     /usr/bin/python3 bench/models/compare.py --build build/release --threads 1,2
     ;;
+  fuzz)
+    targets="text_ir onnx pattern npy plan artifact json_module"
+    target=${2:-}
+    if [ -z "$target" ] || ! [[ " $targets " == *" $target "* ]]; then
+      echo "usage: ./dev.sh fuzz TARGET [SECONDS]; targets: $targets (fuzz/README.md)" >&2
+      exit 2
+    fi
+    seconds=${3:-300}
+    bash cmake/install-deps.sh
+    # clang 19, its libFuzzer runtime and its OpenMP (the fuzz preset only).
+    if ! command -v clang++-19 >/dev/null || ! [ -e /usr/lib/llvm-19/lib/libomp.so ] ||
+       ! ls /usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
+      apt-get install -y -q clang-19 libclang-rt-19-dev libomp-19-dev
+    fi
+    cmake --preset fuzz >/dev/null
+    cmake --build --preset fuzz -j "$jobs" --target "fuzz_$target"
+    # New inputs go to build/fuzz/corpus/TARGET; failures to build/fuzz/findings.
+    work=build/fuzz/corpus/$target
+    mkdir -p "$work" build/fuzz/findings
+    seeds=(fuzz/corpus/"$target")
+    case $target in
+      text_ir) seeds+=(tests/lit examples/models) ;;
+      onnx) seeds+=(/usr/share/libonnx-testdata/data) ;;
+    esac
+    "./build/fuzz/fuzz/fuzz_$target" "$work" "${seeds[@]}" -max_total_time="$seconds" \
+      -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 \
+      -artifact_prefix="build/fuzz/findings/$target-"
+    ;;
   *)
-    echo "usage: ./dev.sh example|test|bench" >&2
+    echo "usage: ./dev.sh example|test|bench|fuzz" >&2
     exit 2
     ;;
 esac

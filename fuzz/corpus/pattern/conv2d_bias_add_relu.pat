@@ -1,0 +1,1 @@
+relu?(add(relu|leaky_relu|clip|sigmoid|tanh|hard_swish|hard_sigmoid|gelu?(bias_add|add?(conv2d(*, const), const)), *))

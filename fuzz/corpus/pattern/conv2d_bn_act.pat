@@ -1,0 +1,1 @@
+relu|leaky_relu|clip|sigmoid|tanh|hard_swish|hard_sigmoid|gelu?(batch_norm(conv2d(*, const), const, const, const, const))

@@ -1,0 +1,1 @@
+relu|leaky_relu|clip|sigmoid|tanh|hard_swish|hard_sigmoid|gelu?(bias_add|add?(dense(*, const), const))
