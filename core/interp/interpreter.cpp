@@ -138,6 +138,7 @@ Expected<Value> run(const Module &m, const std::vector<Tensor> &inputs, const st
   Function f = m.find(entry);
   if (!f)
     return Error::format("module '{}' has no function '@{}'", m.name(), entry);
+  TS_RETURN_IF_ERROR(m.checkNoRecursion()); // it would recurse until the stack overflows
   if (inputs.size() != f->params().size())
     return Error::format("@{} takes {} input{}, got {}", entry, f->params().size(),
                          f->params().size() == 1 ? "" : "s", inputs.size());

@@ -37,6 +37,12 @@ public:
   /// The function type of a global, for building calls to it.
   Expected<Type> globalType(const std::string &global) const;
 
+  /// An error when global functions call each other in a cycle ("@a calls
+  /// @b, which calls @a"). The IR has no control flow, so such a call never
+  /// returns: the verifier and the interpreter refuse it. Calls of globals
+  /// the module lacks are not followed (the verifier reports them).
+  Status checkNoRecursion() const;
+
 private:
   std::string name_;
   std::vector<std::pair<std::string, Function>> functions_;

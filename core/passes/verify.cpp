@@ -8,7 +8,8 @@
 //    its relation infers;
 //  - every call of a global names a function of the module with matching
 //    argument and result types;
-//  - tuple-get-item indices are in range.
+//  - tuple-get-item indices are in range;
+//  - no global function calls itself, directly or through others.
 // Errors name the function and the value.
 //
 //===----------------------------------------------------------------------===//
@@ -127,7 +128,7 @@ Status verifyModule(const Module &m) {
   for (const auto &[global, fn] : m.functions())
     TS_RETURN_IF_ERROR(
         verifyFunction(m, *fn).withContext(fmt::format("in function '@{}'", global)));
-  return okStatus();
+  return m.checkNoRecursion();
 }
 
 std::unique_ptr<Pass> createVerifyPass() { return std::make_unique<Verify>(); }

@@ -36,6 +36,42 @@ TEST_CASE("the interpreter runs globals and returns tuples", "[interp]") {
   REQUIRE(outs[1].toDoubles() == std::vector<double>{-1.0, 0.5, 2.0});
 }
 
+TEST_CASE("the interpreter refuses recursive globals instead of overflowing the stack",
+          "[interp]") {
+  Type t = Type::tensor(DType::F32, {2});
+  Type fn = Type::func({t}, t);
+  Module m;
+  auto calling = [&](const std::string &callee) {
+    Var x = makeVar("x", t);
+    return makeFunction({x}, expectOk(makeGlobalCall(callee, fn, {x})));
+  };
+  m.set("main", calling("main"));
+  auto r = interp::run(m, {f32({2}, {1, 2})});
+  REQUIRE(!r.ok());
+  CHECK(r.error().str() ==
+        "@main calls itself: a recursive call never returns (the IR has no control flow)");
+
+  // Through others: main -> a -> b -> c -> a.
+  m.set("main", calling("a"));
+  m.set("a", calling("b"));
+  m.set("b", calling("c"));
+  m.set("c", calling("a"));
+  r = interp::run(m, {f32({2}, {1, 2})});
+  REQUIRE(!r.ok());
+  CHECK(r.error().str() == "@a calls @b, which calls @c, which calls @a: a recursive call never "
+                           "returns (the IR has no control flow)");
+  // A diamond of calls is no cycle.
+  Var y = makeVar("y", t);
+  m.set("c", makeFunction({y}, expectOk(makeCall("neg", {y}))));
+  Var z = makeVar("z", t);
+  m.set("b", makeFunction({z}, expectOk(makeCall("add", {expectOk(makeGlobalCall("c", fn, {z})),
+                                                         expectOk(makeGlobalCall("c", fn, {z}))}))));
+  CHECK(m.checkNoRecursion().ok());
+  r = interp::run(m, {f32({2}, {1, 2})});
+  REQUIRE(r.ok());
+  CHECK(r->tensor.toDoubles() == std::vector<double>{-2, -4});
+}
+
 TEST_CASE("the interpreter names a wrong input", "[interp]") {
   Module m = twoLayer();
   auto shape = interp::run(m, {f32({4}, {1, 2, 3, 4})});
