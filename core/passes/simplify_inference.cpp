@@ -12,6 +12,11 @@
 //    bias_add(P, b + t).
 // Folding happens only when the conv2d/dense has no other user. Run
 // fold-constants afterwards for parameters that were not constants.
+// A batch_norm whose constant parameters make a scale or shift that is not
+// finite (variance + epsilon = 0, or an overflow in the dtype) stays as it
+// is: there it divides by zero, and x * scale + shift would not give the
+// same infinities and NaNs. (With parameters that are not constants this is
+// known only when the model runs; the decomposed form is used.)
 //
 //===----------------------------------------------------------------------===//
 #include "passes/pass.h"
@@ -104,9 +109,9 @@ public:
     return rewriteFunction(f, [&](const Expr &orig, const Expr &node) -> Expected<Expr> {
       Expr result = node;
       if (const auto *bn = callOf(node, "batch_norm")) {
-        TS_ASSIGN_OR_RETURN(result, decomposeBatchNorm(*bn, ctx));
+        TS_ASSIGN_OR_RETURN(result, decomposeBatchNorm(node, *bn, ctx));
         // The multiply created here may fold into the producer right away.
-        if (const auto *add = result->as<CallNode>())
+        if (const auto *add = callOf(result, "add"))
           if (add->args()[0]->as<CallNode>()) {
             TS_ASSIGN_OR_RETURN(Expr folded, foldMultiply(add->args()[0], singleUse, ctx));
             TS_ASSIGN_OR_RETURN(result, makeCall("add", {folded, add->args()[1]}, {}, add->name(),
@@ -125,7 +130,12 @@ public:
   }
 
 private:
-  static Expected<Expr> decomposeBatchNorm(const CallNode &bn, PassContext &ctx) {
+  /// add(multiply(x, scale), shift), or `node` itself when constant
+  /// parameters give a scale or shift that is not finite (a variance plus
+  /// epsilon of 0): there batch_norm divides by zero, and the decomposed form
+  /// would make other elements NaN than batch_norm does.
+  static Expected<Expr> decomposeBatchNorm(const Expr &node, const CallNode &bn,
+                                           PassContext &ctx) {
     const Expr &x = bn.args()[0];
     size_t rank = x->type().rank();
     TS_ASSIGN_OR_RETURN(int64_t axis, [&]() -> Expected<int64_t> {
@@ -138,7 +148,6 @@ private:
     // [C, 1, ..., 1]: broadcasts along `axis` of x.
     Shape bshape(rank - size_t(axis), 1);
     bshape[0] = channels;
-    ++ctx.stat("batch-norms-decomposed");
 
     const Tensor *g = constantOf(bn.args()[1]), *b = constantOf(bn.args()[2]),
                  *mean = constantOf(bn.args()[3]), *var = constantOf(bn.args()[4]);
@@ -149,8 +158,14 @@ private:
         s[size_t(c)] = g->getDouble(c) / std::sqrt(var->getDouble(c) + eps);
         t[size_t(c)] = b->getDouble(c) - mean->getDouble(c) * s[size_t(c)];
       }
-      scale = makeConstant(Tensor::fromDoubles(dtype, bshape, s));
-      shift = makeConstant(Tensor::fromDoubles(dtype, bshape, t));
+      Tensor st = Tensor::fromDoubles(dtype, bshape, s), tt = Tensor::fromDoubles(dtype, bshape, t);
+      for (int64_t c = 0; c < channels; ++c)
+        if (!std::isfinite(st.getDouble(c)) || !std::isfinite(tt.getDouble(c))) {
+          ++ctx.stat("batch-norms-kept");
+          return node;
+        }
+      scale = makeConstant(std::move(st));
+      shift = makeConstant(std::move(tt));
     } else {
       Expr epsC = makeConstant(Tensor::fromDoubles(dtype, {}, std::vector<double>{eps}));
       TS_ASSIGN_OR_RETURN(Expr ve, makeCall("add", {bn.args()[4], epsC}));
@@ -162,6 +177,7 @@ private:
       TS_ASSIGN_OR_RETURN(scale, makeCall("reshape", {s}, reshape));
       TS_ASSIGN_OR_RETURN(shift, makeCall("reshape", {t}, reshape));
     }
+    ++ctx.stat("batch-norms-decomposed");
     TS_ASSIGN_OR_RETURN(Expr scaled, makeCall("multiply", {x, scale}));
     return makeCall("add", {scaled, shift}, {}, bn.name(), bn.span());
   }
