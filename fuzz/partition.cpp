@@ -1,0 +1,79 @@
+//===- fuzz/partition.cpp - Partitioning keeps what a module computes ----===//
+//
+// A differential target over the whole of `tessera partition`. Any text IR
+// that parses, verifies and is small, partitioned among the shipped plugins
+// (the optimisation pipeline, then the `partition` pass, with the verifier
+// after every pass): partitionModule either fails with an error, or gives a
+// module that verifies, has no cycle among its regions (the verifier's
+// recursion check), and on which the reference interpreter computes what it
+// computes on the original (outputs compared as differential.h says).
+//
+// The targets, in priority order, are one of: json; dnnl, json; ccompiler;
+// dnnl, ccompiler, json (chosen by a hash of the input), so the checkers,
+// patterns and region rules of all three plugins see fuzzed graphs. The
+// plugins are the ones built next to libtessera_runtime (lib/tessera/plugins
+// of the build tree); dnnl is left out when it was not built.
+//
+//===----------------------------------------------------------------------===//
+#include "differential.h"
+#include "fuzz_check.h"
+
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "partition/driver.h"
+#include "plugin/registry.h"
+
+#include <cstddef>
+#include <cstdint>
+
+using namespace tessera;
+
+namespace {
+
+std::vector<std::string> targetsFor(std::string_view text) {
+  static const std::vector<std::vector<std::string>> choices = {
+      {"json"}, {"dnnl", "json"}, {"ccompiler"}, {"dnnl", "ccompiler", "json"}};
+  const auto &registry = plugin::PluginRegistry::global();
+  std::vector<std::string> targets;
+  for (const std::string &t : choices[std::hash<std::string_view>()(text) % choices.size()])
+    if (registry.find(t))
+      targets.push_back(t);
+  return targets;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string_view text(reinterpret_cast<const char *>(data), size);
+  auto parsed = ir::parseModule(text, "fuzz.tir");
+  if (!parsed.ok() || !passes::verifyModule(*parsed).ok() || !fuzz::small(*parsed))
+    return 0;
+  ir::Function main = parsed->find("main");
+  if (!main)
+    return 0;
+  auto inputs = fuzz::inputsFor(main, text);
+  if (!inputs)
+    return 0;
+  auto before = interp::run(*parsed, *inputs);
+  if (!before.ok())
+    return 0;
+  std::vector<std::string> targets = targetsFor(text);
+  // json and ccompiler are always built: without them the target tests nothing.
+  FUZZ_REQUIRE(!targets.empty(), "no shipped plugin was found next to libtessera_runtime");
+
+  partition::PartitionOptions options;
+  options.targets = targets;
+  options.pm.verifyEach = true;
+  auto result = partition::partitionModule(*parsed, options, plugin::PluginRegistry::global());
+  std::string where = "targets " + fmt::format("{}", fmt::join(targets, ",")) +
+                      "\n---- original\n" + ir::printModule(*parsed);
+  FUZZ_REQUIRE(result.ok(), (result.ok() ? "" : result.error().str()) + "\n" + where);
+  where += "---- partitioned\n" + ir::printModule(result->module);
+  Status verified = passes::verifyModule(result->module);
+  FUZZ_REQUIRE(verified.ok(), (verified.ok() ? "" : verified.error().str()) + "\n" + where);
+  auto after = interp::run(result->module, *inputs);
+  FUZZ_REQUIRE(after.ok(), (after.ok() ? "" : after.error().str()) + "\n" + where);
+  std::string why = fuzz::compareOutputs(*before, *after);
+  FUZZ_REQUIRE(why.empty(), why + "\n" + where);
+  return 0;
+}
