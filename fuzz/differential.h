@@ -14,7 +14,9 @@
 
 #include "interp/interpreter.h"
 #include "ir/module.h"
+#include "ir/parser.h"
 #include "ir/visit.h"
+#include "passes/pass.h"
 
 #include <algorithm>
 #include <cmath>
@@ -111,6 +113,31 @@ inline std::optional<std::vector<ir::Tensor>> inputsFor(const ir::Function &main
     inputs.push_back(input(p->type(), rng));
   }
   return inputs;
+}
+
+/// A fuzz input worth running both ways, and its first run.
+struct Case {
+  ir::Module module;
+  std::vector<ir::Tensor> inputs;
+  interp::Value before; // the interpreter's outputs on the module as parsed
+};
+
+/// The Case of `text` when it parses, verifies, is small, has a @main over
+/// tensors and runs on the inputs drawn for it; otherwise nothing.
+inline std::optional<Case> prepare(std::string_view text) {
+  auto parsed = ir::parseModule(text, "fuzz.tir");
+  if (!parsed.ok() || !passes::verifyModule(*parsed).ok() || !small(*parsed))
+    return std::nullopt;
+  ir::Function main = parsed->find("main");
+  if (!main)
+    return std::nullopt;
+  auto inputs = inputsFor(main, text);
+  if (!inputs)
+    return std::nullopt;
+  auto before = interp::run(*parsed, *inputs);
+  if (!before.ok())
+    return std::nullopt;
+  return Case{std::move(parsed).value(), std::move(*inputs), std::move(before).value()};
 }
 
 /// Why the outputs `got` are not `want`, or "".

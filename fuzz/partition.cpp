@@ -18,7 +18,6 @@
 #include "differential.h"
 #include "fuzz_check.h"
 
-#include "ir/parser.h"
 #include "ir/printer.h"
 #include "partition/driver.h"
 #include "plugin/registry.h"
@@ -45,17 +44,8 @@ std::vector<std::string> targetsFor(std::string_view text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string_view text(reinterpret_cast<const char *>(data), size);
-  auto parsed = ir::parseModule(text, "fuzz.tir");
-  if (!parsed.ok() || !passes::verifyModule(*parsed).ok() || !fuzz::small(*parsed))
-    return 0;
-  ir::Function main = parsed->find("main");
-  if (!main)
-    return 0;
-  auto inputs = fuzz::inputsFor(main, text);
-  if (!inputs)
-    return 0;
-  auto before = interp::run(*parsed, *inputs);
-  if (!before.ok())
+  std::optional<fuzz::Case> c = fuzz::prepare(text);
+  if (!c)
     return 0;
   std::vector<std::string> targets = targetsFor(text);
   // json and ccompiler are always built: without them the target tests nothing.
@@ -64,16 +54,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   partition::PartitionOptions options;
   options.targets = targets;
   options.pm.verifyEach = true;
-  auto result = partition::partitionModule(*parsed, options, plugin::PluginRegistry::global());
+  auto result = partition::partitionModule(c->module, options, plugin::PluginRegistry::global());
   std::string where = "targets " + fmt::format("{}", fmt::join(targets, ",")) +
-                      "\n---- original\n" + ir::printModule(*parsed);
+                      "\n---- original\n" + ir::printModule(c->module);
   FUZZ_REQUIRE(result.ok(), (result.ok() ? "" : result.error().str()) + "\n" + where);
   where += "---- partitioned\n" + ir::printModule(result->module);
   Status verified = passes::verifyModule(result->module);
   FUZZ_REQUIRE(verified.ok(), (verified.ok() ? "" : verified.error().str()) + "\n" + where);
-  auto after = interp::run(result->module, *inputs);
+  auto after = interp::run(result->module, c->inputs);
   FUZZ_REQUIRE(after.ok(), (after.ok() ? "" : after.error().str()) + "\n" + where);
-  std::string why = fuzz::compareOutputs(*before, *after);
+  std::string why = fuzz::compareOutputs(c->before, *after);
   FUZZ_REQUIRE(why.empty(), why + "\n" + where);
   return 0;
 }

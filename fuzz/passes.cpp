@@ -13,7 +13,6 @@
 #include "differential.h"
 #include "fuzz_check.h"
 
-#include "ir/parser.h"
 #include "ir/printer.h"
 #include "passes/pass_manager.h"
 
@@ -24,31 +23,21 @@ using namespace tessera;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string_view text(reinterpret_cast<const char *>(data), size);
-  auto parsed = ir::parseModule(text, "fuzz.tir");
-  if (!parsed.ok() || !passes::verifyModule(*parsed).ok() || !fuzz::small(*parsed))
+  std::optional<fuzz::Case> c = fuzz::prepare(text);
+  if (!c)
     return 0;
-  ir::Function main = parsed->find("main");
-  if (!main)
-    return 0;
-  auto inputs = fuzz::inputsFor(main, text);
-  if (!inputs)
-    return 0;
-  auto before = interp::run(*parsed, *inputs);
-  if (!before.ok())
-    return 0;
-
-  ir::Module optimized = *parsed;
+  ir::Module optimized = c->module;
   passes::PassManagerOptions options;
   options.verifyEach = true;
   auto pm = passes::PassManager::fromPipeline(passes::kDefaultPipeline,
                                               passes::PassRegistry::standard(), options);
   FUZZ_REQUIRE(pm.ok(), pm.ok() ? "" : pm.error().str());
   Status s = pm->run(optimized);
-  FUZZ_REQUIRE(s.ok(), s.ok() ? "" : s.error().str() + "\n" + ir::printModule(*parsed));
-  auto after = interp::run(optimized, *inputs);
+  FUZZ_REQUIRE(s.ok(), s.ok() ? "" : s.error().str() + "\n" + ir::printModule(c->module));
+  auto after = interp::run(optimized, c->inputs);
   FUZZ_REQUIRE(after.ok(), after.ok() ? "" : after.error().str() + "\n" + ir::printModule(optimized));
-  std::string why = fuzz::compareOutputs(*before, *after);
-  FUZZ_REQUIRE(why.empty(), why + "\n---- original\n" + ir::printModule(*parsed) +
+  std::string why = fuzz::compareOutputs(c->before, *after);
+  FUZZ_REQUIRE(why.empty(), why + "\n---- original\n" + ir::printModule(c->module) +
                                 "---- optimized\n" + ir::printModule(optimized));
   return 0;
 }
