@@ -54,7 +54,7 @@ case "${1:-}" in
     /usr/bin/python3 bench/models/compare.py --build build/release --threads 1,2
     ;;
   fuzz)
-    targets="text_ir passes partition onnx pattern npy plan artifact json_module"
+    targets="text_ir passes partition compile onnx pattern npy plan artifact json_module"
     target=${2:-}
     if [ -z "$target" ] || ! [[ " $targets " == *" $target "* ]]; then
       echo "usage: ./dev.sh fuzz TARGET [SECONDS]; targets: $targets (fuzz/README.md)" >&2
@@ -74,7 +74,7 @@ case "${1:-}" in
     mkdir -p "$work" build/fuzz/findings
     seeds=(fuzz/corpus/"$target")
     case $target in
-      text_ir | passes | partition) seeds+=(tests/lit examples/models) ;;
+      text_ir | passes | partition | compile) seeds+=(tests/lit examples/models) ;;
       onnx) seeds+=(/usr/share/libonnx-testdata/data) ;;
     esac
     "./build/fuzz/fuzz/fuzz_$target" "$work" "${seeds[@]}" -max_total_time="$seconds" \

@@ -102,6 +102,7 @@ def main():
     write("text_ir", "mixed.tir", MIXED.encode())
     write("passes", "mixed.tir", MIXED.encode())
     write("partition", "mixed.tir", MIXED.encode())
+    write("compile", "mixed.tir", MIXED.encode())
     onnx = pathlib.Path("/usr/share/libonnx-testdata/data/simple/test_single_relu_model/model.onnx")
     write("onnx", "single_relu.onnx", onnx.read_bytes())
     act = "relu|leaky_relu|clip|sigmoid|tanh|hard_swish|hard_sigmoid|gelu"
