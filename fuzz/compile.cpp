@@ -32,6 +32,7 @@ std::vector<std::string> targetsFor(std::string_view text) {
   static const std::vector<std::vector<std::string>> choices = {
       {}, {"json"}, {"dnnl"}, {"ccompiler"}, {"dnnl", "json"}};
   const auto &registry = plugin::PluginRegistry::global();
+  fuzz::keepPluginsLoaded(registry);
   std::vector<std::string> targets;
   for (const std::string &t : choices[std::hash<std::string_view>()(text) % choices.size()])
     if (registry.find(t))

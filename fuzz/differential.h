@@ -17,6 +17,7 @@
 #include "ir/parser.h"
 #include "ir/visit.h"
 #include "passes/pass.h"
+#include "plugin/registry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -113,6 +114,16 @@ inline std::optional<std::vector<ir::Tensor>> inputsFor(const ir::Function &main
     inputs.push_back(input(p->type(), rng));
   }
   return inputs;
+}
+
+/// Keeps every plugin of `registry` loaded until the process ends. The
+/// registry unloads its plugins when it is destroyed at exit, before
+/// LeakSanitizer looks: what their static initializers allocated would then
+/// be reported as leaked, from code that is no longer mapped.
+inline void keepPluginsLoaded(const plugin::PluginRegistry &registry) {
+  static const auto *kept = new std::vector<std::shared_ptr<plugin::Plugin>>(
+      registry.plugins().begin(), registry.plugins().end());
+  (void)kept;
 }
 
 /// A fuzz input worth running both ways, and its first run.
