@@ -18,7 +18,6 @@
 
 #include "compile/compile.h"
 #include "ir/printer.h"
-#include "plugin/registry.h"
 #include "runtime/session.h"
 
 #include <cstddef>
@@ -28,17 +27,9 @@ using namespace tessera;
 
 namespace {
 
-std::vector<std::string> targetsFor(std::string_view text) {
-  static const std::vector<std::vector<std::string>> choices = {
-      {}, {"json"}, {"dnnl"}, {"ccompiler"}, {"dnnl", "json"}};
-  const auto &registry = plugin::PluginRegistry::global();
-  fuzz::keepPluginsLoaded(registry);
-  std::vector<std::string> targets;
-  for (const std::string &t : choices[std::hash<std::string_view>()(text) % choices.size()])
-    if (registry.find(t))
-      targets.push_back(t);
-  return targets;
-}
+/// The plugin lists a run picks from.
+const std::vector<std::vector<std::string>> kTargetChoices = {
+    {}, {"json"}, {"dnnl"}, {"ccompiler"}, {"dnnl", "json"}};
 
 } // namespace
 
@@ -48,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!c)
     return 0;
   compile::CompileOptions options;
-  options.targets = targetsFor(text);
+  options.targets = fuzz::targetsFor(text, kTargetChoices);
   auto compiled = compile::compileModule(c->module, options, &plugin::PluginRegistry::global());
   if (!compiled.ok())
     return 0;

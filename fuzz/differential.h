@@ -126,6 +126,20 @@ inline void keepPluginsLoaded(const plugin::PluginRegistry &registry) {
   (void)kept;
 }
 
+/// One of `choices` (lists of plugin names in priority order), picked by a
+/// hash of `text`, without the plugins that were not built. Keeps the
+/// plugins loaded.
+inline std::vector<std::string> targetsFor(std::string_view text,
+                                           const std::vector<std::vector<std::string>> &choices) {
+  const auto &registry = plugin::PluginRegistry::global();
+  keepPluginsLoaded(registry);
+  std::vector<std::string> targets;
+  for (const std::string &t : choices[std::hash<std::string_view>()(text) % choices.size()])
+    if (registry.find(t))
+      targets.push_back(t);
+  return targets;
+}
+
 /// A fuzz input worth running both ways, and its first run.
 struct Case {
   ir::Module module;

@@ -20,7 +20,6 @@
 
 #include "ir/printer.h"
 #include "partition/driver.h"
-#include "plugin/registry.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -29,17 +28,9 @@ using namespace tessera;
 
 namespace {
 
-std::vector<std::string> targetsFor(std::string_view text) {
-  static const std::vector<std::vector<std::string>> choices = {
-      {"json"}, {"dnnl", "json"}, {"ccompiler"}, {"dnnl", "ccompiler", "json"}};
-  const auto &registry = plugin::PluginRegistry::global();
-  fuzz::keepPluginsLoaded(registry);
-  std::vector<std::string> targets;
-  for (const std::string &t : choices[std::hash<std::string_view>()(text) % choices.size()])
-    if (registry.find(t))
-      targets.push_back(t);
-  return targets;
-}
+/// The plugin lists a run picks from.
+const std::vector<std::vector<std::string>> kTargetChoices = {
+    {"json"}, {"dnnl", "json"}, {"ccompiler"}, {"dnnl", "ccompiler", "json"}};
 
 } // namespace
 
@@ -48,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::optional<fuzz::Case> c = fuzz::prepare(text);
   if (!c)
     return 0;
-  std::vector<std::string> targets = targetsFor(text);
+  std::vector<std::string> targets = fuzz::targetsFor(text, kTargetChoices);
   // json and ccompiler are always built: without them the target tests nothing.
   FUZZ_REQUIRE(!targets.empty(), "no shipped plugin was found next to libtessera_runtime");
 
