@@ -126,15 +126,29 @@ inline void keepPluginsLoaded(const plugin::PluginRegistry &registry) {
   (void)kept;
 }
 
-/// One of `choices` (lists of plugin names in priority order), picked by a
-/// hash of `text`, without the plugins that were not built. Keeps the
-/// plugins loaded.
+/// The plugins to use, in priority order, without those that were not
+/// built: those a first line "# targets: a,b" names (so that a kept
+/// reproducer says what it needs), else one of `choices` picked by a hash of
+/// `text`. Keeps the plugins loaded.
 inline std::vector<std::string> targetsFor(std::string_view text,
                                            const std::vector<std::vector<std::string>> &choices) {
   const auto &registry = plugin::PluginRegistry::global();
   keepPluginsLoaded(registry);
+  std::vector<std::string> named;
+  constexpr std::string_view kHeader = "# targets: ";
+  if (text.starts_with(kHeader)) {
+    std::string_view list = text.substr(kHeader.size());
+    list = list.substr(0, list.find('\n'));
+    while (!list.empty()) {
+      size_t comma = std::min(list.find(','), list.size());
+      named.emplace_back(list.substr(0, comma));
+      list.remove_prefix(std::min(comma + 1, list.size()));
+    }
+  }
+  const auto &chosen =
+      text.starts_with(kHeader) ? named : choices[std::hash<std::string_view>()(text) % choices.size()];
   std::vector<std::string> targets;
-  for (const std::string &t : choices[std::hash<std::string_view>()(text) % choices.size()])
+  for (const std::string &t : chosen)
     if (registry.find(t))
       targets.push_back(t);
   return targets;

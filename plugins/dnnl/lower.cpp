@@ -207,18 +207,29 @@ void PlanBuilder::lowerProduct(size_t index, const OpInfo &info, bool fuse) {
       const float *mean = static_cast<const float *>(constData(n.ins[3]));
       const float *var = static_cast<const float *>(constData(n.ins[4]));
       int64_t per = logicals_[size_t(w)].type.numel() / channels;
-      folded.resize(size_t(channels * per));
-      foldedBias.resize(size_t(channels));
+      std::vector<float> weights(static_cast<size_t>(channels * per));
+      std::vector<float> shifts(static_cast<size_t>(channels));
+      bool finite = true;
       for (int64_t o = 0; o < channels; ++o) {
         double s = double(gamma[o]) / std::sqrt(double(var[o]) + double(ni.epsilon));
-        for (int64_t k = 0; k < per; ++k)
-          folded[size_t(o * per + k)] = float(double(W[o * per + k]) * s);
-        foldedBias[size_t(o)] = float(double(beta[o]) - double(mean[o]) * s);
+        for (int64_t k = 0; k < per; ++k) {
+          weights[size_t(o * per + k)] = float(double(W[o * per + k]) * s);
+          finite = finite && std::isfinite(weights[size_t(o * per + k)]);
+        }
+        shifts[size_t(o)] = float(double(beta[o]) - double(mean[o]) * s);
+        finite = finite && std::isfinite(shifts[size_t(o)]);
       }
-      foldedBn = true;
-      absorbed.push_back(&n);
-      cur = n.out;
-      continue;
+      // A variance + epsilon of 0 (or an overflow) makes the folded weights
+      // infinite or NaN where batch_norm divides by zero in its own way: the
+      // batch_norm then runs as its own primitive.
+      if (finite) {
+        folded = std::move(weights);
+        foldedBias = std::move(shifts);
+        foldedBn = true;
+        absorbed.push_back(&n);
+        cur = n.out;
+        continue;
+      }
     }
     if (ni.kind == OpKind::Eltwise && eltwiseCount < 8 && compatible(ni.eltwise)) {
       for (const Eltwise &e : ni.eltwise) {
