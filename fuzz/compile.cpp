@@ -43,27 +43,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   auto compiled = compile::compileModule(c->module, options, &plugin::PluginRegistry::global());
   if (!compiled.ok())
     return 0;
-  const std::string where = "targets [" + fmt::format("{}", fmt::join(options.targets, ",")) +
-                            "]\n---- module\n" + ir::printModule(c->module);
+  // What a failure prints (FUZZ_REQUIRE builds its message only on failure).
+  auto where = [&] {
+    return fmt::format("targets [{}]\n---- module\n{}", fmt::join(options.targets, ","),
+                       ir::printModule(c->module));
+  };
   auto model = runtime::LoadedModel::load(compiled->artifact, "fuzz.tsr");
-  FUZZ_REQUIRE(model.ok(), (model.ok() ? "" : model.error().str()) + "\n" + where);
+  FUZZ_REQUIRE(model.ok(), model.error().str() + "\n" + where());
   runtime::SessionOptions one;
   one.numThreads = 1;
   auto session = runtime::Session::create(*model, one);
-  FUZZ_REQUIRE(session.ok(), (session.ok() ? "" : session.error().str()) + "\n" + where);
+  FUZZ_REQUIRE(session.ok(), session.error().str() + "\n" + where());
   for (size_t i = 0; i < c->inputs.size(); ++i) {
     Status s = (*session)->setInput(i, c->inputs[i].dl());
-    FUZZ_REQUIRE(s.ok(), (s.ok() ? "" : s.error().str()) + "\n" + where);
+    FUZZ_REQUIRE(s.ok(), s.error().str() + "\n" + where());
   }
   Status ran = (*session)->run();
-  FUZZ_REQUIRE(ran.ok(), (ran.ok() ? "" : ran.error().str()) + "\n" + where);
+  FUZZ_REQUIRE(ran.ok(), ran.error().str() + "\n" + where());
   std::vector<interp::Value> outputs;
   for (size_t i = 0; i < (*model)->outputs().size(); ++i) {
     auto out = (*session)->output(i);
-    FUZZ_REQUIRE(out.ok(), (out.ok() ? "" : out.error().str()) + "\n" + where);
+    FUZZ_REQUIRE(out.ok(), out.error().str() + "\n" + where());
     outputs.push_back(interp::Value::ofTensor(ir::Tensor::copyOf(**out)));
   }
   std::string why = fuzz::compareOutputs(c->before, interp::Value::ofTuple(std::move(outputs)));
-  FUZZ_REQUIRE(why.empty(), why + "\n" + where);
+  FUZZ_REQUIRE(why.empty(), why + "\n" + where());
   return 0;
 }

@@ -23,9 +23,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   auto written = tools::npy::writeNpy(*parsed);
-  FUZZ_REQUIRE(written.ok(), written.ok() ? "" : written.error().str());
+  FUZZ_REQUIRE(written.ok(), written.error().str());
   auto again = tools::npy::parseNpy(*written, "written.npy");
-  FUZZ_REQUIRE(again.ok(), again.ok() ? "" : again.error().str());
+  FUZZ_REQUIRE(again.ok(), again.error().str());
   auto rewritten = tools::npy::writeNpy(*again);
   FUZZ_REQUIRE(rewritten.ok() && *rewritten == *written, "write(read(write(a))) != write(a)");
   return 0;

@@ -41,6 +41,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   std::string printed = ir::printModule(*imported);
   auto again = ir::parseModule(printed, "printed.tir");
-  FUZZ_REQUIRE(again.ok(), again.ok() ? "" : again.error().str() + "\n" + printed);
+  FUZZ_REQUIRE(again.ok(), again.error().str() + "\n" + printed);
   return 0;
 }

@@ -47,15 +47,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   options.targets = targets;
   options.pm.verifyEach = true;
   auto result = partition::partitionModule(c->module, options, plugin::PluginRegistry::global());
-  std::string where = "targets " + fmt::format("{}", fmt::join(targets, ",")) +
-                      "\n---- original\n" + ir::printModule(c->module);
-  FUZZ_REQUIRE(result.ok(), (result.ok() ? "" : result.error().str()) + "\n" + where);
-  where += "---- partitioned\n" + ir::printModule(result->module);
+  // What a failure prints (FUZZ_REQUIRE builds its message only on failure).
+  auto where = [&] {
+    std::string s = fmt::format("targets {}\n---- original\n{}", fmt::join(targets, ","),
+                                ir::printModule(c->module));
+    return result.ok() ? s + "---- partitioned\n" + ir::printModule(result->module) : s;
+  };
+  FUZZ_REQUIRE(result.ok(), result.error().str() + "\n" + where());
   Status verified = passes::verifyModule(result->module);
-  FUZZ_REQUIRE(verified.ok(), (verified.ok() ? "" : verified.error().str()) + "\n" + where);
+  FUZZ_REQUIRE(verified.ok(), verified.error().str() + "\n" + where());
   auto after = interp::run(result->module, c->inputs);
-  FUZZ_REQUIRE(after.ok(), (after.ok() ? "" : after.error().str()) + "\n" + where);
+  FUZZ_REQUIRE(after.ok(), after.error().str() + "\n" + where());
   std::string why = fuzz::compareOutputs(c->before, *after);
-  FUZZ_REQUIRE(why.empty(), why + "\n" + where);
+  FUZZ_REQUIRE(why.empty(), why + "\n" + where());
   return 0;
 }

@@ -31,11 +31,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   options.verifyEach = true;
   auto pm = passes::PassManager::fromPipeline(passes::kDefaultPipeline,
                                               passes::PassRegistry::standard(), options);
-  FUZZ_REQUIRE(pm.ok(), pm.ok() ? "" : pm.error().str());
+  FUZZ_REQUIRE(pm.ok(), pm.error().str());
   Status s = pm->run(optimized);
-  FUZZ_REQUIRE(s.ok(), s.ok() ? "" : s.error().str() + "\n" + ir::printModule(c->module));
+  FUZZ_REQUIRE(s.ok(), s.error().str() + "\n" + ir::printModule(c->module));
   auto after = interp::run(optimized, c->inputs);
-  FUZZ_REQUIRE(after.ok(), after.ok() ? "" : after.error().str() + "\n" + ir::printModule(optimized));
+  FUZZ_REQUIRE(after.ok(), after.error().str() + "\n" + ir::printModule(optimized));
   std::string why = fuzz::compareOutputs(c->before, *after);
   FUZZ_REQUIRE(why.empty(), why + "\n---- original\n" + ir::printModule(c->module) +
                                 "---- optimized\n" + ir::printModule(optimized));

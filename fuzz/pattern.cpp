@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   std::string canonical = parsed->str();
   auto again = partition::parsePattern("fuzzed", canonical);
-  FUZZ_REQUIRE(again.ok(), again.ok() ? "" : again.error().str() + "\n" + canonical);
+  FUZZ_REQUIRE(again.ok(), again.error().str() + "\n" + canonical);
   FUZZ_REQUIRE(again->str() == canonical, canonical + "\n---- again ----\n" + again->str());
   return 0;
 }

@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   std::string serialized = runtime::serializePlan(*plan);
   auto again = runtime::parsePlan(serialized);
-  FUZZ_REQUIRE(again.ok(), again.ok() ? "" : again.error().str() + "\n" + serialized);
+  FUZZ_REQUIRE(again.ok(), again.error().str() + "\n" + serialized);
   FUZZ_REQUIRE(runtime::validatePlan(*again).ok(), serialized);
   FUZZ_REQUIRE(runtime::serializePlan(*again) == serialized, serialized);
   return 0;

@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   std::string printed = ir::printModule(*parsed);
   auto again = ir::parseModule(printed, "printed.tir");
-  FUZZ_REQUIRE(again.ok(), again.ok() ? "" : again.error().str() + "\n" + printed);
+  FUZZ_REQUIRE(again.ok(), again.error().str() + "\n" + printed);
   std::string reprinted = ir::printModule(*again);
   FUZZ_REQUIRE(reprinted == printed, printed + "\n---- printed again ----\n" + reprinted);
   return 0;

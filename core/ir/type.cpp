@@ -75,17 +75,12 @@ int64_t numElements(std::span<const int64_t> shape) {
 }
 
 Status checkShape(std::span<const int64_t> shape) {
-  int64_t elements = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    const int64_t d = shape[i];
-    if (d < 0)
+  if (shapeFits(shape))
+    return okStatus();
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] < 0)
       return Error::format("shape {}: dim {} is negative", shapeStr(shape), i);
-    if (d > kMaxElements || (d != 0 && elements > kMaxElements / d))
-      return Error::format("shape {} has more than 2^48 elements", shapeStr(shape));
-    if (d != 0)
-      elements *= d;
-  }
-  return okStatus();
+  return Error::format("shape {} has more than 2^48 elements", shapeStr(shape));
 }
 
 Status checkShapes(const Type &t) {

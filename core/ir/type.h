@@ -32,7 +32,18 @@ using Shape = std::vector<int64_t>;
 /// comes near int64 overflow.
 inline constexpr int64_t kMaxElements = int64_t(1) << 48;
 /// Whether `shape` can be a tensor type's: every dim >= 0, and the limits of
-/// kMaxElements. The error says which dim is wrong.
+/// kMaxElements. (The SDK's sdk::shapeFits is the same rule for plugins.)
+inline bool shapeFits(std::span<const int64_t> shape) {
+  int64_t elements = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || d > kMaxElements || (d != 0 && elements > kMaxElements / d))
+      return false;
+    if (d != 0)
+      elements *= d;
+  }
+  return true;
+}
+/// shapeFits, with an error that says what is wrong.
 Status checkShape(std::span<const int64_t> shape);
 /// checkShape on every tensor type in `t` (tuple fields, function types).
 class Type;

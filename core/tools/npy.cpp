@@ -280,16 +280,10 @@ Expected<Array> parseNpy(std::string_view bytes, const std::string &display) {
   if (!dtype)
     return Error::format("{}: {}", display, dtype.error().str());
   a.dtype = *dtype;
-  // Every dim, and the product of the non-zero ones, at most the IR's limit
-  // (ir::kMaxElements), so that the byte count cannot overflow.
-  int64_t elements = 1;
-  for (int64_t d : a.shape) {
-    if (d > ir::kMaxElements || (d != 0 && elements > ir::kMaxElements / d))
-      return Error::format("{}: shape ({}) has more than 2^48 elements", display,
-                           fmt::join(a.shape, ", "));
-    if (d != 0)
-      elements *= d;
-  }
+  // Within the IR's limit on shapes, so that the byte count cannot overflow.
+  if (!ir::shapeFits(a.shape))
+    return Error::format("{}: shape ({}) has more than 2^48 elements", display,
+                         fmt::join(a.shape, ", "));
   std::string_view data = bytes.substr(headerStart + headerLen);
   uint64_t want = uint64_t(a.numel()) * a.elementSize();
   if (data.size() != want)

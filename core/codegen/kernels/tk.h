@@ -182,16 +182,22 @@ template <class T, int Kind> struct tk_elem_as_is {
 template <class T> struct tk_elem : tk_elem_as_is<T, 1> {};
 template <> struct tk_elem<float> : tk_elem_as_is<float, 0> {};
 template <> struct tk_elem<double> : tk_elem_as_is<double, 0> {};
-// 16-bit floats: stored as bits, computed in float.
-template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)> struct tk_elem_half {
+// 16-bit floats: stored as bits, computed in float. (Chosen by a flag, not
+// by the conversions as template arguments: those have internal linkage,
+// which a base class in a header may not name.)
+template <bool BF16> struct tk_elem_half {
   using S = uint16_t;
   using C = float;
   static constexpr int kind = 0;
-  static inline C load(const S *p, int64_t i) { return ToFloat(p[i]); }
-  static inline void store(S *p, int64_t i, C v) { p[i] = FromFloat(v); }
+  static inline C load(const S *p, int64_t i) {
+    return BF16 ? tk_bf16_to_float(p[i]) : tk_half_to_float(p[i]);
+  }
+  static inline void store(S *p, int64_t i, C v) {
+    p[i] = BF16 ? tk_float_to_bf16(v) : tk_float_to_half(v);
+  }
 };
-template <> struct tk_elem<tk_f16_t> : tk_elem_half<tk_half_to_float, tk_float_to_half> {};
-template <> struct tk_elem<tk_bf16_t> : tk_elem_half<tk_bf16_to_float, tk_float_to_bf16> {};
+template <> struct tk_elem<tk_f16_t> : tk_elem_half<false> {};
+template <> struct tk_elem<tk_bf16_t> : tk_elem_half<true> {};
 template <> struct tk_elem<tk_bool_t> {
   using S = uint8_t;
   using C = uint8_t;
