@@ -5,6 +5,10 @@
 #                      model with every shipped plugin that is built, run it
 #   ./dev.sh test      install dependencies, build (dev preset), run the whole test suite
 #   ./dev.sh bench     build (release) and run the benchmarks
+#   ./dev.sh bench zoo [ARGS...]
+#                      build (release), install python3-torch and python3-torchvision if
+#                      missing, and run the benchmark zoo of real exported models against
+#                      ONNX Runtime (bench/zoo/run.py ARGS; bench/zoo/README.md)
 #   ./dev.sh fuzz [TARGET [SECONDS]]
 #                      build a libFuzzer target (fuzz preset, clang) and run it for
 #                      SECONDS (default 300); no TARGET lists them (fuzz/README.md)
@@ -43,6 +47,14 @@ case "${1:-}" in
     ctest --preset dev -j "$jobs"
     ;;
   bench)
+    if [ "${2:-}" = zoo ]; then
+      shift 2
+      build release
+      if ! /usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null; then
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-torch python3-torchvision
+      fi
+      exec /usr/bin/python3 bench/zoo/run.py --build build/release "$@"
+    fi
     build release
     ./build/release/bench/bench_ir
     ./build/release/bench/bench_partition
@@ -82,7 +94,7 @@ case "${1:-}" in
       -artifact_prefix="build/fuzz/findings/$target-"
     ;;
   *)
-    echo "usage: ./dev.sh example|test|bench|fuzz" >&2
+    echo "usage: ./dev.sh example|test|bench [zoo ARGS...]|fuzz" >&2
     exit 2
     ;;
 esac
