@@ -50,7 +50,7 @@ const std::unordered_map<std::string, int> &fusibleOps() {
       {"minimum", 2}, {"power", 2},    {"neg", 1},          {"abs", 1},        {"relu", 1},
       {"leaky_relu", 1}, {"exp", 1},   {"log", 1},          {"sqrt", 1},       {"sigmoid", 1},
       {"tanh", 1},  {"erf", 1},        {"floor", 1},        {"ceil", 1},       {"clip", 1},
-      {"hard_sigmoid", 1}, {"hard_swish", 1}};
+      {"hard_sigmoid", 1}, {"hard_swish", 1}, {"silu", 1},       {"gelu", 1}};
   return ops;
 }
 
@@ -273,6 +273,21 @@ private:
     if (op == "sigmoid")
       return b_.CreateFDiv(c(1), b_.CreateFAdd(c(1), intrinsic(llvm::Intrinsic::exp,
                                                                b_.CreateFNeg(a[0]))));
+    if (op == "silu")
+      return b_.CreateFDiv(a[0], b_.CreateFAdd(c(1), intrinsic(llvm::Intrinsic::exp,
+                                                               b_.CreateFNeg(a[0]))));
+    if (op == "gelu") {
+      // 0.5 x (1 + erf(x / sqrt 2)), or 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+      llvm::Value *inner;
+      if (attrs.getString("approximate") == "tanh") {
+        llvm::Value *x3 = b_.CreateFMul(b_.CreateFMul(a[0], a[0]), a[0]);
+        llvm::Value *u = b_.CreateFAdd(a[0], b_.CreateFMul(c(0.044715), x3));
+        inner = libm("tanhf", {b_.CreateFMul(c(0.7978845608028654), u)});
+      } else {
+        inner = libm("erff", {b_.CreateFMul(a[0], c(0.7071067811865476))});
+      }
+      return b_.CreateFMul(b_.CreateFMul(c(0.5), a[0]), b_.CreateFAdd(c(1), inner));
+    }
     if (op == "tanh") return libm("tanhf", {a[0]});
     if (op == "erf") return libm("erff", {a[0]});
     if (op == "clip")

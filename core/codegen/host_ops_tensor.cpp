@@ -155,6 +155,7 @@ void addUnary(LoweringTable &table) {
       {"abs", TK_U_ABS},     {"neg", TK_U_NEG},
       {"relu", TK_U_RELU},   {"sigmoid", TK_U_SIGMOID},
       {"tanh", TK_U_TANH},   {"hard_swish", TK_U_HARD_SWISH},
+      {"silu", TK_U_SILU},
       {"sqrt", TK_U_SQRT},   {"exp", TK_U_EXP},
       {"log", TK_U_LOG},     {"erf", TK_U_ERF},
       {"floor", TK_U_FLOOR}, {"ceil", TK_U_CEIL},

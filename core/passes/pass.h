@@ -79,12 +79,12 @@ private:
 };
 
 /// infer-types, verify, fold-constants, dce, cse, simplify-inference,
-/// fold-reshape-transpose.
+/// fold-reshape-transpose, fuse-activations.
 void registerStandardPasses(PassRegistry &r);
 
 /// The pipeline the tools run by default.
 inline constexpr std::string_view kDefaultPipeline =
-    "infer-types,simplify-inference,fold-constants,fold-reshape-transpose,cse,dce";
+    "infer-types,simplify-inference,fold-constants,fold-reshape-transpose,cse,fuse-activations,dce";
 
 //===- The standard passes (one file each) ---------------------------------===//
 std::unique_ptr<Pass> createInferTypesPass();
@@ -94,6 +94,7 @@ std::unique_ptr<Pass> createDCEPass();
 std::unique_ptr<Pass> createCSEPass();
 std::unique_ptr<Pass> createSimplifyInferencePass();
 std::unique_ptr<Pass> createFoldReshapeTransposePass();
+std::unique_ptr<Pass> createFuseActivationsPass();
 
 /// Checks the module's invariants (see verify.cpp). Used by the verify pass
 /// and by the pass manager between passes.

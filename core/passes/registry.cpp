@@ -24,6 +24,7 @@ void registerStandardPasses(PassRegistry &r) {
   r.add(createCSEPass);
   r.add(createSimplifyInferencePass);
   r.add(createFoldReshapeTransposePass);
+  r.add(createFuseActivationsPass);
 }
 
 const PassRegistry &PassRegistry::standard() {

@@ -87,6 +87,8 @@ std::optional<std::string> unaryExpr(const OpDesc &op) {
            doubleLiteral(floatAttr(op, "beta", 0.5)) + ")";
   if (n == "hard_swish")
     return "(v * tsc_clamp01(v / 6.0 + 0.5))";
+  if (n == "silu")
+    return "(v * tsc_sigmoid(v))";
   if (n == "gelu") {
     std::string approximate = stringAttr(op, "approximate", "none");
     if (approximate == "none")
@@ -328,7 +330,8 @@ const std::map<std::string, Emit, std::less<>> &table() {
       {"divide", emitBinary},     {"power", emitBinary},        {"maximum", emitBinary},
       {"minimum", emitBinary},    {"relu", emitUnary},          {"leaky_relu", emitUnary},
       {"sigmoid", emitUnary},     {"tanh", emitUnary},          {"clip", emitUnary},
-      {"hard_sigmoid", emitUnary}, {"hard_swish", emitUnary},   {"gelu", emitUnary},
+      {"hard_sigmoid", emitUnary}, {"hard_swish", emitUnary},
+      {"silu", emitUnary},   {"gelu", emitUnary},
       {"exp", emitUnary},         {"log", emitUnary},           {"sqrt", emitUnary},
       {"abs", emitUnary},         {"neg", emitUnary},           {"erf", emitUnary},
       {"reciprocal", emitUnary},  {"floor", emitUnary},         {"ceil", emitUnary},

@@ -31,7 +31,7 @@ public:
   // becomes one C function with the epilogue inside the product's output
   // loop (translate.cpp fuses the chain). The longest form comes first.
   std::vector<std::pair<std::string, std::string>> patterns() const override {
-    const std::string act = "relu|leaky_relu|clip|sigmoid|tanh|hard_swish|hard_sigmoid|gelu";
+    const std::string act = "relu|leaky_relu|clip|sigmoid|tanh|hard_swish|hard_sigmoid|silu|gelu";
     return {
         {"conv2d_bias_act", act + "?(bias_add|add(conv2d(*, const), const))"},
         {"conv2d_act", act + "(conv2d(*, const))"},

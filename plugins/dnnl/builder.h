@@ -9,8 +9,13 @@
 //   lower     node by node, in order: conv2d/conv2d_transpose/dense/matmul absorb
 //             what follows them when it is their only user (a bias, a
 //             batch_norm with constants folded into the weights, eltwise
-//             post-ops, one residual add as a sum post-op, more eltwise),
-//             everything else maps to one primitive (lower.cpp);
+//             post-ops, arithmetic with a scalar constant as a linear
+//             post-op, one residual add as a sum post-op, more eltwise); a
+//             per-channel constant scale and shift (a batch_norm that could
+//             not fold) runs as oneDNN's batch_normalization (+ relu);
+//             everything else maps to one primitive, in the layout its input
+//             has unless oneDNN would run its reference kernel there
+//             (lower.cpp);
 //   outputs   each function output is bound to the caller's tensor: the
 //             producer writes there directly when its layout is plain,
 //             otherwise a reorder does (plan.cpp);
@@ -90,6 +95,9 @@ private:
   void lowerPool(FNode &n, const OpInfo &info);
   void lowerEltwise(FNode &n, const OpInfo &info);
   void lowerBinary(FNode &n, const OpInfo &info);
+  bool lowerAffine(size_t index);
+  std::optional<Eltwise> scalarLinear(const FNode &n, int cur) const;
+  std::optional<std::vector<float>> perChannel(int constant, const Dims &shape) const;
   void lowerBatchNorm(FNode &n, const OpInfo &info);
   void lowerLayerNorm(FNode &n, const OpInfo &info);
   void lowerSoftmax(FNode &n, const OpInfo &info);

@@ -17,7 +17,7 @@ std::vector<std::string> DnnlChecker::ops() const {
 // plan.cpp), so a pattern only keeps a fusible group together in one
 // region and names it in reports. Earlier patterns win: longest first.
 std::vector<std::pair<std::string, std::string>> DnnlChecker::patterns() const {
-  const std::string act = "relu|leaky_relu|clip|sigmoid|tanh|hard_swish|hard_sigmoid|gelu";
+  const std::string act = "relu|leaky_relu|clip|sigmoid|tanh|hard_swish|hard_sigmoid|silu|gelu";
   const std::string conv = act + "?(bias_add|add?(conv2d(*, const), const))";
   return {
       // ResNet's block end: relu(add(conv + bias, identity)). (The kit
@@ -39,7 +39,9 @@ namespace {
 /// Builds the op's primitives on a one-node graph (inputs plain, as the
 /// region boundary has them), so that everything oneDNN refuses is known
 /// now. Constant operands become inputs: the layout logic is the same.
-void probe(const sdk::OpDesc &op) {
+/// Returns the plan's first step that runs one of oneDNN's reference
+/// kernels ("ref:any"), or "".
+std::string probe(const sdk::OpDesc &op) {
   sdk::Graph g;
   for (size_t i = 0; i < op.inputs.size(); ++i) {
     sdk::Node n;
@@ -62,7 +64,11 @@ void probe(const sdk::OpDesc &op) {
   sdk::JsonFunction fn;
   fn.symbol = "probe";
   fn.graph = std::move(g);
-  buildPlan(fn, "");
+  std::unique_ptr<Plan> plan = buildPlan(fn, "");
+  for (const Step &step : plan->steps)
+    if (step.impl.rfind("ref", 0) == 0)
+      return step.impl;
+  return "";
 }
 
 } // namespace
@@ -74,8 +80,9 @@ bool DnnlChecker::check(const sdk::OpDesc &op, std::string &reason) const {
     reason = declineReason(op.op, e.what());
     return false;
   }
+  std::string reference;
   try {
-    probe(op);
+    reference = probe(op);
   } catch (const std::exception &e) {
     // "function 'probe': node 2 ('conv', conv2d): oneDNN: ..." -> the part
     // after the node.
@@ -84,6 +91,12 @@ bool DnnlChecker::check(const sdk::OpDesc &op, std::string &reason) const {
     reason = declineReason(op.op, at == std::string::npos ? what
                                                           : "oneDNN has no implementation (" +
                                                                 what.substr(at + 8) + ")");
+    return false;
+  }
+  // A reference kernel runs 10-100x slower than oneDNN's jit kernels and
+  // than the host's code: such an op is better left to another target.
+  if (!reference.empty()) {
+    reason = declineReason(op.op, "would run oneDNN's reference kernel (" + reference + ")");
     return false;
   }
   return true;

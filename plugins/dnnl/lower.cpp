@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 #include "builder.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace tessera::dnnl_plugin {
 
@@ -29,6 +31,26 @@ memory::desc anyMd(const memory::dims &dims) {
 /// A plain desc with explicit strides (transposed and grouped views).
 memory::desc stridedMd(const memory::dims &dims, const memory::dims &strides) {
   return memory::desc(dims, kF32, strides);
+}
+
+/// `md`'s channel-blocked or channels-last layout applied to `dims` (a
+/// per-channel broadcast operand [1, C, 1, 1] of a tensor in that layout),
+/// when `md` has one of those layouts.
+std::optional<memory::desc> sameLayout(const memory::desc &md, const memory::dims &dims) {
+  static const std::vector<std::vector<Tag>> byRank = {
+      {},
+      {},
+      {},
+      {Tag::nCw16c, Tag::nCw8c, Tag::nwc},
+      {Tag::nChw16c, Tag::nChw8c, Tag::nhwc},
+      {Tag::nCdhw16c, Tag::nCdhw8c, Tag::ndhwc}};
+  size_t r = size_t(md.dims().size());
+  if (r >= byRank.size() || dims.size() != r)
+    return std::nullopt;
+  for (Tag t : byRank[r])
+    if (memory::desc(md.dims(), kF32, t) == md)
+      return memory::desc(dims, kF32, t);
+  return std::nullopt;
 }
 
 } // namespace
@@ -83,7 +105,10 @@ void PlanBuilder::lower(size_t index) {
     case OpKind::LayerNorm: lowerLayerNorm(n, info); break;
     case OpKind::Pool: lowerPool(n, info); break;
     case OpKind::Eltwise: lowerEltwise(n, info); break;
-    case OpKind::Binary: lowerBinary(n, info); break;
+    case OpKind::Binary:
+      if (!lowerAffine(index))
+        lowerBinary(n, info);
+      break;
     case OpKind::Softmax: lowerSoftmax(n, info); break;
     case OpKind::Concat: lowerConcat(n, info); break;
     case OpKind::Resample: lowerResample(n, info); break;
@@ -230,6 +255,15 @@ void PlanBuilder::lowerProduct(size_t index, const OpInfo &info, bool fuse) {
         cur = n.out;
         continue;
       }
+    }
+    if (auto lin = scalarLinear(n, cur); lin && eltwiseCount < 8 && compatible({*lin})) {
+      // x * k, x + k, x - k, k - x, x / k with a scalar constant k.
+      po.append_eltwise(1.0f, lin->alg, lin->alpha, lin->beta);
+      fused.push_back(*lin);
+      eltwiseCount++;
+      absorbed.push_back(&n);
+      cur = n.out;
+      continue;
     }
     if (ni.kind == OpKind::Eltwise && eltwiseCount < 8 && compatible(ni.eltwise)) {
       for (const Eltwise &e : ni.eltwise) {
@@ -426,17 +460,33 @@ void PlanBuilder::lowerPool(FNode &n, const OpInfo &info) {
 
 void PlanBuilder::lowerEltwise(FNode &n, const OpInfo &info) {
   consumed(n);
-  Value src = value(producerValue(n.ins[0]));
-  int dst = newBuffer(Buffer::Kind::Temp, src.md.get_size());
-  int from = src.buffer;
-  for (const Eltwise &e : info.eltwise) {
-    dnnl::eltwise_forward::desc desc(prop_kind::forward_inference, e.alg, src.md, e.alpha, e.beta);
-    dnnl::eltwise_forward::primitive_desc pd(desc, baseAttr(), cpuEngine());
-    addStep(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, from, src.md}, {DNNL_ARG_DST, dst, src.md}},
+  // In the layout the input has, unless oneDNN 2.6 would run its reference
+  // kernel there (logistic, mish and clip on blocked layouts): then plain.
+  memory::desc md = value(producerValue(n.ins[0])).md;
+  auto build = [&](const memory::desc &m) {
+    std::vector<dnnl::eltwise_forward::primitive_desc> pds;
+    for (const Eltwise &e : info.eltwise)
+      pds.emplace_back(
+          dnnl::eltwise_forward::desc(prop_kind::forward_inference, e.alg, m, e.alpha, e.beta),
+          baseAttr(), cpuEngine());
+    return pds;
+  };
+  auto pds = build(md);
+  memory::desc plain = plainMd(logicals_[size_t(n.ins[0])].type.shape);
+  if (!(md == plain) && std::any_of(pds.begin(), pds.end(), [](const auto &pd) {
+        return isReference(pd);
+      })) {
+    md = plain;
+    pds = build(md);
+  }
+  int from = value(need(n.ins[0], md)).buffer;
+  int dst = newBuffer(Buffer::Kind::Temp, md.get_size());
+  for (const auto &pd : pds) {
+    addStep(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, from, md}, {DNNL_ARG_DST, dst, md}},
             n.where, pd);
     from = dst; // a second operation (hard_sigmoid's clip) runs in place
   }
-  addValue(n.out, dst, src.md);
+  addValue(n.out, dst, md);
 }
 
 void PlanBuilder::lowerBinary(FNode &n, const OpInfo &info) {
@@ -446,38 +496,214 @@ void PlanBuilder::lowerBinary(FNode &n, const OpInfo &info) {
     std::swap(a, b);
   const Dims &ys = n.node->outputs[0].shape;
   const Dims &as = logicals_[size_t(a)].type.shape, &bs = logicals_[size_t(b)].type.shape;
+  const bool sameB = bs == ys;
   memory::desc plain = plainMd(ys);
   memory::dims d1 = dnnlDims(info.src1Dims);
-  // src0 in layout `src0` (the operands of another rank are plain views).
-  auto build = [&](const memory::desc &src0) {
-    bool sameB = bs == ys;
-    memory::desc md1 = sameB ? src0 : plainMd(Dims(d1.begin(), d1.end()));
-    dnnl::binary::desc desc(info.alg, src0, md1, src0);
-    dnnl::primitive_attr attr = baseAttr();
-    if (info.negate) {
-      dnnl::post_ops po;
-      po.append_eltwise(1.0f, algorithm::eltwise_linear, -1.0f, 0.0f);
-      attr.set_post_ops(po);
-    }
-    dnnl::binary::primitive_desc pd(desc, attr, cpuEngine());
-    int buf0 = value(need(a, as == ys ? src0 : plainMd(as))).buffer;
-    int buf1 = value(need(b, sameB ? src0 : plainMd(bs))).buffer;
-    int dst = newBuffer(Buffer::Kind::Temp, src0.get_size());
-    addStep(dnnl::binary(pd),
-            {{DNNL_ARG_SRC_0, buf0, src0}, {DNNL_ARG_SRC_1, buf1, md1}, {DNNL_ARG_DST, dst, src0}},
-            n.where, pd);
-    addValue(n.out, dst, src0);
-  };
-  // The first operand's current layout when oneDNN takes it, else plain.
+  memory::desc plain1 = plainMd(Dims(d1.begin(), d1.end()));
+  dnnl::primitive_attr attr = baseAttr();
+  if (info.negate) {
+    dnnl::post_ops po;
+    po.append_eltwise(1.0f, algorithm::eltwise_linear, -1.0f, 0.0f);
+    attr.set_post_ops(po);
+  }
+  // Layouts to try, best first: src0 as it is with src1 in the same layout
+  // (oneDNN 2.6's jit kernel broadcasts a per-channel src1 over a blocked
+  // src0 only then), src0 as it is with src1 plain, both plain. The first
+  // that oneDNN runs in a jit kernel wins; both plain when none does.
+  std::vector<std::pair<memory::desc, memory::desc>> layouts;
   memory::desc cur = value(producerValue(a)).md;
   if (as == ys && !(cur == plain)) {
+    if (sameB)
+      layouts.emplace_back(cur, cur);
+    else if (auto same = sameLayout(cur, d1))
+      layouts.emplace_back(cur, *same);
+    if (!sameB)
+      layouts.emplace_back(cur, plain1);
+  }
+  layouts.emplace_back(plain, sameB ? plain : plain1);
+  std::optional<dnnl::binary::primitive_desc> chosen;
+  memory::desc src0, md1;
+  for (size_t i = 0; i < layouts.size() && !chosen; ++i) {
+    const bool last = i + 1 == layouts.size();
+    const auto &[m0, m1] = layouts[i];
     try {
-      build(cur);
-      return;
+      dnnl::binary::primitive_desc pd(dnnl::binary::desc(info.alg, m0, m1, m0), attr,
+                                      cpuEngine());
+      if (!isReference(pd) || last)
+        chosen = pd, src0 = m0, md1 = m1;
     } catch (const dnnl::error &) {
+      if (last)
+        throw;
     }
   }
-  build(plain);
+  int buf0 = value(need(a, as == ys ? src0 : plainMd(as))).buffer;
+  int buf1;
+  if (sameB) {
+    buf1 = value(need(b, src0)).buffer;
+  } else {
+    // src1's plain bytes are a view of it at the padded rank; a blocked
+    // src1 is a reorder of that view (once, now, for a constant).
+    buf1 = value(need(b, plainMd(bs))).buffer;
+    if (!(md1 == plain1)) {
+      if (const void *data = constData(b)) {
+        buf1 = constBuffer(plain1, data, md1);
+      } else {
+        int from = buf1;
+        buf1 = newBuffer(Buffer::Kind::Temp, md1.get_size());
+        addReorder(from, plain1, buf1, md1, "reorder of the broadcast operand of " + n.where);
+      }
+    }
+  }
+  int dst = newBuffer(Buffer::Kind::Temp, src0.get_size());
+  addStep(dnnl::binary(*chosen),
+          {{DNNL_ARG_SRC_0, buf0, src0}, {DNNL_ARG_SRC_1, buf1, md1}, {DNNL_ARG_DST, dst, src0}},
+          n.where, *chosen);
+  addValue(n.out, dst, src0);
+}
+
+/// `n` as an eltwise_linear alpha * cur + beta, when it is an add,
+/// subtract, multiply or divide of `cur` and a one-element constant that
+/// keeps cur's shape (a constant divisor becomes its reciprocal).
+std::optional<Eltwise> PlanBuilder::scalarLinear(const FNode &n, int cur) const {
+  const std::string &op = n.node->op;
+  if (n.ins.size() != 2 || n.ins[0] == n.ins[1] ||
+      (op != "add" && op != "subtract" && op != "multiply" && op != "divide"))
+    return std::nullopt;
+  int k = n.ins[0] == cur ? 1 : n.ins[1] == cur ? 0 : -1;
+  if (k < 0)
+    return std::nullopt;
+  int c = n.ins[size_t(k)];
+  const void *data = constData(c);
+  if (!data || logicals_[size_t(c)].type.numel() != 1 ||
+      n.node->outputs[0].shape != logicals_[size_t(cur)].type.shape)
+    return std::nullopt;
+  float v = *static_cast<const float *>(data);
+  bool curFirst = k == 1;
+  const algorithm lin = algorithm::eltwise_linear;
+  if (op == "add")
+    return Eltwise{lin, 1.0f, v};
+  if (op == "multiply")
+    return Eltwise{lin, v, 0.0f};
+  if (op == "subtract")
+    return curFirst ? Eltwise{lin, 1.0f, -v} : Eltwise{lin, -1.0f, v};
+  if (curFirst && v != 0 && std::isfinite(1.0f / v))
+    return Eltwise{lin, 1.0f / v, 0.0f};
+  return std::nullopt;
+}
+
+/// The C values of constant `constant` broadcast against `shape` (rank 2-5)
+/// when it varies along axis 1 only (a single value counts, repeated).
+std::optional<std::vector<float>> PlanBuilder::perChannel(int constant, const Dims &shape) const {
+  const void *data = constData(constant);
+  const Dims &ks = logicals_[size_t(constant)].type.shape;
+  if (!data || shape.size() < 2 || shape.size() > 5 || ks.size() > shape.size())
+    return std::nullopt;
+  int64_t channels = shape[1];
+  size_t lead = shape.size() - ks.size();
+  int64_t numel = 1;
+  for (size_t i = 0; i < ks.size(); ++i) {
+    numel *= ks[i];
+    if (ks[i] != 1 && !(lead + i == 1 && ks[i] == channels))
+      return std::nullopt;
+  }
+  const float *v = static_cast<const float *>(data);
+  std::vector<float> out(static_cast<size_t>(channels));
+  for (int64_t c = 0; c < channels; ++c)
+    out[size_t(c)] = v[numel == 1 ? 0 : c];
+  return out;
+}
+
+/// x * s (+ t), x + t with per-channel constants s, t along axis 1 (a
+/// batch_norm that did not fold into a convolution, as simplify-inference
+/// leaves it), and a relu after it: one batch_normalization primitive with
+/// mean 0, variance 1 and epsilon 0 (exactly s * x + t), which oneDNN runs
+/// in a jit kernel on every layout, where a broadcast binary on a blocked
+/// layout runs its reference kernel. False when `index` is no such op.
+bool PlanBuilder::lowerAffine(size_t index) {
+  FNode &n = nodes_[index];
+  const std::string &op = n.node->op;
+  const Dims &ys = n.node->outputs[0].shape;
+  if ((op != "multiply" && op != "add") || n.ins.size() != 2)
+    return false;
+  int x = -1;
+  std::optional<std::vector<float>> k;
+  for (int i : {0, 1})
+    if (!k && logicals_[size_t(n.ins[size_t(i)])].type.shape == ys &&
+        (k = perChannel(n.ins[size_t(1 - i)], ys)))
+      x = n.ins[size_t(i)];
+  if (!k || logicals_[size_t(x)].values.empty())
+    return false;
+  size_t channels = k->size();
+  std::vector<float> scale(channels, 1.0f), shift(channels, 0.0f);
+  (op == "multiply" ? scale : shift) = std::move(*k);
+  std::vector<FNode *> absorbed{&n};
+  int cur = n.out;
+  // The single user of `cur`, not yet lowered.
+  auto next = [&]() -> FNode * {
+    const Logical &c = logicals_[size_t(cur)];
+    if (c.output || c.consumers.size() != 1)
+      return nullptr;
+    FNode &m = nodes_[size_t(c.consumers[0])];
+    return m.done ? nullptr : &m;
+  };
+  if (FNode *m = next(); m && op == "multiply" && m->node->op == "add" && m->ins.size() == 2 &&
+                         m->node->outputs[0].shape == ys) {
+    int other = m->ins[0] == cur ? m->ins[1] : m->ins[0];
+    if (other != cur)
+      if (auto t = perChannel(other, ys)) {
+        shift = std::move(*t);
+        absorbed.push_back(m);
+        cur = m->out;
+      }
+  }
+  bool relu = false;
+  if (FNode *m = next(); m && m->node->op == "relu") {
+    relu = true;
+    absorbed.push_back(m);
+    cur = m->out;
+  }
+
+  auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+               dnnl::normalization_flags::use_shift;
+  auto build = [&](const memory::desc &md) -> std::optional<dnnl::batch_normalization_forward::primitive_desc> {
+    dnnl::primitive_attr attr = baseAttr();
+    if (relu) {
+      dnnl::post_ops po;
+      po.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+      attr.set_post_ops(po);
+    }
+    try {
+      dnnl::batch_normalization_forward::primitive_desc pd(
+          dnnl::batch_normalization_forward::desc(prop_kind::forward_inference, md, 0.0f, flags),
+          attr, cpuEngine());
+      if (!isReference(pd))
+        return pd;
+    } catch (const dnnl::error &) {
+    }
+    return std::nullopt;
+  };
+  memory::desc md = value(producerValue(x)).md, plain = plainMd(ys);
+  auto pd = build(md);
+  if (!pd && !(md == plain))
+    pd = build(md = plain);
+  if (!pd)
+    return false;
+  for (FNode *m : absorbed)
+    consumed(*m);
+  int src = value(need(x, md)).buffer;
+  memory::desc vec = plainMd({int64_t(channels)});
+  std::vector<float> zeros(channels, 0.0f), ones(channels, 1.0f);
+  int dst = newBuffer(Buffer::Kind::Temp, md.get_size());
+  addStep(dnnl::batch_normalization_forward(*pd),
+          {{DNNL_ARG_SRC, src, md},
+           {DNNL_ARG_SCALE, constBuffer(vec, scale.data(), vec), vec},
+           {DNNL_ARG_SHIFT, constBuffer(vec, shift.data(), vec), vec},
+           {DNNL_ARG_MEAN, constBuffer(vec, zeros.data(), vec), vec},
+           {DNNL_ARG_VARIANCE, constBuffer(vec, ones.data(), vec), vec},
+           {DNNL_ARG_DST, dst, md}},
+          n.where, *pd);
+  addValue(cur, dst, md);
+  return true;
 }
 
 void PlanBuilder::lowerBatchNorm(FNode &n, const OpInfo &info) {
@@ -559,27 +785,61 @@ void PlanBuilder::lowerConcat(FNode &n, const OpInfo &info) {
     mds.push_back(v.md);
     bufs.push_back(v.buffer);
   }
-  auto make = [&] {
-    return dnnl::concat::primitive_desc(int(info.axis), mds, cpuEngine(), baseAttr());
+  auto make = [&]() -> std::optional<dnnl::concat::primitive_desc> {
+    try {
+      dnnl::concat::primitive_desc pd(int(info.axis), mds, cpuEngine(), baseAttr());
+      if (!isReference(pd))
+        return pd;
+    } catch (const dnnl::error &) {
+    }
+    return std::nullopt;
   };
-  dnnl::concat::primitive_desc pd;
-  try {
-    pd = make();
-  } catch (const dnnl::error &) {
-    // Mixed layouts oneDNN cannot concatenate: everything plain.
+  // The inputs as they are; else all in one input's layout (oneDNN 2.6
+  // copies only inputs of one layout in its fast kernel: mixed ones, as a
+  // DenseNet's growing concat of a region's plain input and blocked
+  // convolution results, go to its reference kernel); else all plain,
+  // which oneDNN always takes.
+  std::optional<dnnl::concat::primitive_desc> pd = make();
+  auto relayout = [&](const std::function<memory::desc(size_t)> &mdOf) {
     for (size_t i = 0; i < n.ins.size(); ++i) {
-      mds[i] = plainMd(logicals_[size_t(n.ins[i])].type.shape);
+      mds[i] = mdOf(i);
       bufs[i] = value(need(n.ins[i], mds[i])).buffer;
     }
-    pd = make();
+  };
+  auto dimsOf = [&](size_t i) {
+    const Dims &d = logicals_[size_t(n.ins[i])].type.shape;
+    return memory::dims(d.begin(), d.end());
+  };
+  // Each input's layout in turn, blocked ones first (the convolutions that
+  // read the result want them).
+  std::vector<memory::desc> targets;
+  for (size_t i = 0; i < n.ins.size(); ++i)
+    if (!(mds[i] == plainMd(logicals_[size_t(n.ins[i])].type.shape)))
+      targets.push_back(mds[i]);
+  for (size_t t = 0; t < targets.size() && !pd; ++t) {
+    std::vector<memory::desc> same;
+    for (size_t i = 0; i < n.ins.size(); ++i)
+      if (auto md = sameLayout(targets[t], dimsOf(i)))
+        same.push_back(*md);
+    if (same.size() != n.ins.size())
+      continue;
+    std::swap(mds, same); // tried before any step is added
+    if ((pd = make()))
+      relayout([&](size_t i) { return mds[i]; });
+    else
+      std::swap(mds, same);
+  }
+  if (!pd) {
+    relayout([&](size_t i) { return plainMd(logicals_[size_t(n.ins[i])].type.shape); });
+    pd = dnnl::concat::primitive_desc(int(info.axis), mds, cpuEngine(), baseAttr());
   }
   std::vector<StepArg> args;
   for (size_t i = 0; i < mds.size(); ++i)
     args.push_back({DNNL_ARG_MULTIPLE_SRC + int(i), bufs[i], mds[i]});
-  int dst = newBuffer(Buffer::Kind::Temp, pd.dst_desc().get_size());
-  args.push_back({DNNL_ARG_DST, dst, pd.dst_desc()});
-  addStep(dnnl::concat(pd), std::move(args), n.where, pd);
-  addValue(n.out, dst, pd.dst_desc());
+  int dst = newBuffer(Buffer::Kind::Temp, pd->dst_desc().get_size());
+  args.push_back({DNNL_ARG_DST, dst, pd->dst_desc()});
+  addStep(dnnl::concat(*pd), std::move(args), n.where, *pd);
+  addValue(n.out, dst, pd->dst_desc());
 }
 
 void PlanBuilder::lowerResample(FNode &n, const OpInfo &info) {

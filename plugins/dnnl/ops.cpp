@@ -312,6 +312,7 @@ const std::map<std::string, Analyze, std::less<>> &table() {
       {"clip", analyzeEltwise},
       {"hard_sigmoid", analyzeEltwise},
       {"hard_swish", analyzeEltwise},
+      {"silu", analyzeEltwise},
       {"gelu", analyzeEltwise},
       {"exp", analyzeEltwise},
       {"log", analyzeEltwise},
@@ -386,6 +387,8 @@ bool eltwiseOf(const OpDesc &op, std::vector<Eltwise> &out) {
   }
   if (n == "hard_swish")
     return one(algorithm::eltwise_hardswish);
+  if (n == "silu")
+    return one(algorithm::eltwise_swish, 1.0);
   if (n == "gelu") {
     std::string approximate = stringAttr(op, "approximate", "none");
     if (approximate == "none")

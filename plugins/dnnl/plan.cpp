@@ -133,7 +133,8 @@ std::string describePlan(const Plan &plan, const sdk::JsonFunction &fn,
                   " steps, arena " + std::to_string(plan.arenaBytes) + " bytes, scratchpad " +
                   std::to_string(plan.scratchpadBytes) + " bytes\n";
   for (size_t i = 0; i < plan.steps.size(); ++i)
-    s += "  step " + std::to_string(i) + ": " + shortName(plan.steps[i].what) + "\n";
+    s += "  step " + std::to_string(i) + ": " + shortName(plan.steps[i].what) + " [" +
+         plan.steps[i].impl + "]\n";
   size_t plain = 0, copies = 0;
   for (const sdk::JsonConstant &k : fn.constants)
     plain += k.data() ? k.bytes() : 0;
@@ -354,7 +355,12 @@ void PlanBuilder::addStep(dnnl::primitive prim, std::vector<StepArg> args, std::
   for (const StepArg &a : args)
     if (a.buffer >= 0)
       touch(a.buffer, step);
-  plan_->steps.push_back(Step{std::move(prim), std::move(args), std::move(what)});
+  plan_->steps.push_back(Step{std::move(prim), std::move(args), std::move(what),
+                              pd.impl_info_str()});
+}
+
+bool isReference(const dnnl::primitive_desc_base &pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
 }
 
 void PlanBuilder::addReorder(int srcBuffer, const memory::desc &srcMd, int dstBuffer,

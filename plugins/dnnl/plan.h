@@ -58,7 +58,12 @@ struct Step {
   dnnl::primitive prim;
   std::vector<StepArg> args;
   std::string what; // "node 3 ('conv1', conv2d)" or "reorder ..."
+  std::string impl; // oneDNN's implementation ("jit:avx512_core", "ref:any")
 };
+
+/// Whether oneDNN picked one of its reference implementations: scalar loops
+/// meant as a fallback, 10-100x slower than its jit kernels.
+bool isReference(const dnnl::primitive_desc_base &pd);
 
 /// An output whose value is not computed into the caller's tensor by a
 /// step: copied (plain bytes) after the last step.

@@ -18,7 +18,7 @@ std::vector<std::string> JsonChecker::ops() const {
 std::vector<std::pair<std::string, std::string>> JsonChecker::patterns() const {
   // The activations the fused kernels apply (any unary op of the plugin
   // would do; these are the ones that follow a conv2d or dense in practice).
-  const std::string act = "relu|leaky_relu|clip|sigmoid|tanh|hard_swish|gelu";
+  const std::string act = "relu|leaky_relu|clip|sigmoid|tanh|hard_swish|silu|gelu";
   return {
       // conv2d + per-channel bias (+ activation): the body of every CNN.
       {"conv2d_bias_act", act + "?(bias_add|add(conv2d(*, const), const))"},

@@ -49,6 +49,7 @@ template <typename Body> void withUnary(const Unary &f, Body &&body) {
     return body([a, b](double x) { return std::isnan(x) ? x : std::min(std::max(x, a), b); });
   case UnaryKind::HardSigmoid: return body([a, b](double x) { return clamp01(a * x + b); });
   case UnaryKind::HardSwish: return body([](double x) { return x * clamp01(x / 6.0 + 0.5); });
+  case UnaryKind::Silu: return body([](double x) { return x * sigmoid(x); });
   case UnaryKind::Gelu:
     return body([](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); });
   case UnaryKind::GeluTanh:

@@ -39,6 +39,7 @@ enum class UnaryKind {
   Clip,        // a = min, b = max
   HardSigmoid, // a = alpha, b = beta
   HardSwish,
+  Silu,
   Gelu,
   GeluTanh,
   Exp,

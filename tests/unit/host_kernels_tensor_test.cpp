@@ -138,7 +138,7 @@ const std::vector<std::string> kUnaryOps = {
     "ceil",        "clip",         "cos",        "cosh",  "erf",   "exp",        "floor",
     "gelu",        "hard_sigmoid", "hard_swish", "isinf", "isnan", "leaky_relu", "log",
     "logical_not", "neg",          "reciprocal", "relu",  "round", "sigmoid",    "sign",
-    "sin",         "sinh",         "sqrt",       "tan",   "tanh"};
+    "silu",        "sin",          "sinh",       "sqrt",  "tan",   "tanh"};
 
 const std::vector<std::string> kBinaryOps = {
     "add",     "subtract",   "multiply",    "divide",     "power",      "maximum",

@@ -81,6 +81,7 @@ TEST_CASE("json plugin: the descriptor", "[json_plugin]") {
                          "clip",
                          "hard_sigmoid",
                          "hard_swish",
+                         "silu",
                          "gelu",
                          "exp",
                          "log",
@@ -115,7 +116,7 @@ TEST_CASE("json plugin: the descriptor", "[json_plugin]") {
   }
   CHECK(std::string(p.checker->patterns[0]->name) == "conv2d_bias_act");
   CHECK(std::string(p.checker->patterns[0]->pattern) ==
-        "relu|leaky_relu|clip|sigmoid|tanh|hard_swish|gelu?(bias_add|add(conv2d(*, const), "
+        "relu|leaky_relu|clip|sigmoid|tanh|hard_swish|silu|gelu?(bias_add|add(conv2d(*, const), "
         "const))");
   CHECK(std::string(p.checker->patterns[1]->name) == "conv2d_act");
   CHECK(std::string(p.checker->patterns[2]->name) == "dense_bias_act");

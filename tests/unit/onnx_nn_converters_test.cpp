@@ -316,3 +316,18 @@ TEST_CASE("Resize works on the last two dims of any rank", "[onnx][onnx_nn]") {
   CHECK(bad.error().str() == "node 'n0' (Resize): only the last two dims can be resized "
                              "('scales' 2 for dim 0 of f32[2, 2, 2])");
 }
+
+TEST_CASE("Pad by nothing is its input; other pads stay", "[onnx][onnx_nn]") {
+  // torch.onnx writes a Pad of zeros before DenseNet's AvgPool2d: it must not
+  // be an op that splits a region.
+  auto x = ir::makeVar("x", ir::Type::tensor(ir::DType::F32, {1, 2, 4, 4}));
+  auto pads = [](int64_t p) {
+    return ir::makeConstant(i64({8}, {0, 0, p, p, 0, 0, p, p}));
+  };
+  auto none = test::convertNode("Pad", {x, pads(0)}, {});
+  REQUIRE(none.ok());
+  CHECK((*none)[0] == x);
+  auto some = test::convertNode("Pad", {x, pads(1)}, {});
+  REQUIRE(some.ok());
+  CHECK((*some)[0]->type() == ir::Type::tensor(ir::DType::F32, {1, 2, 6, 6}));
+}

@@ -262,8 +262,8 @@ TEST_CASE("abs", "[ops][abs]") {
 //===----------------------------------------------------------------------===//
 
 TEST_CASE("float activations: type inference",
-          "[ops][leaky_relu][sigmoid][tanh][hard_sigmoid][hard_swish][gelu]") {
-  for (std::string op : {"leaky_relu", "sigmoid", "tanh", "hard_sigmoid", "hard_swish", "gelu"}) {
+          "[ops][leaky_relu][sigmoid][tanh][hard_sigmoid][hard_swish][silu][gelu]") {
+  for (std::string op : {"leaky_relu", "sigmoid", "tanh", "hard_sigmoid", "hard_swish", "silu", "gelu"}) {
     INFO(op);
     CHECK(*inferOp(op, {T(DType::F16, {1, 4})}) == T(DType::F16, {1, 4}));
     CHECK(inferError(op, {T(DType::I64, {3})}) ==
@@ -307,6 +307,13 @@ TEST_CASE("hard_swish", "[ops][hard_swish]") {
   // x / 6 + 0.5 = -1/6, 0, 0.5, 0.75, 1, 7/6 -> clamped, times x.
   requireClose(run1("hard_swish", {f32({6}, {-4, -3, 0, 1.5, 3, 4})}),
                f32({6}, {0, 0, 0, 1.125, 3, 4}));
+}
+
+TEST_CASE("silu", "[ops][silu]") {
+  // x * sigmoid(x): sigmoid(1) = 0.7310585786, sigmoid(-1) = 0.2689414214,
+  // sigmoid(4) = 0.9820137900; large negative x gives -0, not NaN.
+  requireClose(run1("silu", {f32({5}, {0, 1, -1, 4, -1000})}),
+               f32({5}, {0, 0.7310585786, -0.2689414214, 3.9280551601, 0}));
 }
 
 TEST_CASE("gelu", "[ops][gelu]") {

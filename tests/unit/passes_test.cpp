@@ -13,6 +13,7 @@
 #include "ir/visit.h"
 #include "passes/pass_manager.h"
 
+#include <functional>
 #include <random>
 
 using namespace tessera;
@@ -352,4 +353,65 @@ TEST_CASE("every pass runs through a 100,000-node chain", "[passes][deep]") {
   auto out = evalMain(m, {f32({2}, {1.0, -2.0})});
   // 50,000 (neg, relu) pairs: relu(neg(v)) = max(-v, 0); then applied again gives 0.
   REQUIRE(out[0].toDoubles() == std::vector<double>{0.0, 0.0});
+}
+
+namespace {
+
+Expr scalar(double v) {
+  return cst(Tensor::fromDoubles(DType::F32, {}, std::vector<double>{v}));
+}
+
+Expr op(std::string_view name, std::vector<Expr> args, Attrs attrs = {}) {
+  return expectOk(makeCall(name, std::move(args), std::move(attrs)));
+}
+
+} // namespace
+
+TEST_CASE("fuse-activations keeps what the interpreter computes", "[passes][fuse-activations]") {
+  // Each decomposed form as an exporter writes it, and the op it becomes.
+  struct Form {
+    const char *name;
+    const char *fused;
+    std::function<Expr(const Expr &)> build;
+  };
+  const double kRsqrt2 = 0.70710678118654752, kTanhC = 0.7978845608028654;
+  std::vector<Form> forms = {
+      {"hard_swish by hand", "hard_swish",
+       [](const Expr &x) {
+         Expr c = op("clip", {op("add", {x, scalar(3)})}, {{"min", 0.0}, {"max", 6.0}});
+         return op("divide", {op("multiply", {x, c}), scalar(6)});
+       }},
+      {"hard_sigmoid gate", "hard_sigmoid",
+       [](const Expr &x) {
+         Expr c = op("clip", {op("add", {x, scalar(3)})}, {{"min", 0.0}, {"max", 6.0}});
+         return op("divide", {c, scalar(6)});
+       }},
+      {"silu", "silu", [](const Expr &x) { return op("multiply", {op("sigmoid", {x}), x}); }},
+      {"gelu (torch.onnx)", "gelu",
+       [&](const Expr &x) {
+         Expr e = op("erf", {op("divide", {x, scalar(1.0 / kRsqrt2)})});
+         return op("multiply", {op("multiply", {x, op("add", {e, scalar(1)})}), scalar(0.5)});
+       }},
+      {"gelu (tanh)", "gelu",
+       [&](const Expr &x) {
+         Expr x3 = op("multiply", {op("multiply", {x, x}), x});
+         Expr u = op("add", {x, op("multiply", {scalar(0.044715), x3})});
+         Expr t = op("tanh", {op("multiply", {u, scalar(kTanhC)})});
+         return op("multiply", {op("multiply", {scalar(0.5), x}), op("add", {scalar(1), t})});
+       }},
+  };
+  for (const Form &form : forms) {
+    INFO(form.name);
+    Var x = makeVar("x", Type::tensor(DType::F32, {4, 64}));
+    Module m("m");
+    m.set("main", makeFunction({x}, form.build(x)));
+    Tensor input = randomTensor(DType::F32, {4, 64}, 5, -8, 8);
+    auto before = evalMain(m, {input});
+    REQUIRE(runPipeline(m, "fuse-activations,dce").ok());
+    CHECK(countOps(m, form.fused) == 1);
+    for (const char *gone : {"erf", "tanh", "sigmoid", "clip", "divide"})
+      CHECK(countOps(m, gone) == 0);
+    // The chain rounds after every step: allow a few ulps of f32.
+    test::requireClose(evalMain(m, {input})[0], before[0], 1e-5, 1e-6);
+  }
 }

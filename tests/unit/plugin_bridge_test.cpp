@@ -443,6 +443,7 @@ TEST_CASE("kit: every catalogue sample type-checks and runs", "[plugin_bridge][p
                          "clip",
                          "hard_sigmoid",
                          "hard_swish",
+                         "silu",
                          "gelu",
                          "exp",
                          "log",

@@ -114,6 +114,7 @@ template <class C> TK_ALWAYS_INLINE C tk_unary_float(int64_t op, C x, C p0, C p1
   case TK_U_TANH: return tk_tanh(x);
   case TK_U_HARD_SIGMOID: return tk_clamp01(p0 * x + p1);
   case TK_U_HARD_SWISH: return x * tk_clamp01(x / (C)6 + (C)0.5);
+  case TK_U_SILU: return x / ((C)1 + tk_exp(-x));
   case TK_U_GELU: return (C)0.5 * x * ((C)1 + tk_erf(x / tk_sqrt((C)2)));
   case TK_U_GELU_TANH: {
     const C k = (C)0.7978845608028654; // sqrt(2 / pi)

@@ -21,6 +21,7 @@ enum tk_unary_op {
   TK_U_TANH,
   TK_U_HARD_SIGMOID, // fa[0] = alpha, fa[1] = beta
   TK_U_HARD_SWISH,
+  TK_U_SILU,
   TK_U_GELU,      // exact (erf)
   TK_U_GELU_TANH, // tanh approximation
   TK_U_CLIP,      // fa = [min, max] (floats); ia[1], ia[2] = integer bounds

@@ -6,7 +6,7 @@
 //   comparisons        equal less greater (result bool)
 //   unary math         sqrt exp log erf floor ceil round reciprocal neg abs
 //   activations        relu leaky_relu sigmoid tanh hard_sigmoid hard_swish
-//                      gelu clip
+//                      silu gelu clip
 //   selection, cast    where cast
 // and, added for the ONNX frontend:
 //   remainder          mod
@@ -442,6 +442,11 @@ Status registerActivations(OpRegistry &r) {
   TS_RETURN_IF_ERROR(r.add(unaryOp(
       "hard_swish", "x * max(0, min(1, x / 6 + 0.5)) (ONNX HardSwish).", Accepts::Float,
       unaryKernel([](double x) { return x * clamp01(x / 6.0 + 0.5); }))));
+  // silu: x * sigmoid(x) (SiLU, swish with beta 1; no ONNX op up to opset
+  // 17: exporters write Mul(x, Sigmoid(x)), which fuse-activations turns
+  // into this).
+  TS_RETURN_IF_ERROR(r.add(unaryOp("silu", "x * sigmoid(x) (SiLU, swish).", Accepts::Float,
+                                   unaryKernel([](double x) { return x * sigmoid(x); }))));
   // gelu: ONNX Gelu (opset 20). approximate = "none":
   //   0.5 x (1 + erf(x / sqrt(2)));
   // approximate = "tanh":

@@ -408,6 +408,11 @@ Expected<Outputs> convertPad(NodeContext &ctx) {
     if (ctx.numInputs() > 3 && ctx.hasInput(3))
       return ctx.error("input 3 ('axes') is not supported");
   }
+  // Padding by nothing (torch.onnx writes one before every AvgPool2d of
+  // DenseNet's transitions) is the input itself.
+  if (std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; }) &&
+      pads.size() == 2 * shapeOf(ctx.input(0)).size())
+    return Outputs{ctx.input(0)};
   TS_ASSIGN_OR_RETURN(
       Expr y, ctx.call("pad", {ctx.input(0)}, {{"pads", pads}, {"mode", mode}, {"value", value}}));
   return Outputs{y};
