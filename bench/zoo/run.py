@@ -47,6 +47,7 @@ import math
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -86,6 +87,8 @@ def run(cmd, timeout, env=None):
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise Failure(f"timed out after {timeout} s") from None
+    except OSError as e:  # e.g. the binary is being relinked
+        raise Failure(f"cannot start {cmd[0]}: {e.strerror}") from None
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
         lines = [l.strip() for l in (proc.stderr or proc.stdout).splitlines() if l.strip()]
@@ -195,6 +198,7 @@ def bench_model(name, args, paths, ort_ok):
                     continue
                 out = os.path.join(paths["out"], "outputs", f"{name}_t{t}_{impl}")
                 if impl == "ort":
+                    shutil.rmtree(out, ignore_errors=True)  # no stale outputs to compare with
                     cmd = ["node", os.path.join(HERE, "ort_run.js"), onnx_path, ort_inputs,
                            str(t), str(args.repeat), str(args.warmup), out,
                            "--ort-dir", paths["ort"]]
@@ -358,7 +362,7 @@ def main():
     unknown = [c for c in args.configs if c not in CONFIGS]
     if unknown:
         sys.exit(f"run.py: unknown configs {', '.join(unknown)}; known: {', '.join(CONFIGS)}")
-    out = args.out or os.path.join(args.build, "zoo")
+    out = args.out = args.out or os.path.join(args.build, "zoo")
     paths = {"tessera": os.path.join(args.build, "core", "tools", "tessera"),
              "ort": os.path.join(args.build, "ort"), "out": out,
              "models": os.path.join(out, "models")}
