@@ -335,26 +335,26 @@ def render(records, args, ort_ok):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "release"),
                     help="build folder: tessera is BUILD/core/tools/tessera, ONNX Runtime goes "
-                         "to BUILD/ort")
+                         "to BUILD/ort (default: build/release)")
     ap.add_argument("--out", help="models (OUT/models), artifacts and outputs (default BUILD/zoo)")
     ap.add_argument("--models", default=",".join(ZOO),
                     help="comma-separated models: export.py's, or any NAME with NAME.onnx and "
-                         "NAME_inputs.npz in OUT/models")
+                         "NAME_inputs.npz in OUT/models (default: all of export.py's)")
     ap.add_argument("--configs", default=",".join(CONFIGS),
-                    help="comma-separated configurations of " + ", ".join(CONFIGS))
-    ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
-    ap.add_argument("--repeat", type=int, default=20, help="timed runs per median")
-    ap.add_argument("--warmup", type=int, default=3, help="ORT's warm-up runs")
+                    help="comma-separated configurations (default: all): " + ", ".join(CONFIGS))
+    ap.add_argument("--threads", default="1,2", help="comma-separated thread counts (default: 1,2)")
+    ap.add_argument("--repeat", type=int, default=20, help="timed runs per median (default: 20)")
+    ap.add_argument("--warmup", type=int, default=3, help="ORT's warm-up runs (default: 3)")
     ap.add_argument("--rounds", type=int, default=3,
-                    help="interleaved rounds; the lowest median of each is kept")
+                    help="interleaved rounds; each configuration keeps its lowest round median "
+                         "(default: 3)")
     ap.add_argument("--no-install", action="store_true",
                     help="do not npm-install onnxruntime-node when it is missing")
     ap.add_argument("--timeout", type=int, default=1800,
-                    help="seconds before a compile or run counts as failed")
+                    help="seconds before a compile or run counts as failed (default: 1800)")
     args = ap.parse_args()
     args.models = [m for m in args.models.split(",") if m]
     args.configs = [c for c in args.configs.split(",") if c]
