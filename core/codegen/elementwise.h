@@ -32,6 +32,8 @@ struct CodegenOptions {
   std::string cpu;
   /// Optimisation level (0-3).
   int optLevel = 2;
+  /// Threads that optimise and emit the host code (0: one per core, at most 8).
+  unsigned threads = 0;
 };
 
 struct ElementwiseKernel {

@@ -1,7 +1,7 @@
 //===- codegen/host.cpp - The host shared object of an artifact -----------===//
 //
-// One LLVM module per model: one step function per host step, plus the
-// kernels they call, linked in from the kernel library's bitcode (embedded at
+// One LLVM module per model: one step function per distinct host step
+// (identical steps are aliases of one function), plus the kernels they call, linked in from the kernel library's bitcode (embedded at
 // build time, codegen/kernels/kernels.cmake; read lazily, only what is used).
 // A library step function fills a tk_args on its stack: the data pointers
 // from `buffers`, everything else (shapes, ranks, dtypes, attributes) from
@@ -21,10 +21,12 @@
 #include "codegen/host.h"
 
 #include "codegen/llvm_util.h"
+#include "ir/structural.h"
 #include "runtime/host_abi.h"
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/GlobalAlias.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/Linker/Linker.h>
@@ -32,7 +34,9 @@
 #include <llvm/Support/MemoryBuffer.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <unordered_map>
 #include <unordered_set>
 
 // The kernel library's bitcode (codegen/kernels/embed.S.in).
@@ -120,6 +124,14 @@ public:
     return okStatus();
   }
 
+  /// `symbol` as another name of the step `of` (built before): identical
+  /// steps share their code.
+  void addAlias(const std::string &symbol, const std::string &of) {
+    steps_.insert(symbol);
+    llvm::GlobalAlias::create(stepTy_, 0, llvm::GlobalValue::ExternalLinkage, symbol,
+                              m_.getFunction(of));
+  }
+
   /// After the library is linked: checks that every kernel is defined,
   /// internalises everything but the steps, forces the kernels inline and
   /// retargets every function to `tm`'s CPU.
@@ -136,8 +148,12 @@ public:
     for (llvm::Function &f : m_) {
       if (f.isDeclaration())
         continue;
-      if (!steps_.count(f.getName().str()))
+      if (!steps_.count(f.getName().str())) {
+        // Internal, and out of its comdat: the linker would otherwise keep
+        // one part's copy of a template instantiation and drop the others.
         f.setLinkage(llvm::GlobalValue::InternalLinkage);
+        f.setComdat(nullptr);
+      }
       if (inlined_.count(f.getName().str())) {
         f.removeFnAttr(llvm::Attribute::NoInline);
         f.removeFnAttr(llvm::Attribute::OptimizeNone);
@@ -148,8 +164,10 @@ public:
       f.addFnAttr("target-features", features);
     }
     for (llvm::GlobalVariable &g : m_.globals())
-      if (!g.isDeclaration() && g.getName() != "tessera_host_abi_version")
+      if (!g.isDeclaration() && g.getName() != "tessera_host_abi_version") {
         g.setLinkage(llvm::GlobalValue::InternalLinkage);
+        g.setComdat(nullptr);
+      }
     return okStatus();
   }
 
@@ -216,6 +234,44 @@ private:
   std::unordered_set<std::string> inlined_;
 };
 
+/// What makes a library step's code: the kernel, its attributes, scratch
+/// size and types (everything the step function bakes in as constants).
+std::string libraryKey(const HostStepSpec &s) {
+  std::string key = fmt::format("{}|{}|{}|{}", s.call.kernel, fmt::join(s.call.ia, ","),
+                                fmt::join(s.call.fa, ","), s.call.scratchBytes);
+  for (const auto *types : {&s.types.inputs, &s.types.outputs}) {
+    key += '|';
+    for (const ir::Type &t : *types)
+      key += t.str() + ";";
+  }
+  return key;
+}
+
+/// For each step, the index of an earlier step with the same code, or -1.
+std::vector<int> identicalSteps(const std::vector<HostStepSpec> &steps) {
+  std::vector<int> sameAs(steps.size(), -1);
+  std::unordered_map<std::string, int> library;
+  std::unordered_map<size_t, std::vector<int>> fused; // by structural hash
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const HostStepSpec &s = steps[i];
+    if (!s.fused) {
+      auto [it, fresh] = library.emplace(libraryKey(s), int(i));
+      if (!fresh)
+        sameAs[i] = it->second;
+      continue;
+    }
+    std::vector<int> &bucket = fused[ir::structuralHash(*s.fused)];
+    for (int j : bucket)
+      if (ir::structuralEqual(*steps[size_t(j)].fused, *s.fused)) {
+        sameAs[i] = j;
+        break;
+      }
+    if (sameAs[i] < 0)
+      bucket.push_back(int(i));
+  }
+  return sameAs;
+}
+
 } // namespace
 
 Expected<std::string> buildHostLibrary(const std::vector<HostStepSpec> &steps,
@@ -237,24 +293,36 @@ Expected<std::string> buildHostLibrary(const std::vector<HostStepSpec> &steps,
 
   std::unordered_set<std::string> seen;
   StepBuilder builder(*m);
-  for (const HostStepSpec &spec : steps) {
+  const std::vector<int> sameAs = identicalSteps(steps);
+  size_t distinct = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const HostStepSpec &spec = steps[i];
     if (!seen.insert(spec.symbol).second || m->getNamedValue(spec.symbol))
       return Error::format("host step symbol '{}' is used twice", spec.symbol);
+    if (sameAs[i] >= 0) {
+      builder.addAlias(spec.symbol, steps[size_t(sameAs[i])].symbol);
+      continue;
+    }
+    ++distinct;
     TS_RETURN_IF_ERROR(spec.fused ? builder.addFusedStep(spec) : builder.addLibraryStep(spec));
   }
   TS_RETURN_IF_ERROR(linkKernelLibrary(*m));
   TS_RETURN_IF_ERROR(builder.finish(*tm));
-  say(fmt::format("host code: {} steps, optimising for {} at O{}", steps.size(),
-                  tm->getTargetCPU().str(), options.optLevel));
+  say(fmt::format("host code: {} steps ({} distinct), optimising for {} at O{}", steps.size(),
+                  distinct, tm->getTargetCPU().str(), options.optLevel));
   // Inline the kernels into the steps and fold their constants first, then
   // drop what no step reaches, so that the main pipeline only optimises the
   // code the steps run (not every dtype/op instantiation of the kernels).
   constexpr std::string_view kSpecialise =
       "always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,sccp,simplifycfg),globaldce";
-  TS_ASSIGN_OR_RETURN(std::string object,
-                      optimiseAndEmit(*m, *tm, options.optLevel, kSpecialise));
-  say(fmt::format("host code: linking ({} KiB of object code)", object.size() / 1024));
-  return linkSharedObject({object});
+  TS_ASSIGN_OR_RETURN(std::vector<std::string> objects,
+                      optimiseAndEmitParallel(*m, options, kSpecialise, options.threads));
+  size_t bytes = 0;
+  for (const std::string &o : objects)
+    bytes += o.size();
+  say(fmt::format("host code: linking ({} KiB of object code from {} part{})", bytes / 1024,
+                  objects.size(), objects.size() == 1 ? "" : "s"));
+  return linkSharedObject(objects);
 }
 
 } // namespace tessera::codegen

@@ -6,10 +6,14 @@
 //     step's shapes, dtypes and attributes as constants, inlined and
 //     specialised, or
 //   - a fused elementwise function (codegen/elementwise.h): one loop.
-// All steps go into one LLVM module with the kernel library's bitcode,
-// optimised at CodegenOptions::optLevel for CodegenOptions::cpu, emitted as
-// one object file and linked by the system linker into a shared object,
-// whose bytes are returned. No LLVM header here.
+// All steps go into one LLVM module with the kernel library's bitcode; steps
+// whose code would be identical (same kernel, attributes and types, or
+// structurally equal fused functions) are one function under several names.
+// The kernels are inlined into the steps, then the module is split into one
+// part per core, each optimised at CodegenOptions::optLevel for
+// CodegenOptions::cpu and emitted on its own thread, and the objects are
+// linked by the system linker into a shared object, whose bytes are
+// returned. No LLVM header here.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -1,7 +1,10 @@
 //===- codegen/llvm_util.cpp - Target machine, pipeline, object emission ---===//
 #include "codegen/llvm_util.h"
 
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -13,7 +16,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <mutex>
+#include <thread>
+#include <unordered_map>
 
 namespace tessera::codegen {
 
@@ -64,46 +70,64 @@ Expected<std::unique_ptr<llvm::TargetMachine>> makeTargetMachine(const CodegenOp
   return tm;
 }
 
-Expected<std::string> optimiseAndEmit(llvm::Module &m, llvm::TargetMachine &tm, int optLevel,
-                                      std::string_view prePipeline) {
-  std::string verifyErrors;
-  llvm::raw_string_ostream verifyOut(verifyErrors);
-  if (llvm::verifyModule(m, &verifyOut))
-    return Error::format("internal error: the generated LLVM IR does not verify: {}",
-                         verifyOut.str());
+namespace {
 
+/// A pipeline builder with its analysis managers (one per thread).
+struct Pipelines {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb;
+
+  Pipelines(llvm::TargetMachine &tm, int optLevel) : pb(&tm, tuning(optLevel)) {
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+  }
+
   // PassBuilder's tuning defaults leave both vectorisers off; clang turns
   // them on from -O2, and so do we.
-  llvm::PipelineTuningOptions tuning;
-  tuning.LoopVectorization = optLevel >= 2;
-  tuning.SLPVectorization = optLevel >= 2;
-  tuning.LoopInterleaving = optLevel >= 2;
-  tuning.LoopUnrolling = optLevel >= 1;
-  llvm::PassBuilder pb(&tm, tuning);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::OptimizationLevel o = optLevel <= 0   ? llvm::OptimizationLevel::O0
-                              : optLevel == 1 ? llvm::OptimizationLevel::O1
-                              : optLevel == 2 ? llvm::OptimizationLevel::O2
-                                              : llvm::OptimizationLevel::O3;
-  if (!prePipeline.empty()) {
-    llvm::ModulePassManager pre;
-    if (auto err = pb.parsePassPipeline(pre, prePipeline))
-      return Error::format("internal error: bad pass pipeline '{}': {}", prePipeline,
-                           llvm::toString(std::move(err)));
-    pre.run(m, mam);
+  static llvm::PipelineTuningOptions tuning(int optLevel) {
+    llvm::PipelineTuningOptions t;
+    t.LoopVectorization = optLevel >= 2;
+    t.SLPVectorization = optLevel >= 2;
+    t.LoopInterleaving = optLevel >= 2;
+    t.LoopUnrolling = optLevel >= 1;
+    return t;
   }
-  llvm::ModulePassManager mpm =
-      optLevel <= 0 ? pb.buildO0DefaultPipeline(o) : pb.buildPerModuleDefaultPipeline(o);
-  mpm.run(m, mam);
 
+  Status runText(llvm::Module &m, std::string_view pipeline) {
+    llvm::ModulePassManager mpm;
+    if (auto err = pb.parsePassPipeline(mpm, pipeline))
+      return Error::format("internal error: bad pass pipeline '{}': {}", pipeline,
+                           llvm::toString(std::move(err)));
+    mpm.run(m, mam);
+    return okStatus();
+  }
+
+  void runDefault(llvm::Module &m, int optLevel) {
+    llvm::OptimizationLevel o = optLevel <= 0   ? llvm::OptimizationLevel::O0
+                                : optLevel == 1 ? llvm::OptimizationLevel::O1
+                                : optLevel == 2 ? llvm::OptimizationLevel::O2
+                                                : llvm::OptimizationLevel::O3;
+    llvm::ModulePassManager mpm =
+        optLevel <= 0 ? pb.buildO0DefaultPipeline(o) : pb.buildPerModuleDefaultPipeline(o);
+    mpm.run(m, mam);
+  }
+};
+
+Status verify(llvm::Module &m) {
+  std::string errors;
+  llvm::raw_string_ostream out(errors);
+  if (llvm::verifyModule(m, &out))
+    return Error::format("internal error: the generated LLVM IR does not verify: {}", out.str());
+  return okStatus();
+}
+
+Expected<std::string> emitObject(llvm::Module &m, llvm::TargetMachine &tm) {
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager emit;
@@ -111,6 +135,107 @@ Expected<std::string> optimiseAndEmit(llvm::Module &m, llvm::TargetMachine &tm, 
     return Error("LLVM cannot emit object files for this target");
   emit.run(m);
   return std::string(buffer.begin(), buffer.end());
+}
+
+} // namespace
+
+Expected<std::vector<std::string>> optimiseAndEmitParallel(llvm::Module &m,
+                                                           const CodegenOptions &options,
+                                                           std::string_view prePipeline,
+                                                           unsigned threads) {
+  TS_RETURN_IF_ERROR(verify(m));
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, makeTargetMachine(options));
+  {
+    Pipelines p(*tm, options.optLevel);
+    if (!prePipeline.empty())
+      TS_RETURN_IF_ERROR(p.runText(m, prePipeline));
+  }
+  if (threads == 0)
+    threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  size_t functions = 0;
+  for (const llvm::Function &f : m)
+    functions += !f.isDeclaration();
+  threads = unsigned(std::min<size_t>(threads, functions / 2));
+  if (threads <= 1) {
+    Pipelines p(*tm, options.optLevel);
+    p.runDefault(m, options.optLevel);
+    TS_ASSIGN_OR_RETURN(std::string object, emitObject(m, *tm));
+    return std::vector<std::string>{std::move(object)};
+  }
+  // The exported functions (the host steps) are shared out by size, the
+  // largest first to the least loaded part; every part keeps its own copy
+  // of the internal functions and constants it uses, still internal, so
+  // that each part optimises as the whole module would. Each travels as
+  // bitcode into a context of its own: an LLVMContext is not thread-safe.
+  std::vector<std::pair<size_t, const llvm::Function *>> exported;
+  for (const llvm::Function &f : m)
+    if (!f.isDeclaration() && !f.hasLocalLinkage())
+      exported.emplace_back(f.getInstructionCount(), &f);
+  std::sort(exported.begin(), exported.end(),
+            [](const auto &a, const auto &b) { return a.first > b.first; });
+  std::vector<size_t> load(threads, 0);
+  std::unordered_map<const llvm::GlobalValue *, unsigned> partOf;
+  for (const auto &[size, f] : exported) {
+    unsigned p = unsigned(std::min_element(load.begin(), load.end()) - load.begin());
+    load[p] += size + 1;
+    partOf[f] = p;
+  }
+  for (const llvm::GlobalVariable &g : m.globals())
+    if (!g.isDeclaration() && !g.hasLocalLinkage())
+      partOf[&g] = 0; // exported data (the host ABI version): defined once
+  std::vector<std::string> parts;
+  for (unsigned p = 0; p < threads; ++p) {
+    llvm::ValueToValueMapTy map;
+    std::unique_ptr<llvm::Module> part = llvm::CloneModule(m, map, [&](const llvm::GlobalValue *g) {
+      const llvm::GlobalValue *base = g;
+      if (const auto *a = llvm::dyn_cast<llvm::GlobalAlias>(g))
+        base = llvm::dyn_cast<llvm::GlobalValue>(a->getAliasee()->stripPointerCasts());
+      auto it = partOf.find(base);
+      return it == partOf.end() || it->second == p; // internal, or this part's
+    });
+    std::string bitcode;
+    llvm::raw_string_ostream os(bitcode);
+    llvm::WriteBitcodeToFile(*part, os);
+    os.flush();
+    parts.push_back(std::move(bitcode));
+  }
+  std::vector<Expected<std::string>> objects(parts.size(), Error("not run"));
+  std::vector<std::thread> pool;
+  for (size_t i = 0; i < parts.size(); ++i)
+    pool.emplace_back([&, i] {
+      objects[i] = [&]() -> Expected<std::string> {
+        llvm::LLVMContext ctx;
+        auto part = llvm::parseBitcodeFile(
+            llvm::MemoryBufferRef(parts[i], "part" + std::to_string(i)), ctx);
+        if (!part)
+          return Error::format("internal error: a split part does not load: {}",
+                               llvm::toString(part.takeError()));
+        TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> ptm,
+                            makeTargetMachine(options));
+        Pipelines p(*ptm, options.optLevel);
+        p.runDefault(**part, options.optLevel);
+        return emitObject(**part, *ptm);
+      }();
+    });
+  for (std::thread &t : pool)
+    t.join();
+  std::vector<std::string> out;
+  for (Expected<std::string> &o : objects) {
+    if (!o.ok())
+      return std::move(o).error();
+    out.push_back(std::move(*o));
+  }
+  return out;
+}
+
+Expected<std::string> optimiseAndEmit(llvm::Module &m, llvm::TargetMachine &tm, int optLevel,
+                                      std::string_view prePipeline) {
+  TS_RETURN_IF_ERROR(verify(m));
+  Pipelines p(tm, optLevel);
+  if (!prePipeline.empty())
+    TS_RETURN_IF_ERROR(p.runText(m, prePipeline));
+  p.runDefault(m, optLevel);
+  return emitObject(m, tm);
 }
 
 } // namespace tessera::codegen

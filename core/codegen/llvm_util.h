@@ -27,6 +27,19 @@ Expected<std::unique_ptr<llvm::TargetMachine>> makeTargetMachine(const CodegenOp
 Expected<std::string> optimiseAndEmit(llvm::Module &m, llvm::TargetMachine &tm, int optLevel,
                                       std::string_view prePipeline = {});
 
+/// The same over `threads` threads (0: one per core, at most 8): after
+/// `prePipeline`, the exported functions are shared out among up to
+/// `threads` parts by size (each part a copy of the module with the others'
+/// exported functions as declarations: internal functions and constants are
+/// copied into every part that uses them), and each part is optimised and
+/// emitted on its own thread in its own LLVMContext. One object file per
+/// part; one in all when `threads` is 1 or there are too few functions.
+/// Exported functions must not call each other (host steps do not).
+Expected<std::vector<std::string>> optimiseAndEmitParallel(llvm::Module &m,
+                                                           const CodegenOptions &options,
+                                                           std::string_view prePipeline,
+                                                           unsigned threads = 0);
+
 /// Adds one elementwise kernel (ABI of codegen/elementwise.h) to `m`.
 Status emitElementwiseKernel(llvm::Module &m, const ElementwiseKernel &kernel);
 

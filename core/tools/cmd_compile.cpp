@@ -1,14 +1,16 @@
 //===- tools/cmd_compile.cpp - `tessera compile` ---------------------------===//
 //
 //   tessera compile MODEL [--target LIST] [--input-shape NAME=D0,D1,...]...
-//                   [--mcpu CPU] [--opt-level N] -o OUT.tsr
+//                   [--mcpu CPU] [--opt-level N] [--jobs N] [--time-phases]
+//                   -o OUT.tsr
 //
 // MODEL is an ONNX file (.onnx, imported as `tessera import` does) or text
 // IR (anything else). Without --target everything runs on the host (the
 // optimisation pipeline, then host code); with it, the model is partitioned
 // among those plugins first (as `tessera partition` does) and each region
 // is compiled by its plugin. Prints a line per phase, the partition summary
-// and what was written. Errors are one line naming the file.
+// and what was written; --time-phases adds the wall time of each phase
+// (import, each phase line, writing). Errors are one line naming the file.
 //
 //===----------------------------------------------------------------------===//
 #include "commands.h"
@@ -20,6 +22,7 @@
 #include "plugin/registry.h"
 #include "runtime/artifact.h"
 
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -33,6 +36,40 @@ struct CompileArgs {
   std::vector<std::string> targets, inputShapes;
   std::string cpu;
   int optLevel = 2;
+  unsigned jobs = 0;
+  bool timePhases = false;
+};
+
+/// Wall time per phase: a phase runs from its begin() to the next one.
+class PhaseClock {
+public:
+  void begin(std::string name) {
+    end();
+    name_ = std::move(name);
+    start_ = std::chrono::steady_clock::now();
+  }
+  void end() {
+    if (!name_.empty())
+      phases_.emplace_back(std::move(name_), seconds(start_));
+    name_.clear();
+  }
+  std::string report() const {
+    std::string s = "Phases (wall time):\n";
+    double total = 0;
+    for (const auto &[name, t] : phases_) {
+      s += fmt::format("  {:7.3f} s  {}\n", t, name);
+      total += t;
+    }
+    return s + fmt::format("  {:7.3f} s  total\n", total);
+  }
+
+private:
+  static double seconds(std::chrono::steady_clock::time_point since) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  }
+  std::string name_;
+  std::chrono::steady_clock::time_point start_;
+  std::vector<std::pair<std::string, double>> phases_;
 };
 
 bool hasRegions(const ir::Module &m) {
@@ -45,13 +82,19 @@ bool hasRegions(const ir::Module &m) {
 Status run(const CompileArgs &a) {
   if (a.optLevel < 0 || a.optLevel > 3)
     return Error::format("--opt-level must be 0, 1, 2 or 3, not {}", a.optLevel);
+  PhaseClock clock;
+  clock.begin("import " + a.model);
   TS_ASSIGN_OR_RETURN(ir::Module module, tools::loadModel(a.model, a.inputShapes));
 
   compile::CompileOptions options;
   options.targets = a.targets;
   options.codegen.cpu = a.cpu;
   options.codegen.optLevel = a.optLevel;
-  options.progress = [](std::string_view line) { std::cout << "  " << line << std::endl; };
+  options.codegen.threads = a.jobs;
+  options.progress = [&clock](std::string_view line) {
+    std::cout << "  " << line << std::endl;
+    clock.begin(std::string(line));
+  };
   // Discovering plugins costs a probe per file: only when they are needed
   // (targets, or a model that was partitioned already).
   const plugin::PluginRegistry *registry = nullptr;
@@ -66,6 +109,7 @@ Status run(const CompileArgs &a) {
     return std::move(result).error().addContext(a.model);
   std::cout << result->partitionSummary;
 
+  clock.begin("write " + a.out);
   std::ofstream out(a.out, std::ios::binary | std::ios::trunc);
   if (out)
     out.write(result->artifact.data(), std::streamsize(result->artifact.size()));
@@ -78,6 +122,9 @@ Status run(const CompileArgs &a) {
                            result->hostSteps == 1 ? "" : "s", result->externalSteps,
                            result->externalSteps == 1 ? "" : "s", result->arenaBytes,
                            result->weightsBytes);
+  clock.end();
+  if (a.timePhases)
+    std::cout << clock.report();
   return okStatus();
 }
 
@@ -102,6 +149,12 @@ Subcommand addCompileCommand(CLI::App &app) {
                   "artifact, znver4); default: this machine's CPU");
   cmd->add_option("--opt-level", args->optLevel, "Host code optimisation level, 0-3")
       ->capture_default_str();
+  cmd->add_option("--jobs", args->jobs,
+                  "Threads that optimise and emit the host code; default: one per core (at "
+                  "most 8)");
+  cmd->add_flag("--time-phases", args->timePhases,
+                "Print the wall time of each phase (import, partitioning, plugin codegen, host "
+                "code, writing)");
   return {cmd, [args] {
             Status s = run(*args);
             if (!s.ok())

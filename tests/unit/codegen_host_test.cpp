@@ -192,3 +192,46 @@ TEST_CASE("host codegen: errors name the step, the kernel and the CPU", "[codege
   REQUIRE_FALSE(so.ok());
   CHECK(so.error().str().rfind("unknown CPU 'pentium9000'", 0) == 0);
 }
+
+TEST_CASE("host codegen: identical steps share one function; parts built on threads run right",
+          "[codegen][host-codegen]") {
+  // Every sample of a few ops, each twice under two symbols (as a ResNet's
+  // repeated blocks give identical steps).
+  std::vector<Prepared> cases;
+  std::vector<codegen::HostStepSpec> specs;
+  for (const char *op : {"conv2d", "max_pool2d", "softmax", "relu", "dense"})
+    for (const partition::kit::OpSample &sample : partition::kit::samplesFor(op)) {
+      auto p = prepare(sample, cases.size(), 7 + cases.size());
+      REQUIRE(p.ok());
+      Prepared twin = *p;
+      twin.spec.symbol += "_twin";
+      specs.push_back(p->spec);
+      specs.push_back(twin.spec);
+      cases.push_back(std::move(*p));
+      cases.push_back(std::move(twin));
+    }
+  REQUIRE(cases.size() > 8);
+  for (unsigned threads : {1u, 2u, 3u}) {
+    INFO("threads " << threads);
+    codegen::CodegenOptions options;
+    options.threads = threads;
+    std::vector<std::string> said;
+    auto so = codegen::buildHostLibrary(specs, options, nullptr,
+                                        [&](std::string_view line) { said.emplace_back(line); });
+    REQUIRE(so.ok());
+    REQUIRE(said.size() == 2);
+    CHECK(said[0].find(fmt::format("{} steps ({} distinct)", specs.size(), specs.size() / 2)) !=
+          std::string::npos);
+    CHECK(said[1].find(fmt::format("from {} part", threads)) != std::string::npos);
+    LoadedHost host(*so);
+    REQUIRE(host.error() == "");
+    for (size_t i = 0; i < cases.size(); i += 2) {
+      INFO(cases[i].spec.symbol);
+      CHECK(host.symbol(cases[i].spec.symbol) == host.symbol(cases[i + 1].spec.symbol));
+      if (i > 0)
+        CHECK(host.symbol(cases[i].spec.symbol) != host.symbol(cases[i - 2].spec.symbol));
+      CHECK(runAndCompare(host, cases[i]) == "");
+      CHECK(runAndCompare(host, cases[i + 1]) == "");
+    }
+  }
+}
