@@ -105,6 +105,7 @@ private:
   void lowerConcat(FNode &n, const OpInfo &info);
   void lowerResample(FNode &n, const OpInfo &info);
   void lowerView(FNode &n);
+  void lowerStridedCopy(FNode &n, const OpInfo &info);
   sdk::OpDesc descOf(const FNode &n) const;
   void consumed(FNode &n);
   bool freeAfter(int buffer) const;

@@ -113,6 +113,8 @@ void PlanBuilder::lower(size_t index) {
     case OpKind::Concat: lowerConcat(n, info); break;
     case OpKind::Resample: lowerResample(n, info); break;
     case OpKind::View: lowerView(n); break;
+    case OpKind::Transpose:
+    case OpKind::Slice: lowerStridedCopy(n, info); break;
     }
   } catch (const dnnl::error &e) {
     fail(n.where, std::string("oneDNN: ") + e.what());
@@ -150,7 +152,8 @@ void PlanBuilder::lowerProduct(size_t index, const OpInfo &info, bool fuse) {
   size_t channelAxis = rowsLast ? yt.shape.size() - 1 : 1;
   // A matmul whose operands oneDNN sees promoted (a 1-D operand) or padded
   // runs alone: its epilogue would live in other dims than the result's.
-  if (info.kind == OpKind::Matmul && yt.shape != info.yDims)
+  // (Folded batch dims keep the last one: the same bytes, the same epilogue.)
+  if (info.kind == OpKind::Matmul && yt.shape != info.yDims && !info.foldedBatch)
     fuse = false;
   int64_t channels = yt.shape[channelAxis];
   int x = p.ins[0], w = p.ins[1];
@@ -308,12 +311,17 @@ void PlanBuilder::lowerProduct(size_t index, const OpInfo &info, bool fuse) {
       memory::dims bd(info.yDims.size(), 1);
       bd.back() = channels;
       biasMd = plainMd(bd);
-      auto desc = hasBias ? dnnl::matmul::desc(a, b, biasMd, dstArgMd)
-                          : dnnl::matmul::desc(a, b, dstArgMd);
+      // Constant weights in the layout the matmul prefers (reordered once,
+      // at init); computed ones read in place.
+      memory::desc bArg = constData(w) ? anyMd(memory::dims(info.bDims.begin(), info.bDims.end()))
+                                       : b;
+      auto desc = hasBias ? dnnl::matmul::desc(a, bArg, biasMd, dstArgMd)
+                          : dnnl::matmul::desc(a, bArg, dstArgMd);
       auto pd = dnnl::matmul::primitive_desc(desc, attr, cpuEngine());
       srcArgMd = a;
       srcWant = plainMd(xs);
-      wView = wWant = b;
+      wView = b;
+      wWant = pd.weights_desc();
       dstMd = plainMd(yt.shape);
       prim = dnnl::matmul(pd);
       pdHolder = std::make_unique<dnnl::primitive_desc>(pd);
@@ -863,6 +871,48 @@ void PlanBuilder::lowerView(FNode &n) {
   if (logicals_[size_t(n.ins[0])].isConst)
     logicals_[size_t(n.out)].isConst = true;
   addValue(n.out, buffer, plainMd(n.node->outputs[0].shape));
+}
+
+/// transpose and slice: one reorder. A transpose writes the input, in the
+/// layout it has, into a view of the output with permuted strides; a slice
+/// reads a view of the input's plain bytes with the strides multiplied by
+/// the steps, from the first element taken.
+void PlanBuilder::lowerStridedCopy(FNode &n, const OpInfo &info) {
+  consumed(n);
+  const Dims &xs = logicals_[size_t(n.ins[0])].type.shape, &ys = n.node->outputs[0].shape;
+  const size_t r = xs.size();
+  auto rowMajor = [](const Dims &d) {
+    memory::dims s(d.size(), 1);
+    for (size_t i = d.size(); i-- > 1;)
+      s[i - 1] = s[i] * d[i];
+    return s;
+  };
+  memory::desc dst = plainMd(ys);
+  int out = newBuffer(Buffer::Kind::Temp, dst.get_size());
+  if (info.kind == OpKind::Transpose && r > 0) {
+    // The output's bytes seen in the input's dims (input dim perm[i] steps
+    // as output dim i), written straight from the input's layout, blocked
+    // or not: one pass.
+    memory::dims yStrides = rowMajor(ys), strides(r);
+    for (size_t i = 0; i < r; ++i)
+      strides[size_t(info.perm[i])] = yStrides[i];
+    Value src = value(producerValue(n.ins[0]));
+    addReorder(src.buffer, src.md, out, stridedMd(dnnlDims(xs), strides), n.where);
+  } else {
+    // The input's bytes seen in the output's dims: every step-th element
+    // from the first one taken.
+    memory::dims xStrides = rowMajor(xs), strides(r);
+    int64_t offset = 0;
+    for (size_t i = 0; i < r; ++i) {
+      strides[i] = xStrides[i] * info.steps[i];
+      offset += info.starts[i] * xStrides[i];
+    }
+    int src = value(need(n.ins[0], plainMd(xs))).buffer;
+    memory::desc view = r == 0 ? plainMd(ys) : stridedMd(dnnlDims(ys), strides);
+    view.data.offset0 = offset;
+    addReorder(src, view, out, dst, n.where);
+  }
+  addValue(n.out, out, dst);
 }
 
 } // namespace tessera::dnnl_plugin

@@ -151,6 +151,19 @@ void analyzeMatmul(const OpDesc &op, OpInfo &info) {
     ys = m.batch;
     ys.push_back(m.M);
     ys.push_back(m.N);
+    // A weight without batch dims (torch's nn.MultiheadAttention projects
+    // [L, N, E] inputs: 197 GEMMs of one row each for ViT) multiplies every
+    // row of a alike: one GEMM over all of them.
+    int64_t rows = m.M;
+    for (size_t i = 0; i < m.batch.size(); ++i)
+      rows *= a[i];
+    bool bBroadcast = std::all_of(b.begin(), b.end() - 2, [](int64_t d) { return d == 1; });
+    if (r > 2 && bBroadcast && rows > m.M) {
+      a = {rows, m.K};
+      b = {m.K, m.N};
+      ys = {rows, m.N};
+      info.foldedBatch = true;
+    }
   }
   if (a.size() > 12)
     throw Error("rank " + std::to_string(a.size()) + " exceeds oneDNN's 12");
@@ -294,6 +307,56 @@ void analyzeView(const OpDesc &op, OpInfo &info) {
   info.kind = OpKind::View;
 }
 
+void analyzeTranspose(const OpDesc &op, OpInfo &info) {
+  info.perm = checkTranspose(op);
+  if (info.perm.size() > DNNL_MAX_NDIMS)
+    throw Error("rank " + std::to_string(info.perm.size()) + " exceeds oneDNN's " +
+                std::to_string(DNNL_MAX_NDIMS));
+  info.kind = OpKind::Transpose;
+}
+
+// slice (ONNX Slice): starts and ends count from the end when negative and
+// are clamped to the dim; positive steps only (oneDNN has no negative
+// strides).
+void analyzeSlice(const OpDesc &op, OpInfo &info) {
+  requireInputs(op, 1);
+  const Dims &xs = inputShape(op, 0);
+  if (xs.empty() || xs.size() > DNNL_MAX_NDIMS)
+    throw Error("data must have rank 1 to " + std::to_string(DNNL_MAX_NDIMS) + ", got " +
+                op.inputs[0].str());
+  Dims starts = intsAttr(op, "starts", {}), ends = intsAttr(op, "ends", {});
+  Dims axes = intsAttr(op, "axes", {}), steps = intsAttr(op, "steps", {});
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(int64_t(i));
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    throw Error("attributes 'starts', 'ends', 'axes' and 'steps' must have one value per axis");
+  info.kind = OpKind::Slice;
+  info.starts.assign(xs.size(), 0);
+  info.steps.assign(xs.size(), 1);
+  Dims ys = xs;
+  std::vector<bool> seen(xs.size(), false);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    int64_t axis = normalizeAxis(axes[i], xs.size());
+    if (seen[size_t(axis)])
+      throw Error("axis " + std::to_string(axis) + " is sliced twice");
+    seen[size_t(axis)] = true;
+    int64_t d = xs[size_t(axis)], step = steps[i];
+    if (step <= 0)
+      throw Error("steps other than positive unsupported (oneDNN has no negative strides), got " +
+                  std::to_string(step));
+    auto clampIndex = [d](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + d : v, 0, d); };
+    int64_t b = clampIndex(starts[i]), e = clampIndex(ends[i]);
+    info.starts[size_t(axis)] = b;
+    info.steps[size_t(axis)] = step;
+    ys[size_t(axis)] = e > b ? (e - b + step - 1) / step : 0;
+  }
+  requireOutput(op, ys);
+}
+
 using Analyze = void (*)(const OpDesc &, OpInfo &);
 
 const std::map<std::string, Analyze, std::less<>> &table() {
@@ -337,6 +400,8 @@ const std::map<std::string, Analyze, std::less<>> &table() {
       {"flatten", analyzeView},
       {"squeeze", analyzeView},
       {"unsqueeze", analyzeView},
+      {"transpose", analyzeTranspose},
+      {"slice", analyzeSlice},
       {"resize2d", analyzeResize},
   };
   return t;

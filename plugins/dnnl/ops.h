@@ -41,6 +41,8 @@ enum class OpKind {
   Concat,    // concat
   Resample,  // resampling_forward (resize2d, half_pixel only)
   View,      // reshape, flatten, squeeze, unsqueeze: a new shape, same bytes
+  Transpose, // a reorder from a view of the input with permuted strides
+  Slice,     // a reorder from a strided, offset view of the input
 };
 
 /// One oneDNN eltwise operation (as a primitive or a post-op).
@@ -71,8 +73,14 @@ struct OpInfo {
   // Matmul: the operands as oneDNN sees them (1-D promoted, ranks padded).
   Dims aDims, bDims, yDims;
   bool transA = false, transB = false;
+  // Matmul: a's batch dims folded into its rows ([B..., M, K] x [K, N] as
+  // [B*M, K] x [K, N]: the same bytes, one GEMM instead of B small ones).
+  bool foldedBatch = false;
   // Dense: [rows, K] x [U, K].
   int64_t rows = 0, K = 0, units = 0;
+  // Transpose: the permutation. Slice: per input dim, the first index taken
+  // and the step (the output's dims are the count).
+  Dims perm, starts, steps;
 };
 
 /// The core ops the plugin takes.

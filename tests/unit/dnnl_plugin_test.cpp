@@ -245,6 +245,69 @@ TEST_CASE("dnnl plugin: exporters' decomposed forms never run a reference kernel
   plugin().checkAgainstReference(b, 1e-4);
 }
 
+// Attention as exporters write it: heads split by reshape and transpose,
+// a slice of the class token (ViT), a channel shuffle (ShuffleNet).
+// torch's nn.MultiheadAttention projects [L, N, E] with a 2-D weight: the
+// batch dims fold into the rows (one GEMM, not L of one row each), and the
+// bias, gelu and residual still fuse.
+TEST_CASE("dnnl plugin: a matmul by a weight without batch dims is one GEMM", "[dnnl_plugin]") {
+  GraphBuilder b("tessera_folded_batch");
+  int64_t x = b.input("x", {7, 1, 32});
+  int64_t y = b.op("add", {b.op("matmul", {x, b.constant("w", {32, 48}, -0.3, 0.3)}),
+                           b.constant("bias", {48})});
+  int64_t h = b.op("gelu", {y});
+  b.output(b.op("add", {b.op("matmul", {h, b.constant("w2", {48, 32}, -0.2, 0.2)}), x}));
+  ModulePtr m(nullptr, destroyModule);
+  REQUIRE(plugin().compile(b, m) == "");
+  std::string plan;
+  REQUIRE(take(m->get_source(m->self, "plan", &appendToString, &plan)) == "");
+  INFO(plan);
+  // Two matmuls with everything fused (and the residual, a function input,
+  // copied into the second one's destination first).
+  CHECK(plan.find(" 3 steps,") != std::string::npos);
+  CHECK(plan.find("copy of the residual") != std::string::npos);
+  CHECK(plan.find(", gelu)") == std::string::npos);
+  CHECK(plan.find(", add)") == std::string::npos);
+  plugin().checkAgainstReference(b, 1e-4);
+}
+
+TEST_CASE("dnnl plugin: transpose and slice as strided reorders", "[dnnl_plugin]") {
+  GraphBuilder b("tessera_strided");
+  int64_t x = b.input("x", {1, 6, 32});
+  int64_t q = b.op("reshape", {b.op("dense", {x, b.constant("wq", {32, 32}, -0.3, 0.3)})},
+                   {{"newshape", ints({1, 6, 4, 8})}});
+  int64_t heads = b.op("transpose", {q}, {{"perm", ints({0, 2, 1, 3})}});      // [1, 4, 6, 8]
+  int64_t keysT = b.op("transpose", {q}, {{"perm", ints({0, 2, 3, 1})}});      // [1, 4, 8, 6]
+  int64_t scores = b.op("softmax", {b.op("matmul", {heads, keysT})});          // [1, 4, 6, 6]
+  int64_t ctx = b.op("transpose", {b.op("matmul", {scores, heads})}, {{"perm", ints({0, 2, 1, 3})}});
+  b.output(b.op("reshape", {ctx}, {{"newshape", ints({1, 6, 32})}}));
+  // The class token and every other token from the second on.
+  b.output(b.op("slice", {x}, {{"starts", ints({0})}, {"ends", ints({1})}, {"axes", ints({1})}}));
+  b.output(b.op("slice", {x},
+                {{"starts", ints({1, -30})}, {"ends", ints({100, 32})}, {"axes", ints({-2, 2})},
+                 {"steps", ints({2, 3})}}));
+  // ShuffleNet's channel shuffle after a convolution (a blocked result).
+  int64_t img = b.input("img", {1, 8, 5, 5});
+  int64_t c = b.op("conv2d", {img, b.constant("w", {16, 8, 3, 3}, -0.2, 0.2)},
+                   {{"pads", ints({1, 1, 1, 1})}});
+  int64_t g = b.op("reshape", {c}, {{"newshape", ints({1, 2, 8, 5, 5})}});
+  int64_t shuffled = b.op("transpose", {g}, {{"perm", ints({0, 2, 1, 3, 4})}});
+  b.output(b.op("relu", {b.op("reshape", {shuffled}, {{"newshape", ints({1, 16, 5, 5})}})}));
+  ModulePtr m(nullptr, destroyModule);
+  REQUIRE(plugin().compile(b, m) == "");
+  std::string plan;
+  REQUIRE(take(m->get_source(m->self, "plan", &appendToString, &plan)) == "");
+  INFO(plan);
+  CHECK(plan.find("[ref") == std::string::npos);
+  plugin().checkAgainstReference(b, 1e-4);
+  // Negative steps have no oneDNN form.
+  CHECK(plugin()
+            .checkOp("slice", {{4, 4}}, {4, 4},
+                     {intsAttr("starts", {-1}), intsAttr("ends", {-100}), intsAttr("steps", {-1})})
+            .reason == "dnnl: slice: steps other than positive unsupported (oneDNN has no "
+                       "negative strides), got -1");
+}
+
 TEST_CASE("dnnl plugin: a small ResNet with an unfolded batch_norm and a blocked output",
           "[dnnl_plugin]") {
   GraphBuilder b("tessera_resnet");
