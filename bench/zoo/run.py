@@ -15,7 +15,10 @@ missing ones only; export.py needs python3-torch and python3-torchvision):
                   does not exist yet)
   2. in --rounds interleaved rounds (each round runs every configuration once
      at every thread count T of --threads, in order, then the next round),
-     with OMP_NUM_THREADS=T OMP_WAIT_POLICY=passive:
+     with OMP_NUM_THREADS=T and OpenMP's default wait policy (its threads
+     spin a while before they sleep, as ONNX Runtime's do; with
+     OMP_WAIT_POLICY=passive every one of a model's hundreds of primitives
+     would wake a sleeping thread: 20x slower on the LSTM at 2 threads):
        tessera run M.tsr --inputs M_inputs.npz --outputs OUT.npz
                    --repeat N --print-time --threads T
        node ort_run.js M.onnx NAME=FILE.npy,... T N W OUTDIR
@@ -192,7 +195,8 @@ def bench_model(name, args, paths, ort_ok):
     impls = [c for c in args.configs if c in tsr] + (["ort"] if ort_ok else [])
     for rnd in range(args.rounds):
         for t in args.threads:
-            env = dict(os.environ, OMP_NUM_THREADS=str(t), OMP_WAIT_POLICY="passive")
+            env = dict(os.environ, OMP_NUM_THREADS=str(t))
+            env.pop("OMP_WAIT_POLICY", None)
             for impl in impls:
                 if impl in rec["run_errors"][t]:
                     continue
@@ -305,7 +309,8 @@ def render(records, args, ort_ok):
         "",
         f"Median latency in ms of {args.repeat} runs ({rounds}; tessera run warms up once, "
         f"ORT {args.warmup} times), batch 1, T = threads (`--threads T`, OMP_NUM_THREADS=T, "
-        "OMP_WAIT_POLICY=passive; ORT intraOpNumThreads=T). Configurations: host = no "
+        "OpenMP's default wait policy; ORT intraOpNumThreads=T, spinning as by default). "
+        "Configurations: host = no "
         "--target (all on the host); dnnl, ccompiler, json = `--target` that plugin; best = "
         "`--target dnnl,ccompiler,json`, plugins in priority order (placement by measurement "
         "does not exist yet). X/ORT = Tessera's median / ORT's: below 1 Tessera is faster. "
