@@ -30,6 +30,16 @@ const CPlugin &plugin() {
   return p;
 }
 
+/// The plan `tessera inspect --source dnnl --format plan` would print for
+/// `b` compiled by the plugin: its steps, each with oneDNN's implementation.
+std::string compiledPlan(const GraphBuilder &b) {
+  ModulePtr m(nullptr, destroyModule);
+  REQUIRE(plugin().compile(b, m) == "");
+  std::string plan;
+  REQUIRE(take(m->get_source(m->self, "plan", &appendToString, &plan)) == "");
+  return plan;
+}
+
 } // namespace
 
 TEST_CASE("dnnl plugin: the descriptor", "[dnnl_plugin]") {
@@ -235,10 +245,7 @@ TEST_CASE("dnnl plugin: exporters' decomposed forms never run a reference kernel
   int64_t c3 = conv(affine, 64, 16, "w3");
   b.output(b.op("divide", {c3, scalar("three", 3.0)}));
   b.output(b.op("add", {c3, b.constant("bias", {16, 1, 1})}));
-  ModulePtr m(nullptr, destroyModule);
-  REQUIRE(plugin().compile(b, m) == "");
-  std::string plan;
-  REQUIRE(take(m->get_source(m->self, "plan", &appendToString, &plan)) == "");
+  const std::string plan = compiledPlan(b);
   INFO(plan);
   CHECK(plan.find("[ref") == std::string::npos);
   CHECK(plan.find("bnorm") != std::string::npos); // the affine + relu: one batch_normalization
@@ -257,10 +264,7 @@ TEST_CASE("dnnl plugin: a matmul by a weight without batch dims is one GEMM", "[
                            b.constant("bias", {48})});
   int64_t h = b.op("gelu", {y});
   b.output(b.op("add", {b.op("matmul", {h, b.constant("w2", {48, 32}, -0.2, 0.2)}), x}));
-  ModulePtr m(nullptr, destroyModule);
-  REQUIRE(plugin().compile(b, m) == "");
-  std::string plan;
-  REQUIRE(take(m->get_source(m->self, "plan", &appendToString, &plan)) == "");
+  const std::string plan = compiledPlan(b);
   INFO(plan);
   // Two matmuls with everything fused (and the residual, a function input,
   // copied into the second one's destination first).
@@ -293,10 +297,7 @@ TEST_CASE("dnnl plugin: transpose and slice as strided reorders", "[dnnl_plugin]
   int64_t g = b.op("reshape", {c}, {{"newshape", ints({1, 2, 8, 5, 5})}});
   int64_t shuffled = b.op("transpose", {g}, {{"perm", ints({0, 2, 1, 3, 4})}});
   b.output(b.op("relu", {b.op("reshape", {shuffled}, {{"newshape", ints({1, 16, 5, 5})}})}));
-  ModulePtr m(nullptr, destroyModule);
-  REQUIRE(plugin().compile(b, m) == "");
-  std::string plan;
-  REQUIRE(take(m->get_source(m->self, "plan", &appendToString, &plan)) == "");
+  const std::string plan = compiledPlan(b);
   INFO(plan);
   CHECK(plan.find("[ref") == std::string::npos);
   plugin().checkAgainstReference(b, 1e-4);
