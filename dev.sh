@@ -51,7 +51,10 @@ case "${1:-}" in
       shift 2
       build release
       if ! /usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null; then
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-torch python3-torchvision
+        SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+        $SUDO apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+          python3-torch python3-torchvision
       fi
       exec /usr/bin/python3 bench/zoo/run.py --build build/release "$@"
     fi
