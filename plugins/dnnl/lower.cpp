@@ -469,7 +469,7 @@ void PlanBuilder::lowerPool(FNode &n, const OpInfo &info) {
 void PlanBuilder::lowerEltwise(FNode &n, const OpInfo &info) {
   consumed(n);
   // In the layout the input has, unless oneDNN 2.6 would run its reference
-  // kernel there (logistic, mish and clip on blocked layouts): then plain.
+  // kernel there (logistic and mish on blocked layouts): then plain.
   memory::desc md = value(producerValue(n.ins[0])).md;
   auto build = [&](const memory::desc &m) {
     std::vector<dnnl::eltwise_forward::primitive_desc> pds;
