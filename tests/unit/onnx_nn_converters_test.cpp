@@ -331,3 +331,44 @@ TEST_CASE("Pad by nothing is its input; other pads stay", "[onnx][onnx_nn]") {
   REQUIRE(some.ok());
   CHECK((*some)[0]->type() == ir::Type::tensor(ir::DType::F32, {1, 2, 6, 6}));
 }
+
+TEST_CASE("a Pad of zeros before an AveragePool folds into the pool's pads", "[onnx][onnx_nn]") {
+  // torch.onnx's AvgPool2d(3, stride 1, padding 1, count_include_pad=True)
+  // (Inception v3): Pad, then AveragePool without pads.
+  auto x = ir::makeVar("x", ir::Type::tensor(ir::DType::F32, {1, 2, 5, 5}));
+  auto pads = [](std::vector<int64_t> p) { return ir::makeConstant(i64({8}, std::move(p))); };
+  auto poolOf = [&](const ir::Expr &in, AttrMap attrs) {
+    auto y = test::convertNode("AveragePool", {in}, std::move(attrs));
+    REQUIRE(y.ok());
+    return (*y)[0];
+  };
+  AttrMap window = {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 1}}};
+  auto padded = test::convertNode("Pad", {x, pads({0, 0, 1, 1, 0, 0, 1, 1})}, {});
+  REQUIRE(padded.ok());
+  ir::Expr y = poolOf((*padded)[0], window);
+  const auto *call = y->as<ir::CallNode>();
+  REQUIRE(call);
+  CHECK(call->op()->name == "avg_pool2d");
+  CHECK(call->args()[0] == x);
+  CHECK(call->attrs().getInts("pads") == Ints{1, 1, 1, 1});
+  CHECK(call->attrs().getBool("count_include_pad"));
+  // Numerically the pad and the pool: the zeros counted in every average.
+  ir::Tensor in = randomTensor({1, 2, 5, 5}, 9);
+  ir::Tensor want = test::run1(
+      "avg_pool2d",
+      {test::run1("pad", {in}, {{"pads", Ints{0, 0, 1, 1, 0, 0, 1, 1}}})},
+      {{"pool_size", Ints{3, 3}}});
+  requireClose(test::run1("avg_pool2d", {in}, call->attrs()), want);
+
+  // Not folded: pads on the channels, a pad as wide as the window, padding
+  // that would not be counted (the pool's own pads, count_include_pad 0).
+  for (auto p : {std::vector<int64_t>{0, 1, 0, 0, 0, 0, 0, 0},
+                 std::vector<int64_t>{0, 0, 3, 0, 0, 0, 0, 0}}) {
+    auto q = test::convertNode("Pad", {x, pads(p)}, {});
+    REQUIRE(q.ok());
+    CHECK(poolOf((*q)[0], window)->as<ir::CallNode>()->args()[0] == (*q)[0]);
+  }
+  AttrMap own = window;
+  own["pads"] = Ints{1, 1, 1, 1};
+  CHECK(poolOf((*padded)[0], own)->as<ir::CallNode>()->args()[0] == (*padded)[0]);
+}

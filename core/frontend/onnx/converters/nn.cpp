@@ -415,8 +415,37 @@ ir::Attrs poolAttrs(const Window &w, bool ceilMode) {
           {"ceil_mode", ceilMode}};
 }
 
+/// torch.onnx writes AvgPool2d(padding=p, count_include_pad=True) as a Pad
+/// of zeros and an AveragePool: the pad folds into the pool's own pads, with
+/// the padded positions counted (as the explicit zeros were). `x` is the
+/// pool's input and `win` its 2-D window; returns the pad's input (and
+/// widens win.pads) when the fold is exact, else `x`.
+Expr foldZeroPad(const Expr &x, Window &win, bool &includePad, bool ceilMode) {
+  const auto *pad = x->as<ir::CallNode>();
+  if (ceilMode || !pad || !pad->op() || pad->op()->name != "pad" ||
+      pad->attrs().getString("mode") != "constant" || pad->attrs().getFloat("value") != 0.0)
+    return x;
+  bool ownPads = std::any_of(win.pads.begin(), win.pads.end(), [](int64_t p) { return p != 0; });
+  if (ownPads && !includePad)
+    return x;
+  const Ints p = pad->attrs().getInts("pads"); // [N, C, H, W begins, then ends]
+  if (p.size() != 8 || p[0] || p[1] || p[4] || p[5])
+    return x;
+  Ints pads = win.pads;
+  for (size_t i = 0; i < 2; ++i) {
+    pads[i] += p[2 + i];     // begin
+    pads[2 + i] += p[6 + i]; // end
+  }
+  for (size_t i = 0; i < 4; ++i)
+    if (pads[i] < 0 || pads[i] >= win.kernel[i % 2])
+      return x; // a window wholly in the padding: keep the explicit pad
+  win.pads = pads;
+  includePad = true;
+  return pad->args()[0];
+}
+
 Expected<Outputs> convertPool(NodeContext &ctx, bool isMax) {
-  const Expr &x = ctx.input(0);
+  Expr x = ctx.input(0);
   TS_RETURN_IF_ERROR(requireRankIn(ctx, x, 3, 5, "input X"));
   const ir::Shape xs = shapeOf(x);
   auto spatial = std::span(xs).subspan(2);
@@ -426,8 +455,11 @@ Expected<Outputs> convertPool(NodeContext &ctx, bool isMax) {
   ir::Attrs extra;
   std::string op = isMax ? "max_pool2d" : "avg_pool2d";
   if (!isMax) {
-    TS_ASSIGN_OR_RETURN(int64_t includePad, ctx.attrInt("count_include_pad", int64_t{0}));
-    extra.set("count_include_pad", includePad != 0);
+    TS_ASSIGN_OR_RETURN(int64_t includePadAttr, ctx.attrInt("count_include_pad", int64_t{0}));
+    bool includePad = includePadAttr != 0;
+    if (n == 2)
+      x = foldZeroPad(x, win, includePad, ceilMode != 0);
+    extra.set("count_include_pad", includePad);
   }
   auto pool = [&](const Expr &in, const Window &w) -> Expected<Expr> {
     ir::Attrs attrs = poolAttrs(w, ceilMode != 0);
