@@ -1,8 +1,9 @@
 //===- codegen/host.cpp - The host shared object of an artifact -----------===//
 //
 // One LLVM module per model: one step function per distinct host step
-// (identical steps are aliases of one function), plus the kernels they call, linked in from the kernel library's bitcode (embedded at
-// build time, codegen/kernels/kernels.cmake; read lazily, only what is used).
+// (identical steps are aliases of one function), plus the kernels they call,
+// linked in from the kernel library's bitcode (embedded at build time,
+// codegen/kernels/kernels.cmake; read lazily, only what is used).
 // A library step function fills a tk_args on its stack: the data pointers
 // from `buffers`, everything else (shapes, ranks, dtypes, attributes) from
 // private constant globals. The kernels are marked always-inline and every

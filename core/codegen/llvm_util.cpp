@@ -137,6 +137,12 @@ Expected<std::string> emitObject(llvm::Module &m, llvm::TargetMachine &tm) {
   return std::string(buffer.begin(), buffer.end());
 }
 
+/// The default pipeline at `optLevel`, then the object file.
+Expected<std::string> optimiseThenEmit(llvm::Module &m, llvm::TargetMachine &tm, int optLevel) {
+  Pipelines(tm, optLevel).runDefault(m, optLevel);
+  return emitObject(m, tm);
+}
+
 } // namespace
 
 Expected<std::vector<std::string>> optimiseAndEmitParallel(llvm::Module &m,
@@ -145,11 +151,8 @@ Expected<std::vector<std::string>> optimiseAndEmitParallel(llvm::Module &m,
                                                            unsigned threads) {
   TS_RETURN_IF_ERROR(verify(m));
   TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, makeTargetMachine(options));
-  {
-    Pipelines p(*tm, options.optLevel);
-    if (!prePipeline.empty())
-      TS_RETURN_IF_ERROR(p.runText(m, prePipeline));
-  }
+  if (!prePipeline.empty())
+    TS_RETURN_IF_ERROR(Pipelines(*tm, options.optLevel).runText(m, prePipeline));
   if (threads == 0)
     threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   size_t functions = 0;
@@ -157,9 +160,7 @@ Expected<std::vector<std::string>> optimiseAndEmitParallel(llvm::Module &m,
     functions += !f.isDeclaration();
   threads = unsigned(std::min<size_t>(threads, functions / 2));
   if (threads <= 1) {
-    Pipelines p(*tm, options.optLevel);
-    p.runDefault(m, options.optLevel);
-    TS_ASSIGN_OR_RETURN(std::string object, emitObject(m, *tm));
+    TS_ASSIGN_OR_RETURN(std::string object, optimiseThenEmit(m, *tm, options.optLevel));
     return std::vector<std::string>{std::move(object)};
   }
   // The exported functions (the host steps) are shared out by size, the
@@ -212,9 +213,7 @@ Expected<std::vector<std::string>> optimiseAndEmitParallel(llvm::Module &m,
                                llvm::toString(part.takeError()));
         TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> ptm,
                             makeTargetMachine(options));
-        Pipelines p(*ptm, options.optLevel);
-        p.runDefault(**part, options.optLevel);
-        return emitObject(**part, *ptm);
+        return optimiseThenEmit(**part, *ptm, options.optLevel);
       }();
     });
   for (std::thread &t : pool)
@@ -231,11 +230,9 @@ Expected<std::vector<std::string>> optimiseAndEmitParallel(llvm::Module &m,
 Expected<std::string> optimiseAndEmit(llvm::Module &m, llvm::TargetMachine &tm, int optLevel,
                                       std::string_view prePipeline) {
   TS_RETURN_IF_ERROR(verify(m));
-  Pipelines p(tm, optLevel);
   if (!prePipeline.empty())
-    TS_RETURN_IF_ERROR(p.runText(m, prePipeline));
-  p.runDefault(m, optLevel);
-  return emitObject(m, tm);
+    TS_RETURN_IF_ERROR(Pipelines(tm, optLevel).runText(m, prePipeline));
+  return optimiseThenEmit(m, tm, optLevel);
 }
 
 } // namespace tessera::codegen

@@ -66,7 +66,7 @@ std::string probe(const sdk::OpDesc &op) {
   fn.graph = std::move(g);
   std::unique_ptr<Plan> plan = buildPlan(fn, "");
   for (const Step &step : plan->steps)
-    if (step.impl.rfind("ref", 0) == 0)
+    if (isReference(step.impl))
       return step.impl;
   return "";
 }

@@ -33,6 +33,14 @@ memory::desc stridedMd(const memory::dims &dims, const memory::dims &strides) {
   return memory::desc(dims, kF32, strides);
 }
 
+/// The strides of a dense row-major tensor of `dims`.
+memory::dims rowMajorStrides(const memory::dims &dims) {
+  memory::dims s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;)
+    s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
 /// `md`'s channel-blocked or channels-last layout applied to `dims` (a
 /// per-channel broadcast operand [1, C, 1, 1] of a tensor in that layout),
 /// when `md` has one of those layouts.
@@ -134,9 +142,7 @@ memory::desc PlanBuilder::matmulView(const Dims &logical, bool transposed) {
   size_t r = d.size();
   if (transposed)
     std::swap(stored[r - 1], stored[r - 2]);
-  memory::dims s(r, 1);
-  for (size_t i = r - 1; i-- > 0;)
-    s[i] = s[i + 1] * stored[i + 1];
+  memory::dims s = rowMajorStrides(stored);
   if (transposed)
     std::swap(s[r - 1], s[r - 2]);
   for (size_t i = 0; i < r; ++i)
@@ -521,12 +527,13 @@ void PlanBuilder::lowerBinary(FNode &n, const OpInfo &info) {
   std::vector<std::pair<memory::desc, memory::desc>> layouts;
   memory::desc cur = value(producerValue(a)).md;
   if (as == ys && !(cur == plain)) {
-    if (sameB)
+    if (sameB) {
       layouts.emplace_back(cur, cur);
-    else if (auto same = sameLayout(cur, d1))
-      layouts.emplace_back(cur, *same);
-    if (!sameB)
+    } else {
+      if (auto same = sameLayout(cur, d1))
+        layouts.emplace_back(cur, *same);
       layouts.emplace_back(cur, plain1);
+    }
   }
   layouts.emplace_back(plain, sameB ? plain : plain1);
   std::optional<dnnl::binary::primitive_desc> chosen;
@@ -822,7 +829,10 @@ void PlanBuilder::lowerConcat(FNode &n, const OpInfo &info) {
   // read the result want them).
   std::vector<memory::desc> targets;
   for (size_t i = 0; i < n.ins.size(); ++i)
-    if (!(mds[i] == plainMd(logicals_[size_t(n.ins[i])].type.shape)))
+    if (!(mds[i] == plainMd(logicals_[size_t(n.ins[i])].type.shape)) &&
+        std::none_of(targets.begin(), targets.end(), [&](const memory::desc &t) {
+          return sameLayout(t, dimsOf(i)) == std::optional<memory::desc>(mds[i]);
+        }))
       targets.push_back(mds[i]);
   for (size_t t = 0; t < targets.size() && !pd; ++t) {
     std::vector<memory::desc> same;
@@ -881,19 +891,13 @@ void PlanBuilder::lowerStridedCopy(FNode &n, const OpInfo &info) {
   consumed(n);
   const Dims &xs = logicals_[size_t(n.ins[0])].type.shape, &ys = n.node->outputs[0].shape;
   const size_t r = xs.size();
-  auto rowMajor = [](const Dims &d) {
-    memory::dims s(d.size(), 1);
-    for (size_t i = d.size(); i-- > 1;)
-      s[i - 1] = s[i] * d[i];
-    return s;
-  };
   memory::desc dst = plainMd(ys);
   int out = newBuffer(Buffer::Kind::Temp, dst.get_size());
   if (info.kind == OpKind::Transpose && r > 0) {
     // The output's bytes seen in the input's dims (input dim perm[i] steps
     // as output dim i), written straight from the input's layout, blocked
     // or not: one pass.
-    memory::dims yStrides = rowMajor(ys), strides(r);
+    memory::dims yStrides = rowMajorStrides(dnnlDims(ys)), strides(r);
     for (size_t i = 0; i < r; ++i)
       strides[size_t(info.perm[i])] = yStrides[i];
     Value src = value(producerValue(n.ins[0]));
@@ -901,7 +905,7 @@ void PlanBuilder::lowerStridedCopy(FNode &n, const OpInfo &info) {
   } else {
     // The input's bytes seen in the output's dims: every step-th element
     // from the first one taken.
-    memory::dims xStrides = rowMajor(xs), strides(r);
+    memory::dims xStrides = rowMajorStrides(dnnlDims(xs)), strides(r);
     int64_t offset = 0;
     for (size_t i = 0; i < r; ++i) {
       strides[i] = xStrides[i] * info.steps[i];

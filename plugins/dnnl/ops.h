@@ -41,7 +41,7 @@ enum class OpKind {
   Concat,    // concat
   Resample,  // resampling_forward (resize2d, half_pixel only)
   View,      // reshape, flatten, squeeze, unsqueeze: a new shape, same bytes
-  Transpose, // a reorder from a view of the input with permuted strides
+  Transpose, // a reorder into a view of the output with permuted strides
   Slice,     // a reorder from a strided, offset view of the input
 };
 

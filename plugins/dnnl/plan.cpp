@@ -359,8 +359,12 @@ void PlanBuilder::addStep(dnnl::primitive prim, std::vector<StepArg> args, std::
                               pd.impl_info_str()});
 }
 
+bool isReference(std::string_view impl) {
+  return impl.substr(0, 3) == "ref";
+}
+
 bool isReference(const dnnl::primitive_desc_base &pd) {
-  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+  return isReference(pd.impl_info_str());
 }
 
 void PlanBuilder::addReorder(int srcBuffer, const memory::desc &srcMd, int dstBuffer,

@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tessera::dnnl_plugin {
@@ -61,8 +62,9 @@ struct Step {
   std::string impl; // oneDNN's implementation ("jit:avx512_core", "ref:any")
 };
 
-/// Whether oneDNN picked one of its reference implementations: scalar loops
-/// meant as a fallback, 10-100x slower than its jit kernels.
+/// Whether oneDNN picked one of its reference implementations ("ref:any"):
+/// scalar loops meant as a fallback, 10-100x slower than its jit kernels.
+bool isReference(std::string_view impl);
 bool isReference(const dnnl::primitive_desc_base &pd);
 
 /// An output whose value is not computed into the caller's tensor by a

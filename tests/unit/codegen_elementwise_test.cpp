@@ -111,6 +111,40 @@ def @main(%x: f32[3, 333], %y: f32[3, 333]) -> f32[3, 333] {
   requireClose(out, want->tensor, 1e-5, 1e-6);
 }
 
+// The activations fuse-activations makes out of exporters' chains: each is
+// one fused loop on the host, and matches the interpreter.
+TEST_CASE("codegen: silu and both gelu forms in a fused loop match the interpreter",
+          "[codegen]") {
+  const std::string text = R"(
+def @main(%x: f32[3, 333]) -> f32[3, 333] {
+  %s = silu(%x) : f32[3, 333]
+  %g = gelu(%s) {approximate="none"} : f32[3, 333]
+  %t = gelu(%x) {approximate="tanh"} : f32[3, 333]
+  %r = add(%g, %t) : f32[3, 333]
+  return %r
+}
+)";
+  ir::Function fn = mainOf(text);
+  auto obj = codegen::emitObject({{"k_act", fn}});
+  REQUIRE(obj.ok());
+  auto so = codegen::linkSharedObject({*obj});
+  REQUIRE(so.ok());
+  Loaded lib;
+  load(*so, lib);
+  auto kernel = reinterpret_cast<KernelFn>(::dlsym(lib.handle, "k_act"));
+  REQUIRE(kernel != nullptr);
+  std::mt19937 rng(5);
+  Tensor x = randomF32({3, 333}, rng, -6, 6);
+  Tensor out(ir::DType::F32, {3, 333});
+  const float *inputs[] = {x.data<float>()};
+  kernel(inputs, out.data<float>(), out.numel());
+  auto m = ir::parseModule(text);
+  REQUIRE(m.ok());
+  auto want = interp::run(*m, {x});
+  REQUIRE(want.ok());
+  requireClose(out, want->tensor, 1e-5, 1e-6);
+}
+
 TEST_CASE("codegen: a portable CPU and every optimisation level give the same results",
           "[codegen]") {
   const std::string text = R"(
