@@ -237,80 +237,127 @@ inline void batchOffsets(const Gemm<T> &g, int64_t b, int64_t &ao, int64_t &bo) 
   }
 }
 
-// Register tile MR x NR (one 64-byte row of NR values per A row), tiles of
-// MT x NT for the threads, and K in blocks of KC (B's panel stays in cache).
-constexpr int kMR = 4;
-constexpr int64_t kMT = 64, kNT = 256, kKC = 256;
+// The blocked GEMM. Each thread tile of at most MT x NT computes C in blocks
+// of KC along K; per block it packs B into panels of NR columns ([KC][NR],
+// one at a time, zero-padded at the edge) on the thread's stack, so that the
+// micro-kernel reads B sequentially whatever its strides. A is read in place
+// when its rows are contiguous (a_ks == 1); otherwise, and for an edge of
+// fewer than MR rows, it is packed into MR-row slivers ([KC][MR], zero
+// rows below the edge). The micro-kernel always computes a full MR x NR
+// tile in registers: NR is one 64-byte vector row, so 6 rows hold 6 AVX-512
+// or 12 AVX2 accumulators, with registers left for the B row and the
+// broadcast A value. Stack use: at most 88 KB. Every C element is still the
+// sum of its products in order of k (the reference interpreter's order).
+constexpr int kMR = 6; // microKernel names its six accumulators
+constexpr int64_t kMT = 72, kNT = 256; // kMT: the most rows of a tile, a multiple of kMR
 template <typename T> constexpr int kNR = 64 / (int)sizeof(T);
+template <typename T> constexpr int64_t kKC = 1024 / (int64_t)sizeof(T);
 
-/// C[0:MR, 0:NR] (+)= A[0:MR, 0:kc] x B[0:kc, 0:NR], B rows contiguous.
+/// Packs rows [i0, i1) x K-columns [k0, k0 + kc) of A into MR-row slivers.
 template <typename T>
-inline void microFull(int64_t kc, const T *A, int64_t a_rs, int64_t a_ks, const T *B, int64_t b_ks,
-                      T *C, int64_t c_rs, bool accumulate) {
-  constexpr int NR = kNR<T>;
-  T acc[kMR][NR];
-  for (int r = 0; r < kMR; ++r)
-    for (int j = 0; j < NR; ++j)
-      acc[r][j] = accumulate ? C[r * c_rs + j] : T(0);
-  for (int64_t k = 0; k < kc; ++k) {
-    const T *b = B + k * b_ks;
-    for (int r = 0; r < kMR; ++r) {
-      T av = A[r * a_rs + k * a_ks];
-      for (int j = 0; j < NR; ++j)
-        acc[r][j] += av * b[j];
-    }
+inline void packA(const Gemm<T> &g, const T *A, int64_t i0, int64_t i1, int64_t k0, int64_t kc,
+                  T *dst) {
+  for (int64_t i = i0; i < i1; i += kMR, dst += kMR * kc) {
+    int64_t mr = tkMin<int64_t>(kMR, i1 - i);
+    const T *a = A + i * g.a_rs + k0 * g.a_ks;
+    for (int64_t k = 0; k < kc; ++k)
+      for (int64_t r = 0; r < kMR; ++r) // kMR stores: not worth a scatter
+        dst[k * kMR + r] = r < mr ? a[r * g.a_rs + k * g.a_ks] : T(0);
   }
-  for (int r = 0; r < kMR; ++r)
-    for (int j = 0; j < NR; ++j)
-      C[r * c_rs + j] = acc[r][j];
 }
 
-/// The same for an edge tile of mr <= MR rows and nr <= NR columns.
+/// Packs B's K-rows [k0, k0 + kc) x columns [j, j + nr) into a [kc][NR] panel.
 template <typename T>
-inline void microEdge(int64_t mr, int64_t nr, int64_t kc, const T *A, int64_t a_rs, int64_t a_ks,
-                      const T *B, int64_t b_ks, T *C, int64_t c_rs, bool accumulate) {
+inline void packB(const Gemm<T> &g, const T *B, int64_t k0, int64_t kc, int64_t j, int64_t nr,
+                  T *dst) {
   constexpr int NR = kNR<T>;
-  T acc[kMR][NR];
-  for (int64_t r = 0; r < mr; ++r)
-    for (int64_t j = 0; j < nr; ++j)
-      acc[r][j] = accumulate ? C[r * c_rs + j] : T(0);
-  for (int64_t k = 0; k < kc; ++k) {
-    const T *b = B + k * b_ks;
-    for (int64_t r = 0; r < mr; ++r) {
-      T av = A[r * a_rs + k * a_ks];
+  const T *b = B + k0 * g.b_ks + j * g.b_ns;
+  if (nr == NR && g.b_ns == 1) {
+    for (int64_t k = 0; k < kc; ++k, b += g.b_ks, dst += NR)
+      __builtin_memcpy(dst, b, sizeof(T) * NR);
+    return;
+  }
+  for (int64_t k = 0; k < kc; ++k, b += g.b_ks, dst += NR)
+    for (int64_t jj = 0; jj < NR; ++jj)
+      dst[jj] = jj < nr ? b[jj * g.b_ns] : T(0);
+}
+
+/// One 64-byte vector of T (NR lanes); GCC and clang vector extensions.
+template <typename T> struct Vec64 {
+  typedef T type __attribute__((vector_size(64)));
+};
+
+/// C[0:mr, 0:nr] (+)= A[0:MR, 0:kc] x the packed panel b, where A[r, k] is
+/// a[k*MR + r] of a packed sliver (PACKED) or a[r*a_rs + k] in place. The
+/// accumulators are explicit vectors, so that they stay in registers
+/// whatever LLVM proves about the operands' aliasing.
+template <typename T, bool PACKED>
+inline void microKernel(int64_t kc, const T *a, int64_t a_rs, const T *b, T *C, int64_t c_rs,
+                        int64_t mr, int64_t nr, bool accumulate) {
+  using V = typename Vec64<T>::type;
+  constexpr int NR = kNR<T>;
+  const T *a0 = a, *a1 = a + a_rs, *a2 = a + 2 * a_rs, *a3 = a + 3 * a_rs, *a4 = a + 4 * a_rs,
+          *a5 = a + 5 * a_rs;
+  bool full = mr == kMR && nr == NR;
+  V acc[kMR];
+  for (int r = 0; r < kMR; ++r) {
+    acc[r] = V{};
+    if (accumulate && full)
+      __builtin_memcpy(&acc[r], C + r * c_rs, sizeof(V));
+    else if (accumulate && r < mr)
       for (int64_t j = 0; j < nr; ++j)
-        acc[r][j] += av * b[j];
+        acc[r][j] = C[r * c_rs + j];
+  }
+  V c0 = acc[0], c1 = acc[1], c2 = acc[2], c3 = acc[3], c4 = acc[4], c5 = acc[5];
+  for (int64_t k = 0; k < kc; ++k, b += NR) {
+    V bv;
+    __builtin_memcpy(&bv, b, sizeof(V));
+    if (PACKED) {
+      const T *ak = a + k * kMR;
+      c0 += bv * ak[0], c1 += bv * ak[1], c2 += bv * ak[2];
+      c3 += bv * ak[3], c4 += bv * ak[4], c5 += bv * ak[5];
+    } else {
+      c0 += bv * a0[k], c1 += bv * a1[k], c2 += bv * a2[k];
+      c3 += bv * a3[k], c4 += bv * a4[k], c5 += bv * a5[k];
     }
   }
-  for (int64_t r = 0; r < mr; ++r)
-    for (int64_t j = 0; j < nr; ++j)
-      C[r * c_rs + j] = acc[r][j];
+  acc[0] = c0, acc[1] = c1, acc[2] = c2, acc[3] = c3, acc[4] = c4, acc[5] = c5;
+  for (int r = 0; r < kMR; ++r) {
+    if (full)
+      __builtin_memcpy(C + r * c_rs, &acc[r], sizeof(V));
+    else if (r < mr)
+      for (int64_t j = 0; j < nr; ++j)
+        C[r * c_rs + j] = acc[r][j];
+  }
 }
 
-/// One MT x NT tile of one batch (B with contiguous rows: b_ns == 1).
+/// One tile of one batch: C[i0:i1, j0:j1].
 template <typename T>
 inline void gemmTile(const Gemm<T> &g, const T *A, const T *B, T *C, int64_t i0, int64_t i1,
                      int64_t j0, int64_t j1) {
   constexpr int NR = kNR<T>;
+  constexpr int64_t KC = kKC<T>;
+  alignas(64) T ap[kMT * KC];
+  alignas(64) T bp[KC * NR];
+  // Rows [i0, iDirect) are read in place, the rest from packed slivers.
+  int64_t iDirect = g.a_ks == 1 ? i0 + (i1 - i0) / kMR * kMR : i0;
   int64_t k0 = 0;
   do { // at least once, so that K == 0 writes zeros
-    int64_t kc = tkMin(kKC, g.K - k0);
+    int64_t kc = tkMin(KC, g.K - k0);
     bool accumulate = k0 > 0;
-    const T *Ak = A + k0 * g.a_ks;
-    const T *Bk = B + k0 * g.b_ks;
+    packA<T>(g, A, iDirect, i1, k0, kc, ap);
     for (int64_t j = j0; j < j1; j += NR) {
       int64_t nr = tkMin<int64_t>(NR, j1 - j);
-      for (int64_t i = i0; i < i1; i += kMR) {
-        int64_t mr = tkMin<int64_t>(kMR, i1 - i);
-        const T *a = Ak + i * g.a_rs;
-        T *c = C + i * g.c_rs + j;
-        if (mr == kMR && nr == NR)
-          microFull<T>(kc, a, g.a_rs, g.a_ks, Bk + j, g.b_ks, c, g.c_rs, accumulate);
-        else
-          microEdge<T>(mr, nr, kc, a, g.a_rs, g.a_ks, Bk + j, g.b_ks, c, g.c_rs, accumulate);
-      }
+      packB<T>(g, B, k0, kc, j, nr, bp);
+      int64_t i = i0;
+      for (; i < iDirect; i += kMR)
+        microKernel<T, false>(kc, A + i * g.a_rs + k0, g.a_rs, bp, C + i * g.c_rs + j, g.c_rs,
+                              kMR, nr, accumulate);
+      for (; i < i1; i += kMR)
+        microKernel<T, true>(kc, ap + (i - iDirect) * kc, kMR, bp, C + i * g.c_rs + j, g.c_rs,
+                             tkMin<int64_t>(kMR, i1 - i), nr, accumulate);
     }
-    k0 += kKC;
+    k0 += KC;
   } while (k0 < g.K);
 }
 
@@ -343,8 +390,9 @@ inline void gemmDotRow(const Gemm<T> &g, const T *A, const T *B, T *C, int64_t m
 
 template <typename T> struct GemmRun {
   const Gemm<T> *g;
-  bool dot; // gemmDotRow (b_ks == 1) instead of gemmTile (b_ns == 1)
+  bool dot; // gemmDotRow (b_ks == 1) instead of gemmTile
   int64_t tm, tn;
+  int64_t rows; // rows of a tile (gemmTile): M split evenly, a multiple of kMR
 };
 
 template <typename T> void gemmBody(void *closure, int64_t begin, int64_t end) {
@@ -361,19 +409,28 @@ template <typename T> void gemmBody(void *closure, int64_t begin, int64_t end) {
       int64_t j0 = in * kNT, j1 = tkMin(g.N, j0 + kNT);
       gemmDotRow<T>(g, A, B, C, im, j0, j1);
     } else {
-      int64_t i0 = im * kMT, j0 = in * kNT;
-      gemmTile<T>(g, A, B, C, i0, tkMin(g.M, i0 + kMT), j0, tkMin(g.N, j0 + kNT));
+      int64_t i0 = im * r.rows, j0 = in * kNT;
+      gemmTile<T>(g, A, B, C, i0, tkMin(g.M, i0 + r.rows), j0, tkMin(g.N, j0 + kNT));
     }
   }
 }
 
 /// Runs the GEMM on the runtime's threads: tiles (or, with `dot`, rows by
-/// column blocks) of every batch are independent.
+/// column blocks) of every batch are independent. The rows are split into
+/// tiles of equal height (64 rows are one tile of 64, not 60 and 4: each
+/// tile packs all of B once).
 template <typename T>
 inline void gemmRun(const Gemm<T> &g, bool dot, const tessera_host_ctx_t *ctx) {
   if (g.M <= 0 || g.N <= 0 || g.batches <= 0)
     return;
-  GemmRun<T> r{&g, dot, dot ? g.M : (g.M + kMT - 1) / kMT, (g.N + kNT - 1) / kNT};
+  GemmRun<T> r{&g, dot, 0, (g.N + kNT - 1) / kNT, 0};
+  if (dot) {
+    r.tm = g.M;
+  } else {
+    r.tm = (g.M + kMT - 1) / kMT;
+    r.rows = ((g.M + r.tm - 1) / r.tm + kMR - 1) / kMR * kMR; // <= kMT
+    r.tm = (g.M + r.rows - 1) / r.rows;
+  }
   tk_parallel_for(ctx, g.batches * r.tm * r.tn, &gemmBody<T>, &r);
 }
 
