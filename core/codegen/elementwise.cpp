@@ -217,6 +217,9 @@ private:
   llvm::Value *intrinsic(llvm::Intrinsic::ID id, llvm::Value *x) {
     return b_.CreateUnaryIntrinsic(id, x);
   }
+  /// A float function of the kernel library (kernels/fast_math.h), linked
+  /// in after the kernels are emitted.
+  llvm::Value *library(const char *name, llvm::Value *x) { return libm(name, {x}); }
   llvm::Value *libm(const char *name, std::vector<llvm::Value *> args) {
     std::vector<llvm::Type *> types(args.size(), b_.getFloatTy());
     auto callee =
@@ -265,31 +268,33 @@ private:
     if (op == "leaky_relu")
       return b_.CreateSelect(b_.CreateFCmpOLT(a[0], c(0)),
                              b_.CreateFMul(a[0], c(attrs.getFloat("alpha"))), a[0]);
-    if (op == "exp") return intrinsic(llvm::Intrinsic::exp, a[0]);
+    if (op == "exp") return library("tk_math_expf", a[0]);
     if (op == "log") return intrinsic(llvm::Intrinsic::log, a[0]);
     if (op == "sqrt") return intrinsic(llvm::Intrinsic::sqrt, a[0]);
     if (op == "floor") return intrinsic(llvm::Intrinsic::floor, a[0]);
     if (op == "ceil") return intrinsic(llvm::Intrinsic::ceil, a[0]);
     if (op == "sigmoid")
-      return b_.CreateFDiv(c(1), b_.CreateFAdd(c(1), intrinsic(llvm::Intrinsic::exp,
-                                                               b_.CreateFNeg(a[0]))));
+      return b_.CreateFDiv(c(1),
+                           b_.CreateFAdd(c(1), library("tk_math_expf", b_.CreateFNeg(a[0]))));
     if (op == "silu")
-      return b_.CreateFDiv(a[0], b_.CreateFAdd(c(1), intrinsic(llvm::Intrinsic::exp,
-                                                               b_.CreateFNeg(a[0]))));
+      return b_.CreateFDiv(a[0],
+                           b_.CreateFAdd(c(1), library("tk_math_expf", b_.CreateFNeg(a[0]))));
     if (op == "gelu") {
-      // 0.5 x (1 + erf(x / sqrt 2)), or 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-      llvm::Value *inner;
+      // 0.5 x (1 + erf(x / sqrt 2)), with 1 + erf(u) as erfc(-u) (accurate
+      // where erf(u) is near -1), or 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+      llvm::Value *factor;
       if (attrs.getString("approximate") == "tanh") {
         llvm::Value *x3 = b_.CreateFMul(b_.CreateFMul(a[0], a[0]), a[0]);
         llvm::Value *u = b_.CreateFAdd(a[0], b_.CreateFMul(c(0.044715), x3));
-        inner = libm("tanhf", {b_.CreateFMul(c(0.7978845608028654), u)});
+        factor = b_.CreateFAdd(
+            c(1), library("tk_math_tanhf", b_.CreateFMul(c(0.7978845608028654), u)));
       } else {
-        inner = libm("erff", {b_.CreateFMul(a[0], c(0.7071067811865476))});
+        factor = library("tk_math_erfcf", b_.CreateFMul(a[0], c(-0.7071067811865476)));
       }
-      return b_.CreateFMul(b_.CreateFMul(c(0.5), a[0]), b_.CreateFAdd(c(1), inner));
+      return b_.CreateFMul(b_.CreateFMul(c(0.5), a[0]), factor);
     }
-    if (op == "tanh") return libm("tanhf", {a[0]});
-    if (op == "erf") return libm("erff", {a[0]});
+    if (op == "tanh") return library("tk_math_tanhf", a[0]);
+    if (op == "erf") return library("tk_math_erff", a[0]);
     if (op == "clip")
       return minOf(maxOf(a[0], c(attrs.getFloat("min"))), c(attrs.getFloat("max")));
     if (op == "hard_sigmoid")
@@ -336,6 +341,7 @@ Expected<std::string> emitObject(const std::vector<ElementwiseKernel> &kernels,
       return Error::format("kernel symbol '{}' is used twice", k.symbol);
     TS_RETURN_IF_ERROR(emitElementwiseKernel(m, k));
   }
+  TS_RETURN_IF_ERROR(linkKernelLibrary(m));
   return optimiseAndEmit(m, *tm, options.optLevel);
 }
 

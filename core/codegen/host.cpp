@@ -25,14 +25,11 @@
 #include "ir/structural.h"
 #include "runtime/host_abi.h"
 
-#include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/GlobalAlias.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
-#include <llvm/Linker/Linker.h>
 #include <llvm/Support/Error.h>
-#include <llvm/Support/MemoryBuffer.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -40,31 +37,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-// The kernel library's bitcode (codegen/kernels/embed.S.in).
-extern "C" const char tessera_tk_bitcode_begin[];
-extern "C" const char tessera_tk_bitcode_end[];
-
 namespace tessera::codegen {
 
 namespace {
-
-/// Links the kernels `m` declares (and what they call) from the embedded
-/// library into `m`. The library is read lazily: only the functions linked
-/// are ever parsed, so a model pays for the kernels it uses.
-Status linkKernelLibrary(llvm::Module &m) {
-  llvm::StringRef bytes(tessera_tk_bitcode_begin,
-                        size_t(tessera_tk_bitcode_end - tessera_tk_bitcode_begin));
-  auto lib = llvm::getLazyBitcodeModule(llvm::MemoryBufferRef(bytes, "tk_kernels.bc"),
-                                        m.getContext());
-  if (!lib)
-    return Error::format("internal error: the embedded kernel library does not load: {}",
-                         llvm::toString(lib.takeError()));
-  (*lib)->setTargetTriple(m.getTargetTriple());
-  (*lib)->setDataLayout(m.getDataLayout());
-  if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::Flags::LinkOnlyNeeded))
-    return Error("internal error: linking the kernel library failed");
-  return okStatus();
-}
 
 /// Builds the step functions into the kernel library's module.
 class StepBuilder {
@@ -164,6 +139,11 @@ public:
       f.addFnAttr("target-cpu", cpu);
       f.addFnAttr("target-features", features);
     }
+    // The library marks the fast_math.h exports used, so that its bitcode
+    // keeps them; here only what the steps call is kept.
+    for (const char *name : {"llvm.used", "llvm.compiler.used"})
+      if (llvm::GlobalVariable *used = m_.getGlobalVariable(name))
+        used->eraseFromParent();
     for (llvm::GlobalVariable &g : m_.globals())
       if (!g.isDeclaration() && g.getName() != "tessera_host_abi_version") {
         g.setLinkage(llvm::GlobalValue::InternalLinkage);

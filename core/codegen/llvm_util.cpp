@@ -4,6 +4,9 @@
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/IR/Verifier.h>
@@ -21,6 +24,10 @@
 #include <thread>
 #include <unordered_map>
 
+// The kernel library's bitcode (codegen/kernels/embed.S.in).
+extern "C" const char tessera_tk_bitcode_begin[];
+extern "C" const char tessera_tk_bitcode_end[];
+
 namespace tessera::codegen {
 
 namespace {
@@ -34,6 +41,21 @@ void initLLVM() {
 }
 
 } // namespace
+
+Status linkKernelLibrary(llvm::Module &m) {
+  llvm::StringRef bytes(tessera_tk_bitcode_begin,
+                        size_t(tessera_tk_bitcode_end - tessera_tk_bitcode_begin));
+  auto lib = llvm::getLazyBitcodeModule(llvm::MemoryBufferRef(bytes, "tk_kernels.bc"),
+                                        m.getContext());
+  if (!lib)
+    return Error::format("internal error: the embedded kernel library does not load: {}",
+                         llvm::toString(lib.takeError()));
+  (*lib)->setTargetTriple(m.getTargetTriple());
+  (*lib)->setDataLayout(m.getDataLayout());
+  if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::Flags::LinkOnlyNeeded))
+    return Error("internal error: linking the kernel library failed");
+  return okStatus();
+}
 
 Expected<std::unique_ptr<llvm::TargetMachine>> makeTargetMachine(const CodegenOptions &options) {
   initLLVM();

@@ -1,8 +1,9 @@
 //===- codegen/llvm_util.h - LLVM plumbing shared by the codegen -*- C++ -*-===//
 //
 // Private to core/codegen (it includes LLVM headers): the target machine for
-// CodegenOptions, the optimisation pipeline, object emission, and the
-// elementwise kernel emitter that host.cpp wraps into host steps.
+// CodegenOptions, the optimisation pipeline, object emission, the kernel
+// library's linking, and the elementwise kernel emitter that host.cpp wraps
+// into host steps.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -40,7 +41,14 @@ Expected<std::vector<std::string>> optimiseAndEmitParallel(llvm::Module &m,
                                                            std::string_view prePipeline,
                                                            unsigned threads = 0);
 
-/// Adds one elementwise kernel (ABI of codegen/elementwise.h) to `m`.
+/// Links the functions `m` declares (and what they call) from the kernel
+/// library's bitcode (codegen/kernels, embedded at build time) into `m`.
+/// The library is read lazily: only the functions linked are ever parsed,
+/// so a model pays for the kernels it uses.
+Status linkKernelLibrary(llvm::Module &m);
+
+/// Adds one elementwise kernel (ABI of codegen/elementwise.h) to `m`; it
+/// may call the kernel library's fast_math.h functions (linkKernelLibrary).
 Status emitElementwiseKernel(llvm::Module &m, const ElementwiseKernel &kernel);
 
 } // namespace tessera::codegen

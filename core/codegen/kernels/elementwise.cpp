@@ -18,8 +18,27 @@
 // ia layouts are documented next to the lowerings (codegen/host_ops_tensor.cpp).
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/kernels/fast_math.h"
 #include "codegen/kernels/tensor_common.h"
 #include "codegen/kernels/tensor_ops.h"
+
+// The float functions of fast_math.h for the host code's fused loops
+// (codegen/elementwise.cpp calls them by these names): emitted ("used")
+// although nothing here calls them, and inlined wherever they are called.
+#define TK_MATH_EXPORT extern "C" inline __attribute__((always_inline, used))
+TK_MATH_EXPORT float tk_math_expf(float x) {
+  return tk_fast_expf(x);
+}
+TK_MATH_EXPORT float tk_math_tanhf(float x) {
+  return tk_fast_tanhf(x);
+}
+TK_MATH_EXPORT float tk_math_erff(float x) {
+  return tk_fast_erff(x);
+}
+TK_MATH_EXPORT float tk_math_erfcf(float x) {
+  return tk_fast_erfcf(x);
+}
+#undef TK_MATH_EXPORT
 
 namespace {
 
@@ -32,9 +51,7 @@ namespace {
     return name(x);                                                                                \
   }
 TK_MATH1(sqrt)
-TK_MATH1(exp)
 TK_MATH1(log)
-TK_MATH1(erf)
 TK_MATH1(floor)
 TK_MATH1(ceil)
 TK_MATH1(nearbyint)
@@ -49,9 +66,34 @@ TK_MATH1(cosh)
 TK_MATH1(asinh)
 TK_MATH1(acosh)
 TK_MATH1(atanh)
-TK_MATH1(tanh)
 TK_MATH1(fabs)
 #undef TK_MATH1
+// exp, tanh and erf: fast_math.h's in float, libm's in double.
+static inline float tk_exp(float x) {
+  return tk_fast_expf(x);
+}
+static inline double tk_exp(double x) {
+  return exp(x);
+}
+static inline float tk_tanh(float x) {
+  return tk_fast_tanhf(x);
+}
+static inline double tk_tanh(double x) {
+  return tanh(x);
+}
+static inline float tk_erf(float x) {
+  return tk_fast_erff(x);
+}
+static inline double tk_erf(double x) {
+  return erf(x);
+}
+/// 1 + erf(u), GELU's factor: erfc(-u) in float, accurate where erf is near -1.
+static inline float tk_one_plus_erf(float u) {
+  return tk_fast_erfcf(-u);
+}
+static inline double tk_one_plus_erf(double u) {
+  return 1.0 + erf(u);
+}
 static inline float tk_pow(float a, float b) {
   return powf(a, b);
 }
@@ -115,7 +157,7 @@ template <class C> TK_ALWAYS_INLINE C tk_unary_float(int64_t op, C x, C p0, C p1
   case TK_U_HARD_SIGMOID: return tk_clamp01(p0 * x + p1);
   case TK_U_HARD_SWISH: return x * tk_clamp01(x / (C)6 + (C)0.5);
   case TK_U_SILU: return x / ((C)1 + tk_exp(-x));
-  case TK_U_GELU: return (C)0.5 * x * ((C)1 + tk_erf(x / tk_sqrt((C)2)));
+  case TK_U_GELU: return (C)0.5 * x * tk_one_plus_erf(x / tk_sqrt((C)2));
   case TK_U_GELU_TANH: {
     const C k = (C)0.7978845608028654; // sqrt(2 / pi)
     return (C)0.5 * x * ((C)1 + tk_tanh(k * (x + (C)0.044715 * x * x * x)));

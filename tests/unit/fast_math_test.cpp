@@ -1,0 +1,120 @@
+// The host kernels' vectorisable float exp, tanh, erf and erfc
+// (codegen/kernels/fast_math.h) against double-precision libm: the error
+// bounds the header states, over a dense sample of [-110, 110] and the
+// special values.
+#include "codegen/kernels/fast_math.h"
+
+#include <catch2/catch.hpp>
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace {
+
+/// Every 101st float of [-110, 110] by bit pattern (about 2 x 10^9 / 101),
+/// plus the small magnitudes down to 2^-30.
+std::vector<float> samples() {
+  std::vector<float> xs;
+  auto addRange = [&](float from, float to) { // 0 <= from < to, both signs
+    uint32_t lo, hi;
+    std::memcpy(&lo, &from, 4);
+    std::memcpy(&hi, &to, 4);
+    for (uint32_t b = lo; b <= hi; b += 101) {
+      float x;
+      std::memcpy(&x, &b, 4);
+      xs.push_back(x);
+      xs.push_back(-x);
+    }
+  };
+  addRange(std::ldexp(1.0f, -30), 110.0f);
+  return xs;
+}
+
+/// |got - want| in units of the last place of want rounded to float.
+double ulps(float got, double want) {
+  float w = float(want);
+  if (std::isinf(w))
+    return std::isinf(got) && std::signbit(got) == std::signbit(w) ? 0 : 1e30;
+  double spacing = std::nextafter(std::fabs(w), INFINITY) - std::fabs(w);
+  if (std::fabs(w) < FLT_MIN)
+    spacing = std::ldexp(1.0, -149); // denormal results: absolute
+  return std::fabs(double(got) - want) / spacing;
+}
+
+double relative(float got, double want) {
+  return want == 0 ? std::fabs(got) : std::fabs((double(got) - want) / want);
+}
+
+} // namespace
+
+TEST_CASE("fast expf is within 2 ulp of exp", "[host-kernels][fast-math]") {
+  double worst = 0;
+  float at = 0;
+  for (float x : samples()) {
+    double e = ulps(tk_fast_expf(x), std::exp(double(x)));
+    if (e > worst)
+      worst = e, at = x;
+  }
+  INFO("worst " << worst << " ulp at x = " << at);
+  CHECK(worst <= 2.0);
+  CHECK(tk_fast_expf(0.0f) == 1.0f);
+  CHECK(std::isinf(tk_fast_expf(89.0f)));
+  CHECK(tk_fast_expf(88.72f) < FLT_MAX);
+  CHECK(tk_fast_expf(-120.0f) == 0.0f);
+  CHECK(std::isinf(tk_fast_expf(INFINITY)));
+  CHECK(tk_fast_expf(-INFINITY) == 0.0f);
+  CHECK(std::isnan(tk_fast_expf(NAN)));
+}
+
+TEST_CASE("fast tanhf is within 2 ulp of tanh", "[host-kernels][fast-math]") {
+  double worst = 0;
+  float at = 0;
+  for (float x : samples()) {
+    double e = ulps(tk_fast_tanhf(x), std::tanh(double(x)));
+    if (e > worst)
+      worst = e, at = x;
+  }
+  INFO("worst " << worst << " ulp at x = " << at);
+  CHECK(worst <= 2.0);
+  CHECK(tk_fast_tanhf(INFINITY) == 1.0f);
+  CHECK(tk_fast_tanhf(-INFINITY) == -1.0f);
+  CHECK(std::isnan(tk_fast_tanhf(NAN)));
+  CHECK(std::signbit(tk_fast_tanhf(-0.0f)));
+}
+
+TEST_CASE("fast erfcf is relatively accurate into the tail", "[host-kernels][fast-math]") {
+  double worst = 0;
+  float at = 0;
+  for (float x : samples()) {
+    double want = std::erfc(double(x));
+    if (want < FLT_MIN) // the result is denormal or 0: absolute
+      continue;
+    double e = relative(tk_fast_erfcf(x), want);
+    if (e > worst)
+      worst = e, at = x;
+  }
+  INFO("worst relative error " << worst << " at x = " << at);
+  CHECK(worst < 1e-5);
+  CHECK(tk_fast_erfcf(INFINITY) == 0.0f);
+  CHECK(tk_fast_erfcf(-INFINITY) == 2.0f);
+  CHECK(std::isnan(tk_fast_erfcf(NAN)));
+}
+
+TEST_CASE("fast erff is relatively accurate", "[host-kernels][fast-math]") {
+  double worst = 0;
+  float at = 0;
+  for (float x : samples()) {
+    double e = relative(tk_fast_erff(x), std::erf(double(x)));
+    if (e > worst)
+      worst = e, at = x;
+  }
+  INFO("worst relative error " << worst << " at x = " << at);
+  CHECK(worst < 1e-6);
+  CHECK(tk_fast_erff(0.0f) == 0.0f);
+  CHECK(tk_fast_erff(INFINITY) == 1.0f);
+  CHECK(tk_fast_erff(-INFINITY) == -1.0f);
+  CHECK(std::isnan(tk_fast_erff(NAN)));
+}
