@@ -5,8 +5,8 @@
 //  - conv2d by im2col into scratch + the GEMM of nn_common.h per image and
 //    group (weights [Og, Cg*KH*KW] x columns [Cg*KH*KW, OH*OW]); a 1x1
 //    stride-1 unpadded conv multiplies the input directly; convolutions with
-//    one input channel per group (depthwise) run directly, the output row
-//    innermost.
+//    one input channel per group (depthwise) run directly, on vectors of
+//    outputs read from zero-padded copies of the input rows (directLines).
 //  - conv2d_transpose as the GEMM W_g^T x X_g into columns, then col2im
 //    (scatter-add into the output).
 // The lowerings (codegen/host_ops_nn.cpp) choose the mode and lay out the
@@ -79,9 +79,9 @@ template <typename T> struct Direct {
   T *y;
 };
 
-/// Depthwise-style: output planes (n, o) each read one input plane.
-template <typename T> void directBody(void *closure, int64_t begin, int64_t end) {
-  const Direct<T> &job = *(const Direct<T> *)closure;
+/// Depthwise-style, any shape: output planes (n, o) each read one input
+/// plane; the output row is innermost.
+template <typename T> void directPlanes(const Direct<T> &job, int64_t begin, int64_t end) {
   const ConvShape &s = *job.s;
   int64_t oPerGroup = s.O / s.groups;
   for (int64_t plane = begin; plane < end; ++plane) {
@@ -108,6 +108,125 @@ template <typename T> void directBody(void *closure, int64_t begin, int64_t end)
       }
     }
   }
+}
+
+// directLines' buffer on the thread's stack, and the most taps it takes.
+constexpr int64_t kDirectBytes = 48 * 1024;
+constexpr int64_t kDirectTaps = 64;
+
+/// How directLines lays out a plane's rows: the padded input row (Wp
+/// columns) split into sw phases of Qp columns each (padded column
+/// p = q*sw + ph is q of phase ph), R output rows per pass, and lines of
+/// R*Qp values plus slack.
+struct DirectLayout {
+  int64_t Wp, Qp, R, lineLen;
+};
+
+/// The layout for `s` with vectors of `lanes`, or R = 0 when a single
+/// output row does not fit the buffer (or there are too many taps).
+inline DirectLayout directLayout(const ConvShape &s, int64_t lanes, int64_t elemBytes) {
+  DirectLayout d{};
+  d.Wp = (s.OW - 1) * s.sw + (s.KW - 1) * s.dw + 1;
+  d.Qp = ceilDiv(d.Wp, s.sw);
+  int64_t slack = 4 * lanes + d.Qp; // a block of 4 vectors past the end, plus a tap's offset
+  int64_t perLine = kDirectBytes / elemBytes / (s.KH * s.sw + 1);
+  d.R = s.KH * s.KW > kDirectTaps || perLine <= slack ? 0 : tkMin(s.OH, (perLine - slack) / d.Qp);
+  d.lineLen = d.R * d.Qp + slack;
+  return d;
+}
+
+/// Depthwise-style with vectors of outputs. A pass computes R output rows
+/// of a plane as one line of R*Qp outputs (lanes past OW in each row are
+/// computed and dropped): for each kernel row kh and column phase ph, the
+/// R input rows the outputs read are copied, zero-padded, end to end into
+/// line (kh, ph), so that every tap (kh, kw) reads the contiguous run
+///   line (kh, (kw*dw) % sw) from (kw*dw) / sw
+/// for consecutive outputs, even across rows. Each output is summed in
+/// registers, in the order kh, kw (directPlanes' order), four vectors at
+/// a time, and rows 7 or 14 wide fill the vectors as well as wide ones.
+template <typename T>
+void directLines(const Direct<T> &job, const DirectLayout &d, int64_t begin, int64_t end) {
+  using V = typename Vec64<T>::type;
+  constexpr int L = kNR<T>;
+  const ConvShape &s = *job.s;
+  int64_t lines = s.KH * s.sw, taps = s.KH * s.KW, oPerGroup = s.O / s.groups;
+  alignas(64) T buf[kDirectBytes / sizeof(T)];
+  T *out = buf + lines * d.lineLen;
+  for (int64_t i = 0; i < (lines + 1) * d.lineLen; ++i)
+    buf[i] = T(0); // the slack is read (into dropped lanes) before it is written
+  int64_t tapAt[kDirectTaps];
+  for (int64_t kh = 0; kh < s.KH; ++kh)
+    for (int64_t kw = 0; kw < s.KW; ++kw) {
+      int64_t off = kw * s.dw;
+      tapAt[kh * s.KW + kw] = (kh * s.sw + off % s.sw) * d.lineLen + off / s.sw;
+    }
+  for (int64_t plane = begin; plane < end; ++plane) {
+    int64_t n = plane / s.O, o = plane % s.O, ic = o / oPerGroup;
+    const T *x = job.x + (n * s.C + ic) * s.H * s.W;
+    const T *w = job.w + o * taps;
+    T *y = job.y + plane * s.OH * s.OW;
+    for (int64_t oh0 = 0; oh0 < s.OH; oh0 += d.R) {
+      int64_t rows = tkMin(d.R, s.OH - oh0);
+      for (int64_t kh = 0; kh < s.KH; ++kh)
+        for (int64_t r = 0; r < rows; ++r) {
+          int64_t ih = (oh0 + r) * s.sh - s.pt + kh * s.dh;
+          bool inside = ih >= 0 && ih < s.H;
+          const T *xrow = x + ih * s.W;
+          for (int64_t ph = 0; ph < s.sw; ++ph) {
+            T *seg = buf + (kh * s.sw + ph) * d.lineLen + r * d.Qp;
+            // q in [lo, hi) reads input column iw = q*sw + ph - pl in [0, W)
+            // (and p = q*sw + ph < Wp); the rest is padding.
+            int64_t lo = 0, hi = 0;
+            if (inside) {
+              lo = tkMin(d.Qp, tkMax<int64_t>(0, ceilDiv(s.pl - ph, s.sw)));
+              hi = tkMax(lo, tkMin(ceilDiv(d.Wp - ph, s.sw), ceilDiv(s.W + s.pl - ph, s.sw)));
+            }
+            for (int64_t q = 0; q < lo; ++q)
+              seg[q] = T(0);
+            const T *src = xrow + ph - s.pl;
+            if (s.sw == 1) {
+              for (int64_t q = lo; q < hi; ++q)
+                seg[q] = src[q];
+            } else {
+              for (int64_t q = lo; q < hi; ++q)
+                seg[q] = src[q * s.sw];
+            }
+            for (int64_t q = hi; q < d.Qp; ++q)
+              seg[q] = T(0);
+          }
+        }
+      for (int64_t u = 0; u < rows * d.Qp; u += 4 * L) {
+        V a0 = V{}, a1 = V{}, a2 = V{}, a3 = V{};
+        for (int64_t t = 0; t < taps; ++t) {
+          const T *src = buf + tapAt[t] + u;
+          V x0, x1, x2, x3;
+          __builtin_memcpy(&x0, src, sizeof(V));
+          __builtin_memcpy(&x1, src + L, sizeof(V));
+          __builtin_memcpy(&x2, src + 2 * L, sizeof(V));
+          __builtin_memcpy(&x3, src + 3 * L, sizeof(V));
+          T wv = w[t];
+          a0 += x0 * wv, a1 += x1 * wv, a2 += x2 * wv, a3 += x3 * wv;
+        }
+        __builtin_memcpy(out + u, &a0, sizeof(V));
+        __builtin_memcpy(out + u + L, &a1, sizeof(V));
+        __builtin_memcpy(out + u + 2 * L, &a2, sizeof(V));
+        __builtin_memcpy(out + u + 3 * L, &a3, sizeof(V));
+      }
+      for (int64_t r = 0; r < rows; ++r)
+        __builtin_memcpy(y + (oh0 + r) * s.OW, out + r * d.Qp, sizeof(T) * s.OW);
+    }
+  }
+}
+
+/// The planes [begin, end): directLines when a row fits its buffer, else
+/// directPlanes.
+template <typename T> void directBody(void *closure, int64_t begin, int64_t end) {
+  const Direct<T> &job = *(const Direct<T> *)closure;
+  DirectLayout d = directLayout(*job.s, kNR<T>, sizeof(T));
+  if (d.R > 0)
+    directLines<T>(job, d, begin, end);
+  else
+    directPlanes<T>(job, begin, end);
 }
 
 ConvShape convShape(const tk_args *a) {
