@@ -17,6 +17,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tessera::codegen {
 
 namespace {
@@ -138,6 +140,16 @@ Expected<KernelCall> lowerMatmul(const ir::Attrs &, const HostOpTypes &t) {
     as *= da, bs *= db;
     p.batches *= p.bshape[i];
   }
+  // B shared by every batch and A dense over them ([..., M, K] with no dim
+  // broadcast): one GEMM of batches * M rows. ViT's projections multiply a
+  // [197, 1, 768] input by one weight; as 197 products of one row each,
+  // every row read the whole weight again.
+  bool bShared = std::all_of(p.bStride.begin(), p.bStride.end(), [](int64_t s) { return s == 0; });
+  if (p.batches > 1 && bShared && product(a, 0, ab) == p.batches) {
+    p.M *= p.batches;
+    p.batches = 1;
+    p.bshape.clear(), p.aStride.clear(), p.bStride.clear();
+  }
   return lowerProduct(p, t);
 }
 
@@ -160,6 +172,11 @@ Expected<KernelCall> lowerBatchMatmul(const ir::Attrs &attrs, const HostOpTypes 
                 {B},
                 {a[0] == 1 ? 0 : M * K},
                 {b[0] == 1 ? 0 : K * N}};
+  if (B > 1 && b[0] == 1 && a[0] == B && !ta) { // one GEMM of B * M rows (see lowerMatmul)
+    p.M *= B;
+    p.batches = 1;
+    p.bshape = {1}, p.aStride = {0}, p.bStride = {0};
+  }
   return lowerProduct(p, t);
 }
 

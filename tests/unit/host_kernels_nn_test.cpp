@@ -186,6 +186,37 @@ TEST_CASE("conv2d host kernel", "[host-kernels][host-kernels-nn]") {
     CHECK_CASE("conv2d", A{{"groups", int64_t(2)}, {"strides", Ints{2, 2}}},
                {in(T(DType::F64, {2, 40, 13, 12})), cst(T(DType::F64, {10, 20, 3, 3}))});
   }
+  SECTION("depthwise: vectors of outputs, strides and phases, the wide-row fallback") {
+    auto dw = [](int64_t groups, Ints pads, Ints strides = {1, 1}, Ints dilation = {1, 1}) {
+      return A{{"groups", groups}, {"pads", pads}, {"strides", strides}, {"dilation", dilation}};
+    };
+    // 37 outputs a row: two full vectors and 5 lanes
+    CHECK_CASE("conv2d", dw(4, {1, 1, 1, 1}),
+               {in(T(DType::F32, {1, 4, 13, 37})), cst(T(DType::F32, {4, 1, 3, 3}))});
+    // stride 2: the input rows split into two column phases
+    CHECK_CASE("conv2d", dw(3, {1, 1, 1, 1}, {2, 2}),
+               {in(T(DType::F32, {1, 3, 20, 41})), cst(T(DType::F32, {3, 1, 3, 3}))});
+    // 7x7 (ConvNeXt) in double: 8 lanes
+    CHECK_CASE("conv2d", dw(2, {3, 3, 3, 3}),
+               {in(T(DType::F64, {1, 2, 9, 19})), cst(T(DType::F64, {2, 1, 7, 7}))});
+    // stride 3, dilation 2, uneven pads, a channel multiplier of 2
+    CHECK_CASE("conv2d", dw(2, {2, 1, 0, 3}, {3, 3}, {2, 2}),
+               {in(T(DType::F32, {2, 2, 15, 30})), in(T(DType::F32, {4, 1, 3, 3}))});
+    // stride 2 without a left pad: phase 1 starts at input column 1
+    CHECK_CASE("conv2d", dw(3, {0, 0, 1, 1}, {2, 2}),
+               {in(T(DType::F32, {1, 3, 12, 12})), cst(T(DType::F32, {3, 1, 3, 3}))});
+    // rows too wide for the stack buffer: the plane-by-plane loop
+    CHECK_CASE("conv2d", dw(2, {1, 1, 1, 1}),
+               {in(T(DType::F32, {1, 2, 3, 3000})), cst(T(DType::F32, {2, 1, 3, 3}))});
+  }
+  SECTION("GEMM row tiles of equal height") {
+    // M = 64: one tile of 64 rows (10 slivers in place, an edge of 4 packed);
+    // M = 150: three tiles of 54, 54 and 42 rows
+    CHECK_CASE("conv2d", A{},
+               {in(T(DType::F32, {1, 8, 6, 7})), cst(T(DType::F32, {64, 8, 1, 1}))});
+    CHECK_CASE("conv2d", A{{"pads", Ints{1, 1, 1, 1}}},
+               {in(T(DType::F32, {1, 5, 6, 7})), cst(T(DType::F32, {150, 5, 3, 3}))});
+  }
   SECTION("random geometries") {
     std::mt19937_64 rng(1234);
     auto pick = [&](int64_t lo, int64_t hi) {
@@ -262,6 +293,10 @@ TEST_CASE("dense, matmul and batch_matmul host kernels", "[host-kernels][host-ke
     CHECK_CASE("matmul", A{}, {in(T(DType::F32, {0, 3})), in(T(DType::F32, {3, 2}))});
     CHECK_CASE("matmul", A{}, {in(T(DType::F32, {2, 0})), in(T(DType::F32, {0, 3}))});
     CHECK_CASE("matmul", A{}, {in(T(DType::F32, {0, 2, 3})), in(T(DType::F32, {3, 2}))});
+    // one weight for every batch: one GEMM of all the batches' rows
+    CHECK_CASE("matmul", A{}, {in(T(DType::F32, {13, 1, 20})), cst(T(DType::F32, {20, 35}))});
+    CHECK_CASE("matmul", A{}, {in(T(DType::F64, {3, 4, 7, 5})), in(T(DType::F64, {5, 9}))});
+    CHECK_CASE("matmul", A{}, {in(T(DType::I32, {2, 3, 5})), in(T(DType::I32, {1, 5, 4}))});
   }
   SECTION("batch_matmul") {
     for (bool ta : {false, true})
@@ -281,6 +316,11 @@ TEST_CASE("dense, matmul and batch_matmul host kernels", "[host-kernels][host-ke
         }
     CHECK_CASE("batch_matmul", A{{"transpose_b", true}},
                {in(T(DType::F32, {4, 65, 40})), in(T(DType::F32, {4, 70, 40}))});
+    // b's one batch shared: one GEMM of 5 * 9 rows, b transposed or not
+    for (bool tb : {false, true})
+      CHECK_CASE("batch_matmul", A{{"transpose_b", tb}},
+                 {in(T(DType::F32, {5, 9, 11})),
+                  cst(T(DType::F32, tb ? Shape{1, 7, 11} : Shape{1, 11, 7}))});
   }
   SECTION("integer products wrap") {
     Tensor a = Tensor::fromInts(DType::I8, {2, 2}, std::vector<int64_t>{100, 120, -128, 127});
