@@ -37,9 +37,45 @@ struct ResizeBody {
   const int64_t *rowIa, *colIa;
   const double *rowFa, *colFa;
 
+  /// f32 in and out, linear or cubic: the loop below with direct loads and
+  /// stores, the same double sums in the same order (no dtype switch per
+  /// element: DeepLabV3's 14x14 to 224x224 upsampling was 16% of its time).
+  void rowsF32(int64_t begin, int64_t end) const {
+    const float *x = (const float *)a->in[0].data;
+    float *y = (float *)a->out[0].data;
+    float outside;
+    memcpy(&outside, &a->ia[6], sizeof outside);
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t nc = r / OH, oh = r % OH;
+      const int64_t *th = rowIa + 6 * oh;
+      const double *thw = rowFa + 4 * oh;
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const int64_t *tw = colIa + 6 * ow;
+        const double *tww = colFa + 4 * ow;
+        if (th[0] || tw[0]) {
+          y[r * OW + ow] = outside;
+          continue;
+        }
+        double acc = 0;
+        for (int64_t i = 0; i < th[1]; ++i) {
+          if (thw[i] == 0)
+            continue;
+          const float *row = x + (nc * H + th[2 + i]) * W;
+          double sum = 0;
+          for (int64_t j = 0; j < tw[1]; ++j)
+            sum += tww[j] * (double)row[tw[2 + j]];
+          acc += thw[i] * sum;
+        }
+        y[r * OW + ow] = (float)acc;
+      }
+    }
+  }
+
   // Rows: (nc, oh) pairs.
   void operator()(int64_t begin, int64_t end) const {
     const tk_tensor &x = a->in[0], &y = a->out[0];
+    if (!nearest && x.dtype == TK_F32 && y.dtype == TK_F32)
+      return rowsF32(begin, end);
     for (int64_t r = begin; r < end; ++r) {
       int64_t nc = r / OH, oh = r % OH;
       const int64_t *th = rowIa + 6 * oh;

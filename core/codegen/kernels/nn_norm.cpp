@@ -85,13 +85,31 @@ template <int DT> void layerNormBody(void *closure, int64_t begin, int64_t end) 
   bool hasBeta = a->ia[3] != 0;
   const S *x = (const S *)a->in[0].data;
   S *y = (S *)a->out[0].data;
+  // The sums run in 8 double lanes, so that they vectorise (a single
+  // double accumulator waits on each add; 8 lanes change the result by
+  // rounding in double, far below the float output's).
+  constexpr int L = 8;
   for (int64_t o = begin; o < end; ++o) {
     const S *xr = x + o * inner;
+    double lanes[L] = {};
+    int64_t full = inner / L * L;
+    for (int64_t j = 0; j < full; j += L)
+      for (int l = 0; l < L; ++l)
+        lanes[l] += (double)D::get(xr, j + l);
     double mean = 0, var = 0;
-    for (int64_t j = 0; j < inner; ++j)
+    for (int l = 0; l < L; ++l)
+      mean += lanes[l], lanes[l] = 0;
+    for (int64_t j = full; j < inner; ++j)
       mean += (double)D::get(xr, j);
     mean /= (double)inner;
-    for (int64_t j = 0; j < inner; ++j) {
+    for (int64_t j = 0; j < full; j += L)
+      for (int l = 0; l < L; ++l) {
+        double d = (double)D::get(xr, j + l) - mean;
+        lanes[l] += d * d;
+      }
+    for (int l = 0; l < L; ++l)
+      var += lanes[l];
+    for (int64_t j = full; j < inner; ++j) {
       double d = (double)D::get(xr, j) - mean;
       var += d * d;
     }

@@ -65,12 +65,43 @@ template <int DT> void maxPoolBody(void *closure, int64_t begin, int64_t end) {
   const PoolJob &j = *(const PoolJob *)closure;
   const typename D::S *xall = (const typename D::S *)j.a->in[0].data;
   typename D::S *yall = (typename D::S *)j.a->out[0].data;
+  // Interior columns [owLo, owHi): every tap of the window is inside.
+  int64_t owLo = tkMin(j.OW, ceilDiv(j.pl, j.sw));
+  int64_t owHi = tkMax(owLo, tkMin(j.OW, ceilDiv(j.W + j.pl - (j.KW - 1) * j.dw, j.sw)));
   for (int64_t plane = begin; plane < end; ++plane) {
     const typename D::S *x = xall + plane * j.H * j.W;
     typename D::S *y = yall + plane * j.OH * j.OW;
-    for (int64_t oh = 0; oh < j.OH; ++oh)
+    for (int64_t oh = 0; oh < j.OH; ++oh) {
+      int64_t ih0 = oh * j.sh - j.pt;
+      bool rowInside = ih0 >= 0 && ih0 + (j.KH - 1) * j.dh < j.H;
+      if constexpr (DT == TK_F32 || DT == TK_F64) {
+        if (rowInside && owLo < owHi) {
+          // Tap by tap over a row of interior outputs (vectorised): the
+          // first tap, then each later one where it is greater, as
+          // windowMax does (a leading NaN sticks, a later one never wins).
+          using S = typename D::S;
+          S *yrow = y + oh * j.OW;
+          for (int64_t ow = 0; ow < owLo; ++ow)
+            yrow[ow] = windowMax<DT>(j, x, oh, ow).best;
+          const S *first = x + ih0 * j.W - j.pl;
+          for (int64_t ow = owLo; ow < owHi; ++ow)
+            yrow[ow] = first[ow * j.sw];
+          for (int64_t kh = 0; kh < j.KH; ++kh)
+            for (int64_t kw = kh == 0 ? 1 : 0; kw < j.KW; ++kw) {
+              const S *tap = x + (ih0 + kh * j.dh) * j.W - j.pl + kw * j.dw;
+              for (int64_t ow = owLo; ow < owHi; ++ow) {
+                S v = tap[ow * j.sw];
+                yrow[ow] = v > yrow[ow] ? v : yrow[ow];
+              }
+            }
+          for (int64_t ow = owHi; ow < j.OW; ++ow)
+            yrow[ow] = windowMax<DT>(j, x, oh, ow).best;
+          continue;
+        }
+      }
       for (int64_t ow = 0; ow < j.OW; ++ow)
         D::put(y, oh * j.OW + ow, windowMax<DT>(j, x, oh, ow).best);
+    }
   }
 }
 
