@@ -237,6 +237,14 @@ inline void batchOffsets(const Gemm<T> &g, int64_t b, int64_t &ao, int64_t &bo) 
   }
 }
 
+// Loops that are not hot (packing, edges) stay scalar and rolled: vectorised
+// they run no faster, and cost LLVM time in every model's compile.
+#if defined(__clang__)
+#define TK_COLD_LOOP _Pragma("clang loop vectorize(disable) unroll(disable)")
+#else
+#define TK_COLD_LOOP
+#endif
+
 // The blocked GEMM. Each thread tile of at most MT x NT computes C in blocks
 // of KC along K; per block it packs B into panels of NR columns ([KC][NR],
 // one at a time, zero-padded at the edge) on the thread's stack, so that the
@@ -260,8 +268,10 @@ inline void packA(const Gemm<T> &g, const T *A, int64_t i0, int64_t i1, int64_t 
   for (int64_t i = i0; i < i1; i += kMR, dst += kMR * kc) {
     int64_t mr = tkMin<int64_t>(kMR, i1 - i);
     const T *a = A + i * g.a_rs + k0 * g.a_ks;
+    TK_COLD_LOOP
     for (int64_t k = 0; k < kc; ++k)
-      for (int64_t r = 0; r < kMR; ++r) // kMR stores: not worth a scatter
+      TK_COLD_LOOP
+      for (int64_t r = 0; r < kMR; ++r)
         dst[k * kMR + r] = r < mr ? a[r * g.a_rs + k * g.a_ks] : T(0);
   }
 }
@@ -277,7 +287,9 @@ inline void packB(const Gemm<T> &g, const T *B, int64_t k0, int64_t kc, int64_t 
       __builtin_memcpy(dst, b, sizeof(T) * NR);
     return;
   }
+  TK_COLD_LOOP
   for (int64_t k = 0; k < kc; ++k, b += g.b_ks, dst += NR)
+    TK_COLD_LOOP
     for (int64_t jj = 0; jj < NR; ++jj)
       dst[jj] = jj < nr ? b[jj * g.b_ns] : T(0);
 }
@@ -288,47 +300,56 @@ template <typename T> struct Vec64 {
 };
 
 /// C[0:mr, 0:nr] (+)= A[0:MR, 0:kc] x the packed panel b, where A[r, k] is
-/// a[k*MR + r] of a packed sliver (PACKED) or a[r*a_rs + k] in place. The
-/// accumulators are explicit vectors, so that they stay in registers
-/// whatever LLVM proves about the operands' aliasing.
-template <typename T, bool PACKED>
-inline void microKernel(int64_t kc, const T *a, int64_t a_rs, const T *b, T *C, int64_t c_rs,
-                        int64_t mr, int64_t nr, bool accumulate) {
+/// a[r*rs + k*ks]: a packed sliver (rs 1, ks MR) or A in place (rs a_rs,
+/// ks 1). One straight-line body for every case (an edge tile goes through
+/// a zero-padded copy), with the accumulators as explicit vectors, so that
+/// they stay in registers whatever LLVM proves about aliasing, and so that
+/// the kernel is cheap to optimise in every model.
+template <typename T>
+inline void microKernel(int64_t kc, const T *a, int64_t rs, int64_t ks, const T *b, T *C,
+                        int64_t c_rs, int64_t mr, int64_t nr, bool accumulate) {
   using V = typename Vec64<T>::type;
   constexpr int NR = kNR<T>;
-  const T *a0 = a, *a1 = a + a_rs, *a2 = a + 2 * a_rs, *a3 = a + 3 * a_rs, *a4 = a + 4 * a_rs,
-          *a5 = a + 5 * a_rs;
+  alignas(64) T edge[kMR * NR];
   bool full = mr == kMR && nr == NR;
-  V acc[kMR];
-  for (int r = 0; r < kMR; ++r) {
-    acc[r] = V{};
-    if (accumulate && full)
-      __builtin_memcpy(&acc[r], C + r * c_rs, sizeof(V));
-    else if (accumulate && r < mr)
-      for (int64_t j = 0; j < nr; ++j)
-        acc[r][j] = C[r * c_rs + j];
+  T *c = full ? C : edge;
+  int64_t cs = full ? c_rs : NR;
+  if (!full)
+    TK_COLD_LOOP
+    for (int64_t i = 0; i < kMR * NR; ++i) {
+      int64_t r = i / NR, j = i % NR;
+      edge[i] = accumulate && r < mr && j < nr ? C[r * c_rs + j] : T(0);
+    }
+  V c0 = V{}, c1 = V{}, c2 = V{}, c3 = V{}, c4 = V{}, c5 = V{};
+  if (accumulate) {
+    __builtin_memcpy(&c0, c, sizeof(V));
+    __builtin_memcpy(&c1, c + cs, sizeof(V));
+    __builtin_memcpy(&c2, c + 2 * cs, sizeof(V));
+    __builtin_memcpy(&c3, c + 3 * cs, sizeof(V));
+    __builtin_memcpy(&c4, c + 4 * cs, sizeof(V));
+    __builtin_memcpy(&c5, c + 5 * cs, sizeof(V));
   }
-  V c0 = acc[0], c1 = acc[1], c2 = acc[2], c3 = acc[3], c4 = acc[4], c5 = acc[5];
+  const T *a0 = a, *a1 = a + rs, *a2 = a + 2 * rs, *a3 = a + 3 * rs, *a4 = a + 4 * rs,
+          *a5 = a + 5 * rs;
   for (int64_t k = 0; k < kc; ++k, b += NR) {
     V bv;
     __builtin_memcpy(&bv, b, sizeof(V));
-    if (PACKED) {
-      const T *ak = a + k * kMR;
-      c0 += bv * ak[0], c1 += bv * ak[1], c2 += bv * ak[2];
-      c3 += bv * ak[3], c4 += bv * ak[4], c5 += bv * ak[5];
-    } else {
-      c0 += bv * a0[k], c1 += bv * a1[k], c2 += bv * a2[k];
-      c3 += bv * a3[k], c4 += bv * a4[k], c5 += bv * a5[k];
-    }
+    int64_t o = k * ks;
+    c0 += bv * a0[o], c1 += bv * a1[o], c2 += bv * a2[o];
+    c3 += bv * a3[o], c4 += bv * a4[o], c5 += bv * a5[o];
   }
-  acc[0] = c0, acc[1] = c1, acc[2] = c2, acc[3] = c3, acc[4] = c4, acc[5] = c5;
-  for (int r = 0; r < kMR; ++r) {
-    if (full)
-      __builtin_memcpy(C + r * c_rs, &acc[r], sizeof(V));
-    else if (r < mr)
+  __builtin_memcpy(c, &c0, sizeof(V));
+  __builtin_memcpy(c + cs, &c1, sizeof(V));
+  __builtin_memcpy(c + 2 * cs, &c2, sizeof(V));
+  __builtin_memcpy(c + 3 * cs, &c3, sizeof(V));
+  __builtin_memcpy(c + 4 * cs, &c4, sizeof(V));
+  __builtin_memcpy(c + 5 * cs, &c5, sizeof(V));
+  if (!full)
+    TK_COLD_LOOP
+    for (int64_t r = 0; r < mr; ++r)
+      TK_COLD_LOOP
       for (int64_t j = 0; j < nr; ++j)
-        C[r * c_rs + j] = acc[r][j];
-  }
+        C[r * c_rs + j] = edge[r * NR + j];
 }
 
 /// One tile of one batch: C[i0:i1, j0:j1].
@@ -351,11 +372,11 @@ inline void gemmTile(const Gemm<T> &g, const T *A, const T *B, T *C, int64_t i0,
       packB<T>(g, B, k0, kc, j, nr, bp);
       int64_t i = i0;
       for (; i < iDirect; i += kMR)
-        microKernel<T, false>(kc, A + i * g.a_rs + k0, g.a_rs, bp, C + i * g.c_rs + j, g.c_rs,
-                              kMR, nr, accumulate);
+        microKernel<T>(kc, A + i * g.a_rs + k0, g.a_rs, 1, bp, C + i * g.c_rs + j, g.c_rs, kMR,
+                       nr, accumulate);
       for (; i < i1; i += kMR)
-        microKernel<T, true>(kc, ap + (i - iDirect) * kc, kMR, bp, C + i * g.c_rs + j, g.c_rs,
-                             tkMin<int64_t>(kMR, i1 - i), nr, accumulate);
+        microKernel<T>(kc, ap + (i - iDirect) * kc, 1, kMR, bp, C + i * g.c_rs + j, g.c_rs,
+                       tkMin<int64_t>(kMR, i1 - i), nr, accumulate);
     }
     k0 += KC;
   } while (k0 < g.K);
