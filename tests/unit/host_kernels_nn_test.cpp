@@ -377,6 +377,17 @@ TEST_CASE("pooling host kernels", "[host-kernels][host-kernels-nn]") {
       CHECK_CASE("global_avg_pool2d", A{}, {in(T(d, {2, 3, 5, 4}))});
   }
   CHECK_CASE("max_pool2d", A{{"pool_size", Ints{2, 2}}}, {in(T(DType::F32, {0, 3, 4, 4}))});
+  // Interior rows as vectors of outputs, in chunks of 256 (Inception v3's
+  // 3x3 stride-1 average pools), the border by the window loop.
+  for (DType d : {DType::F32, DType::F64}) {
+    A w{{"pool_size", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}};
+    CHECK_CASE("max_pool2d", w, {in(T(d, {1, 2, 5, 300}))});
+    for (bool includePad : {false, true}) {
+      A wa = w;
+      wa.set("count_include_pad", includePad);
+      CHECK_CASE("avg_pool2d", wa, {in(T(d, {1, 2, 5, 300}))});
+    }
+  }
   SECTION("NaN: a leading NaN sticks, a later one never wins") {
     Tensor x =
         Tensor::fromDoubles(DType::F32, {1, 1, 2, 2}, std::vector<double>{NAN, 1.0, 2.0, NAN});
