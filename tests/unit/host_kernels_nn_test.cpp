@@ -202,6 +202,14 @@ TEST_CASE("conv2d host kernel", "[host-kernels][host-kernels-nn]") {
     // stride 3, dilation 2, uneven pads, a channel multiplier of 2
     CHECK_CASE("conv2d", dw(2, {2, 1, 0, 3}, {3, 3}, {2, 2}),
                {in(T(DType::F32, {2, 2, 15, 30})), in(T(DType::F32, {4, 1, 3, 3}))});
+    // stride 1 down the rows, dilated: kernel row kh reads kh*dh rows down one copy
+    CHECK_CASE("conv2d", dw(2, {2, 2, 2, 2}, {1, 1}, {2, 2}),
+               {in(T(DType::F32, {1, 2, 9, 20})), cst(T(DType::F32, {2, 1, 3, 3}))});
+    // column strides 4 (four phases) and 5 (the plane loop)
+    CHECK_CASE("conv2d", dw(2, {1, 1, 1, 1}, {1, 4}),
+               {in(T(DType::F32, {1, 2, 6, 23})), cst(T(DType::F32, {2, 1, 3, 3}))});
+    CHECK_CASE("conv2d", dw(2, {1, 1, 1, 1}, {2, 5}),
+               {in(T(DType::F32, {1, 2, 6, 23})), cst(T(DType::F32, {2, 1, 3, 3}))});
     // stride 2 without a left pad: phase 1 starts at input column 1
     CHECK_CASE("conv2d", dw(3, {0, 0, 1, 1}, {2, 2}),
                {in(T(DType::F32, {1, 3, 12, 12})), cst(T(DType::F32, {3, 1, 3, 3}))});

@@ -113,43 +113,61 @@ template <typename T> void directPlanes(const Direct<T> &job, int64_t begin, int
 // directLines' buffer on the thread's stack, and the most taps it takes.
 constexpr int64_t kDirectBytes = 48 * 1024;
 constexpr int64_t kDirectTaps = 64;
+constexpr int64_t kDirectPhases = 4; // column strides up to 4
 
 /// How directLines lays out a plane's rows: the padded input row (Wp
 /// columns) split into sw phases of Qp columns each (padded column
-/// p = q*sw + ph is q of phase ph), R output rows per pass, and lines of
-/// R*Qp values plus slack.
+/// p = q*sw + ph is q of phase ph), R output rows per pass. The input rows
+/// sit in G groups of `rowsIn` rows: with stride 1 down the rows, one group
+/// of the R + (KH-1)*dh input rows the pass reads (kernel row kh starts kh*dh
+/// rows down: each input row is copied once); otherwise one group per
+/// kernel row, row r of group kh being what output row r reads with it.
+/// Group g's phase ph is a line of rowsIn*Qp values plus slack.
 struct DirectLayout {
-  int64_t Wp, Qp, R, lineLen;
+  int64_t Wp, Qp, R, G, rowsIn, lineLen;
+  int64_t lo[kDirectPhases], hi[kDirectPhases]; // per phase: q in [lo, hi) reads input
 };
 
 /// The layout for `s` with vectors of `lanes`, or R = 0 when a single
-/// output row does not fit the buffer (or there are too many taps).
+/// output row does not fit the buffer (or there are too many taps or
+/// phases).
 inline DirectLayout directLayout(const ConvShape &s, int64_t lanes, int64_t elemBytes) {
   DirectLayout d{};
+  if (s.KH * s.KW > kDirectTaps || s.sw > kDirectPhases)
+    return d;
   d.Wp = (s.OW - 1) * s.sw + (s.KW - 1) * s.dw + 1;
   d.Qp = ceilDiv(d.Wp, s.sw);
+  d.G = s.sh == 1 ? 1 : s.KH;
+  int64_t extraRows = s.sh == 1 ? (s.KH - 1) * s.dh : 0;
   int64_t slack = 4 * lanes + d.Qp; // a block of 4 vectors past the end, plus a tap's offset
-  int64_t perLine = kDirectBytes / elemBytes / (s.KH * s.sw + 1);
-  d.R = s.KH * s.KW > kDirectTaps || perLine <= slack ? 0 : tkMin(s.OH, (perLine - slack) / d.Qp);
-  d.lineLen = d.R * d.Qp + slack;
+  int64_t perLine = kDirectBytes / elemBytes / (d.G * s.sw + 1);
+  int64_t fit = perLine <= slack ? 0 : (perLine - slack) / d.Qp - extraRows;
+  d.R = tkMax<int64_t>(0, tkMin(s.OH, fit));
+  d.rowsIn = d.R + extraRows;
+  d.lineLen = d.rowsIn * d.Qp + slack;
+  for (int64_t ph = 0; ph < s.sw; ++ph) {
+    // input column iw = q*sw + ph - pl in [0, W), and p = q*sw + ph < Wp
+    d.lo[ph] = tkMin(d.Qp, tkMax<int64_t>(0, ceilDiv(s.pl - ph, s.sw)));
+    d.hi[ph] =
+        tkMax(d.lo[ph], tkMin(ceilDiv(d.Wp - ph, s.sw), ceilDiv(s.W + s.pl - ph, s.sw)));
+  }
   return d;
 }
 
 /// Depthwise-style with vectors of outputs. A pass computes R output rows
 /// of a plane as one line of R*Qp outputs (lanes past OW in each row are
-/// computed and dropped): for each kernel row kh and column phase ph, the
-/// R input rows the outputs read are copied, zero-padded, end to end into
-/// line (kh, ph), so that every tap (kh, kw) reads the contiguous run
-///   line (kh, (kw*dw) % sw) from (kw*dw) / sw
-/// for consecutive outputs, even across rows. Each output is summed in
-/// registers, in the order kh, kw (directPlanes' order), four vectors at
-/// a time, and rows 7 or 14 wide fill the vectors as well as wide ones.
+/// computed and dropped), reading input rows copied, zero-padded, end to end
+/// into lines (DirectLayout), so that every tap (kh, kw) reads one
+/// contiguous run for consecutive outputs, even across rows. Each output is
+/// summed in registers, in the order kh, kw (directPlanes' order), four
+/// vectors at a time, and rows 7 or 14 wide fill the vectors as well as
+/// wide ones.
 template <typename T>
 void directLines(const Direct<T> &job, const DirectLayout &d, int64_t begin, int64_t end) {
   using V = typename Vec64<T>::type;
   constexpr int L = kNR<T>;
   const ConvShape &s = *job.s;
-  int64_t lines = s.KH * s.sw, taps = s.KH * s.KW, oPerGroup = s.O / s.groups;
+  int64_t lines = d.G * s.sw, taps = s.KH * s.KW, oPerGroup = s.O / s.groups;
   alignas(64) T buf[kDirectBytes / sizeof(T)];
   T *out = buf + lines * d.lineLen;
   for (int64_t i = 0; i < (lines + 1) * d.lineLen; ++i)
@@ -157,8 +175,8 @@ void directLines(const Direct<T> &job, const DirectLayout &d, int64_t begin, int
   int64_t tapAt[kDirectTaps];
   for (int64_t kh = 0; kh < s.KH; ++kh)
     for (int64_t kw = 0; kw < s.KW; ++kw) {
-      int64_t off = kw * s.dw;
-      tapAt[kh * s.KW + kw] = (kh * s.sw + off % s.sw) * d.lineLen + off / s.sw;
+      int64_t off = kw * s.dw, group = d.G == 1 ? 0 : kh, row = d.G == 1 ? kh * s.dh : 0;
+      tapAt[kh * s.KW + kw] = (group * s.sw + off % s.sw) * d.lineLen + row * d.Qp + off / s.sw;
     }
   for (int64_t plane = begin; plane < end; ++plane) {
     int64_t n = plane / s.O, o = plane % s.O, ic = o / oPerGroup;
@@ -167,23 +185,18 @@ void directLines(const Direct<T> &job, const DirectLayout &d, int64_t begin, int
     T *y = job.y + plane * s.OH * s.OW;
     for (int64_t oh0 = 0; oh0 < s.OH; oh0 += d.R) {
       int64_t rows = tkMin(d.R, s.OH - oh0);
-      for (int64_t kh = 0; kh < s.KH; ++kh)
-        for (int64_t r = 0; r < rows; ++r) {
-          int64_t ih = (oh0 + r) * s.sh - s.pt + kh * s.dh;
+      int64_t rowsIn = rows + (d.rowsIn - d.R);
+      for (int64_t g = 0; g < d.G; ++g)
+        for (int64_t t = 0; t < rowsIn; ++t) {
+          int64_t ih = d.G == 1 ? oh0 * s.sh - s.pt + t : (oh0 + t) * s.sh - s.pt + g * s.dh;
           bool inside = ih >= 0 && ih < s.H;
-          const T *xrow = x + ih * s.W;
+          const T *xrow = inside ? x + ih * s.W - s.pl : x; // (not read outside)
           for (int64_t ph = 0; ph < s.sw; ++ph) {
-            T *seg = buf + (kh * s.sw + ph) * d.lineLen + r * d.Qp;
-            // q in [lo, hi) reads input column iw = q*sw + ph - pl in [0, W)
-            // (and p = q*sw + ph < Wp); the rest is padding.
-            int64_t lo = 0, hi = 0;
-            if (inside) {
-              lo = tkMin(d.Qp, tkMax<int64_t>(0, ceilDiv(s.pl - ph, s.sw)));
-              hi = tkMax(lo, tkMin(ceilDiv(d.Wp - ph, s.sw), ceilDiv(s.W + s.pl - ph, s.sw)));
-            }
+            T *seg = buf + (g * s.sw + ph) * d.lineLen + t * d.Qp;
+            int64_t lo = inside ? d.lo[ph] : d.Qp, hi = inside ? d.hi[ph] : d.Qp;
             for (int64_t q = 0; q < lo; ++q)
               seg[q] = T(0);
-            const T *src = xrow + ph - s.pl;
+            const T *src = xrow + ph;
             if (s.sw == 1) {
               for (int64_t q = lo; q < hi; ++q)
                 seg[q] = src[q];
@@ -213,7 +226,8 @@ void directLines(const Direct<T> &job, const DirectLayout &d, int64_t begin, int
         __builtin_memcpy(out + u + 3 * L, &a3, sizeof(V));
       }
       for (int64_t r = 0; r < rows; ++r)
-        __builtin_memcpy(y + (oh0 + r) * s.OW, out + r * d.Qp, sizeof(T) * s.OW);
+        for (int64_t ow = 0; ow < s.OW; ++ow)
+          y[(oh0 + r) * s.OW + ow] = out[r * d.Qp + ow];
     }
   }
 }
