@@ -69,24 +69,17 @@ TK_MATH1(atanh)
 TK_MATH1(fabs)
 #undef TK_MATH1
 // exp, tanh and erf: fast_math.h's in float, libm's in double.
-static inline float tk_exp(float x) {
-  return tk_fast_expf(x);
-}
-static inline double tk_exp(double x) {
-  return exp(x);
-}
-static inline float tk_tanh(float x) {
-  return tk_fast_tanhf(x);
-}
-static inline double tk_tanh(double x) {
-  return tanh(x);
-}
-static inline float tk_erf(float x) {
-  return tk_fast_erff(x);
-}
-static inline double tk_erf(double x) {
-  return erf(x);
-}
+#define TK_MATH1_FAST(name)                                                                        \
+  static inline float tk_##name(float x) {                                                         \
+    return tk_fast_##name##f(x);                                                                   \
+  }                                                                                                \
+  static inline double tk_##name(double x) {                                                       \
+    return name(x);                                                                                \
+  }
+TK_MATH1_FAST(exp)
+TK_MATH1_FAST(tanh)
+TK_MATH1_FAST(erf)
+#undef TK_MATH1_FAST
 /// 1 + erf(u), GELU's factor: erfc(-u) in float, accurate where erf is near -1.
 static inline float tk_one_plus_erf(float u) {
   return tk_fast_erfcf(-u);

@@ -37,76 +37,77 @@ struct ResizeBody {
   const int64_t *rowIa, *colIa;
   const double *rowFa, *colFa;
 
-  /// f32 in and out, linear or cubic: the loop below with direct loads and
-  /// stores, the same double sums in the same order (no dtype switch per
-  /// element: DeepLabV3's 14x14 to 224x224 upsampling was 16% of its time).
-  void rowsF32(int64_t begin, int64_t end) const {
-    const float *x = (const float *)a->in[0].data;
-    float *y = (float *)a->out[0].data;
-    float outside;
-    memcpy(&outside, &a->ia[6], sizeof outside);
+  /// Output rows [begin, end) (rows: (nc, oh) pairs). Each output is
+  /// outside(o) (tf_crop_and_resize: outside the input) or, by `sample`,
+  /// the input at its taps: one element (nearest) or a double sum over its
+  /// row and column taps, read by `load(index)`.
+  template <typename Outside, typename Sample>
+  void rows(int64_t begin, int64_t end, Outside outside, Sample sample) const {
     for (int64_t r = begin; r < end; ++r) {
       int64_t nc = r / OH, oh = r % OH;
       const int64_t *th = rowIa + 6 * oh;
       const double *thw = rowFa + 4 * oh;
       for (int64_t ow = 0; ow < OW; ++ow) {
         const int64_t *tw = colIa + 6 * ow;
-        const double *tww = colFa + 4 * ow;
-        if (th[0] || tw[0]) {
-          y[r * OW + ow] = outside;
-          continue;
-        }
-        double acc = 0;
-        for (int64_t i = 0; i < th[1]; ++i) {
-          if (thw[i] == 0)
-            continue;
-          const float *row = x + (nc * H + th[2 + i]) * W;
-          double sum = 0;
-          for (int64_t j = 0; j < tw[1]; ++j)
-            sum += tww[j] * (double)row[tw[2 + j]];
-          acc += thw[i] * sum;
-        }
-        y[r * OW + ow] = (float)acc;
+        int64_t o = r * OW + ow;
+        if (th[0] || tw[0])
+          outside(o);
+        else
+          sample(o, nc, th, thw, tw, colFa + 4 * ow);
       }
     }
   }
 
-  // Rows: (nc, oh) pairs.
+  /// The linear or cubic sum of one output: rows in order, each a double
+  /// sum over its column taps.
+  template <typename Load>
+  double weightedSum(int64_t nc, const int64_t *th, const double *thw, const int64_t *tw,
+                     const double *tww, Load load) const {
+    double acc = 0;
+    for (int64_t i = 0; i < th[1]; ++i) {
+      if (thw[i] == 0)
+        continue;
+      const int64_t rowBase = (nc * H + th[2 + i]) * W;
+      double row = 0;
+      for (int64_t j = 0; j < tw[1]; ++j)
+        row += tww[j] * load(rowBase + tw[2 + j]);
+      acc += thw[i] * row;
+    }
+    return acc;
+  }
+
   void operator()(int64_t begin, int64_t end) const {
     const tk_tensor &x = a->in[0], &y = a->out[0];
-    if (!nearest && x.dtype == TK_F32 && y.dtype == TK_F32)
-      return rowsF32(begin, end);
-    for (int64_t r = begin; r < end; ++r) {
-      int64_t nc = r / OH, oh = r % OH;
-      const int64_t *th = rowIa + 6 * oh;
-      const double *thw = rowFa + 4 * oh;
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        const int64_t *tw = colIa + 6 * ow;
-        const double *tww = colFa + 4 * ow;
-        int64_t o = r * OW + ow;
-        if (th[0] || tw[0]) { // tf_crop_and_resize: outside the input
-          memcpy((uint8_t *)y.data + o * esize, &a->ia[6], (size_t)esize);
-          continue;
-        }
-        if (nearest) {
-          int64_t src = (nc * H + th[2]) * W + tw[2];
-          memcpy((uint8_t *)y.data + o * esize, (const uint8_t *)x.data + src * esize,
-                 (size_t)esize);
-          continue;
-        }
-        double acc = 0;
-        for (int64_t i = 0; i < th[1]; ++i) {
-          if (thw[i] == 0)
-            continue;
-          const int64_t rowBase = (nc * H + th[2 + i]) * W;
-          double row = 0;
-          for (int64_t j = 0; j < tw[1]; ++j)
-            row += tww[j] * tk_load_f64(x, rowBase + tw[2 + j]);
-          acc += thw[i] * row;
-        }
-        tk_store_f64(y, o, acc);
-      }
+    uint8_t *yb = (uint8_t *)y.data;
+    auto outsideRaw = [&](int64_t o) {
+      memcpy(yb + o * esize, &a->ia[6], (size_t)esize);
+    };
+    if (nearest)
+      return rows(begin, end, outsideRaw,
+                  [&](int64_t o, int64_t nc, const int64_t *th, const double *, const int64_t *tw,
+                      const double *) {
+                    int64_t src = (nc * H + th[2]) * W + tw[2];
+                    memcpy(yb + o * esize, (const uint8_t *)x.data + src * esize,
+                           (size_t)esize);
+                  });
+    if (x.dtype == TK_F32 && y.dtype == TK_F32) {
+      // Direct loads and stores: no dtype switch per element (DeepLabV3's
+      // 14x14 to 224x224 upsampling was 16% of its time that way).
+      const float *xf = (const float *)x.data;
+      float *yf = (float *)y.data;
+      return rows(begin, end, outsideRaw,
+                  [&](int64_t o, int64_t nc, const int64_t *th, const double *thw,
+                      const int64_t *tw, const double *tww) {
+                    yf[o] = (float)weightedSum(nc, th, thw, tw, tww,
+                                               [&](int64_t i) { return (double)xf[i]; });
+                  });
     }
+    rows(begin, end, outsideRaw,
+         [&](int64_t o, int64_t nc, const int64_t *th, const double *thw, const int64_t *tw,
+             const double *tww) {
+           tk_store_f64(y, o, weightedSum(nc, th, thw, tw, tww,
+                                          [&](int64_t i) { return tk_load_f64(x, i); }));
+         });
   }
 };
 

@@ -4,8 +4,10 @@
 //  - Dt<DTYPE>: tk.h's element traits indexed by dtype code;
 //  - TK_NN_DISPATCH_*: the dtype switch that picks a template instantiation;
 //  - buffer conversions into a compute type (scratch) and back;
-//  - the one GEMM (tiled, vectorisable once shapes are constants) behind
-//    dense, matmul, batch_matmul, conv2d (im2col) and conv2d_transpose.
+//  - the one GEMM (B packed per thread, a 6 x 64-byte register tile of
+//    explicit vectors; a GEMV for few rows) behind dense, matmul,
+//    batch_matmul, conv2d (im2col) and conv2d_transpose;
+//  - Vec64, the 64-byte vector type the GEMM and the depthwise kernel use.
 // Everything lives in an anonymous namespace: each kernel file gets its own
 // copy, so nothing here can clash with another family's helpers.
 //
