@@ -180,7 +180,16 @@ public:
       values_[p.get()] = Value{int64_t(id), {}};
     }
 
-    for (const ExprNode *n : postOrder(main->body(), /*intoFunctions=*/false))
+    std::vector<const ExprNode *> order = postOrder(main->body(), /*intoFunctions=*/false);
+    // The weights are appended in one buffer: reserve it once (an upper
+    // bound: shared constants count twice), rather than let 346 MB of ViT
+    // grow by doubling.
+    size_t weightBytes = 0;
+    for (const ExprNode *n : order)
+      if (const auto *c = n->as<ConstantNode>())
+        weightBytes += c->data().nbytes() + runtime::kBufferAlignment;
+    out_.weights.reserve(weightBytes);
+    for (const ExprNode *n : order)
       TS_RETURN_IF_ERROR(visit(*n));
 
     TS_RETURN_IF_ERROR(bindOutputs(*main));
