@@ -84,12 +84,16 @@ public:
     llvm::LLVMContext &ctx = m_.getContext();
     llvm::Type *ptr = b_.getPtrTy();
     llvm::Type *i64 = b_.getInt64Ty();
-    auto *type = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i64}, false);
-    fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, k_.symbol, m_);
+    // The loop nest, over [begin, end) of its outermost loop.
+    auto *rangeType = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i64, i64}, false);
+    fn_ = llvm::Function::Create(rangeType, llvm::Function::ExternalLinkage,
+                                 elementwiseRangeSymbol(k_.symbol), m_);
     llvm::Argument *inputs = fn_->getArg(0), *out = fn_->getArg(1);
     inputs->setName("inputs");
     out->setName("out");
-    fn_->getArg(2)->setName("n");
+    begin_ = fn_->getArg(2), end_ = fn_->getArg(3);
+    begin_->setName("begin");
+    end_->setName("end");
     // Outputs never alias inputs (the executor's contract): lets LLVM vectorise.
     out->addAttr(llvm::Attribute::NoAlias);
 
@@ -101,12 +105,30 @@ public:
     }
     out_ = out;
     if (ir::numElements(shape) > 0) {
+      auto *nest = llvm::BasicBlock::Create(ctx, "nest", fn_);
+      auto *done = llvm::BasicBlock::Create(ctx, "done", fn_);
+      b_.CreateCondBr(b_.CreateICmpSLT(begin_, end_), nest, done);
+      b_.SetInsertPoint(nest);
       std::vector<llvm::Value *> offsets(fn->params().size() + 1, b_.getInt64(0));
       TS_RETURN_IF_ERROR(loop(0, offsets));
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
     }
+    b_.CreateRetVoid();
+
+    // The kernel ABI: the whole nest.
+    auto *type = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i64}, false);
+    llvm::Function *whole =
+        llvm::Function::Create(type, llvm::Function::ExternalLinkage, k_.symbol, m_);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", whole));
+    b_.CreateCall(fn_, {whole->getArg(0), whole->getArg(1), b_.getInt64(0),
+                        b_.getInt64(uint64_t(dims_[0]))});
     b_.CreateRetVoid();
     return okStatus();
   }
+
+  /// The extent of the outermost loop (ranges of it may run in parallel).
+  int64_t outerExtent() const { return dims_[0]; }
 
 private:
   /// Whether `from` broadcasts to `to` (numpy rules, right-aligned).
@@ -174,7 +196,7 @@ private:
     b_.CreateBr(body);
     b_.SetInsertPoint(body);
     llvm::PHINode *i = b_.CreatePHI(i64, 2, fmt::format("i{}", level));
-    i->addIncoming(b_.getInt64(0), pre);
+    i->addIncoming(level == 0 ? begin_ : b_.getInt64(0), pre);
     std::vector<llvm::Value *> inner;
     for (size_t p = 0; p < offsets.size(); ++p) {
       int64_t st = strides_[p][level];
@@ -189,7 +211,9 @@ private:
     }
     llvm::Value *next = b_.CreateAdd(i, b_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
     i->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateCondBr(b_.CreateICmpSLT(next, b_.getInt64(uint64_t(dims_[level]))), body, after);
+    b_.CreateCondBr(
+        b_.CreateICmpSLT(next, level == 0 ? end_ : b_.getInt64(uint64_t(dims_[level]))), body,
+        after);
     b_.SetInsertPoint(after);
     return okStatus();
   }
@@ -309,7 +333,8 @@ private:
   llvm::Module &m_;
   llvm::IRBuilder<> b_;
   const ElementwiseKernel &k_;
-  llvm::Function *fn_ = nullptr;
+  llvm::Function *fn_ = nullptr; // the range function
+  llvm::Value *begin_ = nullptr, *end_ = nullptr;
   llvm::Value *out_ = nullptr;
   std::vector<llvm::Value *> bases_;
   std::vector<int64_t> dims_;
@@ -319,8 +344,12 @@ private:
 
 } // namespace
 
-Status emitElementwiseKernel(llvm::Module &m, const ElementwiseKernel &kernel) {
-  return KernelBuilder(m, kernel).build();
+std::string elementwiseRangeSymbol(const std::string &symbol) { return symbol + ".range"; }
+
+Expected<int64_t> emitElementwiseKernel(llvm::Module &m, const ElementwiseKernel &kernel) {
+  KernelBuilder builder(m, kernel);
+  TS_RETURN_IF_ERROR(builder.build());
+  return builder.outerExtent();
 }
 
 bool isFusibleElementwise(const ir::ExprNode &node) {

@@ -12,7 +12,9 @@
 //
 // Kernel ABI (C):  void SYMBOL(const float *const *inputs, float *out, int64_t n)
 // with inputs in the function's parameter order (each dense, in its own
-// shape) and n the result's element count.
+// shape) and n the result's element count. Inside the host code the loop
+// nest is also a function over a range of its outermost loop, which large
+// fused steps run on the runtime's threads (codegen/llvm_util.h).
 //
 // This header includes no LLVM header: LLVM stays inside codegen/.
 //

@@ -41,6 +41,11 @@ namespace tessera::codegen {
 
 namespace {
 
+/// A fused elementwise step of at least this many elements runs its loop
+/// nest on the runtime's threads (a smaller one is not worth waking them:
+/// an LSTM gate of 512 values).
+constexpr int64_t kParallelFusedElements = int64_t(1) << 15;
+
 /// Builds the step functions into the kernel library's module.
 class StepBuilder {
 public:
@@ -89,13 +94,23 @@ public:
   Status addFusedStep(const HostStepSpec &spec) {
     const ir::Function &f = *spec.fused;
     ElementwiseKernel k{spec.symbol + ".fused", f};
-    TS_RETURN_IF_ERROR(emitElementwiseKernel(m_, k));
+    TS_ASSIGN_OR_RETURN(int64_t outer, emitElementwiseKernel(m_, k));
     llvm::Function *body = m_.getFunction(k.symbol);
     inlined_.insert(body->getName().str());
     llvm::Function *fn = newStep(spec.symbol);
     llvm::Value *buffers = fn->getArg(0);
     llvm::Value *out = loadBuffer(buffers, f->params().size());
-    b_.CreateCall(body, {buffers, out, b_.getInt64(uint64_t(f->resultType().numElements()))});
+    const int64_t n = f->resultType().numElements();
+    if (n >= kParallelFusedElements && outer >= 2) {
+      // Ranges of the outermost loop on the runtime's threads
+      // (kernels/elementwise.cpp's tk_fused_parallel).
+      llvm::FunctionCallee parallel = m_.getOrInsertFunction(
+          "tk_fused_parallel", b_.getVoidTy(), ptr_, i64_, ptr_, ptr_, ptr_);
+      b_.CreateCall(parallel, {fn->getArg(1), b_.getInt64(uint64_t(outer)),
+                               m_.getFunction(elementwiseRangeSymbol(k.symbol)), buffers, out});
+    } else {
+      b_.CreateCall(body, {buffers, out, b_.getInt64(uint64_t(n))});
+    }
     b_.CreateRet(b_.getInt32(TESSERA_HOST_OK));
     return okStatus();
   }

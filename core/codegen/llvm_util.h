@@ -49,6 +49,12 @@ Status linkKernelLibrary(llvm::Module &m);
 
 /// Adds one elementwise kernel (ABI of codegen/elementwise.h) to `m`; it
 /// may call the kernel library's fast_math.h functions (linkKernelLibrary).
-Status emitElementwiseKernel(llvm::Module &m, const ElementwiseKernel &kernel);
+/// Its loop nest is also a function of its own,
+///   void elementwiseRangeSymbol(symbol)(const float *const *inputs, float *out,
+///                                       int64_t begin, int64_t end)
+/// running iterations [begin, end) of the outermost loop, whose extent is
+/// returned: ranges of it may run on different threads.
+Expected<int64_t> emitElementwiseKernel(llvm::Module &m, const ElementwiseKernel &kernel);
+std::string elementwiseRangeSymbol(const std::string &symbol);
 
 } // namespace tessera::codegen

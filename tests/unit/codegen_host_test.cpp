@@ -178,6 +178,60 @@ def @main(%x: f32[4, 33], %y: f32[4, 33]) -> f32[4, 33] {
   CHECK(partition::kit::compareTensors(out, want->tensor) == "");
 }
 
+TEST_CASE("host codegen: a large fused step runs its loop nest in ranges on the threads",
+          "[codegen][host-codegen]") {
+  // 35,000 and 40,000 elements (over codegen/host.cpp's threshold): the step
+  // hands ranges of the outermost loop (5 rows; one merged loop of 40,000) to
+  // parallel_for once, which runs them in 3 chunks, last one first.
+  static int calls = 0;
+  static const tessera_host_ctx_t ctx{
+      [](const tessera_host_ctx_t *, int64_t n, tessera_host_body_t body, void *closure) {
+        ++calls;
+        for (int64_t c = 2; c >= 0; --c)
+          body(closure, n * c / 3, n * (c + 1) / 3);
+      },
+      nullptr, 3};
+  for (const char *text : {R"(
+def @main(%x: f32[5, 7000], %b: f32[5, 1]) -> f32[5, 7000] {
+  %a = add(%x, %b)
+  %s = sigmoid(%a)
+  %m = multiply(%s, %x)
+  return %m
+}
+)",
+                           R"(
+def @main(%x: f32[40000], %b: f32[40000]) -> f32[40000] {
+  %a = subtract(%x, %b)
+  %r = tanh(%a)
+  return %r
+}
+)"}) {
+    auto m = ir::parseModule(text);
+    REQUIRE(m.ok());
+    codegen::HostStepSpec spec;
+    spec.symbol = "fused_big";
+    spec.fused = m->find("main");
+    auto so = codegen::buildHostLibrary({spec}, {});
+    REQUIRE(so.ok());
+    LoadedHost host(*so);
+    REQUIRE(host.error() == "");
+    auto fn = reinterpret_cast<tessera_host_fn_t>(host.symbol("fused_big"));
+    REQUIRE(fn);
+    std::mt19937_64 rng(5);
+    const auto &params = m->find("main")->params();
+    ir::Tensor x = partition::kit::randomTensor(params[0]->type(), partition::kit::Domain::Any, rng);
+    ir::Tensor b = partition::kit::randomTensor(params[1]->type(), partition::kit::Domain::Any, rng);
+    ir::Tensor out(ir::DType::F32, m->find("main")->resultType().shape());
+    void *buffers[] = {x.bytes(), b.bytes(), out.bytes()};
+    calls = 0;
+    REQUIRE(fn(buffers, &ctx) == TESSERA_HOST_OK);
+    CHECK(calls == 1);
+    auto want = interp::run(*m, {x, b});
+    REQUIRE(want.ok());
+    CHECK(partition::kit::compareTensors(out, want->tensor) == "");
+  }
+}
+
 TEST_CASE("host codegen: errors name the step, the kernel and the CPU", "[codegen][host-codegen]") {
   codegen::HostStepSpec spec;
   spec.symbol = "s0";

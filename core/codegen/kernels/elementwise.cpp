@@ -23,8 +23,9 @@
 #include "codegen/kernels/tensor_ops.h"
 
 // The float functions of fast_math.h for the host code's fused loops
-// (codegen/elementwise.cpp calls them by these names): emitted ("used")
-// although nothing here calls them, and inlined wherever they are called.
+// (codegen/elementwise.cpp calls them by these names), and the parallel
+// runner of fused steps (codegen/host.cpp): emitted ("used") although
+// nothing here calls them, and inlined wherever they are called.
 #define TK_MATH_EXPORT extern "C" inline __attribute__((always_inline, used))
 TK_MATH_EXPORT float tk_math_expf(float x) {
   return tk_fast_expf(x);
@@ -37,6 +38,29 @@ TK_MATH_EXPORT float tk_math_erff(float x) {
 }
 TK_MATH_EXPORT float tk_math_erfcf(float x) {
   return tk_fast_erfcf(x);
+}
+
+namespace {
+/// A fused loop nest's range function (codegen/llvm_util.h) and its operands.
+struct FusedRange {
+  void (*range)(const float *const *inputs, float *out, int64_t begin, int64_t end);
+  const float *const *inputs;
+  float *out;
+};
+void fusedRangeBody(void *closure, int64_t begin, int64_t end) {
+  const FusedRange &f = *(const FusedRange *)closure;
+  f.range(f.inputs, f.out, begin, end);
+}
+} // namespace
+
+/// Runs a fused elementwise loop nest (host code's fused steps) over the
+/// n iterations of its outermost loop on the runtime's threads.
+TK_MATH_EXPORT void tk_fused_parallel(const tessera_host_ctx_t *ctx, int64_t n,
+                                      void (*range)(const float *const *, float *, int64_t,
+                                                    int64_t),
+                                      const float *const *inputs, float *out) {
+  FusedRange f{range, inputs, out};
+  tk_parallel_for(ctx, n, &fusedRangeBody, &f);
 }
 #undef TK_MATH_EXPORT
 
