@@ -50,7 +50,7 @@ const std::unordered_map<std::string, int> &fusibleOps() {
       {"minimum", 2}, {"power", 2},    {"neg", 1},          {"abs", 1},        {"relu", 1},
       {"leaky_relu", 1}, {"exp", 1},   {"log", 1},          {"sqrt", 1},       {"sigmoid", 1},
       {"tanh", 1},  {"erf", 1},        {"floor", 1},        {"ceil", 1},       {"clip", 1},
-      {"hard_sigmoid", 1}, {"hard_swish", 1}, {"silu", 1},       {"gelu", 1}};
+      {"hard_sigmoid", 1}, {"hard_swish", 1}, {"silu", 1}, {"mish", 1},       {"gelu", 1}};
   return ops;
 }
 
@@ -303,6 +303,7 @@ private:
     if (op == "silu")
       return b_.CreateFDiv(a[0],
                            b_.CreateFAdd(c(1), library("tk_math_expf", b_.CreateFNeg(a[0]))));
+    if (op == "mish") return library("tk_math_mishf", a[0]);
     if (op == "gelu") {
       // 0.5 x (1 + erf(x / sqrt 2)), with 1 + erf(u) as erfc(-u) (accurate
       // where erf(u) is near -1), or 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).

@@ -156,6 +156,7 @@ void addUnary(LoweringTable &table) {
       {"relu", TK_U_RELU},   {"sigmoid", TK_U_SIGMOID},
       {"tanh", TK_U_TANH},   {"hard_swish", TK_U_HARD_SWISH},
       {"silu", TK_U_SILU},
+      {"mish", TK_U_MISH},
       {"sqrt", TK_U_SQRT},   {"exp", TK_U_EXP},
       {"log", TK_U_LOG},     {"erf", TK_U_ERF},
       {"floor", TK_U_FLOOR}, {"ceil", TK_U_CEIL},

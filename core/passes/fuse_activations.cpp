@@ -11,6 +11,7 @@
 //   hard_swish    x * hard_sigmoid(x) with alpha = 1/6, beta = 1/2;
 //                 x * clip(x + 3, 0, 6) / 6 grouped as (x * clip) / 6
 //   silu          x * sigmoid(x)                   (SiLU, swish; EfficientNet)
+//   mish          x * tanh(log(1 + exp(x)))        (ONNX Softplus as imported; YOLOv4)
 //   gelu          x * 0.5 * (1 + erf(x / sqrt(2))) in any grouping of the
 //                 three factors, with x * (1/sqrt(2)) as well
 //                 (torch.onnx's F.gelu; approximate = "none")
@@ -70,7 +71,8 @@ class FuseActivations final : public FunctionPass {
 public:
   std::string_view name() const override { return "fuse-activations"; }
   std::string_view description() const override {
-    return "Replace decomposed activations (hard_sigmoid, hard_swish, silu, gelu) by one op";
+    return "Replace decomposed activations (hard_sigmoid, hard_swish, silu, mish, gelu) by one "
+           "op";
   }
 
   Expected<Function> runOnFunction(const Module &, const std::string &, const Function &f,
@@ -269,8 +271,17 @@ private:
       return std::nullopt;
     }
 
+    /// log(1 + exp(x)) (ONNX Softplus as the importer composes it), with no
+    /// other user: x.
+    std::optional<Expr> softplusOf(const Expr &e) const {
+      const CallNode *l = callOf(e, "log");
+      if (!l || !single(e))
+        return std::nullopt;
+      return onePlus(l->args()[0], "exp");
+    }
+
     /// x * g(x) for a gate g: silu for sigmoid, hard_swish for
-    /// hard_sigmoid(1/6, 1/2).
+    /// hard_sigmoid(1/6, 1/2), mish for tanh(softplus(x)).
     std::optional<Fused> gated(const Expr &node, const CallNode &mul) const {
       for (int i : {0, 1}) {
         const Expr &x = mul.args()[size_t(i)], &g = mul.args()[size_t(1 - i)];
@@ -282,6 +293,8 @@ private:
             h && h->args()[0] == x && near(h->attrs().getFloat("alpha"), 1.0 / 6) &&
             near(h->attrs().getFloat("beta"), 0.5))
           return Fused{"hard_swish", x, {}};
+        if (const CallNode *t = callOf(g, "tanh"); t && softplusOf(t->args()[0]) == x)
+          return Fused{"mish", x, {}};
       }
       return std::nullopt;
     }

@@ -89,6 +89,8 @@ std::optional<std::string> unaryExpr(const OpDesc &op) {
     return "(v * tsc_clamp01(v / 6.0 + 0.5))";
   if (n == "silu")
     return "(v * tsc_sigmoid(v))";
+  if (n == "mish")
+    return "(v * tanh(log1p(exp(v))))";
   if (n == "gelu") {
     std::string approximate = stringAttr(op, "approximate", "none");
     if (approximate == "none")
@@ -331,7 +333,7 @@ const std::map<std::string, Emit, std::less<>> &table() {
       {"minimum", emitBinary},    {"relu", emitUnary},          {"leaky_relu", emitUnary},
       {"sigmoid", emitUnary},     {"tanh", emitUnary},          {"clip", emitUnary},
       {"hard_sigmoid", emitUnary}, {"hard_swish", emitUnary},
-      {"silu", emitUnary},   {"gelu", emitUnary},
+      {"silu", emitUnary},   {"mish", emitUnary},   {"gelu", emitUnary},
       {"exp", emitUnary},         {"log", emitUnary},           {"sqrt", emitUnary},
       {"abs", emitUnary},         {"neg", emitUnary},           {"erf", emitUnary},
       {"reciprocal", emitUnary},  {"floor", emitUnary},         {"ceil", emitUnary},

@@ -17,7 +17,7 @@ std::vector<std::string> DnnlChecker::ops() const {
 // plan.cpp), so a pattern only keeps a fusible group together in one
 // region and names it in reports. Earlier patterns win: longest first.
 std::vector<std::pair<std::string, std::string>> DnnlChecker::patterns() const {
-  const std::string act = "relu|leaky_relu|clip|sigmoid|tanh|hard_swish|hard_sigmoid|silu|gelu";
+  const std::string act = "relu|leaky_relu|clip|sigmoid|tanh|hard_swish|hard_sigmoid|silu|mish|gelu";
   const std::string conv = act + "?(bias_add|add?(conv2d(*, const), const))";
   return {
       // ResNet's block end: relu(add(conv + bias, identity)). (The kit

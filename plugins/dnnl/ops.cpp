@@ -376,6 +376,7 @@ const std::map<std::string, Analyze, std::less<>> &table() {
       {"hard_sigmoid", analyzeEltwise},
       {"hard_swish", analyzeEltwise},
       {"silu", analyzeEltwise},
+      {"mish", analyzeEltwise},
       {"gelu", analyzeEltwise},
       {"exp", analyzeEltwise},
       {"log", analyzeEltwise},
@@ -454,6 +455,8 @@ bool eltwiseOf(const OpDesc &op, std::vector<Eltwise> &out) {
     return one(algorithm::eltwise_hardswish);
   if (n == "silu")
     return one(algorithm::eltwise_swish, 1.0);
+  if (n == "mish")
+    return one(algorithm::eltwise_mish);
   if (n == "gelu") {
     std::string approximate = stringAttr(op, "approximate", "none");
     if (approximate == "none")

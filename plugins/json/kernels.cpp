@@ -50,6 +50,7 @@ template <typename Body> void withUnary(const Unary &f, Body &&body) {
   case UnaryKind::HardSigmoid: return body([a, b](double x) { return clamp01(a * x + b); });
   case UnaryKind::HardSwish: return body([](double x) { return x * clamp01(x / 6.0 + 0.5); });
   case UnaryKind::Silu: return body([](double x) { return x * sigmoid(x); });
+  case UnaryKind::Mish: return body([](double x) { return x * std::tanh(std::log1p(std::exp(x))); });
   case UnaryKind::Gelu:
     return body([](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); });
   case UnaryKind::GeluTanh:

@@ -40,6 +40,7 @@ enum class UnaryKind {
   HardSigmoid, // a = alpha, b = beta
   HardSwish,
   Silu,
+  Mish,
   Gelu,
   GeluTanh,
   Exp,

@@ -113,14 +113,16 @@ def @main(%x: f32[3, 333], %y: f32[3, 333]) -> f32[3, 333] {
 
 // The activations fuse-activations makes out of exporters' chains: each is
 // one fused loop on the host, and matches the interpreter.
-TEST_CASE("codegen: silu and both gelu forms in a fused loop match the interpreter",
+TEST_CASE("codegen: silu, mish and both gelu forms in a fused loop match the interpreter",
           "[codegen]") {
   const std::string text = R"(
 def @main(%x: f32[3, 333]) -> f32[3, 333] {
   %s = silu(%x) : f32[3, 333]
   %g = gelu(%s) {approximate="none"} : f32[3, 333]
   %t = gelu(%x) {approximate="tanh"} : f32[3, 333]
-  %r = add(%g, %t) : f32[3, 333]
+  %m = mish(%x) : f32[3, 333]
+  %a = add(%g, %t) : f32[3, 333]
+  %r = add(%a, %m) : f32[3, 333]
   return %r
 }
 )";

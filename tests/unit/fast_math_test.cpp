@@ -100,6 +100,21 @@ TEST_CASE("fast erfcf is relatively accurate into the tail", "[host-kernels][fas
   CHECK(std::isnan(tk_fast_erfcf(NAN)));
 }
 
+TEST_CASE("fast mish is within 5 ulp of x tanh(log1p(exp x))", "[host-kernels][fast-math]") {
+  // Below x = -87.3, e^x is a denormal float and so is the result's precision
+  // (an absolute error below 1e-38): skipped.
+  Worst w = worstOver([](float x) {
+    double want = double(x) * std::tanh(std::log1p(std::exp(double(x))));
+    return std::exp(double(x)) < FLT_MIN ? 0.0 : ulps(tk_fast_mishf(x), want);
+  });
+  INFO("worst " << w.error << " ulp at x = " << w.at);
+  CHECK(w.error <= 5.0);
+  CHECK(tk_fast_mishf(0.0f) == 0.0f);
+  CHECK(tk_fast_mishf(INFINITY) == INFINITY);
+  CHECK(tk_fast_mishf(1e30f) == 1e30f);
+  CHECK(std::isnan(tk_fast_mishf(NAN)));
+}
+
 TEST_CASE("fast erff is relatively accurate", "[host-kernels][fast-math]") {
   Worst w = worstOver([](float x) { return relative(tk_fast_erff(x), std::erf(double(x))); });
   INFO("worst relative error " << w.error << " at x = " << w.at);

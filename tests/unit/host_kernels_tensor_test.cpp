@@ -137,8 +137,8 @@ const std::vector<std::string> kUnaryOps = {
     "abs",         "acos",         "acosh",      "asin",  "asinh", "atan",       "atanh",
     "ceil",        "clip",         "cos",        "cosh",  "erf",   "exp",        "floor",
     "gelu",        "hard_sigmoid", "hard_swish", "isinf", "isnan", "leaky_relu", "log",
-    "logical_not", "neg",          "reciprocal", "relu",  "round", "sigmoid",    "sign",
-    "silu",        "sin",          "sinh",       "sqrt",  "tan",   "tanh"};
+    "logical_not", "mish",         "neg",        "reciprocal", "relu", "round",  "sigmoid",
+    "sign",        "silu",         "sin",        "sinh",       "sqrt", "tan",    "tanh"};
 
 const std::vector<std::string> kBinaryOps = {
     "add",     "subtract",   "multiply",    "divide",     "power",      "maximum",

@@ -275,7 +275,7 @@ TEST_CASE("every op has a schema, a relation and a kernel", "[ir][op]") {
        {"conv2d", "conv2d_transpose", "dense", "matmul", "batch_matmul", "bias_add", "add",
         "subtract", "multiply", "divide", "power", "maximum", "minimum", "sqrt", "exp", "log",
         "neg", "abs", "erf", "floor", "ceil", "round", "reciprocal", "relu", "leaky_relu",
-        "sigmoid", "tanh", "hard_sigmoid", "hard_swish", "silu", "gelu", "clip", "softmax",
+        "sigmoid", "tanh", "hard_sigmoid", "hard_swish", "silu", "mish", "gelu", "clip", "softmax",
         "log_softmax", "batch_norm", "layer_norm", "max_pool2d", "avg_pool2d",
         "global_avg_pool2d", "global_max_pool2d", "reduce_sum", "reduce_mean", "reduce_max",
         "reduce_min", "reshape", "flatten", "transpose", "concat", "split", "slice", "squeeze",

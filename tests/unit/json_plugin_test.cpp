@@ -82,6 +82,7 @@ TEST_CASE("json plugin: the descriptor", "[json_plugin]") {
                          "hard_sigmoid",
                          "hard_swish",
                          "silu",
+                         "mish",
                          "gelu",
                          "exp",
                          "log",

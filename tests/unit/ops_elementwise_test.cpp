@@ -262,8 +262,9 @@ TEST_CASE("abs", "[ops][abs]") {
 //===----------------------------------------------------------------------===//
 
 TEST_CASE("float activations: type inference",
-          "[ops][leaky_relu][sigmoid][tanh][hard_sigmoid][hard_swish][silu][gelu]") {
-  for (std::string op : {"leaky_relu", "sigmoid", "tanh", "hard_sigmoid", "hard_swish", "silu", "gelu"}) {
+          "[ops][leaky_relu][sigmoid][tanh][hard_sigmoid][hard_swish][silu][mish][gelu]") {
+  for (std::string op :
+       {"leaky_relu", "sigmoid", "tanh", "hard_sigmoid", "hard_swish", "silu", "mish", "gelu"}) {
     INFO(op);
     CHECK(*inferOp(op, {T(DType::F16, {1, 4})}) == T(DType::F16, {1, 4}));
     CHECK(inferError(op, {T(DType::I64, {3})}) ==
@@ -314,6 +315,14 @@ TEST_CASE("silu", "[ops][silu]") {
   // sigmoid(4) = 0.9820137900; large negative x gives -0, not NaN.
   requireClose(run1("silu", {f32({5}, {0, 1, -1, 4, -1000})}),
                f32({5}, {0, 0.7310585786, -0.2689414214, 3.9280551601, 0}));
+}
+
+TEST_CASE("mish", "[ops][mish]") {
+  // x * tanh(log(1 + e^x)): tanh(log(1 + e)) = 0.8650983883, tanh(log(1 + 1/e))
+  // = 0.3034014613, mish(20) = 20 (tanh saturates), large x stays x (e^x overflows
+  // to inf, tanh(inf) = 1), large negative x gives -0.
+  requireClose(run1("mish", {f32({6}, {0, 1, -1, 20, 1000, -1000})}),
+               f32({6}, {0, 0.8650983883, -0.3034014613, 20, 1000, 0}));
 }
 
 TEST_CASE("gelu", "[ops][gelu]") {

@@ -444,6 +444,7 @@ TEST_CASE("kit: every catalogue sample type-checks and runs", "[plugin_bridge][p
                          "hard_sigmoid",
                          "hard_swish",
                          "silu",
+                         "mish",
                          "gelu",
                          "exp",
                          "log",

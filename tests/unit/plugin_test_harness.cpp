@@ -173,7 +173,7 @@ int64_t addElementwiseOps(GraphBuilder &b) {
   b.output(b.op("power", {pos, y}));
   b.output(b.op("maximum", {x, y}));
   b.output(b.op("minimum", {y, x}));
-  for (const char *op : {"relu", "sigmoid", "tanh", "hard_swish", "silu", "exp", "abs", "neg", "erf",
+  for (const char *op : {"relu", "sigmoid", "tanh", "hard_swish", "silu", "mish", "exp", "abs", "neg", "erf",
                          "floor", "ceil", "reciprocal"})
     b.output(b.op(op, {x}));
   b.output(b.op("log", {pos}));

@@ -39,6 +39,9 @@ TK_MATH_EXPORT float tk_math_erff(float x) {
 TK_MATH_EXPORT float tk_math_erfcf(float x) {
   return tk_fast_erfcf(x);
 }
+TK_MATH_EXPORT float tk_math_mishf(float x) {
+  return tk_fast_mishf(x);
+}
 
 namespace {
 /// A fused loop nest's range function (codegen/llvm_util.h) and its operands.
@@ -111,6 +114,12 @@ static inline float tk_one_plus_erf(float u) {
 static inline double tk_one_plus_erf(double u) {
   return 1.0 + erf(u);
 }
+static inline float tk_mish(float x) {
+  return tk_fast_mishf(x);
+}
+static inline double tk_mish(double x) {
+  return x * tanh(log1p(exp(x)));
+}
 static inline float tk_pow(float a, float b) {
   return powf(a, b);
 }
@@ -174,6 +183,7 @@ template <class C> TK_ALWAYS_INLINE C tk_unary_float(int64_t op, C x, C p0, C p1
   case TK_U_HARD_SIGMOID: return tk_clamp01(p0 * x + p1);
   case TK_U_HARD_SWISH: return x * tk_clamp01(x / (C)6 + (C)0.5);
   case TK_U_SILU: return x / ((C)1 + tk_exp(-x));
+  case TK_U_MISH: return tk_mish(x);
   case TK_U_GELU: return (C)0.5 * x * tk_one_plus_erf(x / tk_sqrt((C)2));
   case TK_U_GELU_TANH: {
     const C k = (C)0.7978845608028654; // sqrt(2 / pi)

@@ -48,6 +48,7 @@ enum tk_unary_op {
   TK_U_ISNAN, // bool result
   TK_U_ISINF, // bool result; ia[1] = detect_positive, ia[2] = detect_negative
   TK_U_LOGICAL_NOT,
+  TK_U_MISH,
   TK_U_COUNT,
 };
 

@@ -6,7 +6,7 @@
 //   comparisons        equal less greater (result bool)
 //   unary math         sqrt exp log erf floor ceil round reciprocal neg abs
 //   activations        relu leaky_relu sigmoid tanh hard_sigmoid hard_swish
-//                      silu gelu clip
+//                      silu mish gelu clip
 //   selection, cast    where cast
 // and, added for the ONNX frontend:
 //   remainder          mod
@@ -447,6 +447,13 @@ Status registerActivations(OpRegistry &r) {
   // into this).
   TS_RETURN_IF_ERROR(r.add(unaryOp("silu", "x * sigmoid(x) (SiLU, swish).", Accepts::Float,
                                    unaryKernel([](double x) { return x * sigmoid(x); }))));
+  // mish: x * tanh(softplus(x)) (ONNX Mish, opset 18; torch.onnx writes
+  // Mul(x, Tanh(Softplus(x))) at opset 17, which fuse-activations turns
+  // into this).
+  TS_RETURN_IF_ERROR(r.add(unaryOp("mish", "x * tanh(log(1 + exp(x))) (Mish).", Accepts::Float,
+                                   unaryKernel([](double x) {
+                                     return x * std::tanh(std::log1p(std::exp(x)));
+                                   }))));
   // gelu: ONNX Gelu (opset 20). approximate = "none":
   //   0.5 x (1 + erf(x / sqrt(2)));
   // approximate = "tanh":
