@@ -69,14 +69,16 @@ TK_MATH_EXPORT void tk_fused_parallel(const tessera_host_ctx_t *ctx, int64_t n,
 
 namespace {
 
-// float / double overloads of the libm functions the kernels use.
-#define TK_MATH1(name)                                                                             \
+// float / double overloads of the math functions the kernels use: libm's,
+// but fast_math.h's in float for exp, tanh and erf.
+#define TK_MATH1_AS(name, floatFn)                                                                 \
   static inline float tk_##name(float x) {                                                         \
-    return name##f(x);                                                                             \
+    return floatFn(x);                                                                             \
   }                                                                                                \
   static inline double tk_##name(double x) {                                                       \
     return name(x);                                                                                \
   }
+#define TK_MATH1(name) TK_MATH1_AS(name, name##f)
 TK_MATH1(sqrt)
 TK_MATH1(log)
 TK_MATH1(floor)
@@ -94,19 +96,11 @@ TK_MATH1(asinh)
 TK_MATH1(acosh)
 TK_MATH1(atanh)
 TK_MATH1(fabs)
+TK_MATH1_AS(exp, tk_fast_expf)
+TK_MATH1_AS(tanh, tk_fast_tanhf)
+TK_MATH1_AS(erf, tk_fast_erff)
 #undef TK_MATH1
-// exp, tanh and erf: fast_math.h's in float, libm's in double.
-#define TK_MATH1_FAST(name)                                                                        \
-  static inline float tk_##name(float x) {                                                         \
-    return tk_fast_##name##f(x);                                                                   \
-  }                                                                                                \
-  static inline double tk_##name(double x) {                                                       \
-    return name(x);                                                                                \
-  }
-TK_MATH1_FAST(exp)
-TK_MATH1_FAST(tanh)
-TK_MATH1_FAST(erf)
-#undef TK_MATH1_FAST
+#undef TK_MATH1_AS
 /// 1 + erf(u), GELU's factor: erfc(-u) in float, accurate where erf is near -1.
 static inline float tk_one_plus_erf(float u) {
   return tk_fast_erfcf(-u);
