@@ -50,7 +50,7 @@ const std::unordered_map<std::string, int> &fusibleOps() {
       {"minimum", 2}, {"power", 2},    {"neg", 1},          {"abs", 1},        {"relu", 1},
       {"leaky_relu", 1}, {"exp", 1},   {"log", 1},          {"sqrt", 1},       {"sigmoid", 1},
       {"tanh", 1},  {"erf", 1},        {"floor", 1},        {"ceil", 1},       {"clip", 1},
-      {"hard_sigmoid", 1}, {"hard_swish", 1}, {"silu", 1}, {"mish", 1},       {"gelu", 1}};
+      {"hard_sigmoid", 1}, {"hard_swish", 1}, {"silu", 1},       {"mish", 1},       {"gelu", 1}};
   return ops;
 }
 

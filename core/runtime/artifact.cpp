@@ -85,7 +85,7 @@ std::string ArtifactWriter::finish() const {
   const size_t index = kHeaderSize + kEntrySize * sections_.size();
   std::string out;
   out.reserve(total);
-  out.resize(offsets.empty() ? index : offsets[0], '\0');
+  out.resize(index, '\0'); // header and section table, written below
   std::memcpy(out.data(), kMagic, 4);
   putU32(out, 4, kArtifactFormatVersion);
   putU64(out, 8, total);

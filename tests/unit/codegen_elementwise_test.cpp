@@ -44,6 +44,20 @@ void load(const std::string &so, Loaded &out) {
   REQUIRE(out.handle != nullptr);
 }
 
+/// `fn` compiled as kernel `symbol`, linked, loaded into `lib`, looked up.
+KernelFn compileKernel(const std::string &symbol, const ir::Function &fn, Loaded &lib,
+                       const codegen::CodegenOptions &options = {}) {
+  auto obj = codegen::emitObject({{symbol, fn}}, options);
+  INFO((obj.ok() ? std::string() : obj.error().str()));
+  REQUIRE(obj.ok());
+  auto so = codegen::linkSharedObject({*obj});
+  REQUIRE(so.ok());
+  load(*so, lib);
+  auto kernel = reinterpret_cast<KernelFn>(::dlsym(lib.handle, symbol.c_str()));
+  REQUIRE(kernel != nullptr);
+  return kernel;
+}
+
 ir::Function mainOf(const std::string &text) {
   auto m = ir::parseModule(text);
   if (!m.ok())
@@ -127,14 +141,8 @@ def @main(%x: f32[3, 333]) -> f32[3, 333] {
 }
 )";
   ir::Function fn = mainOf(text);
-  auto obj = codegen::emitObject({{"k_act", fn}});
-  REQUIRE(obj.ok());
-  auto so = codegen::linkSharedObject({*obj});
-  REQUIRE(so.ok());
   Loaded lib;
-  load(*so, lib);
-  auto kernel = reinterpret_cast<KernelFn>(::dlsym(lib.handle, "k_act"));
-  REQUIRE(kernel != nullptr);
+  KernelFn kernel = compileKernel("k_act", fn, lib);
   std::mt19937 rng(5);
   Tensor x = randomF32({3, 333}, rng, -6, 6);
   Tensor out(ir::DType::F32, {3, 333});
@@ -167,14 +175,8 @@ def @main(%x: f32[1000]) -> f32[1000] {
     codegen::CodegenOptions options;
     options.cpu = "x86-64";
     options.optLevel = level;
-    auto obj = codegen::emitObject({{"k", fn}}, options);
-    REQUIRE(obj.ok());
-    auto so = codegen::linkSharedObject({*obj});
-    REQUIRE(so.ok());
     Loaded lib;
-    load(*so, lib);
-    auto kernel = reinterpret_cast<KernelFn>(::dlsym(lib.handle, "k"));
-    REQUIRE(kernel != nullptr);
+    KernelFn kernel = compileKernel("k", fn, lib, options);
     Tensor out(ir::DType::F32, {1000});
     const float *inputs[] = {x.data<float>()};
     kernel(inputs, out.data<float>(), out.numel());
@@ -200,15 +202,8 @@ def @main(%x: f32[3, 5, 4, 7], %b: )" + type + R"() -> f32[3, 5, 4, 7] {
 }
 )";
       ir::Function fn = mainOf(text);
-      auto obj = codegen::emitObject({{"k_bias", fn}});
-      INFO((obj.ok() ? std::string() : obj.error().str()));
-      REQUIRE(obj.ok());
-      auto so = codegen::linkSharedObject({*obj});
-      REQUIRE(so.ok());
       Loaded lib;
-      load(*so, lib);
-      auto kernel = reinterpret_cast<KernelFn>(::dlsym(lib.handle, "k_bias"));
-      REQUIRE(kernel != nullptr);
+      KernelFn kernel = compileKernel("k_bias", fn, lib);
       std::mt19937 rng(5);
       Tensor x = randomF32({3, 5, 4, 7}, rng, -2, 2), b = randomF32(shape, rng, -2, 2);
       Tensor out(ir::DType::F32, {3, 5, 4, 7});

@@ -147,35 +147,51 @@ TEST_CASE("host codegen: every lowered op's catalogue samples through LLVM match
   }
 }
 
-TEST_CASE("host codegen: a fused elementwise step", "[codegen][host-codegen]") {
-  auto m = ir::parseModule(R"(
-def @main(%x: f32[4, 33], %y: f32[4, 33]) -> f32[4, 33] {
-  %m = multiply(%x, %y)
-  %a = add(%m, %x)
-  %r = relu(%a)
-  return %r
-}
-)");
+namespace {
+
+/// `text`'s @main as one fused host step, run through `ctx` on random
+/// inputs from `seed`: "" when it matches the interpreter, else the
+/// difference.
+std::string runFusedStep(const char *text, const tessera_host_ctx_t *ctx, uint64_t seed) {
+  auto m = ir::parseModule(text);
   REQUIRE(m.ok());
+  const ir::Function main = m->find("main");
   codegen::HostStepSpec spec;
   spec.symbol = "fused_0";
-  spec.fused = m->find("main");
+  spec.fused = main;
   auto so = codegen::buildHostLibrary({spec}, {});
   REQUIRE(so.ok());
   LoadedHost host(*so);
   REQUIRE(host.error() == "");
   auto fn = reinterpret_cast<tessera_host_fn_t>(host.symbol("fused_0"));
   REQUIRE(fn);
-  std::mt19937_64 rng(3);
-  ir::Type t = ir::Type::tensor(ir::DType::F32, {4, 33});
-  ir::Tensor x = partition::kit::randomTensor(t, partition::kit::Domain::Any, rng);
-  ir::Tensor y = partition::kit::randomTensor(t, partition::kit::Domain::Any, rng);
-  ir::Tensor out(ir::DType::F32, {4, 33});
-  void *buffers[] = {x.bytes(), y.bytes(), out.bytes()};
-  REQUIRE(fn(buffers, test::hostkernel::testContext()) == TESSERA_HOST_OK);
-  auto want = interp::run(*m, {x, y});
+  std::mt19937_64 rng(seed);
+  std::vector<ir::Tensor> inputs;
+  std::vector<void *> buffers;
+  for (const ir::Var &p : main->params()) {
+    inputs.push_back(partition::kit::randomTensor(p->type(), partition::kit::Domain::Any, rng));
+    buffers.push_back(inputs.back().bytes());
+  }
+  ir::Tensor out(ir::DType::F32, main->resultType().shape());
+  buffers.push_back(out.bytes());
+  REQUIRE(fn(buffers.data(), ctx) == TESSERA_HOST_OK);
+  auto want = interp::run(*m, inputs);
   REQUIRE(want.ok());
-  CHECK(partition::kit::compareTensors(out, want->tensor) == "");
+  return partition::kit::compareTensors(out, want->tensor);
+}
+
+} // namespace
+
+TEST_CASE("host codegen: a fused elementwise step", "[codegen][host-codegen]") {
+  CHECK(runFusedStep(R"(
+def @main(%x: f32[4, 33], %y: f32[4, 33]) -> f32[4, 33] {
+  %m = multiply(%x, %y)
+  %a = add(%m, %x)
+  %r = relu(%a)
+  return %r
+}
+)",
+                     test::hostkernel::testContext(), 3) == "");
 }
 
 TEST_CASE("host codegen: a large fused step runs its loop nest in ranges on the threads",
@@ -206,29 +222,9 @@ def @main(%x: f32[40000], %b: f32[40000]) -> f32[40000] {
   return %r
 }
 )"}) {
-    auto m = ir::parseModule(text);
-    REQUIRE(m.ok());
-    codegen::HostStepSpec spec;
-    spec.symbol = "fused_big";
-    spec.fused = m->find("main");
-    auto so = codegen::buildHostLibrary({spec}, {});
-    REQUIRE(so.ok());
-    LoadedHost host(*so);
-    REQUIRE(host.error() == "");
-    auto fn = reinterpret_cast<tessera_host_fn_t>(host.symbol("fused_big"));
-    REQUIRE(fn);
-    std::mt19937_64 rng(5);
-    const auto &params = m->find("main")->params();
-    ir::Tensor x = partition::kit::randomTensor(params[0]->type(), partition::kit::Domain::Any, rng);
-    ir::Tensor b = partition::kit::randomTensor(params[1]->type(), partition::kit::Domain::Any, rng);
-    ir::Tensor out(ir::DType::F32, m->find("main")->resultType().shape());
-    void *buffers[] = {x.bytes(), b.bytes(), out.bytes()};
     calls = 0;
-    REQUIRE(fn(buffers, &ctx) == TESSERA_HOST_OK);
+    CHECK(runFusedStep(text, &ctx, 5) == "");
     CHECK(calls == 1);
-    auto want = interp::run(*m, {x, b});
-    REQUIRE(want.ok());
-    CHECK(partition::kit::compareTensors(out, want->tensor) == "");
   }
 }
 

@@ -384,55 +384,47 @@ inline void gemmTile(const Gemm<T> &g, const T *A, const T *B, T *C, int64_t i0,
   } while (k0 < g.K);
 }
 
-/// C[m, n] for n in [j0, j1) as dot products over k, B with contiguous
-/// columns (b_ks == 1): the better order for few rows of A and a transposed
-/// B (dense on one row: a GEMV that streams B once). Four columns at a
-/// time, each with its partial sums in L lanes, so that four independent
-/// chains of vector FMAs are in flight; a float sum is never reassociated
-/// within a lane.
-template <typename T, bool UNIT_A> // UNIT_A: a_ks == 1, A's row loads as vectors
-inline void gemmDotRowOf(const Gemm<T> &g, const T *A, const T *B, T *C, int64_t m, int64_t j0,
-                         int64_t j1) {
+/// c[w] = sum_k a[k*a_ks] * B[(n + w)*b_ns + k] for w < W: W dot products
+/// over k at once, each with its partial sums in L lanes, so that W
+/// independent chains of vector FMAs are in flight. Lane l sums k = l, l+L,
+/// ... in order, then the lanes and the tail in order; a float sum is never
+/// reassociated otherwise.
+template <typename T, bool UNIT_A, int W> // UNIT_A: a_ks == 1, A's row loads as vectors
+inline void dotColumns(const Gemm<T> &g, const T *a, const T *B, int64_t n, T *c) {
   constexpr int L = kNR<T>;
-  const T *a = A + m * g.a_rs;
   const int64_t a_ks = UNIT_A ? 1 : g.a_ks;
-  int64_t n = j0;
-  for (; n + 4 <= j1; n += 4) {
-    const T *b0 = B + n * g.b_ns, *b1 = b0 + g.b_ns, *b2 = b1 + g.b_ns, *b3 = b2 + g.b_ns;
-    T p0[L] = {}, p1[L] = {}, p2[L] = {}, p3[L] = {};
-    int64_t k = 0;
-    for (; k + L <= g.K; k += L)
-      for (int l = 0; l < L; ++l) {
-        T av = a[(k + l) * a_ks];
-        p0[l] += av * b0[k + l], p1[l] += av * b1[k + l];
-        p2[l] += av * b2[k + l], p3[l] += av * b3[k + l];
-      }
-    T s0 = T(0), s1 = T(0), s2 = T(0), s3 = T(0);
-    for (int l = 0; l < L; ++l)
-      s0 += p0[l], s1 += p1[l], s2 += p2[l], s3 += p3[l];
-    for (; k < g.K; ++k) {
-      T av = a[k * a_ks];
-      s0 += av * b0[k], s1 += av * b1[k], s2 += av * b2[k], s3 += av * b3[k];
+  const T *b = B + n * g.b_ns;
+  T part[W][L] = {};
+  int64_t k = 0;
+  for (; k + L <= g.K; k += L)
+    for (int l = 0; l < L; ++l) {
+      T av = a[(k + l) * a_ks];
+      for (int w = 0; w < W; ++w)
+        part[w][l] += av * b[w * g.b_ns + k + l];
     }
-    T *c = C + m * g.c_rs + n;
-    c[0] = s0, c[1] = s1, c[2] = s2, c[3] = s3;
-  }
-  for (; n < j1; ++n) {
-    const T *b = B + n * g.b_ns;
-    T part[L];
-    for (int l = 0; l < L; ++l)
-      part[l] = T(0);
-    int64_t k = 0;
-    for (; k + L <= g.K; k += L)
-      for (int l = 0; l < L; ++l)
-        part[l] += a[(k + l) * a_ks] * b[k + l];
+  for (int w = 0; w < W; ++w) {
     T sum = T(0);
     for (int l = 0; l < L; ++l)
-      sum += part[l];
-    for (; k < g.K; ++k)
-      sum += a[k * a_ks] * b[k];
-    C[m * g.c_rs + n] = sum;
+      sum += part[w][l];
+    for (int64_t kk = k; kk < g.K; ++kk)
+      sum += a[kk * a_ks] * b[w * g.b_ns + kk];
+    c[w] = sum;
   }
+}
+
+/// C[m, n] for n in [j0, j1) as dot products over k, B with contiguous
+/// columns (b_ks == 1): the better order for few rows of A and a transposed
+/// B (dense on one row: a GEMV that streams B once). Four columns at a time.
+template <typename T, bool UNIT_A>
+inline void gemmDotRowOf(const Gemm<T> &g, const T *A, const T *B, T *C, int64_t m, int64_t j0,
+                         int64_t j1) {
+  const T *a = A + m * g.a_rs;
+  T *c = C + m * g.c_rs;
+  int64_t n = j0;
+  for (; n + 4 <= j1; n += 4)
+    dotColumns<T, UNIT_A, 4>(g, a, B, n, c + n);
+  for (; n < j1; ++n)
+    dotColumns<T, UNIT_A, 1>(g, a, B, n, c + n);
 }
 
 template <typename T>

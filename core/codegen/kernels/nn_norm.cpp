@@ -75,6 +75,25 @@ template <int DT> int32_t batchNormImpl(const tk_args *a, const tessera_host_ctx
 // gamma and beta are expanded to the normalised shape (their element strides
 // over normShape, 0 where they broadcast) into two double arrays in scratch.
 
+/// sum_j term(j) for j < n in 8 double lanes (lane l sums j = l, l+8, ...
+/// in order), then the lanes and the tail in order: it vectorises, where one
+/// accumulator would wait on each add; the lanes change the result by
+/// rounding in double, far below a float output's.
+template <typename Term> inline double laneSum(int64_t n, Term term) {
+  constexpr int L = 8;
+  double lanes[L] = {};
+  int64_t full = n / L * L;
+  for (int64_t j = 0; j < full; j += L)
+    for (int l = 0; l < L; ++l)
+      lanes[l] += term(j + l);
+  double sum = 0;
+  for (int l = 0; l < L; ++l)
+    sum += lanes[l];
+  for (int64_t j = full; j < n; ++j)
+    sum += term(j);
+  return sum;
+}
+
 template <int DT> void layerNormBody(void *closure, int64_t begin, int64_t end) {
   using D = Dt<DT>;
   using S = typename D::S;
@@ -85,35 +104,14 @@ template <int DT> void layerNormBody(void *closure, int64_t begin, int64_t end) 
   bool hasBeta = a->ia[3] != 0;
   const S *x = (const S *)a->in[0].data;
   S *y = (S *)a->out[0].data;
-  // The sums run in 8 double lanes, so that they vectorise (a single
-  // double accumulator waits on each add; 8 lanes change the result by
-  // rounding in double, far below the float output's).
-  constexpr int L = 8;
   for (int64_t o = begin; o < end; ++o) {
     const S *xr = x + o * inner;
-    double lanes[L] = {};
-    int64_t full = inner / L * L;
-    for (int64_t j = 0; j < full; j += L)
-      for (int l = 0; l < L; ++l)
-        lanes[l] += (double)D::get(xr, j + l);
-    double mean = 0, var = 0;
-    for (int l = 0; l < L; ++l)
-      mean += lanes[l], lanes[l] = 0;
-    for (int64_t j = full; j < inner; ++j)
-      mean += (double)D::get(xr, j);
-    mean /= (double)inner;
-    for (int64_t j = 0; j < full; j += L)
-      for (int l = 0; l < L; ++l) {
-        double d = (double)D::get(xr, j + l) - mean;
-        lanes[l] += d * d;
-      }
-    for (int l = 0; l < L; ++l)
-      var += lanes[l];
-    for (int64_t j = full; j < inner; ++j) {
-      double d = (double)D::get(xr, j) - mean;
-      var += d * d;
-    }
-    var /= (double)inner;
+    double mean = laneSum(inner, [&](int64_t j) { return (double)D::get(xr, j); }) / (double)inner;
+    double var = laneSum(inner, [&](int64_t j) {
+                   double d = (double)D::get(xr, j) - mean;
+                   return d * d;
+                 }) /
+                 (double)inner;
     double inv = 1.0 / sqrt(var + eps);
     for (int64_t j = 0; j < inner; ++j)
       D::putd(y, o * inner + j,

@@ -60,22 +60,34 @@ inline WindowMax<DT> windowMax(const PoolJob &j, const typename Dt<DT>::S *x, in
 
 // --- max_pool2d: ia = KH, KW, sh, sw, dh, dw, pad_top, pad_left ---------------------
 
+/// The output columns [lo, hi) whose windows lie inside the input's columns
+/// (every tap reads an element), and whether row oh's lie inside its rows:
+/// the outputs the pooling kernels compute tap by tap over vectors.
+struct Interior {
+  int64_t lo, hi;
+};
+inline Interior interiorColumns(const PoolJob &j) {
+  int64_t lo = tkMin(j.OW, ceilDiv(j.pl, j.sw));
+  return {lo, tkMax(lo, tkMin(j.OW, ceilDiv(j.W + j.pl - (j.KW - 1) * j.dw, j.sw)))};
+}
+inline bool rowInside(const PoolJob &j, int64_t oh) {
+  int64_t ih0 = oh * j.sh - j.pt;
+  return ih0 >= 0 && ih0 + (j.KH - 1) * j.dh < j.H;
+}
+
 template <int DT> void maxPoolBody(void *closure, int64_t begin, int64_t end) {
   using D = Dt<DT>;
   const PoolJob &j = *(const PoolJob *)closure;
   const typename D::S *xall = (const typename D::S *)j.a->in[0].data;
   typename D::S *yall = (typename D::S *)j.a->out[0].data;
-  // Interior columns [owLo, owHi): every tap of the window is inside.
-  int64_t owLo = tkMin(j.OW, ceilDiv(j.pl, j.sw));
-  int64_t owHi = tkMax(owLo, tkMin(j.OW, ceilDiv(j.W + j.pl - (j.KW - 1) * j.dw, j.sw)));
+  const auto [owLo, owHi] = interiorColumns(j);
   for (int64_t plane = begin; plane < end; ++plane) {
     const typename D::S *x = xall + plane * j.H * j.W;
     typename D::S *y = yall + plane * j.OH * j.OW;
     for (int64_t oh = 0; oh < j.OH; ++oh) {
       int64_t ih0 = oh * j.sh - j.pt;
-      bool rowInside = ih0 >= 0 && ih0 + (j.KH - 1) * j.dh < j.H;
       if constexpr (DT == TK_F32 || DT == TK_F64) {
-        if (rowInside && owLo < owHi) {
+        if (rowInside(j, oh) && owLo < owHi) {
           // Tap by tap over a row of interior outputs (vectorised): the
           // first tap, then each later one where it is greater, as
           // windowMax does (a leading NaN sticks, a later one never wins).
@@ -159,9 +171,7 @@ template <int DT> void avgPoolBody(void *closure, int64_t begin, int64_t end) {
   bool includePad = ia[10] != 0;
   const typename D::S *xall = (const typename D::S *)j.a->in[0].data;
   typename D::S *yall = (typename D::S *)j.a->out[0].data;
-  // Interior columns [owLo, owHi): every tap inside, KW of them.
-  int64_t owLo = tkMin(j.OW, ceilDiv(j.pl, j.sw));
-  int64_t owHi = tkMax(owLo, tkMin(j.OW, ceilDiv(j.W + j.pl - (j.KW - 1) * j.dw, j.sw)));
+  const auto [owLo, owHi] = interiorColumns(j);
   for (int64_t plane = begin; plane < end; ++plane) {
     const typename D::S *x = xall + plane * j.H * j.W;
     typename D::S *y = yall + plane * j.OH * j.OW;
@@ -169,10 +179,9 @@ template <int DT> void avgPoolBody(void *closure, int64_t begin, int64_t end) {
       int64_t hs = oh * j.sh - j.pt;
       int64_t countH = includePad ? tapsInside(hs, j.KH, j.dh, -j.pt, j.H + pb)
                                   : tapsInside(hs, j.KH, j.dh, 0, j.H);
-      bool rowInside = hs >= 0 && hs + (j.KH - 1) * j.dh < j.H;
       int64_t skipLo = j.OW, skipHi = j.OW; // columns done below
       if constexpr (DT == TK_F32 || DT == TK_F64) {
-        if (rowInside && owLo < owHi) {
+        if (rowInside(j, oh) && owLo < owHi) {
           // Interior outputs tap by tap over vectors of double sums: the
           // same sums in the same order as the window loop.
           constexpr int64_t kChunk = 256;
