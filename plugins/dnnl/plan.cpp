@@ -104,8 +104,9 @@ void PlanBuilder::findReorderedConstants() {
       continue;
     for (const ConstCopy &copy : constCopies_)
       if (copy.src == data && copy.dstMd.data_type() == copy.srcMd.data_type()) {
-        plan_->reordered.push_back(
-            ReorderedConstant{c, plan_->buffers[size_t(copy.buffer)].data, copy.dstMd, copy.srcMd});
+        plan_->reordered.push_back(ReorderedConstant{c, plan_->buffers[size_t(copy.buffer)].data,
+                                                     copy.dstMd, copy.srcMd,
+                                                     copy.dstMd.data.format_kind == dnnl_blocked});
         break;
       }
   }
@@ -147,12 +148,14 @@ std::string describePlan(const Plan &plan, const sdk::JsonFunction &fn,
        std::to_string(copies) + " bytes reordered or folded at init\n";
   for (size_t c = 0; c < fn.constants.size(); ++c) {
     const sdk::JsonConstant &k = fn.constants[c];
-    bool reordered = std::any_of(plan.reordered.begin(), plan.reordered.end(),
-                                 [&](const ReorderedConstant &r) { return r.constant == c; });
+    auto r = std::find_if(plan.reordered.begin(), plan.reordered.end(),
+                          [&](const ReorderedConstant &r) { return r.constant == c; });
     s += "  constant " + std::to_string(c) + " ('" + k.name() + "', " + k.type().str() + "): ";
     if (c < released.size() && released[c])
       s += "reordered at init; plain bytes released (restored to save)\n";
-    else if (reordered)
+    else if (r != plan.reordered.end() && !r->reversible)
+      s += "transformed for Winograd at init; plain bytes held (no reverse transform)\n";
+    else if (r != plan.reordered.end())
       s += "reordered at init; plain bytes kept\n";
     else
       s += "plain bytes held\n";

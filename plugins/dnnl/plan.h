@@ -92,6 +92,9 @@ struct ReorderedConstant {
   const void *data = nullptr; // the copy (in Plan::owned)
   dnnl::memory::desc md;      // its layout
   dnnl::memory::desc view;    // the constant's bytes as the copy was made from them
+  // Whether a reorder gives the bytes back: not from Winograd's transformed
+  // weights (format_kind wino), whose constant the module keeps.
+  bool reversible = true;
 };
 
 struct Plan {

@@ -71,10 +71,11 @@ void DnnlModule::init(std::span<const sdk::JsonFunction> functions) {
     plans_.push_back(buildPlan(fn, prefix()));
     // The steps read these constants only through their reordered copies.
     // Each is let go once the reverse reorder is seen to give back its
-    // bytes exactly (a copy made from part of them, or not exact, keeps them).
+    // bytes exactly (a copy made from part of them, or not exact, or
+    // transformed for Winograd, keeps them).
     for (const ReorderedConstant &c : plans_.back()->reordered) {
       const sdk::JsonConstant &k = fn.constants[c.constant];
-      if (c.view.get_size() != k.bytes())
+      if (!c.reversible || c.view.get_size() != k.bytes())
         continue;
       AlignedBytes back = alignedBytes(k.bytes());
       restoreConstant(c, back.get());

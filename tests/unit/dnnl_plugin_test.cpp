@@ -416,11 +416,11 @@ TEST_CASE("dnnl plugin: one module runs on several threads at once", "[dnnl_plug
 TEST_CASE("dnnl plugin: reordered weights are held once and saved as they came",
           "[dnnl_plugin]") {
   GraphBuilder b("tessera_weights_once");
-  int64_t x = b.input("x", {1, 16, 10, 10});
+  int64_t x = b.input("x", {1, 8, 10, 10});
   // The convolution's weights go into the layout its primitive picked; so
   // does the constant it adds (fused as a sum into its blocked result). Its
-  // bias is read as it is.
-  int64_t c = b.op("conv2d", {x, b.constant("w", {32, 16, 3, 3}, -0.2, 0.2)},
+  // bias is read as it is. (8 input channels: direct, not Winograd.)
+  int64_t c = b.op("conv2d", {x, b.constant("w", {32, 8, 3, 3}, -0.2, 0.2)},
                    {{"pads", ints({1, 1, 1, 1})}});
   int64_t y = b.op("bias_add", {c, b.constant("b", {32})});
   b.output(b.op("relu", {b.op("add", {y, b.constant("r", {1, 32, 10, 10})})}));
@@ -434,7 +434,7 @@ TEST_CASE("dnnl plugin: reordered weights are held once and saved as they came",
   const std::string plan = planOf(m.get());
   INFO(plan);
   CHECK(plan.find("function 'tessera_weights_once': ") == 0);
-  CHECK(plan.find("constant 0 ('w', f32[32, 16, 3, 3]): reordered at init; plain bytes "
+  CHECK(plan.find("constant 0 ('w', f32[32, 8, 3, 3]): reordered at init; plain bytes "
                   "released (restored to save)") != std::string::npos);
   CHECK(plan.find("constant 1 ('b', f32[32]): plain bytes held") != std::string::npos);
   CHECK(plan.find("  constants: 128 bytes held as given, ") != std::string::npos); // the bias
@@ -460,6 +460,41 @@ TEST_CASE("dnnl plugin: reordered weights are held once and saved as they came",
   std::string none;
   CHECK(take(m->get_source(m->self, "c", &appendToString, &none)) ==
         "dnnl runtime module: no 'c' source (formats: json, plan)");
+}
+
+// A dense 3x3 stride-1 convolution with 16 channels or more runs as
+// oneDNN's Winograd where oneDNN has it (AVX-512), and gives the reference
+// interpreter's results within the kit's tolerance; one with few input
+// channels, a stride or a dilation stays direct. Winograd weights have no
+// reverse transform: their plain bytes stay with the module, to save.
+TEST_CASE("dnnl plugin: 3x3 convolutions run as Winograd where it pays", "[dnnl_plugin]") {
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  GraphBuilder b("tessera_winograd");
+  int64_t x = b.input("x", {1, 32, 14, 14});
+  int64_t w = b.constant("w", {48, 32, 3, 3}, -0.2, 0.2);
+  int64_t c = b.op("conv2d", {x, w}, {{"pads", ints({1, 1, 1, 1})}});
+  int64_t y = b.op("relu", {b.op("bias_add", {c, b.constant("b", {48})})});
+  // The same weight, strided: direct; 3 input channels: direct.
+  int64_t s = b.op("conv2d", {x, w}, {{"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}});
+  int64_t t = b.op("conv2d", {b.input("rgb", {1, 3, 14, 14}),
+                              b.constant("w3", {48, 3, 3, 3}, -0.2, 0.2)},
+                   {{"pads", ints({1, 1, 1, 1})}});
+  b.output(y);
+  b.output(s);
+  b.output(t);
+  plugin().checkAgainstReference(b);
+  const std::string plan = compiledPlan(b);
+  INFO(plan);
+  auto countOf = [&](std::string_view what) {
+    size_t n = 0;
+    for (size_t at = plan.find(what); at != std::string::npos; at = plan.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  CHECK(countOf("wino_") == (avx512 ? 1u : 0u));
+  CHECK(countOf("constant 0 ('w', f32[48, 32, 3, 3]): transformed for Winograd at init; plain "
+                "bytes held (no reverse transform)") == (avx512 ? 1u : 0u));
 }
 
 // Two convolutions of one weight read one reordered copy of it.
