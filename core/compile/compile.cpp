@@ -160,9 +160,8 @@ Expected<CompileResult> compileModule(const ir::Module &input, const CompileOpti
   writer.add(runtime::SectionKind::Weights, std::move(lowered.weights));
   if (!hostCode.empty())
     writer.add(runtime::SectionKind::HostCode, std::move(hostCode));
-  for (const CompiledRegion &r : regions)
-    writer.add(runtime::SectionKind::ExternalModule,
-               runtime::packExternalModule(r.typeKey, r.moduleBytes));
+  for (CompiledRegion &r : regions)
+    writer.add(runtime::SectionKind::ExternalModule, std::move(r.moduleSection));
 
   result.artifact = writer.finish();
   for (const runtime::Step &s : plan.steps) {

@@ -12,6 +12,7 @@
 #include "partition/partition.h"
 #include "partition/plugin_bridge.h"
 #include "plugin/registry.h"
+#include "runtime/artifact.h"
 
 #include <fmt/ranges.h>
 
@@ -80,11 +81,11 @@ compileRegions(const Module &m, const plugin::PluginRegistry *registry,
     auto module = p->compile((*graph)->graph());
     if (!module)
       return std::move(module).error().addContext(where());
-    auto bytes = (*module)->save();
+    r.typeKey = (*module)->typeKey();
+    auto bytes = (*module)->save(runtime::externalModuleHeader(r.typeKey));
     if (!bytes)
       return std::move(bytes).error().addContext(where() + ": saving the module");
-    r.typeKey = (*module)->typeKey();
-    r.moduleBytes = std::move(*bytes);
+    r.moduleSection = std::move(*bytes);
     if ((*graph)->constantsAsInputs())
       r.extraInputs = (*graph)->extraInputs();
   }

@@ -46,8 +46,10 @@ struct CompiledRegion {
   std::string symbol; // its global_symbol attribute (the module's function)
   std::string plugin; // the Compiler attribute
   std::string pluginVersion;
-  std::string typeKey;     // the module factory that loads moduleBytes
-  std::string moduleBytes; // Module::save()
+  std::string typeKey; // the module factory that loads the module
+  // The artifact's ExternalModule section: runtime::externalModuleHeader(
+  // typeKey), then Module::save()'s bytes, written there by the plugin.
+  std::string moduleSection;
   /// With TESSERA_CODEGEN_CONSTANTS_AS_INPUTS: the tensors the call passes
   /// after the region's parameters (partition::GraphHolder::extraInputs()).
   std::vector<ir::Tensor> extraInputs;

@@ -542,8 +542,8 @@ Expected<Function> Module::function(const std::string &symbol) const {
   return Function(fn, symbol);
 }
 
-Expected<std::string> Module::save() const {
-  std::string bytes;
+Expected<std::string> Module::save(std::string prefix) const {
+  std::string bytes = std::move(prefix);
   if (tessera_plugin_status_t *status = module_->save(module_->self, &appendToString, &bytes))
     return Error::format("module '{}' of plugin '{}': save failed: {}", typeKey_, plugin_->name(),
                          takeStatus(status));

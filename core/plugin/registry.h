@@ -73,7 +73,8 @@ public:
   const std::string &typeKey() const { return typeKey_; }
   const Plugin &plugin() const { return *plugin_; }
   Expected<Function> function(const std::string &symbol) const;
-  Expected<std::string> save() const;
+  /// The module's bytes, appended to `prefix` (a section header).
+  Expected<std::string> save(std::string prefix = {}) const;
   /// The module's source; an error when the module has none.
   Expected<std::string> source(std::string_view format = {}) const;
 

@@ -217,12 +217,17 @@ std::vector<Section> Artifact::sectionsOf(SectionKind kind) const {
   return out;
 }
 
+std::string externalModuleHeader(std::string_view typeKey) {
+  std::string out(8, '\0');
+  putU64(out, 0, typeKey.size());
+  out.append(typeKey);
+  return out;
+}
+
 std::string packExternalModule(std::string_view typeKey, std::string_view bytes) {
   std::string out;
   out.reserve(8 + typeKey.size() + bytes.size());
-  out.resize(8, '\0');
-  putU64(out, 0, typeKey.size());
-  out.append(typeKey);
+  out = externalModuleHeader(typeKey);
   out.append(bytes);
   return out;
 }

@@ -89,6 +89,10 @@ private:
 
 /// An ExternalModule section's payload: (type_key, bytes) <-> bytes.
 TESSERA_RT_EXPORT std::string packExternalModule(std::string_view typeKey, std::string_view bytes);
+/// What an ExternalModule payload starts with; the module's bytes follow
+/// (packExternalModule(k, b) == externalModuleHeader(k) + b, for a module
+/// saved straight after it, without a copy of its bytes).
+TESSERA_RT_EXPORT std::string externalModuleHeader(std::string_view typeKey);
 struct ExternalModule {
   std::string_view typeKey;
   std::string_view bytes;

@@ -40,7 +40,7 @@ namespace tessera::dnnl_plugin {
 
 class PlanBuilder {
 public:
-  PlanBuilder(const sdk::JsonFunction &fn, std::string prefix);
+  PlanBuilder(const sdk::JsonFunction &fn, std::string prefix, ConstantCopies copies);
   std::unique_ptr<Plan> build();
 
   // -- graph -----------------------------------------------------------------
@@ -131,6 +131,7 @@ private:
   };
   std::vector<ConstCopy> constCopies_; // every constBuffer, in order
   std::vector<int> inputLogicals_, outputLogicals_;
+  ConstantCopies copies_;
   dnnl::stream initStream_;
 };
 

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <new>
 
+#include <omp.h>
+
 namespace tessera::dnnl_plugin {
 
 using dnnl::memory;
@@ -34,8 +36,8 @@ AlignedBytes alignedBytes(size_t n) {
   return AlignedBytes(p);
 }
 
-PlanBuilder::PlanBuilder(const sdk::JsonFunction &fn, std::string prefix)
-    : fn_(fn), where_(std::move(prefix) + "function '" + fn.symbol + "'"),
+PlanBuilder::PlanBuilder(const sdk::JsonFunction &fn, std::string prefix, ConstantCopies copies)
+    : fn_(fn), where_(std::move(prefix) + "function '" + fn.symbol + "'"), copies_(copies),
       initStream_(cpuEngine()) {}
 
 void PlanBuilder::fail(const std::string &where, const std::string &what) const {
@@ -61,6 +63,7 @@ dnnl::primitive_attr PlanBuilder::baseAttr() {
 //===----------------------------------------------------------------------===//
 
 std::unique_ptr<Plan> PlanBuilder::build() {
+  plan_->threads = omp_get_max_threads();
   const Graph &g = fn_.graph;
   constLogicals_.assign(fn_.constants.size(), -1);
   for (size_t k = 0; k < g.inputs.size(); ++k) {
@@ -110,6 +113,56 @@ void PlanBuilder::findReorderedConstants() {
         break;
       }
   }
+}
+
+namespace {
+
+/// `step`'s primitive created again under the calling thread's OpenMP
+/// thread count: the same implementation over the same memory descs, with
+/// a scratchpad that fits in `scratchpadBytes`; else the step's own
+/// primitive (still correct, on the threads it was made for). Only the
+/// GEMM-based kinds fix their thread count at creation; the others split
+/// their work over the current threads at each execution.
+dnnl::primitive recreated(const Step &step, size_t scratchpadBytes) {
+  using Kind = dnnl::primitive::kind;
+  const Kind kind = step.prim.get_kind();
+  if (kind != Kind::convolution && kind != Kind::deconvolution && kind != Kind::inner_product &&
+      kind != Kind::matmul)
+    return step.prim;
+  try {
+    const_dnnl_primitive_desc_t old = step.prim.get_primitive_desc();
+    const_dnnl_op_desc_t op = nullptr;
+    const_dnnl_primitive_attr_t oldAttr = nullptr;
+    dnnl_primitive_attr_t attrCopy = nullptr;
+    if (dnnl_primitive_desc_query(old, dnnl_query_op_d, 0, &op) != dnnl_success ||
+        dnnl_primitive_desc_get_attr(old, &oldAttr) != dnnl_success ||
+        dnnl_primitive_attr_clone(&attrCopy, oldAttr) != dnnl_success)
+      return step.prim;
+    dnnl::primitive_attr attr(attrCopy);
+    dnnl::primitive_desc pd(op, &attr, cpuEngine(), nullptr);
+    while (pd.impl_info_str() != step.impl)
+      if (!pd.next_impl())
+        return step.prim;
+    for (const StepArg &a : step.args)
+      if (a.buffer >= 0 && pd.query_md(dnnl::query::exec_arg_md, a.arg) != a.md)
+        return step.prim;
+    if (pd.scratchpad_desc().get_size() > scratchpadBytes)
+      return step.prim;
+    return dnnl::primitive(pd);
+  } catch (const dnnl::error &) {
+    return step.prim;
+  }
+}
+
+} // namespace
+
+std::vector<dnnl::primitive> primitivesForThisThreadCount(const Plan &plan) {
+  std::vector<dnnl::primitive> prims;
+  for (const Step &step : plan.steps)
+    prims.push_back(plan.threads == omp_get_max_threads()
+                        ? step.prim
+                        : recreated(step, plan.scratchpadBytes));
+  return prims;
 }
 
 void restoreConstant(const ReorderedConstant &c, std::byte *out) {
@@ -303,14 +356,19 @@ int PlanBuilder::constBuffer(const memory::desc &srcMd, const void *src,
     for (const ConstCopy &copy : constCopies_)
       if (copy.src == src && copy.srcMd == srcMd && copy.dstMd == dstMd)
         return copy.buffer;
-  AlignedBytes bytes = alignedBytes(dstMd.get_size());
-  memory from(srcMd, cpuEngine(), const_cast<void *>(src));
-  memory to(dstMd, cpuEngine(), bytes.get());
-  dnnl::reorder(from, to).execute(initStream_, from, to);
-  initStream_.wait();
   int b = newBuffer(Buffer::Kind::Const, dstMd.get_size());
-  plan_->buffers[size_t(b)].data = bytes.get();
-  plan_->owned.push_back(std::move(bytes));
+  if (copies_ == ConstantCopies::CheckOnly) {
+    // Throws as the reorder below would when oneDNN has none.
+    dnnl::reorder::primitive_desc(cpuEngine(), srcMd, cpuEngine(), dstMd);
+  } else {
+    AlignedBytes bytes = alignedBytes(dstMd.get_size());
+    memory from(srcMd, cpuEngine(), const_cast<void *>(src));
+    memory to(dstMd, cpuEngine(), bytes.get());
+    dnnl::reorder(from, to).execute(initStream_, from, to);
+    initStream_.wait();
+    plan_->buffers[size_t(b)].data = bytes.get();
+    plan_->owned.push_back(std::move(bytes));
+  }
   constCopies_.push_back(ConstCopy{src, b, srcMd, dstMd});
   return b;
 }
@@ -449,8 +507,9 @@ void PlanBuilder::planArena() {
   plan_->arenaBytes = total;
 }
 
-std::unique_ptr<Plan> buildPlan(const sdk::JsonFunction &fn, const std::string &prefix) {
-  return PlanBuilder(fn, prefix).build();
+std::unique_ptr<Plan> buildPlan(const sdk::JsonFunction &fn, const std::string &prefix,
+                                ConstantCopies copies) {
+  return PlanBuilder(fn, prefix, copies).build();
 }
 
 } // namespace tessera::dnnl_plugin

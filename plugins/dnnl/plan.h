@@ -98,6 +98,7 @@ struct ReorderedConstant {
 };
 
 struct Plan {
+  int threads = 1; // the OpenMP threads its primitives were created for
   std::vector<Buffer> buffers;
   std::vector<Step> steps;
   std::vector<FinalCopy> finalCopies;
@@ -106,6 +107,14 @@ struct Plan {
   std::vector<AlignedBytes> owned; // reordered and folded constants
   std::vector<ReorderedConstant> reordered;
 };
+
+/// The plan's primitives for the calling thread's OpenMP thread count
+/// (omp_get_max_threads()): oneDNN's GEMM-based primitives fix the number
+/// of threads they run on when they are created, so a session on one
+/// thread would otherwise run a module built under two on two. A primitive
+/// oneDNN cannot make again alike (another implementation, other layouts,
+/// a bigger scratchpad) stays as it was.
+std::vector<dnnl::primitive> primitivesForThisThreadCount(const Plan &plan);
 
 /// Writes a reordered constant's own bytes to `out` (view's size).
 void restoreConstant(const ReorderedConstant &c, std::byte *out);
@@ -116,8 +125,15 @@ void restoreConstant(const ReorderedConstant &c, std::byte *out);
 std::string describePlan(const Plan &plan, const sdk::JsonFunction &fn,
                          const std::vector<bool> &released, std::string_view prefix);
 
+/// What buildPlan does with the constants a primitive wants in another
+/// layout: reorder them (a plan to run), or only check that oneDNN can (a
+/// plan that shows the function can run, made without copying a weight:
+/// its Const buffers have no data, and it must not be executed).
+enum class ConstantCopies { Make, CheckOnly };
+
 /// Builds the plan of one function; throws sdk::Error naming the node that
 /// cannot be built (`prefix` starts every message).
-std::unique_ptr<Plan> buildPlan(const sdk::JsonFunction &fn, const std::string &prefix);
+std::unique_ptr<Plan> buildPlan(const sdk::JsonFunction &fn, const std::string &prefix,
+                                ConstantCopies copies = ConstantCopies::Make);
 
 } // namespace tessera::dnnl_plugin

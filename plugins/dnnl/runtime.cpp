@@ -8,6 +8,9 @@
 #include "runtime.h"
 
 #include <cstring>
+#include <iterator>
+
+#include <omp.h>
 
 namespace tessera::dnnl_plugin {
 
@@ -15,6 +18,8 @@ namespace tessera::dnnl_plugin {
 /// arena and scratchpad, or at constants; those of the caller's tensors get
 /// their data handle set at each call.
 struct DnnlModule::Context {
+  int threads;                        // OpenMP threads the primitives are for
+  std::vector<dnnl::primitive> prims; // per step
   AlignedBytes arena, scratchpad;
   dnnl::stream stream{cpuEngine()};
   std::vector<std::unordered_map<int, dnnl::memory>> args; // per step
@@ -25,8 +30,9 @@ struct DnnlModule::Context {
   };
   std::vector<Binding> bindings; // memory objects over the caller's tensors
 
-  explicit Context(const Plan &plan)
-      : arena(alignedBytes(plan.arenaBytes)), scratchpad(alignedBytes(plan.scratchpadBytes)) {
+  Context(const Plan &plan, int threads, std::vector<dnnl::primitive> prims)
+      : threads(threads), prims(std::move(prims)), arena(alignedBytes(plan.arenaBytes)),
+        scratchpad(alignedBytes(plan.scratchpadBytes)) {
     for (const Step &step : plan.steps) {
       std::unordered_map<int, dnnl::memory> map;
       for (const StepArg &a : step.args) {
@@ -61,12 +67,18 @@ struct DnnlModule::Context {
   }
 };
 
-DnnlModule::DnnlModule(std::vector<sdk::JsonFunction> functions)
-    : JsonRuntime(kTypeKey, std::move(functions)) {}
+DnnlModule::DnnlModule(std::vector<sdk::JsonFunction> functions, Origin origin)
+    : JsonRuntime(kTypeKey, std::move(functions)), origin_(origin) {}
 
 DnnlModule::~DnnlModule() = default;
 
 void DnnlModule::init(std::span<const sdk::JsonFunction> functions) {
+  free_.resize(functions.size());
+  if (origin_ == Origin::Codegen) {
+    for (const sdk::JsonFunction &fn : functions)
+      buildPlan(fn, prefix(), ConstantCopies::CheckOnly);
+    return;
+  }
   for (const sdk::JsonFunction &fn : functions) {
     plans_.push_back(buildPlan(fn, prefix()));
     // The steps read these constants only through their reordered copies.
@@ -83,7 +95,15 @@ void DnnlModule::init(std::span<const sdk::JsonFunction> functions) {
         releaseConstant(fn.index, c.constant, [c](std::byte *out) { restoreConstant(c, out); });
     }
   }
-  free_.resize(plans_.size());
+}
+
+const std::vector<std::unique_ptr<const Plan>> &DnnlModule::plans() const {
+  if (origin_ == Origin::Codegen)
+    std::call_once(plansOnce_, [&] {
+      for (const sdk::JsonFunction &fn : functions())
+        plans_.push_back(buildPlan(fn, prefix()));
+    });
+  return plans_;
 }
 
 std::string DnnlModule::source(std::string_view format) const {
@@ -98,22 +118,47 @@ std::string DnnlModule::source(std::string_view format) const {
     std::vector<bool> released(fn.constants.size());
     for (size_t c = 0; c < released.size(); ++c)
       released[c] = constantReleased(fn.index, c);
-    s += describePlan(*plans_[fn.index], fn, released, prefix());
+    const Plan &plan = *plans()[fn.index];
+    s += describePlan(plan, fn, released, prefix());
+    s += "  primitives: made for " + std::to_string(plan.threads) + " OpenMP thread" +
+         (plan.threads == 1 ? "" : "s");
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto &[key, prims] : primitives_) {
+      if (key.first != fn.index || key.second == plan.threads)
+        continue;
+      size_t again = 0;
+      for (size_t i = 0; i < prims.size(); ++i)
+        again += prims[i].get() != plan.steps[i].prim.get();
+      s += "; for " + std::to_string(key.second) + (key.second == 1 ? " thread" : " threads") +
+           ", at the first call on them: " + std::to_string(again) + " of " +
+           std::to_string(prims.size()) + " steps made again";
+    }
+    s += "\n";
   }
   return s;
 }
 
 std::unique_ptr<DnnlModule::Context> DnnlModule::acquire(size_t function) const {
+  // The caller's OpenMP thread count (a session's, set by the runtime).
+  const int threads = omp_get_max_threads();
+  const Plan &plan = *plans()[function];
+  std::vector<dnnl::primitive> prims;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto &list = free_[function];
-    if (!list.empty()) {
-      std::unique_ptr<Context> ctx = std::move(list.back());
-      list.pop_back();
-      return ctx;
-    }
+    for (auto it = list.rbegin(); it != list.rend(); ++it)
+      if ((*it)->threads == threads) {
+        std::unique_ptr<Context> ctx = std::move(*it);
+        list.erase(std::next(it).base());
+        return ctx;
+      }
+    auto made = primitives_.find({function, threads});
+    if (made == primitives_.end())
+      made = primitives_.emplace(std::pair{function, threads}, primitivesForThisThreadCount(plan))
+                 .first;
+    prims = made->second;
   }
-  return std::make_unique<Context>(*plans_[function]);
+  return std::make_unique<Context>(plan, threads, std::move(prims));
 }
 
 void DnnlModule::release(size_t function, std::unique_ptr<Context> ctx) const {
@@ -123,7 +168,7 @@ void DnnlModule::release(size_t function, std::unique_ptr<Context> ctx) const {
 
 void DnnlModule::run(const sdk::JsonFunction &fn, std::span<const DLTensor *const> inputs,
                      std::span<const DLTensor *const> outputs) const {
-  const Plan &plan = *plans_[fn.index];
+  const Plan &plan = *plans()[fn.index];
   std::unique_ptr<Context> ctx = acquire(fn.index);
   // Returned to the free list however the call ends.
   struct Return {
@@ -137,7 +182,7 @@ void DnnlModule::run(const sdk::JsonFunction &fn, std::span<const DLTensor *cons
     b.mem.set_data_handle(b.input ? sdk::tensorData(*inputs[size_t(b.index)])
                                   : sdk::tensorData(*outputs[size_t(b.index)]));
   for (size_t i = 0; i < plan.steps.size(); ++i)
-    plan.steps[i].prim.execute(ctx->stream, ctx->args[i]);
+    ctx->prims[i].execute(ctx->stream, ctx->args[i]);
   ctx->stream.wait();
   for (const FinalCopy &c : plan.finalCopies) {
     void *dst = sdk::tensorData(*outputs[size_t(c.output)]);

@@ -9,12 +9,17 @@
 //           weights reordered into the layouts they want, arena planned;
 //           a constant read only through its reordered copy has its plain
 //           bytes released (the SDK asks for them back to save), so the
-//           module holds each weight once;
-//   run():  takes a Context (arena + scratchpad + memory objects + stream)
-//           from a free list, binds the caller's tensors zero-copy, executes
-//           the steps, returns the Context. Contexts are created only when
-//           more calls run at once than ever before, so a warm module runs
-//           without allocating, and concurrent calls never share one.
+//           module holds each weight once. A module from codegen, which the
+//           compiler saves and never runs, only checks at init that every
+//           primitive and reorder can be built, and copies no weight (ViT-B/16:
+//           330 MB); its plans are built at its first run, if it has one;
+//   run():  takes a Context (arena + scratchpad + memory objects + stream +
+//           the primitives for the caller's OpenMP thread count, which the
+//           runtime sets to the session's) from a free list, binds the
+//           caller's tensors zero-copy, executes the steps, returns the
+//           Context. Contexts are created only when more calls run at once
+//           (or at another thread count) than ever before, so a warm module
+//           runs without allocating, and concurrent calls never share one.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -23,6 +28,7 @@
 
 #include "tessera/sdk/json_runtime.hpp"
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -35,7 +41,11 @@ public:
   /// The module factory that loads these modules.
   static constexpr const char *kTypeKey = "dnnl";
 
-  explicit DnnlModule(std::vector<sdk::JsonFunction> functions);
+  /// Where the module comes from: codegen (checked at init, plans built at
+  /// the first run) or a saved module being loaded (plans built at init).
+  enum class Origin { Codegen, Load };
+
+  DnnlModule(std::vector<sdk::JsonFunction> functions, Origin origin);
   ~DnnlModule() override;
 
   /// Everything per call, for one function (runtime.cpp).
@@ -53,10 +63,16 @@ protected:
 private:
   std::unique_ptr<Context> acquire(size_t function) const;
   void release(size_t function, std::unique_ptr<Context> ctx) const;
+  /// The plans to run, built now if the module came from codegen.
+  const std::vector<std::unique_ptr<const Plan>> &plans() const;
 
-  std::vector<std::unique_ptr<const Plan>> plans_; // per function, by index
+  Origin origin_;
+  mutable std::vector<std::unique_ptr<const Plan>> plans_; // per function, by index
+  mutable std::once_flag plansOnce_;                       // Codegen: builds plans_
   mutable std::mutex mutex_;
   mutable std::vector<std::vector<std::unique_ptr<Context>>> free_; // per function
+  // (function, OpenMP threads) -> its primitives for that many threads.
+  mutable std::map<std::pair<size_t, int>, std::vector<dnnl::primitive>> primitives_;
 };
 
 } // namespace tessera::dnnl_plugin

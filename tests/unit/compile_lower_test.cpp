@@ -16,6 +16,7 @@
 #include "ir/parser.h"
 #include "partition/driver.h"
 #include "plugin/registry.h"
+#include "runtime/artifact.h"
 #include "runtime/plan.h"
 
 #include <filesystem>
@@ -318,7 +319,8 @@ TEST_CASE("lowering: region calls compiled by the json plugin", "[compile]") {
   CHECK(r.plugin == "json");
   CHECK(r.typeKey == "json");
   CHECK(!r.pluginVersion.empty());
-  CHECK(!r.moduleBytes.empty());
+  CHECK(runtime::unpackExternalModule(r.moduleSection)->typeKey == r.typeKey);
+  CHECK(runtime::unpackExternalModule(r.moduleSection)->bytes.size() > 0);
   CHECK(r.extraInputs.empty());
   CHECK(r.ops == 3);
   CHECK(lines == std::vector<std::string>{"codegen json (1 region)"});

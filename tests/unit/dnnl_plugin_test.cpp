@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 #include "plugin_test_harness.h"
 
+#include <omp.h>
+
 #include <set>
 
 #ifndef TESSERA_DNNL_PLUGIN
@@ -411,8 +413,11 @@ TEST_CASE("dnnl plugin: one module runs on several threads at once", "[dnnl_plug
 }
 
 // A weight that every step reads in a layout of oneDNN's choosing is kept
-// only in that layout: the module gives its plain bytes back to the SDK,
-// which has them restored (an exact reorder) when the module is saved.
+// only in that layout: a loaded module (what an artifact runs) gives its
+// plain bytes back to the SDK, which has them restored (an exact reorder)
+// when the module is saved. A module from codegen, saved by the compiler
+// and never run there, copies no weight at init: it saves the bytes it was
+// given, and builds its plan (holding both forms) only if it is run.
 TEST_CASE("dnnl plugin: reordered weights are held once and saved as they came",
           "[dnnl_plugin]") {
   GraphBuilder b("tessera_weights_once");
@@ -431,7 +436,18 @@ TEST_CASE("dnnl plugin: reordered weights are held once and saved as they came",
     REQUIRE(take(mod->get_source(mod->self, "plan", &appendToString, &text)) == "");
     return text;
   };
-  const std::string plan = planOf(m.get());
+  // The saved module carries every constant's original bytes, bit for bit.
+  const std::string bytes = saveModule(m.get());
+  for (size_t k = 0; k < b.constants().size(); ++k) {
+    const ir::Tensor &t = b.constants()[k];
+    INFO("constant " << k);
+    CHECK(bytes.find(std::string_view(reinterpret_cast<const char *>(t.bytes()), t.nbytes())) !=
+          std::string::npos);
+  }
+  // A loaded module releases them, runs right, and saves the same bytes.
+  ModulePtr loaded(nullptr, destroyModule);
+  REQUIRE(plugin().load(bytes, loaded) == "");
+  const std::string plan = planOf(loaded.get());
   INFO(plan);
   CHECK(plan.find("function 'tessera_weights_once': ") == 0);
   CHECK(plan.find("constant 0 ('w', f32[32, 8, 3, 3]): reordered at init; plain bytes "
@@ -441,25 +457,60 @@ TEST_CASE("dnnl plugin: reordered weights are held once and saved as they came",
   CHECK(plan.find("constant 2 ('r', f32[1, 32, 10, 10]): reordered at init; plain bytes "
                   "released (restored to save)") != std::string::npos);
   CHECK(plan.find("dnnl runtime module: function") == std::string::npos); // said once, above
-  // The saved module carries every constant's original bytes, bit for bit.
-  const std::string bytes = saveModule(m.get());
-  for (size_t k = 0; k < b.constants().size(); ++k) {
-    const ir::Tensor &t = b.constants()[k];
-    INFO("constant " << k);
-    CHECK(bytes.find(std::string_view(reinterpret_cast<const char *>(t.bytes()), t.nbytes())) !=
-          std::string::npos);
-  }
-  // A loaded module releases them again, runs right, and saves the same bytes.
-  ModulePtr loaded(nullptr, destroyModule);
-  REQUIRE(plugin().load(bytes, loaded) == "");
-  CHECK(planOf(loaded.get()) == plan);
   requireAllClose(callFunction(loaded.get(), "tessera_weights_once", b.inputs(), b.outputShapes()),
                   b.reference());
   CHECK(saveModule(loaded.get()) == bytes);
+  // The codegen module, run, builds the same steps and keeps its plain bytes.
+  requireAllClose(callFunction(m.get(), "tessera_weights_once", b.inputs(), b.outputShapes()),
+                  b.reference());
+  const std::string compiledPlan = planOf(m.get());
+  CHECK(compiledPlan.substr(0, compiledPlan.find("  constants:")) ==
+        plan.substr(0, plan.find("  constants:")));
+  CHECK(compiledPlan.find("constant 0 ('w', f32[32, 8, 3, 3]): reordered at init; plain bytes "
+                          "kept") != std::string::npos);
+  CHECK(saveModule(m.get()) == bytes);
   plugin().checkAgainstReference(b);
   std::string none;
   CHECK(take(m->get_source(m->self, "c", &appendToString, &none)) ==
         "dnnl runtime module: no 'c' source (formats: json, plan)");
+}
+
+// oneDNN's GEMM-based primitives fix their thread count when they are
+// created. A module loaded under two OpenMP threads and called under one
+// (the runtime sets the caller's count to the session's: `--threads 1`)
+// runs its convolution and dense layer on primitives made again for one
+// thread, with the reference's results under either count.
+TEST_CASE("dnnl plugin: a call runs on the caller's OpenMP thread count", "[dnnl_plugin]") {
+  GraphBuilder b("tessera_threads_count");
+  int64_t x = b.input("x", {1, 8, 12, 12});
+  int64_t c = b.op("relu", {b.op("conv2d", {x, b.constant("w", {16, 8, 3, 3}, -0.2, 0.2)},
+                                 {{"pads", ints({1, 1, 1, 1})}})});
+  b.output(b.op("dense", {b.op("flatten", {b.op("global_avg_pool2d", {c})}),
+                          b.constant("d", {10, 16}, -0.2, 0.2)}));
+  // What runtime::OmpThreadsScope does around a session's run.
+  struct OmpThreads {
+    int previous = omp_get_max_threads();
+    explicit OmpThreads(int n) { omp_set_num_threads(n); }
+    ~OmpThreads() { omp_set_num_threads(previous); }
+  };
+  ModulePtr compiled(nullptr, destroyModule), m(nullptr, destroyModule);
+  REQUIRE(plugin().compile(b, compiled) == "");
+  {
+    const OmpThreads two(2);
+    REQUIRE(plugin().load(saveModule(compiled.get()), m) == "");
+    requireAllClose(callFunction(m.get(), "tessera_threads_count", b.inputs(), b.outputShapes()),
+                    b.reference());
+  }
+  {
+    const OmpThreads one(1);
+    requireAllClose(callFunction(m.get(), "tessera_threads_count", b.inputs(), b.outputShapes()),
+                    b.reference());
+  }
+  std::string plan;
+  REQUIRE(take(m->get_source(m->self, "plan", &appendToString, &plan)) == "");
+  INFO(plan);
+  CHECK(plan.find("  primitives: made for 2 OpenMP threads; for 1 thread, at the first call on "
+                  "them: 2 of ") != std::string::npos);
 }
 
 // A dense 3x3 stride-1 convolution with 16 channels or more runs as
