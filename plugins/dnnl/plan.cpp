@@ -124,10 +124,7 @@ namespace {
 /// GEMM-based kinds fix their thread count at creation; the others split
 /// their work over the current threads at each execution.
 dnnl::primitive recreated(const Step &step, size_t scratchpadBytes) {
-  using Kind = dnnl::primitive::kind;
-  const Kind kind = step.prim.get_kind();
-  if (kind != Kind::convolution && kind != Kind::deconvolution && kind != Kind::inner_product &&
-      kind != Kind::matmul)
+  if (!threadsFixedAtCreation(step.prim.get_kind()))
     return step.prim;
   try {
     const_dnnl_primitive_desc_t old = step.prim.get_primitive_desc();
@@ -188,7 +185,7 @@ std::string describePlan(const Plan &plan, const sdk::JsonFunction &fn,
                   std::to_string(plan.scratchpadBytes) + " bytes\n";
   for (size_t i = 0; i < plan.steps.size(); ++i)
     s += "  step " + std::to_string(i) + ": " + shortName(plan.steps[i].what) + " [" +
-         plan.steps[i].impl + "]\n";
+         plan.steps[i].impl + "]" + (plan.steps[i].serial ? " on one thread" : "") + "\n";
   size_t plain = 0, copies = 0;
   for (const sdk::JsonConstant &k : fn.constants)
     plain += k.data() ? k.bytes() : 0;
@@ -413,11 +410,21 @@ void PlanBuilder::addStep(dnnl::primitive prim, std::vector<StepArg> args, std::
     plan_->scratchpadBytes = std::max(plan_->scratchpadBytes, scratch.get_size());
   }
   int step = int(plan_->steps.size());
+  size_t largest = 0;
   for (const StepArg &a : args)
-    if (a.buffer >= 0)
+    if (a.buffer >= 0) {
       touch(a.buffer, step);
+      largest = std::max(largest, a.md.get_size());
+    }
+  const bool serial = largest < kSerialBytes && !threadsFixedAtCreation(prim.get_kind());
   plan_->steps.push_back(Step{std::move(prim), std::move(args), std::move(what),
-                              pd.impl_info_str()});
+                              pd.impl_info_str(), serial});
+}
+
+bool threadsFixedAtCreation(dnnl::primitive::kind kind) {
+  using Kind = dnnl::primitive::kind;
+  return kind == Kind::convolution || kind == Kind::deconvolution ||
+         kind == Kind::inner_product || kind == Kind::matmul;
 }
 
 bool isReference(std::string_view impl) {

@@ -60,7 +60,21 @@ struct Step {
   std::vector<StepArg> args;
   std::string what; // "node 3 ('conv1', conv2d)" or "reorder ..."
   std::string impl; // oneDNN's implementation ("jit:avx512_core", "ref:any")
+  // Too little work to wake other threads for (kSerialBytes): run on the
+  // calling thread alone. Only kinds that split their work over the
+  // current thread count at execution (not the GEMM-based ones).
+  bool serial = false;
 };
+
+/// A step whose tensors are all smaller than this (8K floats) runs
+/// serially: waking a second OpenMP thread costs a few microseconds, more
+/// than an LSTM gate's 512 values take on one (the zoo's 2-layer LSTM at 2
+/// threads: 11.8 -> 9.3 ms; the CNNs' times did not move).
+inline constexpr size_t kSerialBytes = size_t(1) << 15;
+
+/// Whether oneDNN fixes a primitive of this kind's thread count when it is
+/// created (the GEMM-based ones) rather than at each execution.
+bool threadsFixedAtCreation(dnnl::primitive::kind kind);
 
 /// Whether oneDNN picked one of its reference implementations ("ref:any"):
 /// scalar loops meant as a fallback, 10-100x slower than its jit kernels.

@@ -181,8 +181,15 @@ void DnnlModule::run(const sdk::JsonFunction &fn, std::span<const DLTensor *cons
   for (Context::Binding &b : ctx->bindings)
     b.mem.set_data_handle(b.input ? sdk::tensorData(*inputs[size_t(b.index)])
                                   : sdk::tensorData(*outputs[size_t(b.index)]));
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    ctx->prims[i].execute(ctx->stream, ctx->args[i]);
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (plan.steps[i].serial && ctx->threads > 1) {
+      omp_set_num_threads(1);
+      ctx->prims[i].execute(ctx->stream, ctx->args[i]);
+      omp_set_num_threads(ctx->threads);
+    } else {
+      ctx->prims[i].execute(ctx->stream, ctx->args[i]);
+    }
+  }
   ctx->stream.wait();
   for (const FinalCopy &c : plan.finalCopies) {
     void *dst = sdk::tensorData(*outputs[size_t(c.output)]);

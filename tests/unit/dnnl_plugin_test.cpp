@@ -511,6 +511,16 @@ TEST_CASE("dnnl plugin: a call runs on the caller's OpenMP thread count", "[dnnl
   INFO(plan);
   CHECK(plan.find("  primitives: made for 2 OpenMP threads; for 1 thread, at the first call on "
                   "them: 2 of ") != std::string::npos);
+  // Steps on fewer than 8K floats (the pooling here) do not wake a second
+  // thread; the convolution and the dense layer keep the caller's count.
+  auto stepLine = [&](std::string_view op) {
+    size_t at = plan.find(std::string(op) + ") [");
+    REQUIRE(at != std::string::npos);
+    return plan.substr(at, plan.find('\n', at) - at);
+  };
+  CHECK(stepLine("global_avg_pool2d").ends_with("] on one thread"));
+  CHECK(!stepLine("conv2d").ends_with("] on one thread"));
+  CHECK(!stepLine("dense").ends_with("] on one thread"));
 }
 
 // A dense 3x3 stride-1 convolution with 16 channels or more runs as
