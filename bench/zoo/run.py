@@ -176,7 +176,7 @@ def bench_model(name, args, paths, ort_ok):
     tsr = {}
     for config in args.configs:
         path = os.path.join(paths["out"], "tsr", f"{name}_{config}.tsr")
-        cmd = [paths["tessera"], "compile", onnx_path, "-o", path]
+        cmd = [paths["tessera"], "compile", onnx_path, "-o", path, "--mcpu", args.mcpu]
         if CONFIGS[config]:
             cmd += ["--target", CONFIGS[config]]
         try:
@@ -310,7 +310,7 @@ def render(records, args, ort_ok):
         f"Median latency in ms of {args.repeat} runs ({rounds}; tessera run warms up once, "
         f"ORT {args.warmup} times), batch 1, T = threads (`--threads T`, OMP_NUM_THREADS=T, "
         "OpenMP's default wait policy; ORT intraOpNumThreads=T, spinning as by default). "
-        "Configurations: host = no "
+        f"Compiled with `--mcpu {args.mcpu}`. Configurations: host = no "
         "--target (all on the host); dnnl, ccompiler, json = `--target` that plugin; best = "
         "`--target dnnl,ccompiler,json`, plugins in priority order (placement by measurement "
         "does not exist yet). X/ORT = Tessera's median / ORT's: below 1 Tessera is faster. "
@@ -358,6 +358,10 @@ def main():
                          "(default: 3)")
     ap.add_argument("--no-install", action="store_true",
                     help="do not npm-install onnxruntime-node when it is missing")
+    ap.add_argument("--mcpu", default="native",
+                    help="tessera compile --mcpu (default: native, tuned for this machine as ORT's "
+                         "kernels are, by dispatch at run time; tessera compile's own default "
+                         "is the portable x86-64-v3)")
     ap.add_argument("--timeout", type=int, default=1800,
                     help="seconds before a compile or run counts as failed (default: 1800)")
     args = ap.parse_args()

@@ -23,12 +23,15 @@
 
 #include "codegen/llvm_util.h"
 #include "ir/structural.h"
+#include "runtime/cpu_features.h"
 #include "runtime/host_abi.h"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/GlobalAlias.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/Target/TargetMachine.h>
 #include <llvm/Support/Error.h>
 
 #include <fmt/format.h>
@@ -268,6 +271,20 @@ std::vector<int> identicalSteps(const std::vector<HostStepSpec> &steps) {
   return sameAs;
 }
 
+/// The features `tm`'s CPU and feature string enable, among those the
+/// runtime checks before it maps the code.
+std::vector<std::string> enabledCpuFeatures(const llvm::TargetMachine &tm) {
+  std::vector<std::string> out;
+  const llvm::MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
+  if (!sti)
+    return out;
+  for (std::string_view name : runtime::knownCpuFeatures())
+    for (const llvm::SubtargetFeatureKV &kv : sti->getAllProcessorFeatures())
+      if (name == kv.Key && sti->getFeatureBits().test(kv.Value))
+        out.emplace_back(name);
+  return out;
+}
+
 } // namespace
 
 Expected<std::string> buildHostLibrary(const std::vector<HostStepSpec> &steps,
@@ -281,6 +298,7 @@ Expected<std::string> buildHostLibrary(const std::vector<HostStepSpec> &steps,
   if (info) {
     info->triple = tm->getTargetTriple().str();
     info->cpu = tm->getTargetCPU().str();
+    info->features = enabledCpuFeatures(*tm);
   }
   llvm::LLVMContext ctx;
   auto m = std::make_unique<llvm::Module>("tessera_host", ctx);

@@ -45,7 +45,10 @@ struct HostStepSpec {
 
 struct HostBuildInfo {
   std::string triple; // "x86_64-pc-linux-gnu"
-  std::string cpu;    // the resolved CPU name ("znver4", "x86-64")
+  std::string cpu;    // the resolved CPU name ("znver4", "x86-64-v3")
+  // The ISA extensions the code may use, by LLVM's names, among those the
+  // runtime checks at load (runtime/cpu_features.h): "avx2", "fma", ...
+  std::vector<std::string> features;
 };
 
 /// `progress(done, total)` is called as the phases finish (for long compiles).

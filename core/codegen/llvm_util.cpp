@@ -64,20 +64,22 @@ Expected<std::unique_ptr<llvm::TargetMachine>> makeTargetMachine(const CodegenOp
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return Error::format("LLVM has no target for {}: {}", triple, error);
-  std::string cpu = options.cpu.empty() ? std::string(llvm::sys::getHostCPUName()) : options.cpu;
+  const bool native = options.cpu.empty() || options.cpu == "native";
+  std::string cpu = native ? std::string(llvm::sys::getHostCPUName()) : options.cpu;
   std::string features;
-  if (options.cpu.empty())
+  if (native)
     for (const auto &f : llvm::sys::getHostCPUFeatures())
       features += (features.empty() ? "" : ",") + std::string(f.second ? "+" : "-") +
                   f.first().str();
-  if (!options.cpu.empty()) {
+  if (!native) {
     // An unknown CPU name would silently fall back to a generic one.
     const llvm::MCSubtargetInfo *sti = target->createMCSubtargetInfo(triple, "", "");
     bool known = sti && sti->isCPUStringValid(cpu);
     delete sti;
     if (!known)
-      return Error::format("unknown CPU '{}' for {} (try 'x86-64', 'x86-64-v3', 'skylake-avx512', "
-                           "or leave it empty for the host CPU)",
+      return Error::format("unknown CPU '{}' for {} (try an x86-64 level: 'x86-64', 'x86-64-v2', "
+                           "'x86-64-v3', 'x86-64-v4'; a CPU such as 'skylake-avx512'; or 'native' "
+                           "for this machine's)",
                            cpu, triple);
   }
   llvm::TargetOptions to;

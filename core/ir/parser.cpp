@@ -16,6 +16,7 @@
 #include "ir/parser.h"
 
 #include "ir/op.h"
+#include "support/file.h"
 
 #include <fmt/format.h>
 
@@ -1096,6 +1097,7 @@ Expected<Module> parseModule(std::string_view text, std::string_view filename) {
 }
 
 Expected<Module> parseModuleFile(const std::string &path) {
+  TS_RETURN_IF_ERROR(checkReadableFile(path));
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return Error(fmt::format("cannot open file '{}'", path));

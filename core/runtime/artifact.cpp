@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/artifact.h"
 
+#include "support/file.h"
+
 #include "runtime/sha256.h"
 
 #include <fmt/format.h>
@@ -196,6 +198,7 @@ Expected<Artifact> Artifact::fromBytes(std::string bytesIn, const std::string &d
 }
 
 Expected<Artifact> Artifact::readFile(const std::string &path) {
+  TS_RETURN_IF_ERROR(checkReadableFile(path));
   std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f)
     return Error::format("{}: cannot open the file", path);

@@ -55,9 +55,13 @@ tessera_status_t *nullArgument(const char *what) {
 /// runtime/session.cpp and runtime/artifact.cpp).
 tessera_status_code_t loadErrorCode(const Error &e) {
   const std::string &m = e.message();
-  if (m.ends_with(": cannot open the file"))
+  if (m.find(": cannot open the file") != std::string::npos)
     return TESSERA_STATUS_NOT_FOUND;
-  if (m.find(": needs plugin '") != std::string::npos)
+  if (m.find(": is a directory, not a file") != std::string::npos ||
+      m.find(", not a regular file") != std::string::npos)
+    return TESSERA_STATUS_INVALID_ARGUMENT;
+  if (m.find(": needs plugin '") != std::string::npos ||
+      m.find("; this CPU (") != std::string::npos || m.find(": host code is for ") != std::string::npos)
     return TESSERA_STATUS_FAILED_PRECONDITION;
   return TESSERA_STATUS_DATA_LOSS;
 }

@@ -18,6 +18,7 @@
 #include "plugin/registry.h"
 #include "runtime/artifact.h"
 #include "runtime/host_abi.h"
+#include "runtime/cpu_features.h"
 #include "runtime/thread_pool.h"
 
 #include <fmt/format.h>
@@ -166,6 +167,47 @@ bool isLoadedPath(const std::string &path) {
       },
       &probe);
   return probe.found;
+}
+
+/// Refuses host code built for another architecture, or for CPU features
+/// this CPU lacks (metadata "target": triple and features), before any of
+/// it is mapped: it would die of SIGILL in the middle of a run.
+Status checkHostTarget(const json &meta) {
+  if (!meta.contains("target") || !meta["target"].is_object())
+    return okStatus(); // written before the target was recorded
+  const json &target = meta["target"];
+  if (target.contains("triple") && target["triple"].is_string()) {
+    const std::string triple = target["triple"].get<std::string>();
+#if defined(__x86_64__)
+    const std::string_view arch = "x86_64";
+#elif defined(__aarch64__)
+    const std::string_view arch = "aarch64";
+#else
+    const std::string_view arch = triple.substr(0, triple.find('-'));
+#endif
+    if (triple.substr(0, triple.find('-')) != arch)
+      return Error::format("host code is for {}; this machine is {}: recompile the model here",
+                           triple, arch);
+  }
+  if (!target.contains("features"))
+    return okStatus();
+  const json &list = target["features"];
+  std::vector<std::string> needed;
+  if (!list.is_array() ||
+      !std::all_of(list.begin(), list.end(), [](const json &f) { return f.is_string(); }))
+    return Error("metadata: 'target.features' is not a list of strings");
+  for (const json &f : list)
+    needed.push_back(f.get<std::string>());
+  std::vector<std::string> missing = missingCpuFeatures(needed);
+  if (missing.empty())
+    return okStatus();
+  const std::string cpu = target.contains("cpu") && target["cpu"].is_string()
+                              ? fmt::format(" (compiled for {})", target["cpu"].get<std::string>())
+                              : std::string();
+  return Error::format("host code{} needs {}; this CPU ({}) lacks {}; recompile with "
+                       "--mcpu={} or for this machine (--mcpu=native)",
+                       cpu, fmt::join(missing, ", "), cpuBrand(), missing.size() == 1 ? "it" : "them",
+                       x86Level());
 }
 
 Status loadHostCode(std::string_view bytes, HostLibrary &lib) {
@@ -336,6 +378,8 @@ loadVerified(const Artifact &artifact, std::shared_ptr<LoadedModel> model, Loade
                                         [](const Step &s) { return s.kind == StepKind::Host; });
   if (hasHostSteps && hostCode.empty())
     return Error("the plan has host steps but the artifact has no host code section");
+  if (!hostCode.empty())
+    TS_RETURN_IF_ERROR(checkHostTarget(meta));
 
   // 3. A plugin for every module (discovering plugins only when needed).
   std::vector<std::shared_ptr<const plugin::Plugin>> factories;

@@ -21,6 +21,7 @@
 #include "partition/partition.h"
 #include "plugin/registry.h"
 #include "runtime/artifact.h"
+#include "support/file.h"
 
 #include <chrono>
 #include <fstream>
@@ -34,7 +35,7 @@ namespace {
 struct CompileArgs {
   std::string model, out;
   std::vector<std::string> targets, inputShapes;
-  std::string cpu;
+  std::string cpu = codegen::CodegenOptions{}.cpu;
   int optLevel = 2;
   unsigned jobs = 0;
   bool timePhases = false;
@@ -82,6 +83,7 @@ bool hasRegions(const ir::Module &m) {
 Status run(const CompileArgs &a) {
   if (a.optLevel < 0 || a.optLevel > 3)
     return Error::format("--opt-level must be 0, 1, 2 or 3, not {}", a.optLevel);
+  TS_RETURN_IF_ERROR(checkWritableFile(a.out)); // before minutes of work, not after
   PhaseClock clock;
   clock.begin("import " + a.model);
   TS_ASSIGN_OR_RETURN(ir::Module module, tools::loadModel(a.model, a.inputShapes));
@@ -145,8 +147,11 @@ Subcommand addCompileCommand(CLI::App &app) {
                   "ONNX input shape, NAME=D0,D1,... (repeatable)")
       ->allow_extra_args(false);
   cmd->add_option("--mcpu", args->cpu,
-                  "CPU to generate host code for (LLVM name, e.g. x86-64 for a portable "
-                  "artifact, znver4); default: this machine's CPU");
+                  "CPU the host code is for: an x86-64 level (x86-64, x86-64-v2, x86-64-v3, "
+                  "x86-64-v4), an LLVM CPU name (znver4, skylake-avx512), or native (this "
+                  "machine's CPU and features). The artifact refuses to load on a CPU that "
+                  "lacks what it needs")
+      ->capture_default_str();
   cmd->add_option("--opt-level", args->optLevel, "Host code optimisation level, 0-3")
       ->capture_default_str();
   cmd->add_option("--jobs", args->jobs,

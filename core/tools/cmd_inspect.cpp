@@ -23,6 +23,7 @@
 
 #include "plugin/registry.h"
 #include "runtime/artifact.h"
+#include "runtime/cpu_features.h"
 #include "runtime/plan.h"
 
 #include <nlohmann/json.hpp>
@@ -147,6 +148,20 @@ void printText(const json &d, bool steps) {
               cpu = target.value("cpu", std::string());
   std::cout << fmt::format("Target: {} (cpu {})\n", triple.empty() ? "-" : triple,
                            cpu.empty() ? "-" : cpu);
+  if (const auto features = target.find("features");
+      features != target.end() && features->is_array()) {
+    std::vector<std::string> names;
+    for (const json &f : *features)
+      if (f.is_string())
+        names.push_back(f.get<std::string>());
+    std::vector<std::string> missing = runtime::missingCpuFeatures(names);
+    std::cout << fmt::format("  host code needs: {}\n",
+                             names.empty() ? std::string("no ISA extension")
+                                           : fmt::format("{}", fmt::join(names, " ")));
+    if (!missing.empty())
+      std::cout << fmt::format("  this CPU ({}) lacks: {}: the artifact will not load here\n",
+                               runtime::cpuBrand(), fmt::join(missing, " "));
+  }
   // Regions per plugin.
   std::map<std::string, std::pair<size_t, int64_t>> perPlugin; // regions, ops
   for (const auto &r : meta.value("regions", json::array())) {

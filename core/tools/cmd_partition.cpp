@@ -20,6 +20,7 @@
 #include "partition/driver.h"
 #include "partition/report.h"
 #include "plugin/registry.h"
+#include "support/file.h"
 
 #include <fstream>
 #include <iostream>
@@ -49,6 +50,9 @@ Status writeText(const std::string &path, const std::string &text) {
 }
 
 Status run(const PartitionArgs &a) {
+  for (const std::string *out : {&a.dot, &a.html, &a.out})
+    if (!out->empty())
+      TS_RETURN_IF_ERROR(checkWritableFile(*out));
   TS_ASSIGN_OR_RETURN(ir::Module module, tools::loadModel(a.model, a.inputShapes));
   partition::PartitionOptions options;
   options.targets = a.targets;

@@ -19,6 +19,7 @@
 #include "tool_support.h"
 
 #include "tessera/runtime.hpp"
+#include "support/file.h"
 #include "tools/npy.h"
 
 #include <algorithm>
@@ -251,6 +252,8 @@ Status runModel(const RunArgs &a) {
     return Error::format("--repeat must be at least 1, not {}", a.repeat);
   if (a.threads < 0)
     return Error::format("--threads must be 0 (every core) or more, not {}", a.threads);
+  if (!a.outputs.empty())
+    TS_RETURN_IF_ERROR(checkWritableFile(a.outputs));
   try {
     rt::Model model = rt::Model::load(a.model);
     TS_ASSIGN_OR_RETURN(std::vector<npy::Array> inputs, loadInputs(a, model));

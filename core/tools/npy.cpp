@@ -9,6 +9,7 @@
 #include "tools/npy.h"
 
 #include "ir/type.h"
+#include "support/file.h"
 
 #include <zlib.h>
 
@@ -184,6 +185,7 @@ private:
 };
 
 Expected<std::string> readWhole(const std::string &path) {
+  TS_RETURN_IF_ERROR(checkReadableFile(path));
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return Error::format("cannot open '{}': {}", path, std::strerror(errno));

@@ -24,6 +24,7 @@
 #include "interp/interpreter.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "support/file.h"
 #include "tessera/c/runtime.h"
 
 #include <fmt/ranges.h>
@@ -197,6 +198,9 @@ int importOnnx(const std::string &path, const std::vector<std::string> &shapeSpe
           "tessera", Error::format("--input-shape given twice for '{}'", parsed->first));
     options.inputShapes.insert(std::move(*parsed));
   }
+  if (!outPath.empty() && outPath != "-")
+    if (Status s = checkWritableFile(outPath); !s.ok())
+      return tools::reportError("tessera", s.error());
   auto module = frontend::onnx::importModelFile(path, options);
   if (!module.ok())
     return tools::reportError("tessera", module.error());

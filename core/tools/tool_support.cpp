@@ -4,6 +4,7 @@
 #include "frontend/onnx/importer.h"
 #include "ir/parser.h"
 #include "plugin/registry.h"
+#include "support/file.h"
 #include "support/log.h"
 
 #include <cerrno>
@@ -68,6 +69,7 @@ int reportError(std::string_view tool, const Error &e) {
 }
 
 Expected<std::string> readFile(const std::string &path) {
+  TS_RETURN_IF_ERROR(checkReadableFile(path));
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return Error::format("cannot open '{}': {}", path, std::strerror(errno));

@@ -23,8 +23,11 @@ Generated files go to --out (the build tree).
 
 Usage: check_compile_run.py --tessera BIN --source-dir DIR --out DIR
 """
+import ctypes
 import os
+import re
 import struct
+import subprocess
 import sys
 
 import numpy as np
@@ -178,6 +181,39 @@ def check_errors(c):
         r = c.tool(*args, rc=1)
         c.ok(r.stderr == want + "\n", what, f"got {r.stderr!r}\nwant {want!r}")
 
+    # Paths: a directory or a FIFO where a file is expected, an output whose
+    # folder does not exist: one message each, before any work (a FIFO with
+    # no writer must not hang the tool: each call has 60 s).
+    folder, fifo = c.path("a_folder"), c.path("a_fifo")
+    os.makedirs(folder, exist_ok=True)
+    if os.path.exists(fifo):
+        os.remove(fifo)
+    os.mkfifo(fifo)
+    model = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "examples",
+                         "models", "tiny_cnn.tir")
+    for kind, path, says in (("a directory", folder, "is a directory, not a file"),
+                             ("a FIFO", fifo, "is a FIFO, not a regular file")):
+        for args, tool in ((["run", path], "run"), (["inspect", path], "inspect"),
+                           (["compile", path, "-o", c.path("x.tsr")], "compile"),
+                           (["partition", path, "--target", "json"], "partition"),
+                           (["run", tsr, "--inputs", "x=" + path], "run")):
+            r = subprocess.run([c.tessera, *args], capture_output=True, text=True, timeout=60)
+            c.ok(r.returncode == 1 and r.stderr.endswith(f"{path}: {says}\n"),
+                 f"{tool}: {kind} given as a file", f"{args}: exit {r.returncode}: {r.stderr!r}")
+    nowhere = c.path("no/such/folder/out.tsr")
+    error(["compile", model, "-o", nowhere],
+          f"tessera compile: error: {nowhere}: the folder '{os.path.dirname(nowhere)}' does not "
+          "exist", "compile: an output folder that does not exist, before compiling")
+    error(["compile", model, "-o", folder],
+          f"tessera compile: error: {folder}: is a directory; give a file name",
+          "compile: a directory as the output")
+    error(["run", tsr, "--outputs", nowhere],
+          f"tessera run: error: {nowhere}: the folder '{os.path.dirname(nowhere)}' does not "
+          "exist", "run: an --outputs folder that does not exist")
+    error(["partition", model, "--target", "json", "--html", folder],
+          f"tessera partition: error: {folder}: is a directory; give a file name",
+          "partition: a directory as --html")
+
     cut = c.path("truncated.tsr")
     open(cut, "wb").write(data[: len(data) // 2])
     error(["run", cut],
@@ -222,12 +258,63 @@ def check_errors(c):
           "only C-order arrays are supported (use numpy.ascontiguousarray)", "a Fortran-order input")
 
 
+def check_foreign_cpu(c, source):
+    """An artifact compiled for a CPU this machine lacks is refused, by
+    `tessera run` and by the C API, with the missing features named, before
+    any of its code is mapped (it would die of SIGILL)."""
+    model = os.path.join(source, "examples", "models", "tiny_cnn.tir")
+    foreign = None
+    for cpu in ("sapphirerapids", "znver5", "graniterapids"):
+        tsr = c.path(f"tiny_{cpu}.tsr")
+        c.tool("compile", model, "--mcpu", cpu, "-o", tsr)
+        if "the artifact will not load here" in c.tool("inspect", tsr).stdout:
+            foreign = (cpu, tsr)
+            break
+    if not c.ok(foreign is not None, "a CPU this machine lacks features of, among three"):
+        return
+    cpu, tsr = foreign
+    text = c.tool("inspect", tsr).stdout
+    needs = re.search(r"host code needs: (.*)", text).group(1).split()
+    lacks = re.search(r"this CPU \((.*)\) lacks: (.*): the artifact will not load here", text)
+    c.ok("avx2" in needs and "avx512f" in needs and set(lacks.group(2).split()) <= set(needs),
+         f"inspect: what the {cpu} artifact needs and this CPU lacks", text)
+    missing = ", ".join(lacks.group(2).split())
+    want = (f"host code (compiled for {cpu}) needs {missing}; this CPU ({lacks.group(1)}) lacks "
+            f"{'it' if ',' not in missing else 'them'}; recompile with --mcpu=x86-64-v")
+    r = c.tool("run", tsr, rc=1)
+    c.ok(f"tessera run: error: {tsr}: {want}" in r.stderr and
+         r.stderr.rstrip().endswith("or for this machine (--mcpu=native)"),
+         "run: an artifact for a foreign CPU is refused, exit 1", r.stderr)
+    # The C API (what an app links), through ctypes.
+    lib = ctypes.CDLL(os.path.join(os.path.dirname(c.tessera), "..", "..", "lib",
+                                   "libtessera_runtime.so"))
+    lib.tessera_model_load.restype = ctypes.c_void_p
+    lib.tessera_status_code.argtypes = [ctypes.c_void_p]
+    lib.tessera_status_message.argtypes = [ctypes.c_void_p]
+    lib.tessera_status_message.restype = ctypes.c_char_p
+    lib.tessera_status_free.argtypes = [ctypes.c_void_p]
+    model_handle = ctypes.c_void_p()
+    status = lib.tessera_model_load(tsr.encode(), ctypes.byref(model_handle))
+    code, message = lib.tessera_status_code(status), lib.tessera_status_message(status).decode()
+    lib.tessera_status_free(status)
+    c.ok(code == 3 and message.startswith(f"{tsr}: {want}") and not model_handle.value,
+         "C API: tessera_model_load refuses it with FAILED_PRECONDITION", f"{code}: {message}")
+    # For this machine (and the portable default) the same model loads and runs.
+    native = c.path("tiny_native.tsr")
+    c.tool("compile", model, "--mcpu", "native", "-o", native)
+    c.tool("run", native)
+    meta = c.inspect(c.path("tiny_host.tsr"))["metadata"]
+    c.ok(meta["target"]["cpu"] == "x86-64-v3" and "avx2" in meta["target"]["features"]
+         and "avx512f" not in meta["target"]["features"],
+         "compile: x86-64-v3 by default, its features recorded", str(meta["target"]))
+
+
 def main():
     a, c = checker_from_args(
         ("--onnx-data", dict(default="/usr/share/libonnx-testdata/data/node")))
     for step in (lambda: check_tiny_cnn(c, a.source_dir), lambda: check_onnx_cnn(c, a.source_dir),
                  lambda: check_node_tests(c, a.onnx_data), lambda: check_bf16(c),
-                 lambda: check_errors(c)):
+                 lambda: check_errors(c), lambda: check_foreign_cpu(c, a.source_dir)):
         c.step("", step)
     return c.summary()
 

@@ -64,7 +64,7 @@ def main():
 
     # Errors.
     missing = os.path.join(a.out, "missing.onnx")
-    expect([t, "import", missing], 1, f"cannot open '{missing}'")
+    expect([t, "import", missing], 1, f"{missing}: cannot open the file (no such file)")
     junk = os.path.join(a.out, "junk.onnx")
     open(junk, "wb").write(b"\x0a\xff\xff\xff\xff\x0f not a model")
     expect([t, "import", junk], 1, f"{junk}: not an ONNX model (protobuf parse failed)")

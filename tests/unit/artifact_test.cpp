@@ -142,7 +142,7 @@ TEST_CASE("artifact: each problem has its message", "[artifact]") {
   outside[64 + 64 + 8 + 6] = 0x7f; // high byte of section 1's offset
   CHECK(errorOf(reseal(outside)) == "m.tsr: corrupted: section 1 (weights) lies outside the file");
   CHECK(Artifact::readFile("/nonexistent/m.tsr").error().str() ==
-        "/nonexistent/m.tsr: cannot open the file");
+        "/nonexistent/m.tsr: cannot open the file (no such file)");
 }
 
 TEST_CASE("artifact: no truncation or byte change gets through or crashes", "[artifact]") {

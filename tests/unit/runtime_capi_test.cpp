@@ -106,7 +106,12 @@ TEST_CASE("C API: load errors carry codes", "[runtime]") {
   tessera_model_t *model = nullptr;
   auto missing = take(tessera_model_load("/nonexistent/m.tsr", &model));
   CHECK(missing.first == TESSERA_STATUS_NOT_FOUND);
-  CHECK(missing.second == "/nonexistent/m.tsr: cannot open the file");
+  CHECK(missing.second == "/nonexistent/m.tsr: cannot open the file (no such file)");
+  // A directory where the artifact should be: refused before it is read.
+  auto folder = take(tessera_model_load(tempDir().c_str(), &model));
+  CHECK(folder.first == TESSERA_STATUS_INVALID_ARGUMENT);
+  CHECK(folder.second == tempDir() + ": is a directory, not a file");
+  CHECK(model == nullptr);
   CHECK(model == nullptr);
 
   const std::string bytes = standardParts().bytes();

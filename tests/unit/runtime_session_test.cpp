@@ -256,7 +256,7 @@ TEST_CASE("load errors name the problem", "[runtime]") {
   SECTION("no such file") {
     auto m = LoadedModel::load(tempDir() + "/nothing.tsr");
     REQUIRE(!m.ok());
-    CHECK(m.error().str() == tempDir() + "/nothing.tsr: cannot open the file");
+    CHECK(m.error().str() == tempDir() + "/nothing.tsr: cannot open the file (no such file)");
   }
 }
 

@@ -29,6 +29,7 @@
 #include "frontend/onnx/tensor_proto.h"
 #include "ir/visit.h"
 #include "passes/pass.h"
+#include "support/file.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -969,9 +970,7 @@ Expected<ir::Module> importModelBytes(std::string_view bytes, const std::string 
 
 Expected<ir::Module> importModelFile(const std::string &path, const ImportOptions &options,
                                      ImportReport *report) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    return Error::format("'{}' is a directory, not an ONNX model", path);
+  TS_RETURN_IF_ERROR(checkReadableFile(path));
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty())
     dir = ".";

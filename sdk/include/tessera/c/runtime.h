@@ -83,7 +83,10 @@ TESSERA_RUNTIME_API void tessera_status_free(tessera_status_t *status);
  * <libdir>/tessera/plugins next to libtessera_runtime. On success
  * *out_model is owned by the caller (tessera_model_release).
  * Codes: NOT_FOUND (no such file), FAILED_PRECONDITION (a plugin the model
- * needs is not loaded), DATA_LOSS (anything else wrong with the file). */
+ * needs is not loaded, or its host code needs CPU features this CPU lacks:
+ * "host code (compiled for X) needs avx512f; this CPU (...) lacks it;
+ * recompile with --mcpu=x86-64-v3 or ..."), DATA_LOSS (anything else wrong
+ * with the file). */
 TESSERA_RUNTIME_API tessera_status_t *tessera_model_load(const char *path,
                                                          tessera_model_t **out_model);
 /* The same from `size` bytes at `data` (copied; the caller keeps them). */
