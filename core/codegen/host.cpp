@@ -287,6 +287,11 @@ std::vector<std::string> enabledCpuFeatures(const llvm::TargetMachine &tm) {
 
 } // namespace
 
+Expected<std::vector<std::string>> cpuFeatures(const CodegenOptions &options) {
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, makeTargetMachine(options));
+  return enabledCpuFeatures(*tm);
+}
+
 Expected<std::string> buildHostLibrary(const std::vector<HostStepSpec> &steps,
                                        const CodegenOptions &options, HostBuildInfo *info,
                                        const std::function<void(std::string_view)> &progress) {

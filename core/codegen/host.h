@@ -51,6 +51,11 @@ struct HostBuildInfo {
   std::vector<std::string> features;
 };
 
+/// The ISA extensions code for `options.cpu` may use (HostBuildInfo::
+/// features): what an artifact records for a plugin module compiled for a
+/// CPU. An error for a CPU name LLVM does not know.
+Expected<std::vector<std::string>> cpuFeatures(const CodegenOptions &options);
+
 /// `progress(done, total)` is called as the phases finish (for long compiles).
 Expected<std::string> buildHostLibrary(const std::vector<HostStepSpec> &steps,
                                        const CodegenOptions &options, HostBuildInfo *info = nullptr,

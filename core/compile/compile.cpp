@@ -50,6 +50,10 @@ std::string metadataJson(const LoweredModel &lowered, const std::vector<Compiled
   std::vector<std::string> seen;
   for (const CompiledRegion &r : regions) {
     regionList.push_back({{"symbol", r.symbol}, {"plugin", r.plugin}, {"ops", r.ops}});
+    if (!r.targetCpu.empty()) {
+      regionList.back()["cpu"] = r.targetCpu;
+      regionList.back()["features"] = r.cpuFeatures;
+    }
     auto it = std::find(seen.begin(), seen.end(), r.plugin);
     if (it == seen.end()) {
       seen.push_back(r.plugin);
@@ -140,7 +144,18 @@ Expected<CompileResult> compileModule(const ir::Module &input, const CompileOpti
                          fused.groups, fused.groups == 1 ? "" : "s"));
 
   TS_ASSIGN_OR_RETURN(std::vector<CompiledRegion> regions,
-                      compileRegions(m, registry, options.progress));
+                      compileRegions(m, registry, options.progress, options.codegen.cpu));
+  for (CompiledRegion &r : regions)
+    if (!r.targetCpu.empty()) {
+      codegen::CodegenOptions cpu = options.codegen;
+      cpu.cpu = r.targetCpu;
+      auto features = codegen::cpuFeatures(cpu);
+      if (!features)
+        return std::move(features).error().addContext(
+            fmt::format("region @{}: plugin '{}' compiled its module for CPU '{}'", r.global,
+                        r.plugin, r.targetCpu));
+      r.cpuFeatures = std::move(*features);
+    }
   progress("lowering @main to an executor plan");
   TS_ASSIGN_OR_RETURN(LoweredModel lowered, lowerMain(m, regions));
 

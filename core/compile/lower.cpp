@@ -39,7 +39,8 @@ int64_t countOps(const Function &fn) {
 
 Expected<std::vector<CompiledRegion>>
 compileRegions(const Module &m, const plugin::PluginRegistry *registry,
-               const std::function<void(std::string_view)> &progress) {
+               const std::function<void(std::string_view)> &progress,
+               const std::string &targetCpu) {
   std::vector<CompiledRegion> out;
   // Regions per plugin, in order of first appearance, for the progress lines.
   std::vector<std::pair<std::string, size_t>> perPlugin;
@@ -78,10 +79,19 @@ compileRegions(const Module &m, const plugin::PluginRegistry *registry,
     auto graph = partition::GraphHolder::fromFunction(fn, r.symbol, p->codegenFlags());
     if (!graph)
       return std::move(graph).error().addContext(where());
+    (*graph)->setTargetCpu(targetCpu);
     auto module = p->compile((*graph)->graph());
     if (!module)
       return std::move(module).error().addContext(where());
+    // The function the region's call will look up at run time: a module
+    // without it is the plugin's bug, reported now rather than at the
+    // first run of the artifact.
+    if (auto fnOk = (*module)->function(r.symbol); !fnOk)
+      return Error::format("{}: the plugin's codegen returned a module without the region's "
+                           "function: {}",
+                           where(), fnOk.error().str());
     r.typeKey = (*module)->typeKey();
+    r.targetCpu = (*module)->targetCpu();
     auto bytes = (*module)->save(runtime::externalModuleHeader(r.typeKey));
     if (!bytes)
       return std::move(bytes).error().addContext(where() + ": saving the module");

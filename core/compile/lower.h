@@ -50,6 +50,11 @@ struct CompiledRegion {
   // The artifact's ExternalModule section: runtime::externalModuleHeader(
   // typeKey), then Module::save()'s bytes, written there by the plugin.
   std::string moduleSection;
+  /// The CPU the module's native code was compiled for (its plugin says;
+  /// empty: none), and the ISA extensions that CPU has, which the artifact
+  /// records and loading checks.
+  std::string targetCpu;
+  std::vector<std::string> cpuFeatures;
   /// With TESSERA_CODEGEN_CONSTANTS_AS_INPUTS: the tensors the call passes
   /// after the region's parameters (partition::GraphHolder::extraInputs()).
   std::vector<ir::Tensor> extraInputs;
@@ -62,7 +67,8 @@ struct CompiledRegion {
 /// message with the region as context). `progress` gets one line per plugin.
 Expected<std::vector<CompiledRegion>>
 compileRegions(const ir::Module &m, const plugin::PluginRegistry *registry,
-               const std::function<void(std::string_view)> &progress = {});
+               const std::function<void(std::string_view)> &progress = {},
+               const std::string &targetCpu = {});
 
 struct LoweredModel {
   runtime::Plan plan;                           // memory planned and validated

@@ -115,6 +115,11 @@ public:
   GraphHolder &operator=(const GraphHolder &) = delete;
 
   const tessera_graph_t &graph() const { return graph_; }
+  /// Sets tessera_graph_t::target_cpu (the CPU the artifact is for).
+  void setTargetCpu(std::string cpu) {
+    targetCpu_ = std::move(cpu);
+    graph_.target_cpu = targetCpu_.c_str();
+  }
   const std::string &json() const { return json_; }
   const std::string &symbol() const { return symbol_; }
 
@@ -136,7 +141,7 @@ private:
   /// The index of a constant in constants(), adding it on first use.
   int64_t constantIndex(const ir::Expr &constant);
 
-  std::string symbol_, json_;
+  std::string symbol_, json_, targetCpu_;
   bool constantsAsInputs_ = false;
   std::vector<ir::Expr> nodeExprs_;
   std::vector<ir::Tensor> constants_, extraInputs_;

@@ -928,6 +928,10 @@ Outcome runCase(const plugin::Plugin &plugin, const KitCase &kc, const std::stri
       return failed("internal: " + list.error().str());
     check = plugin.checkPattern(kc.pattern, std::span(list->data(), list->size()));
   }
+  // An SDK checker that throws declines with "checker error: ..." (the C
+  // ABI has no error channel there): a broken checker, not a decision.
+  if (!check.supported && check.reason.starts_with("checker error: "))
+    return failed("the checker failed instead of deciding: " + check.reason);
   if (!check.supported)
     return {Outcome::Declined, check.reason.empty() ? "(no reason given)" : check.reason};
 

@@ -102,6 +102,7 @@ constexpr size_t kPatternV1 = TS_END_OF(tessera_pattern_t, pattern);
 constexpr size_t kCodegenV1 = TS_END_OF(tessera_codegen_t, compile);
 constexpr size_t kFactoryV1 = TS_END_OF(tessera_module_factory_t, load);
 constexpr size_t kModuleV1 = TS_END_OF(tessera_module_t, destroy);
+constexpr size_t kModuleTargetCpu = TS_END_OF(tessera_module_t, get_target_cpu); // ABI 1.2
 constexpr size_t kStatusMessageEnd = TS_END_OF(tessera_plugin_status_t, message);
 constexpr size_t kStatusV1 = TS_END_OF(tessera_plugin_status_t, release);
 #undef TS_END_OF
@@ -548,6 +549,13 @@ Expected<std::string> Module::save(std::string prefix) const {
     return Error::format("module '{}' of plugin '{}': save failed: {}", typeKey_, plugin_->name(),
                          takeStatus(status));
   return bytes;
+}
+
+std::string Module::targetCpu() const {
+  if (module_->struct_size < kModuleTargetCpu ||
+      !module_->get_target_cpu)
+    return {};
+  return bounded(module_->get_target_cpu(module_->self));
 }
 
 Expected<std::string> Module::source(std::string_view format) const {

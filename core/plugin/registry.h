@@ -75,6 +75,9 @@ public:
   Expected<Function> function(const std::string &symbol) const;
   /// The module's bytes, appended to `prefix` (a section header).
   Expected<std::string> save(std::string prefix = {}) const;
+  /// The CPU the module's native code was compiled for ("" when none, or
+  /// when the plugin predates ABI 1.2).
+  std::string targetCpu() const;
   /// The module's source; an error when the module has none.
   Expected<std::string> source(std::string_view format = {}) const;
 

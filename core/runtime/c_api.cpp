@@ -10,8 +10,10 @@
 #include "runtime/session.h"
 
 #include <exception>
+#include <mutex>
 #include <new>
 #include <string>
+#include <unordered_set>
 
 struct tessera_model {
   std::shared_ptr<const tessera::runtime::LoadedModel> model;
@@ -25,6 +27,38 @@ namespace {
 
 using tessera::Error;
 using tessera::Status;
+
+/// The handles tessera_model_load / tessera_session_create gave out and
+/// that are not released yet. Every entry point checks its handle here, so
+/// that a released (or made-up) handle is an INVALID_ARGUMENT error, a
+/// second release does nothing, instead of a use of freed memory. (A
+/// released handle whose address a new one reuses is that new handle: that
+/// case stays undefined, as the header says.)
+class LiveHandles {
+public:
+  void add(const void *h) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    live_.insert(h);
+  }
+  /// Whether `h` was live; it is not any more.
+  bool remove(const void *h) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return live_.erase(h) > 0;
+  }
+  bool contains(const void *h) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return live_.count(h) > 0;
+  }
+
+private:
+  mutable std::mutex mutex_;
+  std::unordered_set<const void *> live_;
+};
+
+LiveHandles &liveHandles() {
+  static LiveHandles *handles = new LiveHandles; // outlives every static destructor
+  return *handles;
+}
 
 tessera_status_t *statusOf(tessera_status_code_t code, const std::string &message) {
   return tessera_status_create(code, message.c_str());
@@ -51,6 +85,45 @@ tessera_status_t *nullArgument(const char *what) {
   return statusOf(TESSERA_STATUS_INVALID_ARGUMENT, std::string(what) + " is NULL");
 }
 
+/// NULL, or the error for a handle that is NULL or not live.
+tessera_status_t *badHandle(const void *h, const char *what, const char *from) {
+  if (!h)
+    return nullArgument(what);
+  if (!liveHandles().contains(h))
+    return statusOf(TESSERA_STATUS_INVALID_ARGUMENT,
+                    std::string(what) + " is not a live handle (released already, or not from " +
+                        from + ")");
+  return nullptr;
+}
+tessera_status_t *badModel(const tessera_model_t *m) {
+  return badHandle(m, "model", "tessera_model_load");
+}
+tessera_status_t *badSession(const tessera_session_t *s) {
+  return badHandle(s, "session", "tessera_session_create");
+}
+bool liveModel(const tessera_model_t *m) {
+  return m && liveHandles().contains(m);
+}
+
+/// The bytes `t` spans from its data pointer (byte_offset included), for a
+/// compact tensor; the binding itself checks compactness, dtype and shape.
+uint64_t bytesSpanned(const DLTensor &t) {
+  uint64_t n = (uint64_t(t.dtype.bits) * t.dtype.lanes + 7) / 8;
+  for (int32_t d = 0; d < t.ndim && t.shape; ++d)
+    n *= t.shape[d] > 0 ? uint64_t(t.shape[d]) : 0;
+  return t.byte_offset + n;
+}
+
+/// NULL, or the error for a buffer of `bytes` bytes too short for `t`.
+tessera_status_t *shortBuffer(const DLTensor &t, size_t bytes, const std::string &what) {
+  const uint64_t need = bytesSpanned(t);
+  if (bytes >= need)
+    return nullptr;
+  return statusOf(TESSERA_STATUS_INVALID_ARGUMENT,
+                  what + ": the buffer has " + std::to_string(bytes) + " bytes; the tensor needs " +
+                      std::to_string(need) + " (its byte_offset included)");
+}
+
 /// The code of a load error: the loader's messages are stable (see
 /// runtime/session.cpp and runtime/artifact.cpp).
 tessera_status_code_t loadErrorCode(const Error &e) {
@@ -72,6 +145,7 @@ finishLoad(tessera::Expected<std::shared_ptr<const tessera::runtime::LoadedModel
   if (!loaded.ok())
     return statusOf(loadErrorCode(loaded.error()), loaded.error().str());
   *out_model = new tessera_model{std::move(*loaded)};
+  liveHandles().add(*out_model);
   return nullptr;
 }
 
@@ -117,25 +191,26 @@ tessera_status_t *tessera_model_load_bytes(const void *data, size_t size,
 }
 
 void tessera_model_release(tessera_model_t *model) {
-  delete model;
+  if (model && liveHandles().remove(model))
+    delete model;
 }
 
 size_t tessera_model_num_inputs(const tessera_model_t *model) {
-  return model ? model->model->inputs().size() : 0;
+  return liveModel(model) ? model->model->inputs().size() : 0;
 }
 
 size_t tessera_model_num_outputs(const tessera_model_t *model) {
-  return model ? model->model->outputs().size() : 0;
+  return liveModel(model) ? model->model->outputs().size() : 0;
 }
 
 const char *tessera_model_input_name(const tessera_model_t *model, size_t index) {
-  if (!model || index >= model->model->inputs().size())
+  if (!liveModel(model) || index >= model->model->inputs().size())
     return nullptr;
   return model->model->inputs()[index].name.c_str();
 }
 
 const char *tessera_model_output_name(const tessera_model_t *model, size_t index) {
-  if (!model || index >= model->model->outputs().size())
+  if (!liveModel(model) || index >= model->model->outputs().size())
     return nullptr;
   return model->model->outputs()[index].name.c_str();
 }
@@ -143,28 +218,28 @@ const char *tessera_model_output_name(const tessera_model_t *model, size_t index
 tessera_status_t *tessera_model_input_info(const tessera_model_t *model, size_t index,
                                            DLDataType *out_dtype, int32_t *out_ndim,
                                            const int64_t **out_shape) {
-  if (!model)
-    return nullArgument("model");
+  if (tessera_status_t *bad = badModel(model))
+    return bad;
   return tensorInfo(model->model->inputs(), "input", index, out_dtype, out_ndim, out_shape);
 }
 
 tessera_status_t *tessera_model_output_info(const tessera_model_t *model, size_t index,
                                             DLDataType *out_dtype, int32_t *out_ndim,
                                             const int64_t **out_shape) {
-  if (!model)
-    return nullArgument("model");
+  if (tessera_status_t *bad = badModel(model))
+    return bad;
   return tensorInfo(model->model->outputs(), "output", index, out_dtype, out_ndim, out_shape);
 }
 
 const char *tessera_model_metadata_json(const tessera_model_t *model) {
-  return model ? model->model->metadataJson().c_str() : "";
+  return liveModel(model) ? model->model->metadataJson().c_str() : "";
 }
 
 tessera_status_t *tessera_session_create(const tessera_model_t *model,
                                          const tessera_session_options_t *options,
                                          tessera_session_t **out_session) {
-  if (!model)
-    return nullArgument("model");
+  if (tessera_status_t *bad = badModel(model))
+    return bad;
   if (!out_session)
     return nullArgument("out_session");
   tessera::runtime::SessionOptions opts;
@@ -179,18 +254,20 @@ tessera_status_t *tessera_session_create(const tessera_model_t *model,
     if (!session.ok())
       return statusOf(TESSERA_STATUS_INTERNAL, session.error().str());
     *out_session = new tessera_session{std::move(*session)};
+    liveHandles().add(*out_session);
     return nullptr;
   });
 }
 
 void tessera_session_release(tessera_session_t *session) {
-  delete session;
+  if (session && liveHandles().remove(session))
+    delete session;
 }
 
 tessera_status_t *tessera_session_set_input(tessera_session_t *session, size_t index,
                                             const DLTensor *tensor) {
-  if (!session)
-    return nullArgument("session");
+  if (tessera_status_t *bad = badSession(session))
+    return bad;
   if (!tensor)
     return nullArgument("tensor");
   return guard([&] {
@@ -200,8 +277,8 @@ tessera_status_t *tessera_session_set_input(tessera_session_t *session, size_t i
 
 tessera_status_t *tessera_session_set_input_by_name(tessera_session_t *session, const char *name,
                                                     const DLTensor *tensor) {
-  if (!session)
-    return nullArgument("session");
+  if (tessera_status_t *bad = badSession(session))
+    return bad;
   if (!name)
     return nullArgument("name");
   if (!tensor)
@@ -218,16 +295,16 @@ tessera_status_t *tessera_session_set_input_by_name(tessera_session_t *session, 
 
 tessera_status_t *tessera_session_set_output(tessera_session_t *session, size_t index,
                                              const DLTensor *tensor) {
-  if (!session)
-    return nullArgument("session");
+  if (tessera_status_t *bad = badSession(session))
+    return bad;
   return guard([&] {
     return fromStatus(session->session->setOutput(index, tensor), TESSERA_STATUS_INVALID_ARGUMENT);
   });
 }
 
 tessera_status_t *tessera_session_run(tessera_session_t *session) {
-  if (!session)
-    return nullArgument("session");
+  if (tessera_status_t *bad = badSession(session))
+    return bad;
   return guard([&] {
     Status st = session->session->run();
     if (st.ok())
@@ -240,8 +317,8 @@ tessera_status_t *tessera_session_run(tessera_session_t *session) {
 
 tessera_status_t *tessera_session_get_output(tessera_session_t *session, size_t index,
                                              const DLTensor **out_tensor) {
-  if (!session)
-    return nullArgument("session");
+  if (tessera_status_t *bad = badSession(session))
+    return bad;
   if (!out_tensor)
     return nullArgument("out_tensor");
   return guard([&]() -> tessera_status_t * {
@@ -250,6 +327,97 @@ tessera_status_t *tessera_session_get_output(tessera_session_t *session, size_t 
       return statusOf(TESSERA_STATUS_INVALID_ARGUMENT, view.error().str());
     *out_tensor = *view;
     return nullptr;
+  });
+}
+
+tessera_status_t *tessera_session_set_input_checked(tessera_session_t *session, size_t index,
+                                                    const DLTensor *tensor, size_t buffer_bytes) {
+  if (tessera_status_t *bad = badSession(session))
+    return bad;
+  if (!tensor)
+    return nullArgument("tensor");
+  return guard([&]() -> tessera_status_t * {
+    const auto &inputs = session->session->model().inputs();
+    const std::string what = index < inputs.size() ? "input '" + inputs[index].name + "'"
+                                                   : "input " + std::to_string(index);
+    if (tessera_status_t *s = shortBuffer(*tensor, buffer_bytes, what))
+      return s;
+    return tessera_session_set_input(session, index, tensor);
+  });
+}
+
+tessera_status_t *tessera_session_set_input_by_name_checked(tessera_session_t *session,
+                                                            const char *name,
+                                                            const DLTensor *tensor,
+                                                            size_t buffer_bytes) {
+  if (tessera_status_t *bad = badSession(session))
+    return bad;
+  if (!name)
+    return nullArgument("name");
+  if (!tensor)
+    return nullArgument("tensor");
+  return guard([&]() -> tessera_status_t * {
+    if (tessera_status_t *s = shortBuffer(*tensor, buffer_bytes, "input '" + std::string(name) + "'"))
+      return s;
+    return tessera_session_set_input_by_name(session, name, tensor);
+  });
+}
+
+tessera_status_t *tessera_session_set_output_checked(tessera_session_t *session, size_t index,
+                                                     const DLTensor *tensor, size_t buffer_bytes) {
+  if (tessera_status_t *bad = badSession(session))
+    return bad;
+  return guard([&]() -> tessera_status_t * {
+    const auto &outputs = session->session->model().outputs();
+    const std::string what = index < outputs.size() ? "output '" + outputs[index].name + "'"
+                                                    : "output " + std::to_string(index);
+    if (tensor)
+      if (tessera_status_t *s = shortBuffer(*tensor, buffer_bytes, what))
+        return s;
+    return tessera_session_set_output(session, index, tensor);
+  });
+}
+
+/// The index of output `name`, or a NOT_FOUND status naming the outputs.
+static tessera_status_t *outputIndex(tessera_session_t *session, const char *name, size_t &index) {
+  const auto &outputs = session->session->model().outputs();
+  std::string names;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].name == name) {
+      index = i;
+      return nullptr;
+    }
+    names += (i ? ", '" : "'") + outputs[i].name + "'";
+  }
+  return statusOf(TESSERA_STATUS_NOT_FOUND,
+                  "no output named '" + std::string(name) + "' (the outputs: " + names + ")");
+}
+
+tessera_status_t *tessera_session_get_output_by_name(tessera_session_t *session, const char *name,
+                                                     const DLTensor **out_tensor) {
+  if (tessera_status_t *bad = badSession(session))
+    return bad;
+  if (!name)
+    return nullArgument("name");
+  return guard([&]() -> tessera_status_t * {
+    size_t index = 0;
+    if (tessera_status_t *s = outputIndex(session, name, index))
+      return s;
+    return tessera_session_get_output(session, index, out_tensor);
+  });
+}
+
+tessera_status_t *tessera_session_set_output_by_name(tessera_session_t *session, const char *name,
+                                                     const DLTensor *tensor) {
+  if (tessera_status_t *bad = badSession(session))
+    return bad;
+  if (!name)
+    return nullArgument("name");
+  return guard([&]() -> tessera_status_t * {
+    size_t index = 0;
+    if (tessera_status_t *s = outputIndex(session, name, index))
+      return s;
+    return tessera_session_set_output(session, index, tensor);
   });
 }
 

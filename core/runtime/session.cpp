@@ -25,6 +25,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <functional>
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
@@ -169,6 +171,9 @@ bool isLoadedPath(const std::string &path) {
   return probe.found;
 }
 
+Status requireCpuFeatures(const json &entry, std::string_view where,
+                          const std::function<std::string(std::string_view cpu)> &what);
+
 /// Refuses host code built for another architecture, or for CPU features
 /// this CPU lacks (metadata "target": triple and features), before any of
 /// it is mapped: it would die of SIGILL in the middle of a run.
@@ -189,25 +194,52 @@ Status checkHostTarget(const json &meta) {
       return Error::format("host code is for {}; this machine is {}: recompile the model here",
                            triple, arch);
   }
-  if (!target.contains("features"))
+  return requireCpuFeatures(target, "target", [](std::string_view cpu) {
+    return cpu.empty() ? std::string("host code") : fmt::format("host code (compiled for {})", cpu);
+  });
+}
+
+/// Refuses code whose metadata object `entry` ({"cpu", "features"}) lists
+/// features this CPU lacks; `what(cpu)` names the code, `where` the entry.
+Status requireCpuFeatures(const json &entry, std::string_view where,
+                          const std::function<std::string(std::string_view cpu)> &what) {
+  if (!entry.contains("features"))
     return okStatus();
-  const json &list = target["features"];
+  const json &list = entry["features"];
   std::vector<std::string> needed;
   if (!list.is_array() ||
       !std::all_of(list.begin(), list.end(), [](const json &f) { return f.is_string(); }))
-    return Error("metadata: 'target.features' is not a list of strings");
+    return Error::format("metadata: '{}.features' is not a list of strings", where);
   for (const json &f : list)
     needed.push_back(f.get<std::string>());
   std::vector<std::string> missing = missingCpuFeatures(needed);
   if (missing.empty())
     return okStatus();
-  const std::string cpu = target.contains("cpu") && target["cpu"].is_string()
-                              ? fmt::format(" (compiled for {})", target["cpu"].get<std::string>())
-                              : std::string();
-  return Error::format("host code{} needs {}; this CPU ({}) lacks {}; recompile with "
-                       "--mcpu={} or for this machine (--mcpu=native)",
-                       cpu, fmt::join(missing, ", "), cpuBrand(), missing.size() == 1 ? "it" : "them",
-                       x86Level());
+  const std::string cpu =
+      entry.contains("cpu") && entry["cpu"].is_string() ? entry["cpu"].get<std::string>() : "";
+  return Error::format("{} needs {}; this CPU ({}) lacks {}; recompile with --mcpu={} or for "
+                       "this machine (--mcpu=native)",
+                       what(cpu), fmt::join(missing, ", "), cpuBrand(),
+                       missing.size() == 1 ? "it" : "them", x86Level());
+}
+
+/// The plugin modules' needs (metadata "regions": {"symbol", "plugin",
+/// "cpu", "features"}), checked before any plugin is asked to load one.
+Status checkModuleTargets(const json &meta) {
+  if (!meta.contains("regions") || !meta["regions"].is_array())
+    return okStatus();
+  for (const json &r : meta["regions"]) {
+    if (!r.is_object() || !r.contains("features"))
+      continue;
+    auto text = [&r](const char *key) {
+      return r.contains(key) && r[key].is_string() ? r[key].get<std::string>() : "?";
+    };
+    TS_RETURN_IF_ERROR(requireCpuFeatures(r, "regions", [&](std::string_view cpu) {
+      return fmt::format("the module of region '{}' (plugin '{}'{})", text("symbol"),
+                         text("plugin"), cpu.empty() ? "" : fmt::format(", compiled for {}", cpu));
+    }));
+  }
+  return okStatus();
 }
 
 Status loadHostCode(std::string_view bytes, HostLibrary &lib) {
@@ -380,6 +412,7 @@ loadVerified(const Artifact &artifact, std::shared_ptr<LoadedModel> model, Loade
     return Error("the plan has host steps but the artifact has no host code section");
   if (!hostCode.empty())
     TS_RETURN_IF_ERROR(checkHostTarget(meta));
+  TS_RETURN_IF_ERROR(checkModuleTargets(meta));
 
   // 3. A plugin for every module (discovering plugins only when needed).
   std::vector<std::shared_ptr<const plugin::Plugin>> factories;

@@ -148,20 +148,30 @@ void printText(const json &d, bool steps) {
               cpu = target.value("cpu", std::string());
   std::cout << fmt::format("Target: {} (cpu {})\n", triple.empty() ? "-" : triple,
                            cpu.empty() ? "-" : cpu);
-  if (const auto features = target.find("features");
-      features != target.end() && features->is_array()) {
+  // What the native code needs: the host code's, then each plugin module's
+  // that was compiled for a CPU (ccompiler).
+  auto needs = [](const json &entry, const std::string &what) {
+    const auto features = entry.find("features");
+    if (features == entry.end() || !features->is_array())
+      return;
     std::vector<std::string> names;
     for (const json &f : *features)
       if (f.is_string())
         names.push_back(f.get<std::string>());
     std::vector<std::string> missing = runtime::missingCpuFeatures(names);
-    std::cout << fmt::format("  host code needs: {}\n",
+    std::cout << fmt::format("  {} needs: {}\n", what,
                              names.empty() ? std::string("no ISA extension")
                                            : fmt::format("{}", fmt::join(names, " ")));
     if (!missing.empty())
       std::cout << fmt::format("  this CPU ({}) lacks: {}: the artifact will not load here\n",
                                runtime::cpuBrand(), fmt::join(missing, " "));
-  }
+  };
+  if (meta.value("host_steps", 0) > 0)
+    needs(target, "host code");
+  for (const json &r : meta.value("regions", json::array()))
+    if (r.is_object() && r.contains("cpu") && r["cpu"].is_string())
+      needs(r, fmt::format("region {} ({}, compiled for {})", r.value("symbol", "?"),
+                           r.value("plugin", "?"), r["cpu"].get<std::string>()));
   // Regions per plugin.
   std::map<std::string, std::pair<size_t, int64_t>> perPlugin; // regions, ops
   for (const auto &r : meta.value("regions", json::array())) {

@@ -118,7 +118,9 @@ std::string compilerFlags() {
   return envOr("TESSERA_CCOMPILER_CFLAGS", kDefaultCFlags);
 }
 
-std::string compileC(const std::string &source, const std::string &symbol) {
+CompiledC compileC(const std::string &source, const std::string &symbol,
+                   std::string_view targetCpu) {
+  CompiledC result{{}, targetCpu.empty() ? "native" : std::string(targetCpu)};
   TempDir dir;
   std::string cFile = symbol + ".c";
   std::string cPath = dir.file(cFile), soPath = dir.file(symbol + ".so"),
@@ -132,8 +134,16 @@ std::string compileC(const std::string &source, const std::string &symbol) {
   std::vector<std::string> argv = splitWords(compilerCommand());
   if (argv.empty())
     argv.push_back("cc");
-  for (std::string &f : splitWords(compilerFlags()))
-    argv.push_back(std::move(f));
+  const std::vector<std::string> flags = splitWords(compilerFlags());
+  bool march = false;
+  for (const std::string &f : flags)
+    if (f.starts_with("-march=")) {
+      march = true;
+      result.cpu = f.substr(7); // the last one is GCC's
+    }
+  if (!march)
+    argv.push_back("-march=" + result.cpu);
+  argv.insert(argv.end(), flags.begin(), flags.end());
   for (const char *a : {"-o", soPath.c_str(), cPath.c_str(), "-lm"})
     argv.emplace_back(a);
   std::vector<char *> cargv;
@@ -170,11 +180,11 @@ std::string compileC(const std::string &source, const std::string &symbol) {
                     (quoted.empty() ? "" : "generated C:\n" + quoted),
                 TESSERA_STATUS_INTERNAL);
   }
-  std::string so = readFile(soPath);
-  if (so.empty())
+  result.so = readFile(soPath);
+  if (result.so.empty())
     throw Error("ccompiler: the C compiler wrote no shared object (" + command + ")",
                 TESSERA_STATUS_INTERNAL);
-  return so;
+  return result;
 }
 
 } // namespace tessera::ccompiler

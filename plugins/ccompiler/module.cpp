@@ -81,10 +81,11 @@ bool isLoadedPath(const std::string &path) {
 // Creating, saving, loading
 //===----------------------------------------------------------------------===//
 
-std::unique_ptr<CModule> CModule::create(const Translation &t, std::string so) {
+std::unique_ptr<CModule> CModule::create(const Translation &t, std::string so, std::string cpu) {
   std::unique_ptr<CModule> m(new CModule);
   m->source_ = t.source;
   m->so_ = std::move(so);
+  m->cpu_ = std::move(cpu);
   for (const Weight &w : t.weights) {
     sdk::JsonConstant c(w.name, w.type);
     if (c.bytes())

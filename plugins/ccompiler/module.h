@@ -55,8 +55,8 @@ public:
     std::vector<sdk::TensorType> inputs, outputs;
   };
 
-  /// From codegen: the translation and the compiled shared object.
-  static std::unique_ptr<CModule> create(const Translation &t, std::string so);
+  /// From codegen: the translation and the shared object compiled for `cpu`.
+  static std::unique_ptr<CModule> create(const Translation &t, std::string so, std::string cpu);
   /// From save()'s bytes.
   static std::unique_ptr<CModule> load(std::string_view bytes);
 
@@ -65,6 +65,9 @@ public:
   sdk::Function *function(std::string_view symbol) override;
   void save(const sdk::Writer &out) const override;
   std::string source(std::string_view format) const override;
+  /// The -march the shared object was compiled with; empty for a loaded
+  /// module (the artifact recorded it when it was compiled).
+  std::string targetCpu() const override { return cpu_; }
 
 private:
   CModule() : Module(kTypeKey) {}
@@ -87,7 +90,7 @@ private:
   float *takeScratch(size_t index);
   void giveScratch(size_t index, float *p);
 
-  std::string source_, so_;
+  std::string source_, so_, cpu_;
   std::vector<sdk::JsonConstant> weights_;
   std::vector<const float *> weightPtrs_;
   std::vector<Signature> signatures_;

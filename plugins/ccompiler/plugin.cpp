@@ -64,8 +64,8 @@ class CCodegen final : public sdk::Codegen {
 public:
   std::unique_ptr<sdk::Module> compile(const sdk::GraphView &graph) override {
     Translation t = translate(graph);
-    std::string so = compileC(t.source, t.symbol);
-    return CModule::create(t, std::move(so));
+    CompiledC c = compileC(t.source, t.symbol, graph.targetCpu);
+    return CModule::create(t, std::move(c.so), std::move(c.cpu));
   }
 };
 

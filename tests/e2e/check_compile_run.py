@@ -299,6 +299,23 @@ def check_foreign_cpu(c, source):
     lib.tessera_status_free(status)
     c.ok(code == 3 and message.startswith(f"{tsr}: {want}") and not model_handle.value,
          "C API: tessera_model_load refuses it with FAILED_PRECONDITION", f"{code}: {message}")
+    # The ccompiler plugin compiles its C for the same --mcpu (GCC's -march)
+    # and its module's needs are recorded and checked the same way.
+    cc = c.path(f"tiny_cc_{cpu}.tsr")
+    c.tool("compile", model, "--target", "ccompiler", "--mcpu", cpu, "-o", cc)
+    region = c.inspect(cc)["metadata"]["regions"][0]
+    r = c.tool("run", cc, rc=1)
+    c.ok(region["cpu"] == cpu and set(lacks.group(2).split()) <= set(region["features"]) and
+         f"tessera run: error: {cc}: the module of region '{region['symbol']}' (plugin "
+         f"'ccompiler', compiled for {cpu}) needs {missing}; this CPU" in r.stderr,
+         "run: a ccompiler module compiled for a foreign CPU is refused", r.stderr)
+    cc_default = c.path("tiny_cc_default.tsr")
+    c.tool("compile", model, "--target", "ccompiler", "-o", cc_default)
+    c.tool("run", cc_default)
+    region = c.inspect(cc_default)["metadata"]["regions"][0]
+    c.ok(region["cpu"] == "x86-64-v3" and "avx2" in region["features"] and
+         "avx512f" not in region["features"],
+         "compile: ccompiler's C follows the x86-64-v3 default", str(region))
     # For this machine (and the portable default) the same model loads and runs.
     native = c.path("tiny_native.tsr")
     c.tool("compile", model, "--mcpu", "native", "-o", native)

@@ -20,7 +20,7 @@ function(check_output args expected_rc)
 endfunction()
 
 check_output("" 1
-  "plugin-check: plugin 'liar' 0.0.1 (ABI 1.1) from ${PLUGIN}\n"
+  "plugin-check: plugin 'liar' 0.0.1 (ABI 1.2) from ${PLUGIN}\n"
   "f32/f64 rtol 1e-4 atol 1e-5"
   # save/load loses the op: only the reloaded module is wrong.
   "FAIL relu f32[7]: module reloaded through factory 'liar': output 0: "
@@ -32,7 +32,9 @@ check_output("" 1
   "FAIL exp f32[7]: compile: plugin 'liar': compiling 'tessera_kit_"
   "' failed: liar: exp is not implemented after all\n"
   "DECLINED pattern twice: relu(relu(*)) f32[1,4,6,6]: liar: no composites (twice over 2 ops)\n"
-  "0 passed, 9 failed, 6 declined\n")
+  # The checker throws: a failure, not a decline.
+  "FAIL sigmoid f32[7]: the checker failed instead of deciding: checker error: "
+  "0 passed, 13 failed, 6 declined\n")
 
 # --op keeps one op's cases; an unknown name is a failure.
 check_output("--op;neg" 1 "0 passed, 3 failed, 2 declined\n")

@@ -1,12 +1,15 @@
 //===- tests/kit/liar_plugin.cpp - A plugin that is wrong on purpose ------===//
 //
 // The conformance kit must catch a plugin whose checker promises more than
-// its code delivers. This one claims relu, neg and exp on f32 and fails each
-// way the kit looks for:
+// its code delivers. This one claims relu, neg, exp and sigmoid on f32 and
+// fails each way the kit looks for:
 //   relu  right when compiled, but the module reloaded through the factory
 //         copies its input (save/load loses the op)
 //   neg   never writes its output
 //   exp   codegen throws although the checker accepted
+//   sigmoid  the checker throws (std::out_of_range) instead of deciding: the
+//         SDK turns it into a decline "checker error: ...", which the kit
+//         counts as a failure
 //   pattern "twice" (relu(relu(*))): the checker declines every match
 // check_kit_catches.cmake runs `tessera plugin-check` on it and pins the
 // FAIL/DECLINED lines and the summary.
@@ -59,11 +62,13 @@ private:
 
 class LiarChecker : public sdk::Checker {
 public:
-  std::vector<std::string> ops() const override { return {"relu", "neg", "exp"}; }
+  std::vector<std::string> ops() const override { return {"relu", "neg", "exp", "sigmoid"}; }
   std::vector<std::pair<std::string, std::string>> patterns() const override {
     return {{"twice", "relu(relu(*))"}};
   }
   bool check(const sdk::OpDesc &op, std::string &reason) const override {
+    if (op.op == "sigmoid") // a bug: the checker throws instead of deciding
+      return op.inputs.at(3).shape.empty();
     if (sdk::dtypeName(op.inputs.at(0).dtype) != "f32") {
       reason = "liar: only f32, got " + sdk::dtypeName(op.inputs.at(0).dtype);
       return false;

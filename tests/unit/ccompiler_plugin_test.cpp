@@ -313,7 +313,7 @@ TEST_CASE("ccompiler plugin: compiler errors name the command, the message and t
     std::string err = compile(b, m);
     CHECK(contains(err, "ccompiler: cannot run the C compiler '/nonexistent/cc': No such file or "
                         "directory (set TESSERA_CC or CC to a C compiler; command: "
-                        "/nonexistent/cc -O3"));
+                        "/nonexistent/cc -march=native -O3"));
   }
   REQUIRE(compile(b, m) == ""); // the defaults again
 }

@@ -102,6 +102,78 @@ TEST_CASE("C API: load, query, run, outputs", "[runtime]") {
   tessera_model_release(nullptr);
 }
 
+// What a C caller can get wrong and the runtime can see: a buffer shorter
+// than its tensor (the _checked setters), names that do not exist, and
+// handles used or released after their release (each an error, none a
+// crash; run under ASan in the asan-ubsan preset).
+TEST_CASE("C API: short buffers, output names, released handles", "[runtime]") {
+  tessera_model_t *model = nullptr;
+  REQUIRE(take(tessera_model_load(artifactFile().c_str(), &model)).second == "");
+  tessera_session_t *session = nullptr;
+  REQUIRE(take(tessera_session_create(model, nullptr, &session)).second == "");
+
+  // A buffer of 31 floats under a [4, 8] tensor: refused before it is read.
+  std::vector<float> x = pattern(1), y = pattern(2);
+  DLTensor tx = tensorOf(x.data(), kShape), ty = tensorOf(y.data(), kShape);
+  auto shortX = take(tessera_session_set_input_checked(session, 0, &tx, 31 * sizeof(float)));
+  CHECK(shortX.first == TESSERA_STATUS_INVALID_ARGUMENT);
+  CHECK(shortX.second == "input 'x': the buffer has 124 bytes; the tensor needs 128 (its "
+                         "byte_offset included)");
+  tx.byte_offset = 4; // the same buffer, one float in: now 4 bytes short
+  auto offset = take(tessera_session_set_input_by_name_checked(session, "x", &tx, kN * 4));
+  CHECK(offset.second == "input 'x': the buffer has 128 bytes; the tensor needs 132 (its "
+                         "byte_offset included)");
+  tx.byte_offset = 0;
+  REQUIRE(take(tessera_session_set_input_checked(session, 0, &tx, kN * sizeof(float))).second ==
+          "");
+  REQUIRE(take(tessera_session_set_input_by_name_checked(session, "y", &ty, kN * 4)).second == "");
+  std::vector<float> mine(kN - 1);
+  DLTensor tm = tensorOf(mine.data(), kShape);
+  CHECK(take(tessera_session_set_output_checked(session, 1, &tm, mine.size() * 4)).second ==
+        "output 'out_x': the buffer has 124 bytes; the tensor needs 128 (its byte_offset "
+        "included)");
+  REQUIRE(take(tessera_session_run(session)).second == "");
+
+  // Outputs by name.
+  const DLTensor *byName = nullptr, *byIndex = nullptr;
+  REQUIRE(take(tessera_session_get_output_by_name(session, "out", &byName)).second == "");
+  REQUIRE(take(tessera_session_get_output(session, 0, &byIndex)).second == "");
+  CHECK(byName == byIndex);
+  auto unknown = take(tessera_session_get_output_by_name(session, "logits", &byName));
+  CHECK(unknown.first == TESSERA_STATUS_NOT_FOUND);
+  CHECK(unknown.second == "no output named 'logits' (the outputs: 'out', 'out_x')");
+  std::vector<float> mineOut(kN, -1.0f);
+  DLTensor tmo = tensorOf(mineOut.data(), kShape);
+  REQUIRE(take(tessera_session_set_output_by_name(session, "out", &tmo)).second == "");
+  REQUIRE(take(tessera_session_run(session)).second == "");
+  CHECK(mineOut == expectedOut(x, y));
+
+  // Released handles: errors, and a second release does nothing.
+  tessera_session_release(session);
+  auto afterRelease = take(tessera_session_run(session));
+  CHECK(afterRelease.first == TESSERA_STATUS_INVALID_ARGUMENT);
+  CHECK(afterRelease.second ==
+        "session is not a live handle (released already, or not from tessera_session_create)");
+  CHECK(take(tessera_session_set_input(session, 0, &tx)).first == TESSERA_STATUS_INVALID_ARGUMENT);
+  CHECK(take(tessera_session_get_output(session, 0, &byName)).first ==
+        TESSERA_STATUS_INVALID_ARGUMENT);
+  tessera_session_release(session);
+  tessera_model_release(model);
+  CHECK(tessera_model_num_inputs(model) == 0);
+  CHECK(tessera_model_input_name(model, 0) == nullptr);
+  CHECK(std::string(tessera_model_metadata_json(model)).empty());
+  auto modelGone = take(tessera_model_input_info(model, 0, nullptr, nullptr, nullptr));
+  CHECK(modelGone.second ==
+        "model is not a live handle (released already, or not from tessera_model_load)");
+  CHECK(take(tessera_session_create(model, nullptr, &session)).first ==
+        TESSERA_STATUS_INVALID_ARGUMENT);
+  tessera_model_release(model);
+  // A pointer that never was a handle.
+  int notAHandle = 0;
+  CHECK(take(tessera_session_run(reinterpret_cast<tessera_session_t *>(&notAHandle))).first ==
+        TESSERA_STATUS_INVALID_ARGUMENT);
+}
+
 TEST_CASE("C API: load errors carry codes", "[runtime]") {
   tessera_model_t *model = nullptr;
   auto missing = take(tessera_model_load("/nonexistent/m.tsr", &model));

@@ -18,7 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GOOD_TYPE_KEY "zoo_good"
+/* Built a second time with ZOO_GOOD_WRONG_SYMBOL as zoo_wrong_symbol, whose
+ * codegen returns a module without the region's function. */
+#ifdef ZOO_GOOD_WRONG_SYMBOL
+#define GOOD_NAME "zoo_wrong_symbol"
+#else
+#define GOOD_NAME "zoo_good"
+#endif
+#define GOOD_TYPE_KEY GOOD_NAME
 static const char good_magic[] = "zoo_good module 1\n";
 
 /*===-- Module -------------------------------------------------------------===*/
@@ -201,7 +208,12 @@ static tessera_plugin_status_t *good_compile(void *state, const tessera_graph_t 
   if (!good_values_allowed(graph->json, "\"kind\"", kinds, bad, sizeof bad))
     return good_error(TESSERA_STATUS_UNIMPLEMENTED, "zoo_good: cannot compile a '%s' node%s", bad,
                       "");
+#ifdef ZOO_GOOD_WRONG_SYMBOL
+  /* A codegen bug: the module answers to another name than the region's. */
+  module = good_new_module("zoo_elsewhere", strlen("zoo_elsewhere"));
+#else
   module = good_new_module(graph->symbol, strlen(graph->symbol));
+#endif
   if (!module)
     return zoo_status(TESSERA_STATUS_OUT_OF_MEMORY, "zoo_good: out of memory");
   *out_module = &module->base;
@@ -267,9 +279,24 @@ static const char *const good_ops[] = {"relu", NULL};
 static const tessera_pattern_t good_double_relu = {sizeof(tessera_pattern_t), "double_relu",
                                                    "relu(relu(*))"};
 static const tessera_pattern_t *const good_patterns[] = {&good_double_relu};
+#ifdef ZOO_GOOD_WRONG_SYMBOL
+/* Keeps its relu-only regions (the default rule prunes them), so that its
+ * codegen is reached. */
+static bool good_keep_region(void *state, const tessera_graph_t *region, char *reason,
+                             size_t reason_size) {
+  (void)state;
+  (void)region;
+  (void)reason;
+  (void)reason_size;
+  return true;
+}
+#define GOOD_KEEP_REGION good_keep_region
+#else
+#define GOOD_KEEP_REGION NULL
+#endif
 static const tessera_checker_t good_checker = {
     sizeof(tessera_checker_t), good_ops, good_patterns, 1, good_check_op, good_check_pattern, NULL,
-    NULL};
+    GOOD_KEEP_REGION};
 static const tessera_codegen_t good_codegen = {sizeof(tessera_codegen_t), 0, good_compile};
 static const tessera_module_factory_t good_factory = {sizeof(tessera_module_factory_t),
                                                       GOOD_TYPE_KEY, good_load};
@@ -278,7 +305,7 @@ static const tessera_module_factory_t *const good_factories[] = {&good_factory};
 static const tessera_plugin_t good_plugin = {sizeof(tessera_plugin_t),
                                              TESSERA_PLUGIN_ABI_MAJOR,
                                              TESSERA_PLUGIN_ABI_MINOR,
-                                             "zoo_good",
+                                             GOOD_NAME,
                                              "1.0.0",
                                              "the zoo's working C plugin: relu on f32",
                                              NULL,

@@ -27,6 +27,10 @@
  * HISTORY
  *   1.0  the first version.
  *   1.1  tessera_checker_t::keep_region (a plugin's own prune rule).
+ *   1.2  tessera_graph_t::target_cpu (the CPU the artifact is compiled for)
+ *        and tessera_module_t::get_target_cpu (the CPU a module's native
+ *        code was compiled for, which the artifact records and loading
+ *        checks).
  *
  * STRUCTS
  *   Every struct that crosses the boundary starts with `size_t struct_size`,
@@ -63,7 +67,7 @@
 #include "tessera/c/status.h"
 
 #define TESSERA_PLUGIN_ABI_MAJOR 1
-#define TESSERA_PLUGIN_ABI_MINOR 1
+#define TESSERA_PLUGIN_ABI_MINOR 2
 
 /* The one symbol a plugin exports (tessera_plugin_query_fn). */
 #define TESSERA_PLUGIN_ENTRY_SYMBOL "tessera_plugin_query"
@@ -159,6 +163,13 @@ typedef struct tessera_graph {
   const char *const *constant_names; /* num_constants entries */
   const DLTensor *const *constants;  /* num_constants entries */
   size_t num_constants;
+  /* ABI 1.2. The CPU the artifact's native code is for, as `tessera compile
+   * --mcpu` names it: an x86-64 level ("x86-64-v3", the default), an LLVM
+   * CPU name ("znver4"), or "native" (the compiling machine). NULL or "":
+   * not compiling an artifact (the conformance kit); the plugin's choice. A
+   * plugin that compiles native code compiles it for this CPU and says so
+   * through tessera_module_t::get_target_cpu. */
+  const char *target_cpu;
 } tessera_graph_t;
 
 /*===-- Checker ------------------------------------------------------------===*/
@@ -241,6 +252,13 @@ typedef struct tessera_module {
                                          void *sink);
   /* Required. Releases the module, this struct included. */
   void (*destroy)(void *self);
+  /* ABI 1.2, optional (NULL, or returning NULL or "": the module runs no
+   * CPU-specific native code, or picks its code at run time as oneDNN
+   * does). The CPU its native code was compiled for, in the terms of
+   * tessera_graph_t::target_cpu. The core records the ISA extensions that
+   * CPU has in the artifact; loading refuses a CPU that lacks one. The
+   * string lives as long as the module. */
+  const char *(*get_target_cpu)(void *self);
 } tessera_module_t;
 
 /*===-- Codegen and module factories --------------------------------------===*/

@@ -14,6 +14,12 @@
  *   tessera_session_t  the state of one run: activations, outputs, bound
  *                      inputs. A session keeps its model alive: the model
  *                      may be released before its sessions.
+ *   The runtime keeps track of the handles it gave out: a handle released
+ *   already (or never made by it) is an INVALID_ARGUMENT error ("session is
+ *   not a live handle ..."), and releasing it again does nothing. Calls that
+ *   return no status return 0, NULL or "" for it. Undefined, and not
+ *   detectable: a released handle whose address a new handle now has (it
+ *   acts on the new one), and a release while another thread uses it.
  *
  * STATUS OBJECTS
  *   A function that can fail returns a tessera_status_t*: NULL means
@@ -138,16 +144,36 @@ TESSERA_RUNTIME_API void tessera_session_release(tessera_session_t *session);
  * checked as described under TENSORS (INVALID_ARGUMENT otherwise; NOT_FOUND
  * for an unknown name). Zero-copy: tessera_session_run reads tensor->data
  * in place, so it must stay valid and unchanged until a run returns. The
- * binding stays until the input is bound again. */
+ * binding stays until the input is bound again.
+ * These cannot know how many bytes tensor->data has: a buffer shorter than
+ * the tensor's shape says is read past its end. The _checked forms below
+ * take the buffer's size and refuse a short one; prefer them. */
 TESSERA_RUNTIME_API tessera_status_t *
 tessera_session_set_input(tessera_session_t *session, size_t index, const DLTensor *tensor);
 TESSERA_RUNTIME_API tessera_status_t *tessera_session_set_input_by_name(tessera_session_t *session,
                                                                         const char *name,
                                                                         const DLTensor *tensor);
-/* Optional: binds output `index` to the caller's memory (same checks), which
- * runs then write in place; NULL `tensor` goes back to session storage. */
+/* The same, with the size in bytes of the buffer tensor->data points into:
+ * INVALID_ARGUMENT when byte_offset + the tensor's bytes exceed it ("input
+ * 'x': the buffer has 16 bytes; the tensor needs 24 ..."). */
+TESSERA_RUNTIME_API tessera_status_t *
+tessera_session_set_input_checked(tessera_session_t *session, size_t index,
+                                  const DLTensor *tensor, size_t buffer_bytes);
+TESSERA_RUNTIME_API tessera_status_t *
+tessera_session_set_input_by_name_checked(tessera_session_t *session, const char *name,
+                                          const DLTensor *tensor, size_t buffer_bytes);
+/* Optional: binds output `index` (or the output named `name`: NOT_FOUND for
+ * an unknown one) to the caller's memory (same checks), which runs then
+ * write in place; NULL `tensor` goes back to session storage. */
 TESSERA_RUNTIME_API tessera_status_t *
 tessera_session_set_output(tessera_session_t *session, size_t index, const DLTensor *tensor);
+TESSERA_RUNTIME_API tessera_status_t *tessera_session_set_output_by_name(tessera_session_t *session,
+                                                                         const char *name,
+                                                                         const DLTensor *tensor);
+/* set_output with the buffer's size in bytes, as set_input_checked. */
+TESSERA_RUNTIME_API tessera_status_t *
+tessera_session_set_output_checked(tessera_session_t *session, size_t index,
+                                   const DLTensor *tensor, size_t buffer_bytes);
 /* Runs the model. FAILED_PRECONDITION when an input is not bound; INTERNAL
  * when a step fails (the message names the step). */
 TESSERA_RUNTIME_API tessera_status_t *tessera_session_run(tessera_session_t *session);
@@ -156,6 +182,9 @@ TESSERA_RUNTIME_API tessera_status_t *tessera_session_run(tessera_session_t *ses
  * release). */
 TESSERA_RUNTIME_API tessera_status_t *
 tessera_session_get_output(tessera_session_t *session, size_t index, const DLTensor **out_tensor);
+/* The same for the output named `name` (NOT_FOUND for an unknown one). */
+TESSERA_RUNTIME_API tessera_status_t *tessera_session_get_output_by_name(
+    tessera_session_t *session, const char *name, const DLTensor **out_tensor);
 
 #ifdef __cplusplus
 }

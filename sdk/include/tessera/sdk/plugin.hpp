@@ -332,6 +332,9 @@ struct GraphView {
   std::string_view json;
   std::vector<std::string_view> constantNames;
   std::vector<const DLTensor *> constants;
+  /// The CPU native code is for ("x86-64-v3", "znver4", "native"); empty
+  /// when the core gave none (outside an artifact, or a core before 1.2).
+  std::string_view targetCpu;
 };
 
 inline GraphView toGraphView(const tessera_graph_t &g) {
@@ -343,6 +346,9 @@ inline GraphView toGraphView(const tessera_graph_t &g) {
                                                                          : "");
     v.constants.push_back(g.constants[i]);
   }
+  if (g.struct_size >= offsetof(tessera_graph_t, target_cpu) + sizeof(g.target_cpu) &&
+      g.target_cpu)
+    v.targetCpu = g.target_cpu;
   return v;
 }
 
@@ -384,6 +390,9 @@ public:
   virtual void save(const Writer &out) const = 0;
   /// Human-readable source; empty when the module has none.
   virtual std::string source(std::string_view /*format*/) const { return {}; }
+  /// The CPU the module's native code was compiled for (GraphView::
+  /// targetCpu's terms); empty when it has none tied to a CPU.
+  virtual std::string targetCpu() const { return {}; }
   const std::string &typeKey() const { return typeKey_; }
 
 private:
@@ -475,6 +484,7 @@ namespace detail {
 struct ModuleBox {
   tessera_module_t c{};
   std::unique_ptr<Module> module;
+  std::string targetCpu; // get_target_cpu's answer, kept alive
 };
 
 inline tessera_plugin_status_t *callFunction(void *self, const DLTensor *const *args,
@@ -511,6 +521,16 @@ inline tessera_plugin_status_t *moduleSource(void *self, const char *format,
   });
 }
 
+inline const char *moduleTargetCpu(void *self) {
+  auto *box = static_cast<ModuleBox *>(self);
+  try {
+    box->targetCpu = box->module->targetCpu();
+  } catch (...) {
+    box->targetCpu.clear();
+  }
+  return box->targetCpu.c_str();
+}
+
 inline void destroyModule(void *self) { delete static_cast<ModuleBox *>(self); }
 
 /// Hands a module to the core as a C module (owned by the core).
@@ -526,6 +546,7 @@ inline tessera_module_t *boxModule(std::unique_ptr<Module> m) {
   box->c.save = &saveModule;
   box->c.get_source = &moduleSource;
   box->c.destroy = &destroyModule;
+  box->c.get_target_cpu = &moduleTargetCpu;
   return &box.release()->c;
 }
 
