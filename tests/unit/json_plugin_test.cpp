@@ -726,7 +726,7 @@ TEST_CASE("JsonRuntime: a released constant is held no more and saved as it was"
   b.output(x);
   std::string json = b.json();
   DLTensor c = b.constants()[0].dl(), d = b.constants()[1].dl();
-  sdk::GraphView view{"neg_fn", json, {"c", "d"}, {&c, &d}};
+  sdk::GraphView view{"neg_fn", json, {"c", "d"}, {&c, &d}, {}};
   std::vector<sdk::JsonFunction> fns;
   fns.push_back(sdk::JsonRuntime::functionFromGraph(view, "neg"));
   auto rt = sdk::JsonRuntime::create<NegatingRuntime>(std::move(fns));
@@ -767,7 +767,7 @@ TEST_CASE("JsonRuntime: init once, constants owned, save and load", "[json_plugi
   std::string json = b.json();
   ir::Tensor c = ir::Tensor::copyOf(b.constants()[0].dl());
   DLTensor cdl = c.dl();
-  sdk::GraphView view{"copy_fn", json, {"c"}, {&cdl}};
+  sdk::GraphView view{"copy_fn", json, {"c"}, {&cdl}, {}};
 
   std::atomic<int> inits{0};
   std::vector<sdk::JsonFunction> fns;
@@ -802,7 +802,7 @@ TEST_CASE("JsonRuntime: init once, constants owned, save and load", "[json_plugi
     CHECK(std::string(e.what()) == "json runtime module: the bytes were saved by a 'copy' module");
   }
   // A const node naming a missing constant is refused.
-  sdk::GraphView noConstants{"copy_fn", json, {}, {}};
+  sdk::GraphView noConstants{"copy_fn", json, {}, {}, {}};
   try {
     sdk::JsonRuntime::functionFromGraph(noConstants, "copy");
     FAIL("accepted");

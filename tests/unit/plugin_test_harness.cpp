@@ -228,7 +228,8 @@ GraphArg::GraphArg(const GraphBuilder &b, std::string json)
         json_.size(),
         names_.data(),
         ptrs_.data(),
-        ptrs_.size()};
+        ptrs_.size(),
+        nullptr}; // target_cpu: none outside an artifact, as in the kit
 }
 
 void GraphArg::scribble() {

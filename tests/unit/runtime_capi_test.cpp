@@ -242,3 +242,44 @@ TEST_CASE("C++ wrapper: RAII handles and exceptions", "[runtime]") {
   rt::Model again = rt::Model::fromBytes(bytes.data(), bytes.size());
   CHECK(again.numOutputs() == 2);
 }
+
+// The shape a DLTensor points to must outlive it: a temporary one does not
+// compile (it dangled before), an lvalue does.
+template <typename V>
+concept MakesTensorFrom = requires(V v) {
+  tessera::rt::makeTensor(nullptr, DLDataType{kDLFloat, 32, 1}, std::move(v));
+};
+template <typename V>
+concept MakesTensorFromLvalue = requires(V &v) {
+  tessera::rt::makeTensor(nullptr, DLDataType{kDLFloat, 32, 1}, v);
+};
+static_assert(!MakesTensorFrom<std::vector<int64_t>>);
+static_assert(MakesTensorFromLvalue<std::vector<int64_t>>);
+
+TEST_CASE("C++ wrapper: an owning tensor, size-checked binding, outputs by name", "[runtime]") {
+  namespace rt = tessera::rt;
+  rt::Model model = rt::Model::load(artifactFile());
+  rt::Session session(model, {1});
+  rt::Tensor x = rt::Tensor::zeros(model.input(0)), y = rt::Tensor::zeros(model.input(1));
+  CHECK(x.bytes() == kN * 4);
+  CHECK(reinterpret_cast<uintptr_t>(x.data<float>()) % 64 == 0);
+  const std::vector<float> px = pattern(3), py = pattern(4);
+  std::copy(px.begin(), px.end(), x.data<float>());
+  std::copy(py.begin(), py.end(), y.data<float>());
+  rt::Tensor moved = std::move(y); // its DLTensor follows the shape it owns
+  CHECK(moved.dl().shape == moved.shape().data());
+  session.setInput("x", x);
+  session.setInput(1, moved);
+  session.run();
+  const DLTensor &out = session.output("out");
+  const auto *p = static_cast<const float *>(out.data);
+  CHECK(std::vector<float>(p, p + kN) == expectedOut(px, py));
+  CHECK_THROWS_WITH(session.output("nope"), "no output named 'nope' (the outputs: 'out', 'out_x')");
+  // A caller buffer with its size: one float short is refused.
+  std::vector<float> small(kN - 1);
+  std::vector<int64_t> shape = model.input(0).shape;
+  CHECK_THROWS_WITH(session.setInput("x", rt::makeTensor(small.data(), model.input(0).dtype, shape),
+                                     small.size() * sizeof(float)),
+                    "input 'x': the buffer has 124 bytes; the tensor needs 128 (its byte_offset "
+                    "included)");
+}

@@ -5,22 +5,29 @@
 //   tessera::rt::Model    a loaded artifact (shared by sessions; copyable:
 //                         copies share the handle)
 //   tessera::rt::Session  one per thread; move-only
+//   tessera::rt::Tensor   an owning tensor: 64-byte-aligned memory, its shape
+//                         and the DLTensor over both (bound with its size,
+//                         so a short buffer cannot happen)
 //   tessera::rt::Error    thrown on any non-NULL status (what() is the
 //                         message, code() the tessera_status_code_t)
 //
 //   auto model = tessera::rt::Model::load("model.tsr");
 //   tessera::rt::Session session(model);
-//   session.setInput("x", tensor);   // DLTensor, zero-copy
+//   auto x = tessera::rt::Tensor::zeros(model.input(0));
+//   x.data<float>()[0] = 1.0f;
+//   session.setInput("x", x);        // zero-copy, size-checked
 //   session.run();
-//   const DLTensor &y = session.output(0);
+//   const DLTensor &y = session.output("logits");
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "tessera/c/runtime.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -89,6 +96,71 @@ struct TensorInfo {
   }
 };
 
+/// A DLTensor over caller memory (CPU, compact); `shape` must outlive it,
+/// so a temporary (`makeTensor(p, dtype, {2, 3})`) does not compile. The
+/// buffer's size is not known: Tensor, or setInput with a byte count, checks.
+inline DLTensor makeTensor(void *data, DLDataType dtype, const std::vector<int64_t> &shape) {
+  DLTensor t{};
+  t.data = data;
+  t.device = {kDLCPU, 0};
+  t.ndim = int32_t(shape.size());
+  t.dtype = dtype;
+  t.shape = const_cast<int64_t *>(shape.data());
+  return t;
+}
+DLTensor makeTensor(void *data, DLDataType dtype, std::vector<int64_t> &&shape) = delete;
+
+/// A tensor that owns its memory (64-byte aligned, zeroed) and its shape;
+/// movable, not copyable (its DLTensor points into it).
+class Tensor {
+public:
+  Tensor(DLDataType dtype, std::vector<int64_t> shape) : shape_(std::move(shape)) {
+    size_t n = (size_t(dtype.bits) * dtype.lanes + 7) / 8;
+    for (int64_t d : shape_) {
+      if (d < 0)
+        throw Error(TESSERA_STATUS_INVALID_ARGUMENT, "rt::Tensor: a negative dimension");
+      n *= size_t(d);
+    }
+    bytes_ = n;
+    data_.reset(static_cast<unsigned char *>(
+        ::operator new[]((n + 63) / 64 * 64 + 64, std::align_val_t(64))));
+    std::fill(data_.get(), data_.get() + (n + 63) / 64 * 64 + 64, static_cast<unsigned char>(0));
+    dl_ = makeTensor(data_.get(), dtype, shape_);
+  }
+  /// Zeros of an input's or output's dtype and shape.
+  static Tensor zeros(const TensorInfo &info) { return Tensor(info.dtype, info.shape); }
+
+  Tensor(Tensor &&other) noexcept { *this = std::move(other); }
+  Tensor &operator=(Tensor &&other) noexcept {
+    shape_ = std::move(other.shape_);
+    data_ = std::move(other.data_);
+    bytes_ = other.bytes_;
+    dl_ = other.dl_;
+    dl_.shape = shape_.data(); // the vector's buffer moved with it
+    other.bytes_ = 0;
+    other.dl_ = DLTensor{};
+    return *this;
+  }
+  Tensor(const Tensor &) = delete;
+  Tensor &operator=(const Tensor &) = delete;
+
+  const DLTensor &dl() const { return dl_; }
+  size_t bytes() const { return bytes_; }
+  const std::vector<int64_t> &shape() const { return shape_; }
+  template <typename T> T *data() { return reinterpret_cast<T *>(data_.get()); }
+  template <typename T> const T *data() const { return reinterpret_cast<const T *>(data_.get()); }
+
+private:
+  struct Free {
+    void operator()(unsigned char *p) const { ::operator delete[](p, std::align_val_t(64)); }
+  };
+  std::vector<int64_t> shape_;
+  std::unique_ptr<unsigned char[], Free> data_;
+  size_t bytes_ = 0;
+  DLTensor dl_{};
+};
+
+
 class Model {
 public:
   static Model load(const std::string &path) {
@@ -156,6 +228,20 @@ public:
   void setInput(const std::string &name, const DLTensor &tensor) {
     check(tessera_session_set_input_by_name(get(), name.c_str(), &tensor));
   }
+  /// The same, refusing a buffer of `bufferBytes` too short for `tensor`.
+  void setInput(size_t index, const DLTensor &tensor, size_t bufferBytes) {
+    check(tessera_session_set_input_checked(get(), index, &tensor, bufferBytes));
+  }
+  void setInput(const std::string &name, const DLTensor &tensor, size_t bufferBytes) {
+    check(tessera_session_set_input_by_name_checked(get(), name.c_str(), &tensor, bufferBytes));
+  }
+  /// An owning tensor: size-checked. It must outlive the runs that read it.
+  void setInput(size_t index, const Tensor &tensor) { setInput(index, tensor.dl(), tensor.bytes()); }
+  void setInput(const std::string &name, const Tensor &tensor) {
+    setInput(name, tensor.dl(), tensor.bytes());
+  }
+  void setInput(size_t, Tensor &&) = delete; // would dangle after this line
+  void setInput(const std::string &, Tensor &&) = delete;
   /// Runs write output `index` into `tensor`'s memory from now on.
   void setOutput(size_t index, const DLTensor &tensor) {
     check(tessera_session_set_output(get(), index, &tensor));
@@ -171,6 +257,11 @@ public:
     check(tessera_session_get_output(get(), index, &t));
     return *t;
   }
+  const DLTensor &output(const std::string &name) {
+    const DLTensor *t = nullptr;
+    check(tessera_session_get_output_by_name(get(), name.c_str(), &t));
+    return *t;
+  }
 
   tessera_session_t *get() const { return handle_.get(); }
 
@@ -180,16 +271,5 @@ private:
   };
   std::unique_ptr<tessera_session_t, Release> handle_;
 };
-
-/// A DLTensor over caller memory (CPU, compact); `shape` must outlive it.
-inline DLTensor makeTensor(void *data, DLDataType dtype, const std::vector<int64_t> &shape) {
-  DLTensor t{};
-  t.data = data;
-  t.device = {kDLCPU, 0};
-  t.ndim = int32_t(shape.size());
-  t.dtype = dtype;
-  t.shape = const_cast<int64_t *>(shape.data());
-  return t;
-}
 
 } // namespace tessera::rt
