@@ -7,8 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include "tessera/c/runtime.h"
 
+#include "runtime/artifact.h"
 #include "runtime/session.h"
 
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <new>
@@ -187,6 +189,35 @@ tessera_status_t *tessera_model_load_bytes(const void *data, size_t size,
   return guard([&] {
     std::string bytes(static_cast<const char *>(data), size);
     return finishLoad(tessera::runtime::LoadedModel::load(std::move(bytes), "<memory>"), out_model);
+  });
+}
+
+tessera_status_t *tessera_artifact_metadata(const char *path, char *buffer, size_t buffer_size,
+                                            size_t *out_size) {
+  if (!path)
+    return nullArgument("path");
+  if (!out_size)
+    return nullArgument("out_size");
+  return guard([&]() -> tessera_status_t * {
+    auto artifact = tessera::runtime::Artifact::readFile(path);
+    if (!artifact.ok())
+      return statusOf(loadErrorCode(artifact.error()), artifact.error().str());
+    auto sections = artifact->sectionsOf(tessera::runtime::SectionKind::Metadata);
+    if (sections.size() != 1)
+      return statusOf(TESSERA_STATUS_DATA_LOSS,
+                      std::string(path) + ": " + std::to_string(sections.size()) +
+                          " metadata sections (an artifact has one)");
+    const std::string_view json = sections[0].bytes;
+    *out_size = json.size() + 1;
+    if (!buffer)
+      return nullptr;
+    if (buffer_size < json.size() + 1)
+      return statusOf(TESSERA_STATUS_INVALID_ARGUMENT,
+                      "the buffer has " + std::to_string(buffer_size) +
+                          " bytes; the metadata needs " + std::to_string(json.size() + 1));
+    std::memcpy(buffer, json.data(), json.size());
+    buffer[json.size()] = '\0';
+    return nullptr;
   });
 }
 

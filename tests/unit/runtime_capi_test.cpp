@@ -174,6 +174,33 @@ TEST_CASE("C API: short buffers, output names, released handles", "[runtime]") {
         TESSERA_STATUS_INVALID_ARGUMENT);
 }
 
+// An app can read what an artifact needs (its plugins, CPU features)
+// before it loads any of it.
+TEST_CASE("C API: an artifact's metadata without loading it", "[runtime]") {
+  size_t size = 0;
+  REQUIRE(take(tessera_artifact_metadata(artifactFile().c_str(), nullptr, 0, &size)).second == "");
+  std::string json(size, '\0');
+  REQUIRE(take(tessera_artifact_metadata(artifactFile().c_str(), json.data(), json.size(), &size))
+              .second == "");
+  json.resize(size - 1);
+  tessera_model_t *model = nullptr;
+  REQUIRE(take(tessera_model_load(artifactFile().c_str(), &model)).second == "");
+  CHECK(json == tessera_model_metadata_json(model));
+  CHECK(json.find("\"plugins\"") != std::string::npos);
+  tessera_model_release(model);
+  std::vector<char> small(size - 1);
+  auto tooSmall = take(tessera_artifact_metadata(artifactFile().c_str(), small.data(), small.size(),
+                                                 &size));
+  CHECK(tooSmall.first == TESSERA_STATUS_INVALID_ARGUMENT);
+  CHECK(tooSmall.second == "the buffer has " + std::to_string(small.size()) +
+                               " bytes; the metadata needs " + std::to_string(size));
+  auto missing = take(tessera_artifact_metadata("/nonexistent/m.tsr", nullptr, 0, &size));
+  CHECK(missing.first == TESSERA_STATUS_NOT_FOUND);
+  CHECK(missing.second == "/nonexistent/m.tsr: cannot open the file (no such file)");
+  CHECK(take(tessera_artifact_metadata(artifactFile().c_str(), nullptr, 0, nullptr)).second ==
+        "out_size is NULL");
+}
+
 TEST_CASE("C API: load errors carry codes", "[runtime]") {
   tessera_model_t *model = nullptr;
   auto missing = take(tessera_model_load("/nonexistent/m.tsr", &model));

@@ -101,6 +101,19 @@ TESSERA_RUNTIME_API tessera_status_t *tessera_model_load_bytes(const void *data,
 /* Releases the caller's reference; sessions keep theirs. NULL is allowed. */
 TESSERA_RUNTIME_API void tessera_model_release(tessera_model_t *model);
 
+/* The metadata JSON of the artifact at `path` (what tessera_model_metadata_json
+ * gives after a load: "plugins" lists the plugins the model needs, with
+ * their versions; "target" and "regions" the CPU features its native code
+ * needs), read and verified without loading any code or plugin: what an app
+ * asks before tessera_model_load. *out_size receives the bytes the JSON
+ * needs with its terminating NUL; with a NULL `buffer` that is all. With a
+ * `buffer` of `buffer_size` bytes, the JSON and a NUL are written there;
+ * INVALID_ARGUMENT when it is too small. Otherwise the codes of
+ * tessera_model_load (NOT_FOUND, INVALID_ARGUMENT, DATA_LOSS). */
+TESSERA_RUNTIME_API tessera_status_t *tessera_artifact_metadata(const char *path, char *buffer,
+                                                                size_t buffer_size,
+                                                                size_t *out_size);
+
 TESSERA_RUNTIME_API size_t tessera_model_num_inputs(const tessera_model_t *model);
 TESSERA_RUNTIME_API size_t tessera_model_num_outputs(const tessera_model_t *model);
 /* The name of input / output `index`, valid while the model lives; NULL when
