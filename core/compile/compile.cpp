@@ -21,6 +21,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 namespace tessera::compile {
 
 namespace {
@@ -145,8 +147,12 @@ Expected<CompileResult> compileModule(const ir::Module &input, const CompileOpti
 
   TS_ASSIGN_OR_RETURN(std::vector<CompiledRegion> regions,
                       compileRegions(m, registry, options.progress, options.codegen.cpu));
-  for (CompiledRegion &r : regions)
-    if (!r.targetCpu.empty()) {
+  std::map<std::string, std::vector<std::string>> featuresOf; // by CPU: a target machine each
+  for (CompiledRegion &r : regions) {
+    if (r.targetCpu.empty())
+      continue;
+    auto known = featuresOf.find(r.targetCpu);
+    if (known == featuresOf.end()) {
       codegen::CodegenOptions cpu = options.codegen;
       cpu.cpu = r.targetCpu;
       auto features = codegen::cpuFeatures(cpu);
@@ -154,8 +160,10 @@ Expected<CompileResult> compileModule(const ir::Module &input, const CompileOpti
         return std::move(features).error().addContext(
             fmt::format("region @{}: plugin '{}' compiled its module for CPU '{}'", r.global,
                         r.plugin, r.targetCpu));
-      r.cpuFeatures = std::move(*features);
+      known = featuresOf.emplace(r.targetCpu, std::move(*features)).first;
     }
+    r.cpuFeatures = known->second;
+  }
   progress("lowering @main to an executor plan");
   TS_ASSIGN_OR_RETURN(LoweredModel lowered, lowerMain(m, regions));
 

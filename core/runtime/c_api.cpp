@@ -10,6 +10,7 @@
 #include "runtime/artifact.h"
 #include "runtime/session.h"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -110,10 +111,19 @@ bool liveModel(const tessera_model_t *m) {
 /// The bytes `t` spans from its data pointer (byte_offset included), for a
 /// compact tensor; the binding itself checks compactness, dtype and shape.
 uint64_t bytesSpanned(const DLTensor &t) {
-  uint64_t n = (uint64_t(t.dtype.bits) * t.dtype.lanes + 7) / 8;
-  for (int32_t d = 0; d < t.ndim && t.shape; ++d)
-    n *= t.shape[d] > 0 ? uint64_t(t.shape[d]) : 0;
-  return t.byte_offset + n;
+  tessera::runtime::TensorInfo info;
+  info.dtype = t.dtype;
+  if (t.shape)
+    info.shape.assign(t.shape, t.shape + std::max(t.ndim, 0));
+  return t.byte_offset + info.bytes();
+}
+
+/// "input 'x'" for a model input or output `index`; "input 7" out of range
+/// (the binding then reports the range).
+std::string labelOf(const std::vector<tessera::runtime::TensorInfo> &list, const char *what,
+                    size_t index) {
+  return index < list.size() ? std::string(what) + " '" + list[index].name + "'"
+                             : std::string(what) + " " + std::to_string(index);
 }
 
 /// NULL, or the error for a buffer of `bytes` bytes too short for `t`.
@@ -166,6 +176,27 @@ tessera_status_t *tensorInfo(const std::vector<tessera::runtime::TensorInfo> &li
   if (out_shape)
     *out_shape = info.shape.data();
   return nullptr;
+}
+
+/// `call(index)` for the session's output named `name`, or NOT_FOUND
+/// naming the outputs.
+template <typename F>
+tessera_status_t *atOutputNamed(tessera_session_t *session, const char *name, F &&call) {
+  if (tessera_status_t *bad = badSession(session))
+    return bad;
+  if (!name)
+    return nullArgument("name");
+  return guard([&]() -> tessera_status_t * {
+    const auto &outputs = session->session->model().outputs();
+    std::string names;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (outputs[i].name == name)
+        return call(i);
+      names += (i ? ", '" : "'") + outputs[i].name + "'";
+    }
+    return statusOf(TESSERA_STATUS_NOT_FOUND,
+                    "no output named '" + std::string(name) + "' (the outputs: " + names + ")");
+  });
 }
 
 } // namespace
@@ -368,9 +399,7 @@ tessera_status_t *tessera_session_set_input_checked(tessera_session_t *session, 
   if (!tensor)
     return nullArgument("tensor");
   return guard([&]() -> tessera_status_t * {
-    const auto &inputs = session->session->model().inputs();
-    const std::string what = index < inputs.size() ? "input '" + inputs[index].name + "'"
-                                                   : "input " + std::to_string(index);
+    const std::string what = labelOf(session->session->model().inputs(), "input", index);
     if (tessera_status_t *s = shortBuffer(*tensor, buffer_bytes, what))
       return s;
     return tessera_session_set_input(session, index, tensor);
@@ -399,9 +428,7 @@ tessera_status_t *tessera_session_set_output_checked(tessera_session_t *session,
   if (tessera_status_t *bad = badSession(session))
     return bad;
   return guard([&]() -> tessera_status_t * {
-    const auto &outputs = session->session->model().outputs();
-    const std::string what = index < outputs.size() ? "output '" + outputs[index].name + "'"
-                                                    : "output " + std::to_string(index);
+    const std::string what = labelOf(session->session->model().outputs(), "output", index);
     if (tensor)
       if (tessera_status_t *s = shortBuffer(*tensor, buffer_bytes, what))
         return s;
@@ -409,45 +436,16 @@ tessera_status_t *tessera_session_set_output_checked(tessera_session_t *session,
   });
 }
 
-/// The index of output `name`, or a NOT_FOUND status naming the outputs.
-static tessera_status_t *outputIndex(tessera_session_t *session, const char *name, size_t &index) {
-  const auto &outputs = session->session->model().outputs();
-  std::string names;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    if (outputs[i].name == name) {
-      index = i;
-      return nullptr;
-    }
-    names += (i ? ", '" : "'") + outputs[i].name + "'";
-  }
-  return statusOf(TESSERA_STATUS_NOT_FOUND,
-                  "no output named '" + std::string(name) + "' (the outputs: " + names + ")");
-}
-
 tessera_status_t *tessera_session_get_output_by_name(tessera_session_t *session, const char *name,
                                                      const DLTensor **out_tensor) {
-  if (tessera_status_t *bad = badSession(session))
-    return bad;
-  if (!name)
-    return nullArgument("name");
-  return guard([&]() -> tessera_status_t * {
-    size_t index = 0;
-    if (tessera_status_t *s = outputIndex(session, name, index))
-      return s;
+  return atOutputNamed(session, name, [&](size_t index) {
     return tessera_session_get_output(session, index, out_tensor);
   });
 }
 
 tessera_status_t *tessera_session_set_output_by_name(tessera_session_t *session, const char *name,
                                                      const DLTensor *tensor) {
-  if (tessera_status_t *bad = badSession(session))
-    return bad;
-  if (!name)
-    return nullArgument("name");
-  return guard([&]() -> tessera_status_t * {
-    size_t index = 0;
-    if (tessera_status_t *s = outputIndex(session, name, index))
-      return s;
+  return atOutputNamed(session, name, [&](size_t index) {
     return tessera_session_set_output(session, index, tensor);
   });
 }

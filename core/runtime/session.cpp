@@ -171,34 +171,6 @@ bool isLoadedPath(const std::string &path) {
   return probe.found;
 }
 
-Status requireCpuFeatures(const json &entry, std::string_view where,
-                          const std::function<std::string(std::string_view cpu)> &what);
-
-/// Refuses host code built for another architecture, or for CPU features
-/// this CPU lacks (metadata "target": triple and features), before any of
-/// it is mapped: it would die of SIGILL in the middle of a run.
-Status checkHostTarget(const json &meta) {
-  if (!meta.contains("target") || !meta["target"].is_object())
-    return okStatus(); // written before the target was recorded
-  const json &target = meta["target"];
-  if (target.contains("triple") && target["triple"].is_string()) {
-    const std::string triple = target["triple"].get<std::string>();
-#if defined(__x86_64__)
-    const std::string_view arch = "x86_64";
-#elif defined(__aarch64__)
-    const std::string_view arch = "aarch64";
-#else
-    const std::string_view arch = triple.substr(0, triple.find('-'));
-#endif
-    if (triple.substr(0, triple.find('-')) != arch)
-      return Error::format("host code is for {}; this machine is {}: recompile the model here",
-                           triple, arch);
-  }
-  return requireCpuFeatures(target, "target", [](std::string_view cpu) {
-    return cpu.empty() ? std::string("host code") : fmt::format("host code (compiled for {})", cpu);
-  });
-}
-
 /// Refuses code whose metadata object `entry` ({"cpu", "features"}) lists
 /// features this CPU lacks; `what(cpu)` names the code, `where` the entry.
 Status requireCpuFeatures(const json &entry, std::string_view where,
@@ -221,6 +193,32 @@ Status requireCpuFeatures(const json &entry, std::string_view where,
                        "this machine (--mcpu=native)",
                        what(cpu), fmt::join(missing, ", "), cpuBrand(),
                        missing.size() == 1 ? "it" : "them", x86Level());
+}
+
+#if defined(__x86_64__)
+constexpr std::string_view kArch = "x86_64";
+#elif defined(__aarch64__)
+constexpr std::string_view kArch = "aarch64";
+#endif
+
+/// Refuses host code built for another architecture, or for CPU features
+/// this CPU lacks (metadata "target": triple and features), before any of
+/// it is mapped: it would die of SIGILL in the middle of a run.
+Status checkHostTarget(const json &meta) {
+  if (!meta.contains("target") || !meta["target"].is_object())
+    return okStatus(); // written before the target was recorded
+  const json &target = meta["target"];
+#if defined(__x86_64__) || defined(__aarch64__)
+  if (target.contains("triple") && target["triple"].is_string()) {
+    const std::string triple = target["triple"].get<std::string>();
+    if (std::string_view(triple).substr(0, triple.find('-')) != kArch)
+      return Error::format("host code is for {}; this machine is {}: recompile the model here",
+                           triple, kArch);
+  }
+#endif
+  return requireCpuFeatures(target, "target", [](std::string_view cpu) {
+    return cpu.empty() ? std::string("host code") : fmt::format("host code (compiled for {})", cpu);
+  });
 }
 
 /// The plugin modules' needs (metadata "regions": {"symbol", "plugin",

@@ -115,16 +115,13 @@ DLTensor makeTensor(void *data, DLDataType dtype, std::vector<int64_t> &&shape) 
 class Tensor {
 public:
   Tensor(DLDataType dtype, std::vector<int64_t> shape) : shape_(std::move(shape)) {
-    size_t n = (size_t(dtype.bits) * dtype.lanes + 7) / 8;
-    for (int64_t d : shape_) {
+    for (int64_t d : shape_)
       if (d < 0)
         throw Error(TESSERA_STATUS_INVALID_ARGUMENT, "rt::Tensor: a negative dimension");
-      n *= size_t(d);
-    }
-    bytes_ = n;
-    data_.reset(static_cast<unsigned char *>(
-        ::operator new[]((n + 63) / 64 * 64 + 64, std::align_val_t(64))));
-    std::fill(data_.get(), data_.get() + (n + 63) / 64 * 64 + 64, static_cast<unsigned char>(0));
+    bytes_ = TensorInfo{{}, dtype, shape_}.bytes();
+    const size_t allocated = (bytes_ + 63) / 64 * 64 + 64;
+    data_.reset(static_cast<unsigned char *>(::operator new[](allocated, std::align_val_t(64))));
+    std::fill(data_.get(), data_.get() + allocated, static_cast<unsigned char>(0));
     dl_ = makeTensor(data_.get(), dtype, shape_);
   }
   /// Zeros of an input's or output's dtype and shape.
