@@ -80,22 +80,12 @@ compileRegions(const Module &m, const plugin::PluginRegistry *registry,
     if (!graph)
       return std::move(graph).error().addContext(where());
     (*graph)->setTargetCpu(targetCpu);
-    auto module = p->compile((*graph)->graph());
-    if (!module)
-      return std::move(module).error().addContext(where());
-    // The function the region's call will look up at run time: a module
-    // without it is the plugin's bug, reported now rather than at the
-    // first run of the artifact.
-    if (auto fnOk = (*module)->function(r.symbol); !fnOk)
-      return Error::format("{}: the plugin's codegen returned a module without the region's "
-                           "function: {}",
-                           where(), fnOk.error().str());
-    r.typeKey = (*module)->typeKey();
-    r.targetCpu = (*module)->targetCpu();
-    auto bytes = (*module)->save(runtime::externalModuleHeader(r.typeKey));
-    if (!bytes)
-      return std::move(bytes).error().addContext(where() + ": saving the module");
-    r.moduleSection = std::move(*bytes);
+    auto saved = p->guardedCompile((*graph)->graph(), runtime::externalModuleHeader);
+    if (!saved)
+      return std::move(saved).error().addContext(where());
+    r.typeKey = std::move(saved->typeKey);
+    r.targetCpu = std::move(saved->targetCpu);
+    r.moduleSection = std::move(saved->bytes);
     if ((*graph)->constantsAsInputs())
       r.extraInputs = (*graph)->extraInputs();
   }

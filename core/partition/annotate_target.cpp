@@ -36,6 +36,7 @@
 #include "partition/plugin_bridge.h"
 #include "partition/regions.h"
 #include "plugin/registry.h"
+#include "support/log.h"
 
 #include <algorithm>
 #include <map>
@@ -97,10 +98,12 @@ public:
       std::unordered_map<const void *, bool> listed;
       const auto &ops = t.plugin->ops();
       const std::string prefix = t.name + ".";
+      std::vector<size_t> claims;  // in node order
+      std::vector<size_t> asked;   // the op calls for the checker, one batch
+      std::vector<std::unique_ptr<OpDescHolder>> descs;
       for (size_t i = 0; i < n; ++i) {
         if (index.kind(i) != ExprKind::Call || regionOf[i] >= 0)
           continue;
-        bool claim = false;
         if (const Op *op = index.op(i)) {
           // Calls of ops the target does not list are never read.
           auto [it, fresh] = listed.emplace(op, false);
@@ -110,19 +113,37 @@ public:
             continue;
           const auto &call = static_cast<const CallNode &>(*index.node(i));
           TS_ASSIGN_OR_RETURN(auto desc, OpDescHolder::fromCall(call));
-          plugin::CheckResult verdict = t.plugin->checkOp(desc->desc());
-          if (!verdict.supported)
-            declines[i].emplace_back(t.name, verdict.reason);
-          claim = verdict.supported;
+          descs.push_back(std::move(desc));
+          asked.push_back(i);
         } else {
           std::string composite = compositeOf(static_cast<const CallNode &>(*index.node(i)));
-          claim = !composite.empty() && composite.starts_with(prefix);
+          if (!composite.empty() && composite.starts_with(prefix))
+            claims.push_back(i);
         }
-        if (claim) {
-          regionOf[i] = int(regions.size());
-          regions.push_back(Region{&t, {int(i)}});
-          ++ctx_.stat(index.op(i) ? "ops-claimed" : "composites-claimed");
+      }
+      std::vector<const tessera_op_desc_t *> list;
+      for (const auto &d : descs)
+        list.push_back(&d->desc());
+      TS_ASSIGN_OR_RETURN(std::vector<plugin::CheckResult> verdicts,
+                          t.plugin->guardedCheckOps(list));
+      for (size_t k = 0; k < asked.size(); ++k) {
+        if (verdicts[k].supported) {
+          claims.push_back(asked[k]);
+          continue;
         }
+        if (verdicts[k].reason.starts_with(plugin::kCheckerErrorPrefix))
+          TS_LOG_WARN("plugin '{}' failed in check_op for {} '{}' ({}); the op stays off the "
+                      "plugin",
+                      t.name, descs[k]->desc().op,
+                      nodeLabel(static_cast<const CallNode &>(*index.node(asked[k]))),
+                      verdicts[k].reason);
+        declines[asked[k]].emplace_back(t.name, verdicts[k].reason);
+      }
+      std::sort(claims.begin(), claims.end());
+      for (size_t i : claims) {
+        regionOf[i] = int(regions.size());
+        regions.push_back(Region{&t, {int(i)}});
+        ++ctx_.stat(index.op(i) ? "ops-claimed" : "composites-claimed");
       }
     }
 
@@ -143,7 +164,7 @@ private:
                  passes::PassContext &ctx) {
     TS_ASSIGN_OR_RETURN(auto graph, GraphHolder::fromFunction(fn, "", t.plugin->codegenFlags()));
     TS_ASSIGN_OR_RETURN(std::vector<int64_t> assigned,
-                        t.plugin->partition(graph->graph(), graph->numNodes()));
+                        t.plugin->guardedPartition(graph->graph(), graph->numNodes()));
     const std::vector<Expr> &jsonNodes = graph->nodeExprs();
     auto invalid = [&](const std::string &what) {
       return Error::format("plugin '{}': invalid partition: {}", t.name, what);

@@ -96,10 +96,14 @@ bool usableMatch(const PatternMatch &match, const Matching &m) {
 }
 
 /// The accepted matches of one pattern, tried at every op call not yet
-/// taken, roots before their operands.
+/// taken, roots before their operands. The plugin's check_pattern sees
+/// every match in one batch (one child process when plugin calls are
+/// isolated), also matches that an earlier one in the order then overlaps:
+/// a checker answers for the ops it is shown, whatever else is taken.
 Status findMatches(Matching &m, const TargetPattern &tp, passes::PassContext &ctx) {
   const std::string composite = tp.target->name + "." + tp.pattern.name;
   const std::vector<const Op *> roots = rootOps(tp.pattern);
+  std::vector<std::pair<size_t, PatternMatch>> found;
   for (size_t i = m.index.size(); i-- > 0;) {
     // Only calls of the ops a match can be rooted at are read.
     const Op *op = m.index.op(i);
@@ -112,22 +116,36 @@ Status findMatches(Matching &m, const TargetPattern &tp, passes::PassContext &ct
       ++ctx.stat("matches-of-one-op");
       continue;
     }
-    if (!usableMatch(*match, m)) {
+    found.emplace_back(i, std::move(*match));
+  }
+  if (found.empty())
+    return okStatus();
+
+  std::vector<OpDescList> descs;
+  std::vector<std::vector<const tessera_op_desc_t *>> lists;
+  for (const auto &[i, match] : found) {
+    TS_ASSIGN_OR_RETURN(OpDescList d, OpDescList::fromCalls(match.ops));
+    lists.emplace_back(d.data(), d.data() + d.size());
+    descs.push_back(std::move(d));
+  }
+  TS_ASSIGN_OR_RETURN(std::vector<plugin::CheckResult> verdicts,
+                      tp.target->plugin->guardedCheckPatterns(tp.pattern.name, lists));
+
+  for (size_t k = 0; k < found.size(); ++k) {
+    auto &[i, match] = found[k];
+    if (!usableMatch(match, m)) {
       ++ctx.stat("matches-skipped");
       continue;
     }
-    TS_ASSIGN_OR_RETURN(OpDescList descs, OpDescList::fromCalls(match->ops));
-    plugin::CheckResult verdict = tp.target->plugin->checkPattern(
-        tp.pattern.name, std::span<const tessera_op_desc_t *const>(descs.data(), descs.size()));
-    if (!verdict.supported) {
+    if (!verdicts[k].supported) {
       ++ctx.stat("matches-vetoed");
       continue;
     }
-    for (const Expr &op : match->ops)
+    for (const Expr &op : match.ops)
       if (int64_t p = m.index.position(op.get()); p >= 0)
         m.taken[size_t(p)] = 1;
     m.acceptedAt[i] = int(m.accepted.size());
-    m.accepted.push_back(Accepted{std::move(*match), composite});
+    m.accepted.push_back(Accepted{std::move(match), composite});
   }
   return okStatus();
 }

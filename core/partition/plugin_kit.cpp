@@ -11,6 +11,7 @@
 #include "interp/interpreter.h"
 #include "ir/op.h"
 #include "partition/plugin_bridge.h"
+#include "plugin/probe.h"
 #include "plugin/registry.h"
 
 #include <algorithm>
@@ -907,30 +908,78 @@ Outcome runModule(const plugin::Module &module, const std::string &symbol,
     args.push_back(&t);
   if (Status s = fn->call(args); !s.ok())
     return failed("call: " + s.error().str());
-  for (size_t i = 0; i < want.size(); ++i)
+  for (size_t i = 0; i < want.size(); ++i) {
+    ir::Tensor poison = outputBuffer(want[i].type());
+    if (want[i].nbytes() > 0 &&
+        std::memcmp(outputs[i].bytes(), poison.bytes(), outputs[i].nbytes()) == 0)
+      return failed(fmt::format("output {} was not written (it still holds the kit's fill: {})", i,
+                                ir::isFloat(want[i].dtype()) ? "NaN" : "0x5a bytes"));
     if (std::string diff = compareTensors(outputs[i], want[i]); !diff.empty())
       return failed(fmt::format("output {}: {}", i, diff));
+  }
+  return {};
+}
+
+/// The module factory on damaged copies of a saved module (a bounded,
+/// seeded set): every truncation must be refused, and no damage may crash
+/// or hang it (the child's marks name the copy). A flipped byte may be
+/// accepted: a module's bytes hold weights that no factory can tell from
+/// others, and an artifact's SHA-256 digests keep damage from reaching the
+/// factory (docs/design/0011).
+Outcome fuzzFactory(const plugin::Plugin &plugin, const std::string &typeKey,
+                    const std::string &bytes, std::mt19937_64 &rng, plugin::ChildChannel &channel) {
+  const size_t n = bytes.size();
+  std::set<size_t> lengths = {0, 1, n / 2, n > 0 ? n - 1 : 0};
+  for (int i = 0; i < 4 && n > 1; ++i)
+    lengths.insert(size_t(rng() % n));
+  for (size_t len : lengths) {
+    if (len >= n)
+      continue;
+    channel.mark(fmt::format("the module factory '{}' on the saved module truncated to {} of {} "
+                             "bytes",
+                             typeKey, len, n),
+                 plugin::callIsolation().checkerTimeout);
+    if (auto loaded = plugin.load(typeKey, std::string_view(bytes).substr(0, len)); loaded.ok())
+      return failed(fmt::format("the module factory '{}' accepted the saved module truncated to "
+                                "{} of {} bytes",
+                                typeKey, len, n));
+  }
+  for (int i = 0; i < 8 && n > 0; ++i) {
+    // Half the flips land in the first 64 bytes, where formats keep their
+    // headers and lengths.
+    size_t at = size_t(rng() % (i % 2 == 0 ? std::min<size_t>(n, 64) : n));
+    std::string damaged = bytes;
+    damaged[at] = char(uint8_t(damaged[at]) ^ uint8_t(1 + rng() % 255));
+    channel.mark(fmt::format("the module factory '{}' on the saved module with byte {} of {} "
+                             "changed",
+                             typeKey, at, n),
+                 plugin::callIsolation().checkerTimeout);
+    (void)plugin.load(typeKey, damaged); // refused or accepted: either is fine
+  }
   return {};
 }
 
 Outcome runCase(const plugin::Plugin &plugin, const KitCase &kc, const std::string &symbol,
-                uint64_t seed, std::string *source) {
+                uint64_t seed, std::string *source, plugin::ChildChannel &channel) {
+  const plugin::CallIsolation limits = plugin::callIsolation();
   // 1. The checker.
   plugin::CheckResult check;
   if (kc.pattern.empty()) {
     auto desc = OpDescHolder::fromCall(*kc.ops.at(0)->as<ir::CallNode>());
     if (!desc.ok())
       return failed("internal: " + desc.error().str());
+    channel.mark("check_op", limits.checkerTimeout);
     check = plugin.checkOp((*desc)->desc());
   } else {
     auto list = OpDescList::fromCalls(kc.ops);
     if (!list.ok())
       return failed("internal: " + list.error().str());
+    channel.mark("check_pattern", limits.checkerTimeout);
     check = plugin.checkPattern(kc.pattern, std::span(list->data(), list->size()));
   }
   // An SDK checker that throws declines with "checker error: ..." (the C
   // ABI has no error channel there): a broken checker, not a decision.
-  if (!check.supported && check.reason.starts_with("checker error: "))
+  if (!check.supported && check.reason.starts_with(plugin::kCheckerErrorPrefix))
     return failed("the checker failed instead of deciding: " + check.reason);
   if (!check.supported)
     return {Outcome::Declined, check.reason.empty() ? "(no reason given)" : check.reason};
@@ -942,12 +991,16 @@ Outcome runCase(const plugin::Plugin &plugin, const KitCase &kc, const std::stri
     return failed("internal: " + graph.error().str());
   if (source)
     *source = (*graph)->json();
+  channel.mark("codegen.compile", limits.codegenTimeout);
   auto compiled = plugin.compile((*graph)->graph());
   if (!compiled.ok())
     return failed("compile: " + compiled.error().str());
+  channel.mark("the module's save", limits.codegenTimeout);
   auto bytes = (*compiled)->save();
   if (!bytes.ok())
     return failed("save: " + bytes.error().str());
+  channel.mark(fmt::format("the module factory '{}' on the saved module", (*compiled)->typeKey()),
+               limits.codegenTimeout);
   auto loaded = plugin.load((*compiled)->typeKey(), *bytes);
   if (!loaded.ok())
     return failed("load: " + loaded.error().str());
@@ -957,20 +1010,60 @@ Outcome runCase(const plugin::Plugin &plugin, const KitCase &kc, const std::stri
   std::vector<ir::Tensor> inputs;
   for (size_t i = 0; i < main->params().size(); ++i)
     inputs.push_back(randomTensor(main->params()[i]->type(), kc.inputDomains.at(i), rng));
+  channel.mark("the reference interpreter", limits.codegenTimeout);
   auto want = interp::run(kc.module, inputs);
   if (!want.ok())
     return failed("internal: reference interpreter: " + want.error().str());
   std::vector<ir::Tensor> expected = want->flatten();
   const auto &extra = (*graph)->extraInputs();
+  channel.mark(fmt::format("a call of the compiled module's '{}'", symbol), limits.codegenTimeout);
   Outcome o = runModule(**compiled, symbol, inputs, extra, expected);
   if (o.kind != Outcome::Pass) {
     o.detail = "compiled module: " + o.detail;
     return o;
   }
+  channel.mark(fmt::format("a call of the reloaded module's '{}'", symbol), limits.codegenTimeout);
   o = runModule(**loaded, symbol, inputs, extra, expected);
-  if (o.kind != Outcome::Pass)
+  if (o.kind != Outcome::Pass) {
     o.detail = "module reloaded through factory '" + (*compiled)->typeKey() + "': " + o.detail;
-  return o;
+    return o;
+  }
+  // 4. Damaged bytes.
+  return fuzzFactory(plugin, (*compiled)->typeKey(), *bytes, rng, channel);
+}
+
+/// runCase in a child process when plugin calls are isolated: a crash,
+/// abort, exit or hang is this case's FAIL, naming the step, and the kit
+/// goes on with the next case.
+Outcome runCaseIsolated(const plugin::Plugin &plugin, const KitCase &kc,
+                        const std::string &symbol, uint64_t seed, std::string *source) {
+  const plugin::CallIsolation limits = plugin::callIsolation();
+  if (!limits.enabled) {
+    plugin::ChildChannel inProcess;
+    return runCase(plugin, kc, symbol, seed, source, inProcess);
+  }
+  plugin::ChildEnd end = plugin::runChild(
+      [&](plugin::ChildChannel &channel) -> Expected<std::string> {
+        std::string text;
+        Outcome o = runCase(plugin, kc, symbol, seed, &text, channel);
+        // kind, the detail's length, the detail, the source.
+        std::string out(1, char('0' + int(o.kind)));
+        out += fmt::format("{:08x}", o.detail.size());
+        return out + o.detail + text;
+      },
+      limits.checkerTimeout);
+  if (end.kind == plugin::ChildEnd::Failed)
+    return failed("internal: " + end.payload);
+  if (end.kind != plugin::ChildEnd::Answered)
+    return failed(fmt::format("the plugin {} in {}", end.how(),
+                              end.lastMark.empty() ? "the case" : end.lastMark));
+  const std::string &a = end.payload;
+  size_t size = a.size() >= 9 ? std::stoul(a.substr(1, 8), nullptr, 16) : 0;
+  if (a.size() < 9 + size || a[0] < '0' || a[0] > '2')
+    return failed("internal: a malformed answer from the case's child process");
+  if (source)
+    *source = a.substr(9 + size);
+  return {Outcome::Kind(a[0] - '0'), a.substr(9, size)};
 }
 
 class Reporter {
@@ -1019,7 +1112,7 @@ KitSummary runKit(const plugin::Plugin &plugin, const KitOptions &options, std::
   auto run = [&](const KitCase &kc) {
     std::string source;
     std::string symbol = fmt::format("tessera_kit_{}", symbolCount++);
-    Outcome o = runCase(plugin, kc, symbol, options.seed, &source);
+    Outcome o = runCaseIsolated(plugin, kc, symbol, options.seed, &source);
     rep.report(kc.label, o, source);
   };
 

@@ -63,7 +63,7 @@ Expected<Verdict> decide(const NodeIndex &index, RegionBuilder &builder, int r,
       return std::move(graph)
           .withContext(fmt::format("region of target '{}' ({})", target, symbol))
           .error();
-    plugin::CheckResult v = t->plugin->keepRegion((*graph)->graph());
+    TS_ASSIGN_OR_RETURN(plugin::CheckResult v, t->plugin->guardedKeepRegion((*graph)->graph()));
     if (v.supported)
       return Verdict{};
     return Verdict{false, v.reason.empty()

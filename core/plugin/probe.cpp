@@ -1,11 +1,12 @@
-//===- plugin/probe.cpp - Loading a candidate in a child process ----------===//
+//===- plugin/probe.cpp - Running plugin code in a child process ----------===//
 //
-// fork(); the child runs the load and writes one reply to a pipe ("+" for
-// success, "-" and the reason for a rejection) and leaves with _exit (no
-// atexit handlers, no destructors of the parent's objects); the parent reads
-// the reply with a deadline and then reaps the child. A child that dies by a
-// signal, exits early or stays silent past the deadline (and is killed) is
-// reported as such.
+// fork(); the child runs the work and writes records to a pipe: a tag byte,
+// a little-endian u64 length, the bytes. 'M' is a mark (what the child does
+// now), 'R' the answer, 'E' an error. It leaves with _exit (no atexit
+// handlers, no destructors of the parent's objects). The parent reads with
+// a deadline that each record pushes back, then reaps the child; a child
+// that dies by a signal, exits without an answer or stays silent past the
+// deadline (and is killed) is reported as such.
 //
 //===----------------------------------------------------------------------===//
 #include "plugin/probe.h"
@@ -22,6 +23,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 namespace tessera::plugin {
 
@@ -29,7 +31,7 @@ namespace {
 
 std::atomic<bool> gInProbeChild{false};
 
-void writeAll(int fd, const std::string &text) {
+bool writeAll(int fd, std::string_view text) {
   const char *p = text.data();
   size_t left = text.size();
   while (left > 0) {
@@ -37,10 +39,20 @@ void writeAll(int fd, const std::string &text) {
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
-      return;
+      return false;
     p += n;
     left -= size_t(n);
   }
+  return true;
+}
+
+bool writeRecord(int fd, char tag, std::string_view bytes) {
+  char head[9];
+  head[0] = tag;
+  uint64_t size = bytes.size();
+  for (int i = 0; i < 8; ++i)
+    head[1 + i] = char((size >> (8 * i)) & 0xff);
+  return writeAll(fd, std::string_view(head, sizeof head)) && writeAll(fd, bytes);
 }
 
 /// "SIGSEGV", or "signal 42" for one without a name.
@@ -49,8 +61,9 @@ std::string signalName(int sig) {
   return abbrev ? std::string("SIG") + abbrev : fmt::format("signal {}", sig);
 }
 
-[[noreturn]] void childMain(int replyFd, const std::function<Status()> &work) {
-  gInProbeChild = true;
+[[noreturn]] void childMain(int fd, const std::function<Expected<std::string>(ChildChannel &)> &work,
+                            bool quiet) {
+  gInProbeChild = quiet;
   // A crash here is the answer, not something for the host's crash handler
   // (a test framework's, a crash reporter's) to report; and it should not
   // leave a core file behind.
@@ -58,72 +71,168 @@ std::string signalName(int sig) {
     ::signal(sig, SIG_DFL);
   struct rlimit noCore {};
   ::setrlimit(RLIMIT_CORE, &noCore);
-  std::string reply;
+  ChildChannel channel(fd);
   try {
-    Status status = work();
-    reply = status.ok() ? "+" : "-" + status.error().message();
+    Expected<std::string> answer = work(channel);
+    if (answer.ok())
+      writeRecord(fd, 'R', *answer);
+    else
+      writeRecord(fd, 'E', answer.error().message());
   } catch (const std::exception &e) {
-    reply = std::string("-internal error while probing: ") + e.what();
+    writeRecord(fd, 'E', std::string("internal error: ") + e.what());
   } catch (...) {
-    reply = "-internal error while probing";
+    writeRecord(fd, 'E', "internal error");
   }
-  writeAll(replyFd, reply);
   ::_exit(0);
 }
 
-/// Reads from `fd` until EOF, the child's exit or the deadline. Returns
-/// whether the child was reaped (its wait status in `waitStatus`).
-bool readReply(int fd, pid_t pid, std::chrono::steady_clock::time_point deadline,
-               std::string &reply, int &waitStatus) {
-  using namespace std::chrono;
-  bool eof = false;
-  for (;;) {
-    // Poll in short slices: a grandchild the plugin spawned could hold the
-    // pipe open after the child is gone, so EOF alone is not enough.
-    auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
-    if (!eof) {
-      pollfd p{fd, POLLIN, 0};
-      int ready = ::poll(&p, 1, int(std::clamp<long long>(left, 0, 50)));
-      if (ready > 0) {
-        char buf[4096];
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n > 0) {
-          reply.append(buf, size_t(n));
-          continue;
-        }
-        if (n == 0 || errno != EINTR)
+/// The parent's side of one child: the records read so far.
+class Reader {
+public:
+  Reader(int fd, pid_t pid, std::chrono::milliseconds timeout)
+      : stepTimeout(timeout), fd_(fd), pid_(pid), timeout_(timeout),
+        deadline_(std::chrono::steady_clock::now() + timeout) {}
+
+  /// Reads until the child is gone (true, its wait status in `waitStatus`)
+  /// or the deadline passes without a record (false).
+  bool run(int &waitStatus) {
+    using namespace std::chrono;
+    bool eof = false;
+    for (;;) {
+      // Poll in short slices: a grandchild the plugin spawned could hold
+      // the pipe open after the child is gone, so EOF alone is not enough.
+      auto left = duration_cast<milliseconds>(deadline_ - steady_clock::now()).count();
+      if (!eof) {
+        pollfd p{fd_, POLLIN, 0};
+        int ready = ::poll(&p, 1, int(std::clamp<long long>(left, 0, 50)));
+        if (ready > 0) {
+          if (readSome())
+            continue;
           eof = true;
+        }
+      } else if (left > 0) {
+        ::usleep(5000);
       }
-    } else if (left > 0) {
-      ::usleep(5000);
+      pid_t done = ::waitpid(pid_, &waitStatus, WNOHANG);
+      if (done < 0 && errno == ECHILD)
+        waitStatus = 0; // SIGCHLD is ignored: the child was reaped for us
+      if (done == pid_ || (done < 0 && errno == ECHILD)) {
+        // Drain what the child wrote before it went.
+        ::fcntl(fd_, F_SETFL, O_NONBLOCK);
+        while (!eof && readSome()) {
+        }
+        return true;
+      }
+      if (steady_clock::now() >= deadline_)
+        return false;
     }
-    pid_t done = ::waitpid(pid, &waitStatus, WNOHANG);
-    if (done < 0 && errno == ECHILD)
-      waitStatus = 0; // SIGCHLD is ignored: the child was reaped for us
-    if (done == pid || (done < 0 && errno == ECHILD)) {
-      // Drain what the child wrote before it went.
-      char buf[4096];
-      ssize_t n;
-      ::fcntl(fd, F_SETFL, O_NONBLOCK);
-      while (!eof && (n = ::read(fd, buf, sizeof buf)) > 0)
-        reply.append(buf, size_t(n));
-      return true;
-    }
-    if (steady_clock::now() >= deadline)
-      return false;
   }
-}
+
+  std::optional<std::pair<char, std::string>> final; // 'R' or 'E' and its bytes
+  std::string lastMark;
+  std::chrono::milliseconds stepTimeout; // the timeout of the step under way
+
+private:
+  /// One read(); false at EOF or on an error.
+  bool readSome() {
+    constexpr size_t kChunk = size_t(1) << 20;
+    const size_t had = buf_.size();
+    buf_.resize(had + kChunk);
+    ssize_t n;
+    do {
+      n = ::read(fd_, buf_.data() + had, kChunk);
+    } while (n < 0 && errno == EINTR);
+    buf_.resize(had + size_t(std::max<ssize_t>(n, 0)));
+    if (n <= 0)
+      return false;
+    parse();
+    return true;
+  }
+
+  /// Takes the complete records at the front of the buffer.
+  void parse() {
+    while (!final && buf_.size() - pos_ >= 9) {
+      uint64_t size = 0;
+      for (int i = 0; i < 8; ++i)
+        size |= uint64_t(uint8_t(buf_[pos_ + 1 + size_t(i)])) << (8 * i);
+      if (buf_.size() - pos_ - 9 < size) {
+        if (buf_.capacity() < pos_ + 9 + size)
+          buf_.reserve(pos_ + 9 + size + (size_t(1) << 20)); // an answer: grow once
+        return;
+      }
+      char tag = buf_[pos_];
+      deadline_ = std::chrono::steady_clock::now() + timeout_;
+      if (tag == 'M' && size >= 8) {
+        // A mark: its timeout in ms (0: the default), then its text.
+        int64_t ms = 0;
+        for (int i = 0; i < 8; ++i)
+          ms |= int64_t(uint8_t(buf_[pos_ + 9 + size_t(i)])) << (8 * i);
+        stepTimeout = std::chrono::milliseconds(ms > 0 ? ms : timeout_.count());
+        deadline_ = std::chrono::steady_clock::now() + stepTimeout;
+        lastMark.assign(buf_, pos_ + 17, size - 8);
+        pos_ += 9 + size;
+      } else {
+        if (pos_ == 0 && buf_.size() == 9 + size) {
+          buf_.erase(0, 9); // the common case for a large answer: no copy
+          final.emplace(tag, std::move(buf_));
+        } else {
+          final.emplace(tag, buf_.substr(pos_ + 9, size));
+        }
+        buf_.clear();
+        pos_ = 0;
+        return;
+      }
+      if (pos_ == buf_.size()) {
+        buf_.clear();
+        pos_ = 0;
+      }
+    }
+  }
+
+  int fd_;
+  pid_t pid_;
+  std::chrono::milliseconds timeout_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::string buf_;
+  size_t pos_ = 0;
+};
 
 } // namespace
+
+void ChildChannel::mark(std::string_view what, std::chrono::milliseconds timeout) {
+  if (fd_ < 0)
+    return;
+  std::string record(8, '\0');
+  for (int i = 0; i < 8; ++i)
+    record[size_t(i)] = char((uint64_t(timeout.count()) >> (8 * i)) & 0xff);
+  record += what;
+  writeRecord(fd_, 'M', record);
+}
+
+std::string ChildEnd::how() const {
+  switch (kind) {
+  case Crashed: return fmt::format("crashed ({})", signalName(signal));
+  case Exited: return fmt::format("exited (status {})", exitStatus);
+  case TimedOut: return fmt::format("did not finish within {:g} s (killed)", timeoutSeconds);
+  case Answered:
+  case Failed: break;
+  }
+  return "answered";
+}
 
 bool inProbeChild() {
   return gInProbeChild;
 }
 
-Status runInChild(const std::function<Status()> &work, std::chrono::milliseconds timeout) {
+ChildEnd runChild(const std::function<Expected<std::string>(ChildChannel &)> &work,
+                  std::chrono::milliseconds timeout, bool quiet) {
+  ChildEnd end;
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    return Error::format("cannot probe the file (pipe: {})", std::strerror(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    end.kind = ChildEnd::Failed;
+    end.payload = fmt::format("cannot start a child process (pipe: {})", std::strerror(errno));
+    return end;
+  }
   // Buffered output would otherwise be written twice if the child exits
   // through exit() (a plugin may call it).
   std::fflush(nullptr);
@@ -132,34 +241,63 @@ Status runInChild(const std::function<Status()> &work, std::chrono::milliseconds
     int err = errno;
     ::close(fds[0]);
     ::close(fds[1]);
-    return Error::format("cannot probe the file (fork: {})", std::strerror(err));
+    end.kind = ChildEnd::Failed;
+    end.payload = fmt::format("cannot start a child process (fork: {})", std::strerror(err));
+    return end;
   }
   if (pid == 0) {
     ::close(fds[0]);
-    childMain(fds[1], work);
+    childMain(fds[1], work, quiet);
   }
   ::close(fds[1]);
 
-  std::string reply;
+  Reader reader(fds[0], pid, timeout);
   int waitStatus = 0;
-  bool reaped =
-      readReply(fds[0], pid, std::chrono::steady_clock::now() + timeout, reply, waitStatus);
+  bool reaped = reader.run(waitStatus);
   ::close(fds[0]);
+  end.lastMark = std::move(reader.lastMark);
   if (!reaped) {
     ::kill(pid, SIGKILL);
     while (::waitpid(pid, &waitStatus, 0) < 0 && errno == EINTR) {
     }
-    return Error::format("timed out while loading (no answer within {:g} s)",
-                         double(timeout.count()) / 1000.0);
+    end.kind = ChildEnd::TimedOut;
+    end.timeoutSeconds = double(reader.stepTimeout.count()) / 1000.0;
+    return end;
   }
-  if (WIFSIGNALED(waitStatus))
-    return Error::format("crashed while loading ({})", signalName(WTERMSIG(waitStatus)));
-  if (!reply.empty() && reply[0] == '+')
-    return okStatus();
-  if (!reply.empty() && reply[0] == '-')
-    return Error(reply.substr(1));
-  return Error::format("exited while loading (exit status {})",
-                       WIFEXITED(waitStatus) ? WEXITSTATUS(waitStatus) : -1);
+  if (WIFSIGNALED(waitStatus)) {
+    end.kind = ChildEnd::Crashed;
+    end.signal = WTERMSIG(waitStatus);
+    return end;
+  }
+  if (reader.final) {
+    end.kind = reader.final->first == 'R' ? ChildEnd::Answered : ChildEnd::Failed;
+    end.payload = std::move(reader.final->second);
+    return end;
+  }
+  end.kind = ChildEnd::Exited;
+  end.exitStatus = WIFEXITED(waitStatus) ? WEXITSTATUS(waitStatus) : -1;
+  return end;
+}
+
+Status runInChild(const std::function<Status()> &work, std::chrono::milliseconds timeout) {
+  ChildEnd end = runChild(
+      [&](ChildChannel &) -> Expected<std::string> {
+        Status status = work();
+        if (!status.ok())
+          return std::move(status).error();
+        return std::string();
+      },
+      timeout, /*quiet=*/true);
+  switch (end.kind) {
+  case ChildEnd::Answered: return okStatus();
+  case ChildEnd::Failed: return Error(end.payload);
+  case ChildEnd::Crashed:
+    return Error::format("crashed while loading ({})", signalName(end.signal));
+  case ChildEnd::TimedOut:
+    return Error::format("timed out while loading (no answer within {:g} s)", end.timeoutSeconds);
+  case ChildEnd::Exited: break;
+  }
+  return Error::format("exited while loading (exit status {})", end.exitStatus);
 }
 
 } // namespace tessera::plugin

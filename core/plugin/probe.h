@@ -1,29 +1,72 @@
-//===- plugin/probe.h - Loading a candidate in a child process -*- C++ -*-===//
+//===- plugin/probe.h - Running plugin code in a child process -*- C++ -*-===//
 //
-// Crash safety for discovery: a plugin file runs code as soon as it is
-// loaded (static constructors, then its query), and that code can fault,
-// abort, exit or hang. runInChild runs the whole load in a forked child that
-// reports back through a pipe, so the core only ever loads in-process a file
-// that loaded cleanly once already. Private to plugin/.
+// Crash safety: plugin code can fault, abort, exit or hang, at load (static
+// constructors, the query) and in every call (checker, codegen, factory).
+// runChild runs a piece of work in a forked child that reports back through
+// a pipe: marks saying what it is doing now ("check_op for conv2d 'c1'"),
+// then its answer. When the child dies or stays silent, the caller learns
+// how and during which mark, and words the message (docs/design/0011).
+//
+// The child is a fork: it sees the parent's memory as it was (the IR, the
+// plugin's state, the C structs to pass) without serialising anything, and
+// sends back only bytes. Exported for the compiler's conformance kit, which
+// runs each case in a child.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "support/error.h"
+#include "support/export.h"
 
 #include <chrono>
 #include <functional>
+#include <string>
+#include <string_view>
 
 namespace tessera::plugin {
 
-/// Forks; the child runs `work` and reports its Status; the parent waits at
-/// most `timeout`. The result is the child's Status, or an error saying how
-/// the child ended without one: "crashed while loading (SIGSEGV)", "timed out
-/// while loading (no answer within 10 s)", "exited while loading (exit
-/// status 3)". No path prefix.
+/// The child's side: what it is doing now. A no-op outside a child.
+class TESSERA_RT_EXPORT ChildChannel {
+public:
+  explicit ChildChannel(int fd = -1) : fd_(fd) {}
+  /// Says what the child does next (sent at once; also restarts the
+  /// parent's timeout: the timeout is for one step, not the whole work).
+  /// `timeout`: this step's, when not runChild's.
+  void mark(std::string_view what, std::chrono::milliseconds timeout = {});
+
+private:
+  int fd_;
+};
+
+/// How a child ended.
+struct TESSERA_RT_EXPORT ChildEnd {
+  enum Kind { Answered, Failed, Crashed, Exited, TimedOut } kind = Answered;
+  std::string payload;  // Answered: the work's bytes; Failed: its error message
+  std::string lastMark; // the last mark before the end ("" when none)
+  int signal = 0;       // Crashed
+  int exitStatus = 0;   // Exited
+  double timeoutSeconds = 0;
+
+  bool answered() const { return kind == Answered; }
+  /// For a child that ended without an answer: "crashed (SIGSEGV)", "exited
+  /// (status 3)", "did not finish within 5 s (killed)".
+  std::string how() const;
+};
+
+/// Forks; the child runs `work` and sends its answer (or error); the parent
+/// waits until `timeout` passes without a mark or an answer, then kills it.
+/// `quiet`: the host's log callback stays silent in the child (the probe:
+/// the same load is repeated in-process).
+TESSERA_RT_EXPORT ChildEnd runChild(const std::function<Expected<std::string>(ChildChannel &)> &work,
+                                    std::chrono::milliseconds timeout, bool quiet = false);
+
+/// The probe of discovery: the result is the child's Status, or an error
+/// saying how the child ended without one: "crashed while loading
+/// (SIGSEGV)", "timed out while loading (no answer within 10 s)", "exited
+/// while loading (exit status 3)". No path prefix.
 Status runInChild(const std::function<Status()> &work, std::chrono::milliseconds timeout);
 
-/// Whether the current process is a probe child (the host's log callback
+/// Whether the current process is a quiet child (the host's log callback
 /// stays quiet there, so that a plugin's messages are not printed twice).
 bool inProbeChild();
 

@@ -31,6 +31,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -93,6 +94,34 @@ struct CheckResult {
   std::string reason; // why not (may be empty)
 };
 
+/// The reason an SDK checker declines with when it threw (the C ABI's
+/// checker entries have no error channel): a broken checker, not a decision.
+inline constexpr std::string_view kCheckerErrorPrefix = "checker error: ";
+
+/// How the compiler calls plugins (docs/design/0011). Isolated, the
+/// guarded* calls run in a forked child: a crash, abort, exit or hang there
+/// is an error naming the plugin, the call and the op or region, not the end
+/// of the process. Each child's timeout is for one step (one checker call,
+/// one codegen), not the batch. TESSERA_PLUGIN_ISOLATION=0 in the
+/// environment turns isolation off (the calls then run in-process, for a
+/// debugger); --plugin-timeout sets both timeouts.
+struct CallIsolation {
+  bool enabled = true;
+  std::chrono::milliseconds checkerTimeout{std::chrono::seconds(60)};
+  std::chrono::milliseconds codegenTimeout{std::chrono::seconds(600)};
+};
+
+/// The process-wide setting: the defaults and the environment until set.
+TESSERA_RT_EXPORT CallIsolation callIsolation();
+TESSERA_RT_EXPORT void setCallIsolation(const CallIsolation &isolation);
+
+/// A module made by codegen, saved: what an artifact keeps of it.
+struct SavedModule {
+  std::string typeKey;
+  std::string targetCpu; // Module::targetCpu()
+  std::string bytes;     // the prefix, then the module's bytes
+};
+
 /// One loaded, validated plugin.
 class TESSERA_RT_EXPORT Plugin : public std::enable_shared_from_this<Plugin> {
 public:
@@ -124,6 +153,28 @@ public:
   Expected<std::unique_ptr<Module>> compile(const tessera_graph_t &graph) const;
   /// Loads a module through the factory for `typeKey`.
   Expected<std::unique_ptr<Module>> load(std::string_view typeKey, std::string_view bytes) const;
+
+  // The calls above run in this process. The guarded ones below run them
+  // under callIsolation() (in a child when enabled; isolation.cpp); their
+  // error says how the child ended: "plugin 'acme' crashed (SIGSEGV) in
+  // check_op for conv2d '/features/0/Conv'".
+
+  /// checkOp on each op (one child for all).
+  Expected<std::vector<CheckResult>>
+  guardedCheckOps(std::span<const tessera_op_desc_t *const> ops) const;
+  /// checkPattern on each match of `pattern` (one child for all).
+  Expected<std::vector<CheckResult>>
+  guardedCheckPatterns(const std::string &pattern,
+                       std::span<const std::vector<const tessera_op_desc_t *>> matches) const;
+  Expected<CheckResult> guardedKeepRegion(const tessera_graph_t &region) const;
+  Expected<std::vector<int64_t>> guardedPartition(const tessera_graph_t &graph,
+                                                  size_t numNodes) const;
+  /// Codegen, then the module is asked for the function `graph.symbol`
+  /// (a module without it is an error naming it) and saved after
+  /// `prefix(typeKey)`.
+  Expected<SavedModule>
+  guardedCompile(const tessera_graph_t &graph,
+                 const std::function<std::string(std::string_view typeKey)> &prefix) const;
 
 private:
   friend class PluginRegistry;

@@ -146,6 +146,7 @@ Subcommand addCompileCommand(CLI::App &app) {
   cmd->add_option("--input-shape", args->inputShapes,
                   "ONNX input shape, NAME=D0,D1,... (repeatable)")
       ->allow_extra_args(false);
+  addPluginTimeoutOption(*cmd);
   cmd->add_option("--mcpu", args->cpu,
                   "CPU the host code is for: an x86-64 level (x86-64, x86-64-v2, x86-64-v3, "
                   "x86-64-v4), an LLVM CPU name (znver4, skylake-avx512), or native (this "

@@ -87,6 +87,7 @@ Subcommand addPartitionCommand(CLI::App &app) {
       ->delimiter(',');
   cmd->add_flag("--report", args->report,
                 "Print every region and every op left on the host with the reason");
+  addPluginTimeoutOption(*cmd);
   cmd->add_option("--dot", args->dot, "Write the partitioned graph as Graphviz DOT");
   cmd->add_option("--html", args->html, "Write a self-contained HTML report with the graph");
   cmd->add_option("--input-shape", args->inputShapes,

@@ -56,6 +56,20 @@ void addTargetOption(CLI::App &app, std::vector<std::string> &targets) {
       ->delimiter(',');
 }
 
+void addPluginTimeoutOption(CLI::App &app) {
+  app.add_option_function<double>(
+         "--plugin-timeout",
+         [](double seconds) {
+           plugin::CallIsolation isolation = plugin::callIsolation();
+           auto ms = std::chrono::milliseconds(int64_t(seconds * 1000.0));
+           isolation.checkerTimeout = isolation.codegenTimeout = ms;
+           plugin::setCallIsolation(isolation);
+         },
+         "Seconds one plugin call (a checker call, a region's codegen) may take before it is "
+         "stopped and reported (default: 60 for checkers, 600 for codegen)")
+      ->check(CLI::Range(0.001, 1e6));
+}
+
 Expected<std::unique_ptr<partition::PartitionState>>
 makePartitionState(const std::vector<std::string> &targets) {
   if (targets.empty())

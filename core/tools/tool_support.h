@@ -33,6 +33,11 @@ struct PipelineFlags {
 /// Adds `--target a,b` (plugins to partition for, in priority order).
 void addTargetOption(CLI::App &app, std::vector<std::string> &targets);
 
+/// Adds --plugin-timeout SECONDS: how long one plugin call (a checker call,
+/// one codegen) may run in its child process before it is killed and
+/// reported (plugin::CallIsolation). Applied as it is parsed.
+void addPluginTimeoutOption(CLI::App &app);
+
 /// The partition state over `targets` from the process's plugin registry
 /// (null when `targets` is empty); an unknown name is an error listing the
 /// loaded plugins.

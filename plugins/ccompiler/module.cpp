@@ -104,6 +104,7 @@ void CModule::save(const sdk::Writer &out) const {
   w.str(typeKey());
   w.str(source_);
   w.str(so_);
+  w.uint<uint64_t>(sdk::digest64(so_));
   w.uint<uint64_t>(weights_.size());
   for (const sdk::JsonConstant &c : weights_) {
     w.str(c.name());
@@ -141,6 +142,9 @@ std::unique_ptr<CModule> CModule::load(std::string_view bytes) {
   std::unique_ptr<CModule> m(new CModule);
   m->source_ = r.str("the C source");
   m->so_ = r.str("the shared object");
+  // The code is mapped and run: damaged bytes must not reach dlopen.
+  if (r.uint<uint64_t>("the digest of the shared object") != sdk::digest64(m->so_))
+    r.corrupt("the shared object does not match its digest (the bytes were damaged)");
   uint64_t numWeights = r.count(24, "the weight count");
   for (uint64_t i = 0; i < numWeights; ++i) {
     std::string what = "weight " + std::to_string(i);

@@ -48,7 +48,7 @@ class CModule final : public sdk::Module {
 public:
   static constexpr const char *kTypeKey = "ccompiler";
   static constexpr char kMagic[4] = {'T', 'S', 'C', 'C'};
-  static constexpr uint32_t kFormatVersion = 1;
+  static constexpr uint32_t kFormatVersion = 2; // 2: the shared object's digest64
 
   struct Signature {
     std::string symbol;

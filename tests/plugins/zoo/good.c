@@ -4,7 +4,7 @@
  * "relu" on f32 (and the composite "double_relu", relu(relu(x)), which is
  * the same function), compiles a partitioned function into a module whose
  * one function applies relu from its input to its output, saves the module
- * as a magic line plus the symbol, and loads that back. It does not parse
+ * as a magic line plus the symbol and a newline, and loads that back. It does not parse
  * the JSON graph: it only scans it for the ops it can run, which is enough
  * because relu is idempotent (any chain of relus is one relu).
  *
@@ -18,12 +18,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Built a second time with ZOO_GOOD_WRONG_SYMBOL as zoo_wrong_symbol, whose
- * codegen returns a module without the region's function. */
-#ifdef ZOO_GOOD_WRONG_SYMBOL
-#define GOOD_NAME "zoo_wrong_symbol"
+/* Built again as the zoo's plugins that break one call at compile time
+ * (tests/plugins/CMakeLists.txt): ZOO_GOOD_NAME names the copy and one
+ * ZOO_BREAK_* macro says what breaks:
+ *   CHECK_SEGV, CHECK_ABORT, CHECK_HANG  check_op faults, aborts, spins
+ *   CODEGEN_SEGV                          codegen.compile faults
+ *   WRONG_SYMBOL                          the module answers to another name
+ *   NO_OUTPUT                             the function writes nothing
+ *   FACTORY_SEGV                          the factory faults on bytes it did
+ *                                         not write itself (trusts its input)
+ * Every copy keeps its relu-only regions (keep_region), which the default
+ * rule would prune, so that codegen is reached. */
+#ifdef ZOO_GOOD_NAME
+#define GOOD_NAME ZOO_GOOD_NAME
+#define GOOD_BROKEN 1
 #else
 #define GOOD_NAME "zoo_good"
+#endif
+
+#if defined(ZOO_BREAK_CHECK_SEGV) || defined(ZOO_BREAK_CODEGEN_SEGV) ||                       \
+    defined(ZOO_BREAK_FACTORY_SEGV)
+/* A fault no compiler can prove or remove. */
+static void good_fault(void) {
+  volatile int *volatile nowhere = NULL;
+  *nowhere = 1;
+}
 #endif
 #define GOOD_TYPE_KEY GOOD_NAME
 static const char good_magic[] = "zoo_good module 1\n";
@@ -90,6 +109,12 @@ static tessera_plugin_status_t *good_relu(void *self, const DLTensor *const *arg
   }
   in = (const float *)((const char *)x->data + x->byte_offset);
   out = (float *)((char *)y->data + y->byte_offset);
+#ifdef ZOO_BREAK_NO_OUTPUT
+  (void)in;
+  (void)out;
+  (void)i;
+  return NULL; /* success, and the output is as the caller left it */
+#endif
   for (i = 0; i < numel; ++i)
     out[i] = in[i] < 0.0f ? 0.0f : in[i];
   return NULL;
@@ -109,7 +134,7 @@ static tessera_plugin_status_t *good_get_function(void *self, const char *name,
 static tessera_plugin_status_t *good_save(void *self, tessera_write_fn write, void *sink) {
   good_module_t *module = (good_module_t *)self;
   if (!write(sink, good_magic, sizeof good_magic - 1) ||
-      !write(sink, module->symbol, strlen(module->symbol)))
+      !write(sink, module->symbol, strlen(module->symbol)) || !write(sink, "\n", 1))
     return zoo_status(TESSERA_STATUS_DATA_LOSS, "zoo_good: the sink refused the bytes");
   return NULL;
 }
@@ -195,11 +220,14 @@ static bool good_values_allowed(const char *json, const char *key, const char *c
 
 static tessera_plugin_status_t *good_compile(void *state, const tessera_graph_t *graph,
                                              tessera_module_t **out_module) {
-  static const char *const ops[] = {"relu", "zoo_good.double_relu", NULL};
+  static const char *const ops[] = {"relu", GOOD_NAME ".double_relu", NULL};
   static const char *const kinds[] = {"input", "op", "composite", NULL};
   good_module_t *module;
   char bad[128] = "";
   (void)state;
+#ifdef ZOO_BREAK_CODEGEN_SEGV
+  good_fault();
+#endif
   if (!graph->symbol || !graph->symbol[0])
     return zoo_status(TESSERA_STATUS_INVALID_ARGUMENT, "zoo_good: the graph has no symbol");
   if (!good_values_allowed(graph->json, "\"op\"", ops, bad, sizeof bad))
@@ -208,7 +236,7 @@ static tessera_plugin_status_t *good_compile(void *state, const tessera_graph_t 
   if (!good_values_allowed(graph->json, "\"kind\"", kinds, bad, sizeof bad))
     return good_error(TESSERA_STATUS_UNIMPLEMENTED, "zoo_good: cannot compile a '%s' node%s", bad,
                       "");
-#ifdef ZOO_GOOD_WRONG_SYMBOL
+#ifdef ZOO_BREAK_WRONG_SYMBOL
   /* A codegen bug: the module answers to another name than the region's. */
   module = good_new_module("zoo_elsewhere", strlen("zoo_elsewhere"));
 #else
@@ -226,10 +254,16 @@ static tessera_plugin_status_t *good_load(void *state, const void *data, size_t 
   const char *bytes = (const char *)data;
   good_module_t *module;
   (void)state;
-  if (size <= magic_size || memcmp(bytes, good_magic, magic_size) != 0 ||
-      memchr(bytes + magic_size, '\0', size - magic_size))
+#ifdef ZOO_BREAK_FACTORY_SEGV
+  if (size <= magic_size || memcmp(bytes, good_magic, magic_size) != 0)
+    good_fault(); /* "these are my bytes": a factory that trusts its input */
+#endif
+  /* The symbol ends with a newline, so that a truncated copy is refused. */
+  if (size < magic_size + 2 || memcmp(bytes, good_magic, magic_size) != 0 ||
+      bytes[size - 1] != '\n' || memchr(bytes + magic_size, '\0', size - magic_size) ||
+      memchr(bytes + magic_size, '\n', size - magic_size - 1))
     return zoo_status(TESSERA_STATUS_DATA_LOSS, "zoo_good: not a saved zoo_good module");
-  module = good_new_module(bytes + magic_size, size - magic_size);
+  module = good_new_module(bytes + magic_size, size - magic_size - 1);
   if (!module)
     return zoo_status(TESSERA_STATUS_OUT_OF_MEMORY, "zoo_good: out of memory");
   *out_module = &module->base;
@@ -253,6 +287,17 @@ static void good_reason(char *reason, size_t reason_size, const char *text, DLDa
 static bool good_check_op(void *state, const tessera_op_desc_t *op, char *reason,
                           size_t reason_size) {
   (void)state;
+#if defined(ZOO_BREAK_CHECK_SEGV)
+  good_fault();
+#elif defined(ZOO_BREAK_CHECK_ABORT)
+  abort();
+#elif defined(ZOO_BREAK_CHECK_HANG)
+  {
+    volatile int spin = 1;
+    while (spin) {
+    }
+  }
+#endif
   if (strcmp(op->op, "relu") != 0 || op->num_inputs != 1)
     return false;
   if (!good_is_f32(op->inputs[0]->dtype)) {
@@ -279,7 +324,7 @@ static const char *const good_ops[] = {"relu", NULL};
 static const tessera_pattern_t good_double_relu = {sizeof(tessera_pattern_t), "double_relu",
                                                    "relu(relu(*))"};
 static const tessera_pattern_t *const good_patterns[] = {&good_double_relu};
-#ifdef ZOO_GOOD_WRONG_SYMBOL
+#ifdef GOOD_BROKEN
 /* Keeps its relu-only regions (the default rule prunes them), so that its
  * codegen is reached. */
 static bool good_keep_region(void *state, const tessera_graph_t *region, char *reason,

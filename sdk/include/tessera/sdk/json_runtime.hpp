@@ -442,6 +442,18 @@ private:
 // Saving and loading
 //===----------------------------------------------------------------------===//
 
+/// A 64-bit FNV-1a digest of `bytes`. Every change of a single byte (and of
+/// the length) changes it; a module that keeps native code in its bytes
+/// stores this digest of the code and checks it before mapping the code, so
+/// that damaged bytes are refused instead of crashing the loader. Not a
+/// defence against tampering (an artifact's SHA-256 digests are).
+inline uint64_t digest64(std::string_view bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes)
+    h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
 namespace detail {
 
 /// Little-endian integers into a Writer.

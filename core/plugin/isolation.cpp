@@ -1,0 +1,239 @@
+//===- plugin/isolation.cpp - Plugin calls that cannot take the core down -===//
+//
+// The guarded calls of Plugin (registry.h): each runs the in-process call
+// (registry.cpp) in a forked child (probe.h) under callIsolation(), marking
+// each step so that a child that dies is reported with the plugin, the
+// call and the op or region. Answers come back as bytes: check results as
+// (u8 supported, u32 length, reason) records, a saved module as its bytes
+// followed by its type key, CPU and their two u32 lengths.
+//
+//===----------------------------------------------------------------------===//
+#include "plugin/probe.h"
+#include "plugin/registry.h"
+
+#include <fmt/ranges.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+
+namespace tessera::plugin {
+
+namespace {
+
+std::mutex gIsolationMutex;
+std::optional<CallIsolation> gIsolation;
+
+CallIsolation fromEnvironment() {
+  CallIsolation isolation;
+  const char *env = std::getenv("TESSERA_PLUGIN_ISOLATION");
+  isolation.enabled = !(env && std::string_view(env) == "0");
+  return isolation;
+}
+
+//===- Answers as bytes -------------------------------------------------------===//
+
+void putU32(std::string &out, uint32_t v) {
+  for (int i = 0; i < 4; ++i)
+    out.push_back(char((v >> (8 * i)) & 0xff));
+}
+
+uint32_t getU32(std::string_view in, size_t at) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i)
+    v |= uint32_t(uint8_t(in[at + size_t(i)])) << (8 * i);
+  return v;
+}
+
+void putResult(std::string &out, const CheckResult &r) {
+  out.push_back(r.supported ? '1' : '0');
+  putU32(out, uint32_t(r.reason.size()));
+  out += r.reason;
+}
+
+Expected<std::vector<CheckResult>> getResults(std::string_view in, size_t count) {
+  std::vector<CheckResult> out;
+  size_t at = 0;
+  while (out.size() < count && in.size() - at >= 5) {
+    CheckResult r;
+    r.supported = in[at] == '1';
+    uint32_t size = getU32(in, at + 1);
+    at += 5;
+    if (in.size() - at < size)
+      break;
+    r.reason.assign(in.substr(at, size));
+    at += size;
+    out.push_back(std::move(r));
+  }
+  if (out.size() != count || at != in.size())
+    return Error::format("internal error: a child's answer holds {} of {} check results", out.size(),
+                         count);
+  return out;
+}
+
+std::string str(const char *s) {
+  return s ? std::string(s, ::strnlen(s, 256)) : std::string();
+}
+
+/// "conv2d '/features/0/Conv'", or "conv2d" for an unnamed node.
+std::string describeOp(const tessera_op_desc_t &op) {
+  std::string name = str(op.name);
+  return name.empty() ? str(op.op) : fmt::format("{} '{}'", str(op.op), name);
+}
+
+/// Runs `work` under the isolation setting. `call` names the call when the
+/// child dies before its first mark.
+Expected<std::string> guarded(const std::string &plugin, std::string_view call,
+                              std::chrono::milliseconds timeout,
+                              const std::function<Expected<std::string>(ChildChannel &)> &work) {
+  CallIsolation isolation = callIsolation();
+  if (!isolation.enabled) {
+    ChildChannel inProcess;
+    return work(inProcess);
+  }
+  ChildEnd end = runChild(work, timeout);
+  if (end.kind == ChildEnd::Answered)
+    return std::move(end.payload);
+  if (end.kind == ChildEnd::Failed)
+    return Error(std::move(end.payload));
+  return Error::format("plugin '{}' {} in {}", plugin, end.how(),
+                       end.lastMark.empty() ? std::string(call) : end.lastMark);
+}
+
+} // namespace
+
+CallIsolation callIsolation() {
+  std::lock_guard lock(gIsolationMutex);
+  if (!gIsolation)
+    gIsolation = fromEnvironment();
+  return *gIsolation;
+}
+
+void setCallIsolation(const CallIsolation &isolation) {
+  std::lock_guard lock(gIsolationMutex);
+  gIsolation = isolation;
+}
+
+Expected<std::vector<CheckResult>>
+Plugin::guardedCheckOps(std::span<const tessera_op_desc_t *const> ops) const {
+  if (ops.empty())
+    return std::vector<CheckResult>{};
+  TS_ASSIGN_OR_RETURN(std::string answer,
+                      guarded(name_, "check_op", callIsolation().checkerTimeout,
+                              [&](ChildChannel &channel) -> Expected<std::string> {
+                                std::string out;
+                                for (const tessera_op_desc_t *op : ops) {
+                                  channel.mark("check_op for " + describeOp(*op));
+                                  putResult(out, checkOp(*op));
+                                }
+                                return out;
+                              }));
+  return getResults(answer, ops.size());
+}
+
+Expected<std::vector<CheckResult>>
+Plugin::guardedCheckPatterns(const std::string &pattern,
+                             std::span<const std::vector<const tessera_op_desc_t *>> matches) const {
+  if (matches.empty())
+    return std::vector<CheckResult>{};
+  TS_ASSIGN_OR_RETURN(
+      std::string answer,
+      guarded(name_, "check_pattern", callIsolation().checkerTimeout,
+              [&](ChildChannel &channel) -> Expected<std::string> {
+                std::string out;
+                for (const std::vector<const tessera_op_desc_t *> &ops : matches) {
+                  std::vector<std::string> described;
+                  for (const tessera_op_desc_t *op : ops)
+                    described.push_back(describeOp(*op));
+                  channel.mark(fmt::format("check_pattern '{}' for {}", pattern,
+                                           fmt::join(described, ", ")));
+                  putResult(out, checkPattern(pattern, ops));
+                }
+                return out;
+              }));
+  return getResults(answer, matches.size());
+}
+
+Expected<CheckResult> Plugin::guardedKeepRegion(const tessera_graph_t &region) const {
+  if (!hasRegionRule())
+    return keepRegion(region); // the default answer: no plugin code runs
+  std::string call = fmt::format("keep_region for region @{}", str(region.symbol));
+  TS_ASSIGN_OR_RETURN(std::string answer,
+                      guarded(name_, call, callIsolation().checkerTimeout,
+                              [&](ChildChannel &channel) -> Expected<std::string> {
+                                channel.mark(call);
+                                std::string out;
+                                putResult(out, keepRegion(region));
+                                return out;
+                              }));
+  TS_ASSIGN_OR_RETURN(std::vector<CheckResult> results, getResults(answer, 1));
+  return std::move(results[0]);
+}
+
+Expected<std::vector<int64_t>> Plugin::guardedPartition(const tessera_graph_t &graph,
+                                                        size_t numNodes) const {
+  const std::string call = "the partition hook (checker.partition)";
+  TS_ASSIGN_OR_RETURN(std::string answer,
+                      guarded(name_, call, callIsolation().checkerTimeout,
+                              [&](ChildChannel &channel) -> Expected<std::string> {
+                                channel.mark(call);
+                                TS_ASSIGN_OR_RETURN(std::vector<int64_t> regions,
+                                                    partition(graph, numNodes));
+                                return std::string(reinterpret_cast<const char *>(regions.data()),
+                                                   regions.size() * sizeof(int64_t));
+                              }));
+  if (answer.size() != numNodes * sizeof(int64_t))
+    return Error::format("internal error: the partition hook's answer holds {} bytes for {} nodes",
+                         answer.size(), numNodes);
+  std::vector<int64_t> regions(numNodes);
+  std::memcpy(regions.data(), answer.data(), answer.size());
+  return regions;
+}
+
+Expected<SavedModule>
+Plugin::guardedCompile(const tessera_graph_t &graph,
+                       const std::function<std::string(std::string_view typeKey)> &prefix) const {
+  const std::string symbol = str(graph.symbol);
+  const std::string call = fmt::format("codegen.compile for region @{}", symbol);
+  TS_ASSIGN_OR_RETURN(
+      std::string answer,
+      guarded(name_, call, callIsolation().codegenTimeout,
+              [&](ChildChannel &channel) -> Expected<std::string> {
+                channel.mark(call);
+                TS_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, compile(graph));
+                // The function the region's call will look up at run time:
+                // a module without it is the plugin's bug, reported now
+                // rather than at the artifact's first run.
+                channel.mark(fmt::format("the module's get_function for '{}'", symbol));
+                if (auto fn = module->function(symbol); !fn)
+                  return Error::format("the plugin's codegen returned a module without the "
+                                       "region's function: {}",
+                                       fn.error().str());
+                channel.mark(fmt::format("the module's save (region @{})", symbol));
+                TS_ASSIGN_OR_RETURN(std::string out, module->save(prefix(module->typeKey())));
+                std::string cpu = module->targetCpu();
+                out += module->typeKey();
+                out += cpu;
+                putU32(out, uint32_t(module->typeKey().size()));
+                putU32(out, uint32_t(cpu.size()));
+                channel.mark(fmt::format("the module's destroy (region @{})", symbol));
+                module.reset();
+                return out;
+              }));
+  SavedModule saved;
+  if (answer.size() < 8)
+    return Error("internal error: codegen's answer is too short");
+  const uint32_t keySize = getU32(answer, answer.size() - 8);
+  const uint32_t cpuSize = getU32(answer, answer.size() - 4);
+  if (answer.size() - 8 < size_t(keySize) + cpuSize)
+    return Error("internal error: codegen's answer is too short");
+  const size_t end = answer.size() - 8 - cpuSize - keySize;
+  saved.typeKey = answer.substr(end, keySize);
+  saved.targetCpu = answer.substr(end + keySize, cpuSize);
+  answer.resize(end); // the bytes stay where they are
+  saved.bytes = std::move(answer);
+  return saved;
+}
+
+} // namespace tessera::plugin
