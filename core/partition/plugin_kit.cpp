@@ -935,7 +935,7 @@ Outcome fuzzFactory(const plugin::Plugin &plugin, const std::string &typeKey,
   for (size_t len : lengths) {
     if (len >= n)
       continue;
-    channel.mark(fmt::format("the module factory '{}' on the saved module truncated to {} of {} "
+    channel.mark(plugin.name(), fmt::format("the module factory '{}' on the saved module truncated to {} of {} "
                              "bytes",
                              typeKey, len, n),
                  plugin::callIsolation().checkerTimeout);
@@ -950,7 +950,7 @@ Outcome fuzzFactory(const plugin::Plugin &plugin, const std::string &typeKey,
     size_t at = size_t(rng() % (i % 2 == 0 ? std::min<size_t>(n, 64) : n));
     std::string damaged = bytes;
     damaged[at] = char(uint8_t(damaged[at]) ^ uint8_t(1 + rng() % 255));
-    channel.mark(fmt::format("the module factory '{}' on the saved module with byte {} of {} "
+    channel.mark(plugin.name(), fmt::format("the module factory '{}' on the saved module with byte {} of {} "
                              "changed",
                              typeKey, at, n),
                  plugin::callIsolation().checkerTimeout);
@@ -968,13 +968,13 @@ Outcome runCase(const plugin::Plugin &plugin, const KitCase &kc, const std::stri
     auto desc = OpDescHolder::fromCall(*kc.ops.at(0)->as<ir::CallNode>());
     if (!desc.ok())
       return failed("internal: " + desc.error().str());
-    channel.mark("check_op", limits.checkerTimeout);
+    channel.mark(plugin.name(), "check_op", limits.checkerTimeout);
     check = plugin.checkOp((*desc)->desc());
   } else {
     auto list = OpDescList::fromCalls(kc.ops);
     if (!list.ok())
       return failed("internal: " + list.error().str());
-    channel.mark("check_pattern", limits.checkerTimeout);
+    channel.mark(plugin.name(), "check_pattern", limits.checkerTimeout);
     check = plugin.checkPattern(kc.pattern, std::span(list->data(), list->size()));
   }
   // An SDK checker that throws declines with "checker error: ..." (the C
@@ -991,15 +991,15 @@ Outcome runCase(const plugin::Plugin &plugin, const KitCase &kc, const std::stri
     return failed("internal: " + graph.error().str());
   if (source)
     *source = (*graph)->json();
-  channel.mark("codegen.compile", limits.codegenTimeout);
+  channel.mark(plugin.name(), "codegen.compile", limits.codegenTimeout);
   auto compiled = plugin.compile((*graph)->graph());
   if (!compiled.ok())
     return failed("compile: " + compiled.error().str());
-  channel.mark("the module's save", limits.codegenTimeout);
+  channel.mark(plugin.name(), "the module's save", limits.codegenTimeout);
   auto bytes = (*compiled)->save();
   if (!bytes.ok())
     return failed("save: " + bytes.error().str());
-  channel.mark(fmt::format("the module factory '{}' on the saved module", (*compiled)->typeKey()),
+  channel.mark(plugin.name(), fmt::format("the module factory '{}' on the saved module", (*compiled)->typeKey()),
                limits.codegenTimeout);
   auto loaded = plugin.load((*compiled)->typeKey(), *bytes);
   if (!loaded.ok())
@@ -1010,19 +1010,19 @@ Outcome runCase(const plugin::Plugin &plugin, const KitCase &kc, const std::stri
   std::vector<ir::Tensor> inputs;
   for (size_t i = 0; i < main->params().size(); ++i)
     inputs.push_back(randomTensor(main->params()[i]->type(), kc.inputDomains.at(i), rng));
-  channel.mark("the reference interpreter", limits.codegenTimeout);
+  channel.mark("", "the reference interpreter", std::chrono::milliseconds(-1));
   auto want = interp::run(kc.module, inputs);
   if (!want.ok())
     return failed("internal: reference interpreter: " + want.error().str());
   std::vector<ir::Tensor> expected = want->flatten();
   const auto &extra = (*graph)->extraInputs();
-  channel.mark(fmt::format("a call of the compiled module's '{}'", symbol), limits.codegenTimeout);
+  channel.mark(plugin.name(), fmt::format("a call of the compiled module's '{}'", symbol), limits.codegenTimeout);
   Outcome o = runModule(**compiled, symbol, inputs, extra, expected);
   if (o.kind != Outcome::Pass) {
     o.detail = "compiled module: " + o.detail;
     return o;
   }
-  channel.mark(fmt::format("a call of the reloaded module's '{}'", symbol), limits.codegenTimeout);
+  channel.mark(plugin.name(), fmt::format("a call of the reloaded module's '{}'", symbol), limits.codegenTimeout);
   o = runModule(**loaded, symbol, inputs, extra, expected);
   if (o.kind != Outcome::Pass) {
     o.detail = "module reloaded through factory '" + (*compiled)->typeKey() + "': " + o.detail;
@@ -1055,8 +1055,8 @@ Outcome runCaseIsolated(const plugin::Plugin &plugin, const KitCase &kc,
   if (end.kind == plugin::ChildEnd::Failed)
     return failed("internal: " + end.payload);
   if (end.kind != plugin::ChildEnd::Answered)
-    return failed(fmt::format("the plugin {} in {}", end.how(),
-                              end.lastMark.empty() ? "the case" : end.lastMark));
+    return failed(fmt::format("{} {} in {}", end.lastPlugin.empty() ? "Tessera" : "the plugin",
+                              end.how(), end.lastMark.empty() ? "the case" : end.lastMark));
   const std::string &a = end.payload;
   size_t size = a.size() >= 9 ? std::stoul(a.substr(1, 8), nullptr, 16) : 0;
   if (a.size() < 9 + size || a[0] < '0' || a[0] > '2')

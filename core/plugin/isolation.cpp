@@ -82,13 +82,19 @@ std::string describeOp(const tessera_op_desc_t &op) {
   return name.empty() ? str(op.op) : fmt::format("{} '{}'", str(op.op), name);
 }
 
-/// Runs `work` under the isolation setting. `call` names the call when the
-/// child dies before its first mark.
+/// Runs `work` under the isolation setting: in this process when isolation
+/// is off or this process is already a child (a whole compile in one,
+/// tools/tool_support.h), marking each step there; else in a child of its
+/// own. `call` names the call when the child dies before its first mark.
 Expected<std::string> guarded(const std::string &plugin, std::string_view call,
                               std::chrono::milliseconds timeout,
                               const std::function<Expected<std::string>(ChildChannel &)> &work) {
-  CallIsolation isolation = callIsolation();
-  if (!isolation.enabled) {
+  if (ChildChannel *channel = currentChild()) {
+    Expected<std::string> answer = work(*channel);
+    channel->idle();
+    return answer;
+  }
+  if (!callIsolation().enabled) {
     ChildChannel inProcess;
     return work(inProcess);
   }
@@ -97,8 +103,9 @@ Expected<std::string> guarded(const std::string &plugin, std::string_view call,
     return std::move(end.payload);
   if (end.kind == ChildEnd::Failed)
     return Error(std::move(end.payload));
-  return Error::format("plugin '{}' {} in {}", plugin, end.how(),
-                       end.lastMark.empty() ? std::string(call) : end.lastMark);
+  if (end.lastPlugin.empty())
+    end.lastPlugin = plugin, end.lastMark = call;
+  return Error(end.describe());
 }
 
 } // namespace
@@ -119,12 +126,13 @@ Expected<std::vector<CheckResult>>
 Plugin::guardedCheckOps(std::span<const tessera_op_desc_t *const> ops) const {
   if (ops.empty())
     return std::vector<CheckResult>{};
+  const auto limit = callIsolation().checkerTimeout;
   TS_ASSIGN_OR_RETURN(std::string answer,
-                      guarded(name_, "check_op", callIsolation().checkerTimeout,
+                      guarded(name_, "check_op", limit,
                               [&](ChildChannel &channel) -> Expected<std::string> {
                                 std::string out;
                                 for (const tessera_op_desc_t *op : ops) {
-                                  channel.mark("check_op for " + describeOp(*op));
+                                  channel.mark(name_, "check_op for " + describeOp(*op), limit);
                                   putResult(out, checkOp(*op));
                                 }
                                 return out;
@@ -137,17 +145,20 @@ Plugin::guardedCheckPatterns(const std::string &pattern,
                              std::span<const std::vector<const tessera_op_desc_t *>> matches) const {
   if (matches.empty())
     return std::vector<CheckResult>{};
+  const auto limit = callIsolation().checkerTimeout;
   TS_ASSIGN_OR_RETURN(
       std::string answer,
-      guarded(name_, "check_pattern", callIsolation().checkerTimeout,
+      guarded(name_, "check_pattern", limit,
               [&](ChildChannel &channel) -> Expected<std::string> {
                 std::string out;
                 for (const std::vector<const tessera_op_desc_t *> &ops : matches) {
                   std::vector<std::string> described;
                   for (const tessera_op_desc_t *op : ops)
                     described.push_back(describeOp(*op));
-                  channel.mark(fmt::format("check_pattern '{}' for {}", pattern,
-                                           fmt::join(described, ", ")));
+                  channel.mark(name_,
+                               fmt::format("check_pattern '{}' for {}", pattern,
+                                           fmt::join(described, ", ")),
+                               limit);
                   putResult(out, checkPattern(pattern, ops));
                 }
                 return out;
@@ -159,10 +170,11 @@ Expected<CheckResult> Plugin::guardedKeepRegion(const tessera_graph_t &region) c
   if (!hasRegionRule())
     return keepRegion(region); // the default answer: no plugin code runs
   std::string call = fmt::format("keep_region for region @{}", str(region.symbol));
+  const auto limit = callIsolation().checkerTimeout;
   TS_ASSIGN_OR_RETURN(std::string answer,
-                      guarded(name_, call, callIsolation().checkerTimeout,
+                      guarded(name_, call, limit,
                               [&](ChildChannel &channel) -> Expected<std::string> {
-                                channel.mark(call);
+                                channel.mark(name_, call, limit);
                                 std::string out;
                                 putResult(out, keepRegion(region));
                                 return out;
@@ -174,10 +186,11 @@ Expected<CheckResult> Plugin::guardedKeepRegion(const tessera_graph_t &region) c
 Expected<std::vector<int64_t>> Plugin::guardedPartition(const tessera_graph_t &graph,
                                                         size_t numNodes) const {
   const std::string call = "the partition hook (checker.partition)";
+  const auto limit = callIsolation().checkerTimeout;
   TS_ASSIGN_OR_RETURN(std::string answer,
-                      guarded(name_, call, callIsolation().checkerTimeout,
+                      guarded(name_, call, limit,
                               [&](ChildChannel &channel) -> Expected<std::string> {
-                                channel.mark(call);
+                                channel.mark(name_, call, limit);
                                 TS_ASSIGN_OR_RETURN(std::vector<int64_t> regions,
                                                     partition(graph, numNodes));
                                 return std::string(reinterpret_cast<const char *>(regions.data()),
@@ -196,28 +209,29 @@ Plugin::guardedCompile(const tessera_graph_t &graph,
                        const std::function<std::string(std::string_view typeKey)> &prefix) const {
   const std::string symbol = str(graph.symbol);
   const std::string call = fmt::format("codegen.compile for region @{}", symbol);
+  const auto limit = callIsolation().codegenTimeout;
   TS_ASSIGN_OR_RETURN(
       std::string answer,
-      guarded(name_, call, callIsolation().codegenTimeout,
+      guarded(name_, call, limit,
               [&](ChildChannel &channel) -> Expected<std::string> {
-                channel.mark(call);
+                channel.mark(name_, call, limit);
                 TS_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, compile(graph));
                 // The function the region's call will look up at run time:
                 // a module without it is the plugin's bug, reported now
                 // rather than at the artifact's first run.
-                channel.mark(fmt::format("the module's get_function for '{}'", symbol));
+                channel.mark(name_, fmt::format("the module's get_function for '{}'", symbol), limit);
                 if (auto fn = module->function(symbol); !fn)
                   return Error::format("the plugin's codegen returned a module without the "
                                        "region's function: {}",
                                        fn.error().str());
-                channel.mark(fmt::format("the module's save (region @{})", symbol));
+                channel.mark(name_, fmt::format("the module's save (region @{})", symbol), limit);
                 TS_ASSIGN_OR_RETURN(std::string out, module->save(prefix(module->typeKey())));
                 std::string cpu = module->targetCpu();
                 out += module->typeKey();
                 out += cpu;
                 putU32(out, uint32_t(module->typeKey().size()));
                 putU32(out, uint32_t(cpu.size()));
-                channel.mark(fmt::format("the module's destroy (region @{})", symbol));
+                channel.mark(name_, fmt::format("the module's destroy (region @{})", symbol), limit);
                 module.reset();
                 return out;
               }));

@@ -30,6 +30,8 @@ namespace tessera::plugin {
 namespace {
 
 std::atomic<bool> gInProbeChild{false};
+ChildChannel *gChannel = nullptr; // set in a child only
+constexpr auto kNoDeadline = std::chrono::hours(24 * 365);
 
 bool writeAll(int fd, std::string_view text) {
   const char *p = text.data();
@@ -72,6 +74,7 @@ std::string signalName(int sig) {
   struct rlimit noCore {};
   ::setrlimit(RLIMIT_CORE, &noCore);
   ChildChannel channel(fd);
+  gChannel = &channel;
   try {
     Expected<std::string> answer = work(channel);
     if (answer.ok())
@@ -83,6 +86,7 @@ std::string signalName(int sig) {
   } catch (...) {
     writeRecord(fd, 'E', "internal error");
   }
+  std::fflush(nullptr); // what the work printed (stdio); iostreams share it
   ::_exit(0);
 }
 
@@ -90,8 +94,9 @@ std::string signalName(int sig) {
 class Reader {
 public:
   Reader(int fd, pid_t pid, std::chrono::milliseconds timeout)
-      : stepTimeout(timeout), fd_(fd), pid_(pid), timeout_(timeout),
-        deadline_(std::chrono::steady_clock::now() + timeout) {}
+      : stepTimeout(timeout), fd_(fd), pid_(pid), timeout_(timeout) {
+    setDeadline(timeout);
+  }
 
   /// Reads until the child is gone (true, its wait status in `waitStatus`)
   /// or the deadline passes without a record (false).
@@ -129,10 +134,16 @@ public:
   }
 
   std::optional<std::pair<char, std::string>> final; // 'R' or 'E' and its bytes
-  std::string lastMark;
+  std::string lastPlugin, lastMark;
   std::chrono::milliseconds stepTimeout; // the timeout of the step under way
 
 private:
+  void setDeadline(std::chrono::milliseconds step) {
+    stepTimeout = step;
+    deadline_ = std::chrono::steady_clock::now() +
+                (step.count() < 0 ? std::chrono::milliseconds(kNoDeadline) : step);
+  }
+
   /// One read(); false at EOF or on an error.
   bool readSome() {
     constexpr size_t kChunk = size_t(1) << 20;
@@ -161,15 +172,18 @@ private:
         return;
       }
       char tag = buf_[pos_];
-      deadline_ = std::chrono::steady_clock::now() + timeout_;
       if (tag == 'M' && size >= 8) {
-        // A mark: its timeout in ms (0: the default), then its text.
-        int64_t ms = 0;
+        // A mark: its timeout in ms (0: the default, < 0: none), then the
+        // plugin, a NUL, and what it does.
+        uint64_t ms = 0;
         for (int i = 0; i < 8; ++i)
-          ms |= int64_t(uint8_t(buf_[pos_ + 9 + size_t(i)])) << (8 * i);
-        stepTimeout = std::chrono::milliseconds(ms > 0 ? ms : timeout_.count());
-        deadline_ = std::chrono::steady_clock::now() + stepTimeout;
-        lastMark.assign(buf_, pos_ + 17, size - 8);
+          ms |= uint64_t(uint8_t(buf_[pos_ + 9 + size_t(i)])) << (8 * i);
+        std::chrono::milliseconds step(int64_t(ms) != 0 ? int64_t(ms) : timeout_.count());
+        setDeadline(step);
+        std::string_view text = std::string_view(buf_).substr(pos_ + 17, size - 8);
+        size_t nul = text.find('\0');
+        lastPlugin.assign(text.substr(0, nul));
+        lastMark.assign(nul == std::string_view::npos ? std::string_view() : text.substr(nul + 1));
         pos_ += 9 + size;
       } else {
         if (pos_ == 0 && buf_.size() == 9 + size) {
@@ -199,14 +213,25 @@ private:
 
 } // namespace
 
-void ChildChannel::mark(std::string_view what, std::chrono::milliseconds timeout) {
+void ChildChannel::mark(std::string_view plugin, std::string_view what,
+                        std::chrono::milliseconds timeout) {
   if (fd_ < 0)
     return;
   std::string record(8, '\0');
   for (int i = 0; i < 8; ++i)
     record[size_t(i)] = char((uint64_t(timeout.count()) >> (8 * i)) & 0xff);
+  record += plugin;
+  record += '\0';
   record += what;
   writeRecord(fd_, 'M', record);
+}
+
+void ChildChannel::idle() {
+  mark({}, {}, std::chrono::milliseconds(-1));
+}
+
+ChildChannel *currentChild() {
+  return gChannel;
 }
 
 std::string ChildEnd::how() const {
@@ -218,6 +243,12 @@ std::string ChildEnd::how() const {
   case Failed: break;
   }
   return "answered";
+}
+
+std::string ChildEnd::describe() const {
+  if (!lastPlugin.empty())
+    return fmt::format("plugin '{}' {} in {}", lastPlugin, how(), lastMark);
+  return lastMark.empty() ? how() : fmt::format("{} in {}", how(), lastMark);
 }
 
 bool inProbeChild() {
@@ -255,6 +286,7 @@ ChildEnd runChild(const std::function<Expected<std::string>(ChildChannel &)> &wo
   int waitStatus = 0;
   bool reaped = reader.run(waitStatus);
   ::close(fds[0]);
+  end.lastPlugin = std::move(reader.lastPlugin);
   end.lastMark = std::move(reader.lastMark);
   if (!reaped) {
     ::kill(pid, SIGKILL);

@@ -29,32 +29,47 @@ namespace tessera::plugin {
 class TESSERA_RT_EXPORT ChildChannel {
 public:
   explicit ChildChannel(int fd = -1) : fd_(fd) {}
-  /// Says what the child does next (sent at once; also restarts the
-  /// parent's timeout: the timeout is for one step, not the whole work).
-  /// `timeout`: this step's, when not runChild's.
-  void mark(std::string_view what, std::chrono::milliseconds timeout = {});
+  /// Says that the child now runs code of `plugin` ("" for the core's own
+  /// work) doing `what` ("check_op for conv2d 'c1'"). Sent at once. The
+  /// parent's deadline becomes now + `timeout` (runChild's when zero).
+  void mark(std::string_view plugin, std::string_view what,
+            std::chrono::milliseconds timeout = {});
+  /// Back in the core's own code: no deadline until the next mark, and a
+  /// crash from here on is not the last plugin's.
+  void idle();
 
 private:
   int fd_;
 };
 
+/// The channel of the child this process is (inside runChild's work), or
+/// null in a process that is no such child.
+TESSERA_RT_EXPORT ChildChannel *currentChild();
+
 /// How a child ended.
 struct TESSERA_RT_EXPORT ChildEnd {
   enum Kind { Answered, Failed, Crashed, Exited, TimedOut } kind = Answered;
-  std::string payload;  // Answered: the work's bytes; Failed: its error message
-  std::string lastMark; // the last mark before the end ("" when none)
-  int signal = 0;       // Crashed
-  int exitStatus = 0;   // Exited
+  std::string payload;    // Answered: the work's bytes; Failed: its error message
+  std::string lastPlugin; // the plugin of the last mark ("" when none, or after idle())
+  std::string lastMark;   // what the last mark said ("" when none)
+  int signal = 0;         // Crashed
+  int exitStatus = 0;     // Exited
   double timeoutSeconds = 0;
 
   bool answered() const { return kind == Answered; }
   /// For a child that ended without an answer: "crashed (SIGSEGV)", "exited
   /// (status 3)", "did not finish within 5 s (killed)".
   std::string how() const;
+  /// The whole story: "plugin 'acme' crashed (SIGSEGV) in check_op for
+  /// conv2d 'c1'"; without a plugin, "crashed (SIGSEGV)" and where the
+  /// core was.
+  std::string describe() const;
 };
 
 /// Forks; the child runs `work` and sends its answer (or error); the parent
-/// waits until `timeout` passes without a mark or an answer, then kills it.
+/// waits until `timeout` passes without a mark or an answer (negative: no
+/// deadline until a mark sets one), then kills it. Inside the work,
+/// currentChild() is the child's channel.
 /// `quiet`: the host's log callback stays silent in the child (the probe:
 /// the same load is repeated in-process).
 TESSERA_RT_EXPORT ChildEnd runChild(const std::function<Expected<std::string>(ChildChannel &)> &work,

@@ -162,10 +162,12 @@ Subcommand addCompileCommand(CLI::App &app) {
                 "Print the wall time of each phase (import, partitioning, plugin codegen, host "
                 "code, writing)");
   return {cmd, [args] {
-            Status s = run(*args);
-            if (!s.ok())
-              return reportError("tessera compile", s.error());
-            return 0;
+            return runGuarded("tessera compile", args->model, [&] {
+              Status s = run(*args);
+              if (!s.ok())
+                return reportError("tessera compile", s.error());
+              return 0;
+            });
           }};
 }
 

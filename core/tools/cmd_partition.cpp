@@ -100,10 +100,12 @@ Subcommand addPartitionCommand(CLI::App &app) {
       ->capture_default_str();
   cmd->add_option("-o,--output", args->out, "Write the partitioned module as text IR");
   return {cmd, [args] {
-            Status s = run(*args);
-            if (!s.ok())
-              return reportError("tessera partition", s.error());
-            return 0;
+            return runGuarded("tessera partition", args->model, [&] {
+              Status s = run(*args);
+              if (!s.ok())
+                return reportError("tessera partition", s.error());
+              return 0;
+            });
           }};
 }
 

@@ -3,6 +3,7 @@
 
 #include "frontend/onnx/importer.h"
 #include "ir/parser.h"
+#include "plugin/probe.h"
 #include "plugin/registry.h"
 #include "support/file.h"
 #include "support/log.h"
@@ -75,6 +76,29 @@ makePartitionState(const std::vector<std::string> &targets) {
   if (targets.empty())
     return std::unique_ptr<partition::PartitionState>();
   return partition::PartitionState::fromNames(targets, plugin::PluginRegistry::global());
+}
+
+int runGuarded(std::string_view tool, const std::string &where, const std::function<int()> &body) {
+  if (!plugin::callIsolation().enabled || plugin::currentChild())
+    return body();
+  std::cout.flush();
+  plugin::ChildEnd end = plugin::runChild(
+      [&](plugin::ChildChannel &) -> Expected<std::string> {
+        int status = body();
+        std::cout.flush();
+        std::cerr.flush();
+        return std::to_string(status);
+      },
+      std::chrono::milliseconds(-1));
+  switch (end.kind) {
+  case plugin::ChildEnd::Answered: return std::atoi(end.payload.c_str());
+  case plugin::ChildEnd::Failed: return reportError(tool, Error(end.payload));
+  default: break;
+  }
+  std::string what = end.describe();
+  if (end.lastPlugin.empty())
+    what += " (a bug in Tessera: please report it with the model)";
+  return reportError(tool, Error(where.empty() ? what : where + ": " + what));
 }
 
 int reportError(std::string_view tool, const Error &e) {

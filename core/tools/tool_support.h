@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +44,14 @@ void addPluginTimeoutOption(CLI::App &app);
 /// loaded plugins.
 Expected<std::unique_ptr<partition::PartitionState>>
 makePartitionState(const std::vector<std::string> &targets);
+
+/// Runs a command's body (which returns the exit status) in one child
+/// process when plugin calls are isolated (plugin::CallIsolation), where
+/// the plugin calls only mark what they do: a plugin that crashes, aborts,
+/// exits or hangs ends the child, and the tool prints "<tool>: error:
+/// <where>: plugin 'acme' crashed (SIGSEGV) in check_op for conv2d 'c1'" and
+/// returns 1. One fork for the whole command (docs/design/0011).
+int runGuarded(std::string_view tool, const std::string &where, const std::function<int()> &body);
 
 /// Prints "<tool>: error: <message>" to stderr and returns 1.
 int reportError(std::string_view tool, const Error &e);

@@ -1,4 +1,4 @@
-# cmake -DTOOL=tessera -DZOO=<zoo/broken> -DLIAR=<libtessera_kit_liar.so> -DWORK=<dir>
+# cmake -DTOOL=tessera -DOPT=tessera-opt -DZOO=<zoo/broken> -DLIAR=<libtessera_kit_liar.so> -DWORK=<dir>
 #       -P check_broken.cmake
 #
 # The zoo's plugins that break one compile-time call each (zoo/good.c) run
@@ -40,9 +40,9 @@ foreach(case "check_segv;crashed (SIGSEGV)" "check_abort;crashed (SIGABRT)"
   list(GET case 0 b)
   list(GET case 1 how)
   set(PATH_ENV ${ZOO}/${b})
-  set(msg "while running pass 'partition': in function '@main': plugin 'zoo_${b}' ${how} in check_op for relu '0'")
+  set(msg "plugin 'zoo_${b}' ${how} in check_op for relu '0'")
   set(ARGS partition ${relu} --target zoo_${b} --plugin-timeout 1)
-  run(${b}-partition 1 "tessera partition: error: ${msg}\n")
+  run(${b}-partition 1 "tessera partition: error: ${relu}: ${msg}\n")
   set(ARGS compile ${relu} --target zoo_${b} --plugin-timeout 1 -o ${WORK}/${b}.tsr)
   run(${b}-compile 1 "tessera compile: error: ${relu}: ${msg}\n")
   set(ARGS plugin-check ${ZOO}/${b}/libtessera_zoo_${b}.so --plugin-timeout 1)
@@ -53,13 +53,22 @@ foreach(case "check_segv;crashed (SIGSEGV)" "check_abort;crashed (SIGABRT)"
     "0 passed, 6 failed, 0 declined\n")
 endforeach()
 
+# A library user calling the passes directly (tessera-opt, no child for the
+# whole command) gets a child per batch of calls, and the pass's context.
+set(PATH_ENV ${ZOO}/check_segv)
+set(TOOL_SAVED ${TOOL})
+set(TOOL ${OPT})
+set(ARGS ${relu} --target zoo_check_segv --passes partition)
+run(check_segv-opt 1 "tessera-opt: error: while running pass 'partition': in function '@main': plugin 'zoo_check_segv' crashed (SIGSEGV) in check_op for relu '0'\n")
+set(TOOL ${TOOL_SAVED})
+
 # Codegen crashes: partition is fine, compile fails naming the region.
 set(PATH_ENV ${ZOO}/codegen_segv)
 set(ARGS partition ${relu} --target zoo_codegen_segv)
 run(codegen_segv-partition 0 "" "1 region (zoo_codegen_segv: 1)")
 set(ARGS compile ${relu} --target zoo_codegen_segv -o ${WORK}/codegen_segv.tsr)
 set(region tessera_module_zoo_codegen_segv_0)
-run(codegen_segv-compile 1 "tessera compile: error: ${relu}: region @${region} (plugin 'zoo_codegen_segv'): plugin 'zoo_codegen_segv' crashed (SIGSEGV) in codegen.compile for region @${region}\n")
+run(codegen_segv-compile 1 "tessera compile: error: ${relu}: plugin 'zoo_codegen_segv' crashed (SIGSEGV) in codegen.compile for region @${region}\n")
 set(ARGS plugin-check ${ZOO}/codegen_segv/libtessera_zoo_codegen_segv.so)
 run(codegen_segv-plugin-check 1 ""
   "FAIL relu f32[7]: the plugin crashed (SIGSEGV) in codegen.compile\n"
