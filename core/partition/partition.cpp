@@ -30,6 +30,7 @@ PartitionState::fromNames(const std::vector<std::string> &names,
                            "--verbose` shows where Tessera looked)",
                            name, loaded.empty() ? "none" : loaded);
     }
+    p->warnIfShadowing();
     state->targets.push_back(Target{name, std::move(p)});
   }
   return state;

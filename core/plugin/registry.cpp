@@ -53,6 +53,7 @@
 //     'checker.ops' has no NULL terminator within 100000 entries
 //     no module factory (at least one is required)
 //     two module factories with type key 'json'
+//     invalid compatible_versions '>=x': 'x' after '>=' is not a version (MAJOR[.MINOR[.PATCH]])
 //     empty module factory type key (module_factories[i].type_key)
 //   Discovery (here):
 //     no such file or folder                                   (a search path entry)
@@ -67,6 +68,7 @@
 
 #include "plugin/library.h"
 #include "plugin/probe.h"
+#include "plugin/versions.h"
 #include "tessera/c/runtime.h"
 
 #include <spdlog/spdlog.h>
@@ -78,6 +80,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <optional>
 #include <map>
 #include <set>
 
@@ -96,6 +100,7 @@ constexpr size_t kReasonSize = 512;    // the checker's reason buffer
 #define TS_END_OF(type, field) (offsetof(type, field) + sizeof(type::field))
 constexpr size_t kPluginHead = TS_END_OF(tessera_plugin_t, abi_minor);
 constexpr size_t kPluginV1 = TS_END_OF(tessera_plugin_t, num_module_factories);
+constexpr size_t kPluginCompat = TS_END_OF(tessera_plugin_t, compatible_versions); // ABI 1.3
 constexpr size_t kCheckerV1 = TS_END_OF(tessera_checker_t, partition);
 constexpr size_t kCheckerKeepRegion = TS_END_OF(tessera_checker_t, keep_region);
 constexpr size_t kPatternV1 = TS_END_OF(tessera_pattern_t, pattern);
@@ -267,6 +272,13 @@ private:
     TS_ASSIGN_OR_RETURN(p.version_, readString(d.version, "version"));
     if (d.description) {
       TS_ASSIGN_OR_RETURN(p.description_, readString(d.description, "description"));
+    }
+    if (desc->struct_size >= kPluginCompat && d.compatible_versions) {
+      TS_ASSIGN_OR_RETURN(p.compatibleVersions_,
+                          readString(d.compatible_versions, "compatible_versions"));
+      if (auto rule = VersionRule::parse(p.compatibleVersions_); !rule.ok())
+        return Error::format("invalid compatible_versions '{}': {}",
+                             printable(p.compatibleVersions_), rule.error().message());
     }
 
     TS_RETURN_IF_ERROR(readChecker(p, d.checker));
@@ -603,7 +615,7 @@ std::vector<SearchEntry> defaultSearchPath() {
     fs::path libdir = library.parent_path();
     bool buildTree = fs::exists(libdir.parent_path() / "CMakeCache.txt", ec);
     path.push_back({(libdir / TESSERA_PLUGIN_INSTALL_SUBDIR).string(),
-                    buildTree ? "build tree" : "installed plugin folder"});
+                    buildTree ? "build tree" : "installed plugin folder", /*shipped=*/true});
   }
   return path;
 }
@@ -652,6 +664,7 @@ PluginRegistry PluginRegistry::discover(const DiscoveryOptions &options) {
   struct Winner {
     std::string path;
     size_t entry;
+    size_t plugin; // in plugins_
   };
   std::map<std::string, Winner> byName;
   std::set<std::string> seenFiles;
@@ -682,6 +695,8 @@ PluginRegistry PluginRegistry::discover(const DiscoveryOptions &options) {
       if (auto it = byName.find(name); it != byName.end()) {
         const Winner &winner = it->second;
         const std::string &origin = registry.searchPath_[winner.entry].origin;
+        if (entry.shipped && !registry.searchPath_[winner.entry].shipped)
+          registry.plugins_[winner.plugin]->shadows_ = file;
         reject(fmt::format(
             "duplicate plugin name '{}': already loaded from {} ({}: {})", name, winner.path,
             winner.entry == e ? "same folder, earlier in name order" : "earlier in the search path",
@@ -689,16 +704,55 @@ PluginRegistry PluginRegistry::discover(const DiscoveryOptions &options) {
         continue; // the library is unloaded with *plugin
       }
       spdlog::debug("plugin '{}' {} loaded from {}", name, (*plugin)->version(), file);
-      byName.emplace(name, Winner{file, e});
+      byName.emplace(name, Winner{file, e, registry.plugins_.size()});
       registry.plugins_.push_back(std::move(plugin).value());
     }
   }
   return registry;
 }
 
+namespace {
+
+std::mutex gGlobalMutex;
+std::optional<std::vector<std::string>> gGlobalEntries; // setGlobalSearchPath's
+bool gGlobalDiscovered = false;
+
+} // namespace
+
 PluginRegistry &PluginRegistry::global() {
-  static PluginRegistry registry = discover(defaultDiscoveryOptions()); // thread-safe, once
+  static PluginRegistry registry = [] { // thread-safe, once
+    DiscoveryOptions options = defaultDiscoveryOptions();
+    std::lock_guard lock(gGlobalMutex);
+    gGlobalDiscovered = true;
+    if (gGlobalEntries) {
+      std::vector<SearchEntry> path;
+      for (const std::string &e : *gGlobalEntries)
+        path.push_back({e, fmt::format("search path entry {} set by the application",
+                                       path.size() + 1)});
+      for (SearchEntry &e : defaultSearchPath())
+        if (e.shipped)
+          path.push_back(std::move(e));
+      options.searchPath = std::move(path);
+    }
+    return discover(options);
+  }();
   return registry;
+}
+
+Status PluginRegistry::setGlobalSearchPath(const std::vector<std::string> &entries) {
+  std::lock_guard lock(gGlobalMutex);
+  if (gGlobalDiscovered)
+    return Error("the plugin search path cannot change: plugins were already discovered (at the "
+                 "first model load or compile); set it before that");
+  gGlobalEntries = entries;
+  return okStatus();
+}
+
+void Plugin::warnIfShadowing() const {
+  if (shadows_.empty() || warnedShadowing_.exchange(true))
+    return;
+  spdlog::warn("plugin '{}' {} is {}, which shadows the shipped plugin {}", name_, version_, path_,
+               shadows_);
 }
 
 std::shared_ptr<const Plugin> PluginRegistry::find(std::string_view name) const {

@@ -29,6 +29,7 @@
 #include "support/export.h"
 #include "tessera/c/plugin.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -140,6 +141,19 @@ public:
   const std::vector<std::string> &typeKeys() const { return typeKeys_; }
   uint64_t codegenFlags() const;
   bool hasPartitionHook() const;
+  /// The versions whose modules this plugin loads, as it declares them ("":
+  /// none declared, its own major version; plugin/versions.h).
+  const std::string &compatibleVersions() const { return compatibleVersions_; }
+  /// Whether this plugin loads a module that version `recorded` of it
+  /// compiled: OK (with a warning naming both versions when they differ),
+  /// or an error naming both and the rule.
+  Status checkModuleVersion(std::string_view recorded) const;
+  /// The file of a shipped plugin of the same name that this one, found
+  /// earlier in the search path, shadows ("" when none).
+  const std::string &shadows() const { return shadows_; }
+  /// Warns once per process that this plugin shadows a shipped one (when it
+  /// does): for the places that use it (partition targets, artifact loads).
+  void warnIfShadowing() const;
 
   CheckResult checkOp(const tessera_op_desc_t &op) const;
   CheckResult checkPattern(const std::string &pattern,
@@ -189,6 +203,9 @@ private:
   std::vector<std::string> ops_;
   std::vector<std::pair<std::string, std::string>> patterns_;
   std::vector<std::string> typeKeys_;
+  std::string shadows_;
+  std::string compatibleVersions_;
+  mutable std::atomic<bool> warnedShadowing_{false};
 };
 
 /// A candidate file that was not loaded, and why.
@@ -202,6 +219,7 @@ struct RejectedCandidate {
 struct SearchEntry {
   std::string path;
   std::string origin;
+  bool shipped = false; // the plugin folder of this Tessera (installed or build tree)
 };
 
 struct DiscoveryOptions {
@@ -239,6 +257,11 @@ public:
   /// The process-wide registry, discovered on first use with
   /// defaultDiscoveryOptions().
   static PluginRegistry &global();
+  /// Sets the entries global() searches before the shipped plugin folder,
+  /// in place of TESSERA_PLUGIN_PATH's (an app that bundles its plugins).
+  /// FAILED_PRECONDITION-like error once global() has discovered: plugins
+  /// are found once per process.
+  static Status setGlobalSearchPath(const std::vector<std::string> &entries);
 
   const std::vector<std::shared_ptr<Plugin>> &plugins() const { return plugins_; }
   const std::vector<RejectedCandidate> &rejected() const { return rejected_; }

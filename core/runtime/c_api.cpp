@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "tessera/c/runtime.h"
 
+#include "plugin/registry.h"
 #include "runtime/artifact.h"
 #include "runtime/session.h"
 
@@ -220,6 +221,23 @@ tessera_status_t *tessera_model_load_bytes(const void *data, size_t size,
   return guard([&] {
     std::string bytes(static_cast<const char *>(data), size);
     return finishLoad(tessera::runtime::LoadedModel::load(std::move(bytes), "<memory>"), out_model);
+  });
+}
+
+tessera_status_t *tessera_set_plugin_path(const char *path) {
+  if (!path)
+    return nullArgument("path");
+  return guard([&]() -> tessera_status_t * {
+    std::vector<std::string> entries;
+    std::string_view rest = path;
+    while (!rest.empty()) {
+      size_t colon = rest.find(':');
+      if (colon != 0)
+        entries.emplace_back(rest.substr(0, colon));
+      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    }
+    return fromStatus(tessera::plugin::PluginRegistry::setGlobalSearchPath(entries),
+                      TESSERA_STATUS_FAILED_PRECONDITION);
   });
 }
 

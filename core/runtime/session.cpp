@@ -429,6 +429,9 @@ loadVerified(const Artifact &artifact, std::shared_ptr<LoadedModel> model, Loade
                              "search path: {}",
                              name, ref.typeKey, describeSearch(registry, name));
       }
+      p->warnIfShadowing();
+      if (Status v = p->checkModuleVersion(ref.pluginVersion); !v.ok())
+        return std::move(v).error();
       factories.push_back(std::move(p));
     }
   }

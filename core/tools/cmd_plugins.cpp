@@ -42,6 +42,8 @@ void printPlugin(std::ostream &os, const plugin::Plugin &p) {
   os << fmt::format("{} {} (plugin ABI {}.{})\n", p.name(), p.version(), p.abiMajor(),
                     p.abiMinor());
   os << "  path: " << p.path() << "\n";
+  if (!p.shadows().empty())
+    os << "  shadows the shipped plugin: " << p.shadows() << "\n";
   if (!p.description().empty())
     os << "  description: " << p.description() << "\n";
   os << "  ops: " << wrapList(p.ops(), 7) << "\n";

@@ -13,6 +13,7 @@
 
 #include "tessera/sdk/json_graph.hpp"
 
+#include <cstddef>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -190,7 +191,8 @@ TEST_CASE("plugin loader: entry point and descriptor", "[plugin]") {
   CHECK(loadError("libzoo_small_struct.so") ==
         rejected("libzoo_small_struct.so",
                  "descriptor struct_size 16 is smaller than the ABI 1.0 descriptor (" +
-                     std::to_string(sizeof(tessera_plugin_t)) + " bytes)"));
+                     std::to_string(offsetof(tessera_plugin_t, num_module_factories) + sizeof(size_t)) +
+                     " bytes)"));
   CHECK(
       loadError("libzoo_bad_name.so") ==
       rejected("libzoo_bad_name.so", "invalid plugin name 'Zoo-Bad' (must match [a-z][a-z0-9_]*)"));

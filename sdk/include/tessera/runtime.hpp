@@ -158,6 +158,13 @@ private:
 };
 
 
+/// Where plugins are looked for, in place of TESSERA_PLUGIN_PATH (colon-
+/// separated folders and files; the shipped folder still comes last). Call
+/// before the first Model::load (tessera_set_plugin_path).
+inline void setPluginPath(const std::string &path) {
+  check(tessera_set_plugin_path(path.c_str()));
+}
+
 class Model {
 public:
   static Model load(const std::string &path) {

@@ -418,7 +418,7 @@ static const tessera_plugin_t tgt_plugin = {
     sizeof(tessera_plugin_t), TESSERA_PLUGIN_ABI_MAJOR, TESSERA_PLUGIN_ABI_MINOR,
     TGT_NAME,                 "0.0.1",                  "partition test target " TGT_NAME,
     NULL,                     &tgt_checker,             &tgt_codegen,
-    tgt_factories,            1};
+    tgt_factories,            1,  NULL};
 
 TGT_EXPORT tessera_plugin_status_t *tessera_plugin_query(const tessera_host_t *host,
                                                          const tessera_plugin_t **out_plugin) {

@@ -27,13 +27,23 @@
  *   NO_OUTPUT                             the function writes nothing
  *   FACTORY_SEGV                          the factory faults on bytes it did
  *                                         not write itself (trusts its input)
- * Every copy keeps its relu-only regions (keep_region), which the default
- * rule would prune, so that codegen is reached. */
+ * Every copy named by ZOO_GOOD_NAME keeps its relu-only regions
+ * (keep_region), which the default rule would prune, so that codegen is
+ * reached. */
 #ifdef ZOO_GOOD_NAME
 #define GOOD_NAME ZOO_GOOD_NAME
-#define GOOD_BROKEN 1
+#define GOOD_KEEPS_REGIONS 1
 #else
 #define GOOD_NAME "zoo_good"
+#endif
+/* Built again as zoo_good of other versions (the version tests):
+ * ZOO_GOOD_VERSION, and ZOO_GOOD_COMPAT the versions whose modules it
+ * loads (tessera_plugin_t::compatible_versions). */
+#ifndef ZOO_GOOD_VERSION
+#define ZOO_GOOD_VERSION "1.0.0"
+#endif
+#ifndef ZOO_GOOD_COMPAT
+#define ZOO_GOOD_COMPAT NULL
 #endif
 
 #if defined(ZOO_BREAK_CHECK_SEGV) || defined(ZOO_BREAK_CODEGEN_SEGV) ||                       \
@@ -324,7 +334,7 @@ static const char *const good_ops[] = {"relu", NULL};
 static const tessera_pattern_t good_double_relu = {sizeof(tessera_pattern_t), "double_relu",
                                                    "relu(relu(*))"};
 static const tessera_pattern_t *const good_patterns[] = {&good_double_relu};
-#ifdef GOOD_BROKEN
+#ifdef GOOD_KEEPS_REGIONS
 /* Keeps its relu-only regions (the default rule prunes them), so that its
  * codegen is reached. */
 static bool good_keep_region(void *state, const tessera_graph_t *region, char *reason,
@@ -351,13 +361,14 @@ static const tessera_plugin_t good_plugin = {sizeof(tessera_plugin_t),
                                              TESSERA_PLUGIN_ABI_MAJOR,
                                              TESSERA_PLUGIN_ABI_MINOR,
                                              GOOD_NAME,
-                                             "1.0.0",
+                                             ZOO_GOOD_VERSION,
                                              "the zoo's working C plugin: relu on f32",
                                              NULL,
                                              &good_checker,
                                              &good_codegen,
                                              good_factories,
-                                             1};
+                                             1,
+                                             ZOO_GOOD_COMPAT};
 
 ZOO_EXPORT tessera_plugin_status_t *tessera_plugin_query(const tessera_host_t *host,
                                                          const tessera_plugin_t **out_plugin) {

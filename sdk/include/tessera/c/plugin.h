@@ -31,6 +31,8 @@
  *        and tessera_module_t::get_target_cpu (the CPU a module's native
  *        code was compiled for, which the artifact records and loading
  *        checks).
+ *   1.3  tessera_plugin_t::compatible_versions (which versions' modules the
+ *        plugin's factories load; checked when an artifact is loaded).
  *
  * STRUCTS
  *   Every struct that crosses the boundary starts with `size_t struct_size`,
@@ -67,7 +69,7 @@
 #include "tessera/c/status.h"
 
 #define TESSERA_PLUGIN_ABI_MAJOR 1
-#define TESSERA_PLUGIN_ABI_MINOR 2
+#define TESSERA_PLUGIN_ABI_MINOR 3
 
 /* The one symbol a plugin exports (tessera_plugin_query_fn). */
 #define TESSERA_PLUGIN_ENTRY_SYMBOL "tessera_plugin_query"
@@ -321,6 +323,13 @@ typedef struct tessera_plugin {
   const tessera_codegen_t *codegen;        /* required */
   const tessera_module_factory_t *const *module_factories; /* at least one */
   size_t num_module_factories;
+  /* ABI 1.3, optional. The versions of this plugin whose saved modules its
+   * factories load, as comparators that must all hold: ">=1.2 <3",
+   * "^1.4" (>=1.4.0 <2.0.0), "=1.0.0", "*". An artifact records the version
+   * that compiled each module; loading it with a plugin of another version
+   * warns (both named) when the rule admits that version and refuses
+   * otherwise. NULL or "": modules of the plugin's own major version. */
+  const char *compatible_versions;
 } tessera_plugin_t;
 
 /* The entry point, exported as TESSERA_PLUGIN_ENTRY_SYMBOL. Called once per

@@ -81,15 +81,28 @@ TESSERA_RUNTIME_API const char *tessera_status_message(const tessera_status_t *s
 /* Releases a status; NULL is allowed. */
 TESSERA_RUNTIME_API void tessera_status_free(tessera_status_t *status);
 
+/*===-- Plugins ------------------------------------------------------------===*/
+
+/* Sets where plugins are looked for, in place of TESSERA_PLUGIN_PATH: `path`
+ * is colon-separated folders (scanned for *.so) and files; the shipped
+ * plugin folder (<libdir>/tessera/plugins) is still searched after them.
+ * For an app that bundles its plugins. Plugins are discovered once per
+ * process, at the first load that needs one: call this before. Codes:
+ * INVALID_ARGUMENT (NULL), FAILED_PRECONDITION (plugins were discovered
+ * already). */
+TESSERA_RUNTIME_API tessera_status_t *tessera_set_plugin_path(const char *path);
+
 /*===-- Models -------------------------------------------------------------===*/
 
 /* Reads and loads the artifact at `path`. Everything in the file is checked
  * (digests, plan, metadata, a loaded plugin for every plugin module) before
- * any code in it is loaded. Plugins are found on TESSERA_PLUGIN_PATH, then in
- * <libdir>/tessera/plugins next to libtessera_runtime. On success
+ * any code in it is loaded. Plugins are found on TESSERA_PLUGIN_PATH (or the
+ * path tessera_set_plugin_path set), then in <libdir>/tessera/plugins next
+ * to libtessera_runtime. On success
  * *out_model is owned by the caller (tessera_model_release).
  * Codes: NOT_FOUND (no such file), FAILED_PRECONDITION (a plugin the model
- * needs is not loaded, or its host code needs CPU features this CPU lacks:
+ * needs is not loaded, or is of a version whose rule does not admit the one
+ * that compiled the model, or its host code needs CPU features this CPU lacks:
  * "host code (compiled for X) needs avx512f; this CPU (...) lacks it;
  * recompile with --mcpu=x86-64-v3 or ..."), DATA_LOSS (anything else wrong
  * with the file). */

@@ -455,6 +455,10 @@ public:
   virtual Checker &checker() = 0;
   virtual Codegen &codegen() = 0;
   virtual std::vector<ModuleFactory *> factories() = 0;
+  /// The versions of this plugin whose saved modules its factories load
+  /// (tessera_plugin_t::compatible_versions: ">=1.2 <3", "^1.4", "*").
+  /// Empty: modules of this plugin's own major version.
+  virtual std::string compatibleVersions() const { return {}; }
 
   /// The host (core) that loaded the plugin; valid after the query.
   const tessera_host_t *host() const { return host_; }
@@ -565,6 +569,7 @@ struct Plugin::Tables {
   std::vector<tessera_module_factory_t> factories;
   std::vector<const tessera_module_factory_t *> factoryPtrs;
   std::vector<ModuleFactory *> factoryObjects;
+  std::string compatibleVersions;
 };
 
 namespace detail {
@@ -702,6 +707,8 @@ inline const tessera_plugin_t *Plugin::describe(const tessera_host_t *host) {
   d.codegen = &t->codegen;
   d.module_factories = t->factoryPtrs.data();
   d.num_module_factories = t->factoryPtrs.size();
+  t->compatibleVersions = compatibleVersions();
+  d.compatible_versions = t->compatibleVersions.empty() ? nullptr : t->compatibleVersions.c_str();
   tables_ = std::move(t);
   return &tables_->descriptor;
 }
