@@ -111,3 +111,6 @@ set(PATH_ENV ${LIAR})
 set(ARGS partition ${sigmoid} --target liar)
 run(throw-partition 0 "tessera: warning: plugin 'liar' failed in check_op for sigmoid '0' (checker error: vector::_M_range_check: __n (which is 3) >= this->size() (which is 1)); the op stays off the plugin\n"
   "1 declined by a checker")
+set(ARGS compile ${sigmoid} --target liar -o ${WORK}/sigmoid.tsr)
+run(throw-compile 0 "tessera: warning: plugin 'liar' failed in check_op for sigmoid '0' (checker error: vector::_M_range_check: __n (which is 3) >= this->size() (which is 1)); the op stays off the plugin\n"
+  "1 declined by a checker" "0 plugin steps")
