@@ -187,7 +187,13 @@ Expected<CompileResult> compileModule(const ir::Module &input, const CompileOpti
   for (CompiledRegion &r : regions)
     writer.add(runtime::SectionKind::ExternalModule, std::move(r.moduleSection));
 
-  result.artifact = writer.finish();
+  result.artifactSize = writer.size();
+  if (options.outputPath.empty()) {
+    result.artifact = writer.finish();
+  } else {
+    progress(fmt::format("write {}", options.outputPath));
+    TS_RETURN_IF_ERROR(writer.writeFile(options.outputPath));
+  }
   for (const runtime::Step &s : plan.steps) {
     if (s.kind == runtime::StepKind::Host)
       ++result.hostSteps;

@@ -41,10 +41,14 @@ struct CompileOptions {
   /// Called with a line per phase ("partitioning", "codegen dnnl (3 regions)",
   /// "host code: 41 steps", ...).
   std::function<void(std::string_view)> progress;
+  /// Where to write the artifact, section by section, without building the
+  /// file in memory; empty: CompileResult::artifact holds its bytes.
+  std::string outputPath;
 };
 
 struct CompileResult {
-  std::string artifact;       // the file's bytes
+  std::string artifact;       // the file's bytes (empty when written to outputPath)
+  size_t artifactSize = 0;    // its size in bytes
   std::string partitionSummary; // human-readable (regions per target, host ops)
   size_t hostSteps = 0, externalSteps = 0;
   uint64_t arenaBytes = 0, weightsBytes = 0;

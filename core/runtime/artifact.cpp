@@ -13,7 +13,11 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -74,20 +78,22 @@ void ArtifactWriter::add(SectionKind kind, std::string bytes) {
   sections_.emplace_back(uint32_t(kind), std::move(bytes));
 }
 
-std::string ArtifactWriter::finish() const {
+size_t ArtifactWriter::size() const {
   size_t offset = alignUp(kHeaderSize + kEntrySize * sections_.size());
-  std::vector<size_t> offsets;
+  for (const auto &[kind, bytes] : sections_)
+    offset = alignUp(offset + bytes.size());
+  return offset + kTrailerSize;
+}
+
+std::string ArtifactWriter::index(std::vector<size_t> &offsets, size_t &total) const {
+  size_t offset = alignUp(kHeaderSize + kEntrySize * sections_.size());
+  offsets.clear();
   for (const auto &[kind, bytes] : sections_) {
     offsets.push_back(offset);
     offset = alignUp(offset + bytes.size());
   }
-  const size_t total = offset + kTrailerSize;
-  // Built by appending into a buffer reserved once: each section's bytes are
-  // copied once and never zeroed first (ViT's 346 MB of weights).
-  const size_t index = kHeaderSize + kEntrySize * sections_.size();
-  std::string out;
-  out.reserve(total);
-  out.resize(index, '\0'); // header and section table, written below
+  total = offset + kTrailerSize;
+  std::string out(kHeaderSize + kEntrySize * sections_.size(), '\0');
   std::memcpy(out.data(), kMagic, 4);
   putU32(out, 4, kArtifactFormatVersion);
   putU64(out, 8, total);
@@ -101,32 +107,74 @@ std::string ArtifactWriter::finish() const {
     Sha256Digest d = Sha256::of(bytes);
     std::memcpy(out.data() + entry + 24, d.data(), d.size());
   }
+  return out;
+}
+
+template <typename Sink> void ArtifactWriter::emit(Sink &&sink) const {
+  std::vector<size_t> offsets;
+  size_t total = 0;
+  const std::string head = index(offsets, total);
+  sink(std::string_view(head));
+  static const char zeros[kAlign] = {};
+  size_t at = head.size();
+  auto padTo = [&](size_t offset) {
+    if (offset > at)
+      sink(std::string_view(zeros, offset - at)); // less than kAlign: sections are aligned
+    at = offset;
+  };
   for (size_t i = 0; i < sections_.size(); ++i) {
-    out.resize(offsets[i], '\0'); // the padding before the section
-    out.append(sections_[i].second);
+    padTo(offsets[i]);
+    sink(std::string_view(sections_[i].second));
+    at += sections_[i].second.size();
   }
-  out.resize(total - kTrailerSize, '\0');
+  padTo(total - kTrailerSize);
   // The index (header + section table, which holds every section's digest)
   // has its own digest: each byte of the file is hashed once.
-  Sha256Digest head = Sha256::of(std::string_view(out).substr(0, index));
-  out.append(reinterpret_cast<const char *>(head.data()), head.size());
+  Sha256Digest digest = Sha256::of(head);
+  sink(std::string_view(reinterpret_cast<const char *>(digest.data()), digest.size()));
+}
+
+std::string ArtifactWriter::finish() const {
+  // Built by appending into a buffer reserved once: each section's bytes are
+  // copied once and never zeroed first.
+  size_t total = kHeaderSize + kEntrySize * sections_.size() + kTrailerSize + kAlign;
+  for (const auto &[kind, bytes] : sections_)
+    total += bytes.size() + kAlign;
+  std::string out;
+  out.reserve(total);
+  emit([&](std::string_view piece) { out.append(piece); });
   return out;
 }
 
 Status ArtifactWriter::writeFile(const std::string &path) const {
-  const std::string bytes = finish();
+  // Written piece by piece (the sections are not copied into one buffer
+  // first: ViT's 346 MB of weights), through a temporary file, then renamed.
   const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f)
-      return Error::format("{}: cannot create the file", tmp);
-    f.write(bytes.data(), std::streamsize(bytes.size()));
-    if (!f)
-      return Error::format("{}: write failed", tmp);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return Error::format("{}: cannot create the file ({})", tmp, std::strerror(errno));
+  int err = 0;
+  emit([&](std::string_view piece) {
+    while (!piece.empty() && err == 0) {
+      ssize_t n = ::write(fd, piece.data(), piece.size());
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        err = n < 0 ? errno : EIO;
+      else
+        piece.remove_prefix(size_t(n));
+    }
+  });
+  if (::close(fd) != 0 && err == 0)
+    err = errno;
+  if (err != 0) {
+    std::remove(tmp.c_str());
+    return Error::format("{}: write failed ({})", tmp, std::strerror(err));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    err = errno;
     std::remove(tmp.c_str());
-    return Error::format("{}: cannot rename '{}' into place", path, tmp);
+    return Error::format("{}: cannot rename '{}' into place ({})", path, tmp, std::strerror(err));
   }
   return okStatus();
 }

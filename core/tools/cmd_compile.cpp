@@ -106,21 +106,15 @@ Status run(const CompileArgs &a) {
   std::cout << fmt::format("Compiling {}{}\n", a.model,
                            a.targets.empty() ? std::string(" for the host")
                                              : fmt::format(" for {}", fmt::join(a.targets, ", ")));
+  options.outputPath = a.out;
   auto result = compile::compileModule(module, options, registry);
   if (!result)
     return std::move(result).error().addContext(a.model);
   std::cout << result->partitionSummary;
 
-  clock.begin("write " + a.out);
-  std::ofstream out(a.out, std::ios::binary | std::ios::trunc);
-  if (out)
-    out.write(result->artifact.data(), std::streamsize(result->artifact.size()));
-  out.close();
-  if (!out)
-    return Error::format("cannot write '{}'", a.out);
   std::cout << fmt::format("Wrote {} ({} bytes): {} host step{}, {} plugin step{}, arena {} "
                            "bytes, weights {} bytes\n",
-                           a.out, result->artifact.size(), result->hostSteps,
+                           a.out, result->artifactSize, result->hostSteps,
                            result->hostSteps == 1 ? "" : "s", result->externalSteps,
                            result->externalSteps == 1 ? "" : "s", result->arenaBytes,
                            result->weightsBytes);

@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -80,6 +81,31 @@ TEST_CASE("artifact: sections round-trip", "[artifact]") {
   // Sections start 64-byte aligned.
   for (const Section &s : a->sections())
     CHECK((s.bytes.data() - a->sections()[0].bytes.data()) % 64 == 0);
+}
+
+TEST_CASE("artifact: writeFile writes what finish builds", "[artifact]") {
+  ArtifactWriter w;
+  w.add(SectionKind::Metadata, R"({"inputs": ["x"]})");
+  w.add(SectionKind::Weights, std::string(1000, '\x07')); // not a multiple of 64
+  w.add(SectionKind::Plan, "");
+  w.add(SectionKind::ExternalModule, packExternalModule("json", "module bytes"));
+  const std::string bytes = w.finish();
+  CHECK(w.size() == bytes.size());
+  const std::string path = "artifact_write_test.tsr";
+  REQUIRE(w.writeFile(path).ok());
+  auto read = Artifact::readFile(path);
+  REQUIRE(read.ok());
+  CHECK(read->size() == bytes.size());
+  std::FILE *f = std::fopen(path.c_str(), "rb");
+  REQUIRE(f);
+  std::string onDisk(bytes.size() + 1, '\0');
+  onDisk.resize(std::fread(onDisk.data(), 1, onDisk.size(), f));
+  std::fclose(f);
+  std::remove(path.c_str());
+  CHECK(onDisk == bytes);
+  // A folder that does not exist: an error naming the file, nothing left.
+  CHECK(w.writeFile("no/such/folder/a.tsr").error().message().starts_with(
+      "no/such/folder/a.tsr.tmp: cannot create the file ("));
 }
 
 TEST_CASE("SHA-256 with the CPU's SHA extensions equals the portable code", "[artifact]") {
