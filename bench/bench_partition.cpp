@@ -110,10 +110,12 @@ bool timePipeline(const char *label, const Module &m, int64_t nodes, std::string
     if (state)
       state->log = {};
     passes::PassContext ctx;
-    ctx.setPartition(state);
+    passes::PassExtensions extensions;
+    extensions.set(state);
+    ctx.setExtensions(extensions);
     double total = 0;
     for (size_t i = 0; i < names.size(); ++i) {
-      auto pass = passes::PassRegistry::standard().find(names[i])->create();
+      auto pass = partition::allPasses().find(names[i])->create();
       double t0 = nowMs();
       Status s = pass->run(copy, ctx);
       double dt = nowMs() - t0;

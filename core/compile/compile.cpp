@@ -88,7 +88,7 @@ Status optimise(ir::Module &m) {
   passes::PassManagerOptions pm;
   TS_ASSIGN_OR_RETURN(auto opt,
                       passes::PassManager::fromPipeline(passes::kDefaultPipeline,
-                                                        passes::PassRegistry::standard(), pm));
+                                                        partition::allPasses(), pm));
   return opt.run(m);
 }
 

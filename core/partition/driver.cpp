@@ -54,15 +54,15 @@ Expected<PartitionResult> partitionModule(Module module, const PartitionOptions 
   TS_ASSIGN_OR_RETURN(auto state, PartitionState::fromNames(options.targets, registry));
 
   passes::PassManagerOptions pm = options.pm;
-  pm.partition = nullptr;
+  pm.extensions.set<PartitionState>(nullptr);
   if (!options.pipeline.empty()) {
     TS_ASSIGN_OR_RETURN(auto opt, passes::PassManager::fromPipeline(
-                                      options.pipeline, passes::PassRegistry::standard(), pm));
+                                      options.pipeline, partition::allPasses(), pm));
     TS_RETURN_IF_ERROR(opt.run(module));
   }
-  pm.partition = state.get();
+  pm.extensions.set(state.get());
   TS_ASSIGN_OR_RETURN(auto part, passes::PassManager::fromPipeline(
-                                     kPartitionPipeline, passes::PassRegistry::standard(), pm));
+                                     kPartitionPipeline, partition::allPasses(), pm));
   TS_RETURN_IF_ERROR(part.run(module));
 
   PartitionResult r{std::move(module), options.targets, std::move(state->log), {}, 0};

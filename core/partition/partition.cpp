@@ -44,9 +44,9 @@ const Target *PartitionState::find(std::string_view name) const {
 }
 
 Expected<PartitionState *> requireState(passes::PassContext &ctx, std::string_view pass) {
-  if (!ctx.partition())
+  if (!ctx.get<PartitionState>())
     return Error::format("pass '{}' needs targets (give --target, e.g. --target json)", pass);
-  return ctx.partition();
+  return ctx.get<PartitionState>();
 }
 
 bool isComputeHeavy(std::string_view op) {
@@ -109,6 +109,16 @@ double estimateFlops(const ir::CallNode &call) {
   if (op == "global_avg_pool2d" || op == "global_max_pool2d")
     return args.empty() ? out : numel(args[0]->type());
   return out;
+}
+
+const passes::PassRegistry &allPasses() {
+  static const passes::PassRegistry registry = [] {
+    passes::PassRegistry r;
+    passes::registerStandardPasses(r);
+    registerPartitionPasses(r);
+    return r;
+  }();
+  return registry;
 }
 
 void registerPartitionPasses(passes::PassRegistry &r) {

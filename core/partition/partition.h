@@ -153,7 +153,11 @@ std::unique_ptr<passes::Pass> createPartitionGraphPass();
 /// The five steps in one pass.
 std::unique_ptr<passes::Pass> createPartitionPass();
 
-/// Registers the partition passes (PassRegistry::standard() calls this).
+/// Registers the partition passes.
 void registerPartitionPasses(passes::PassRegistry &r);
+
+/// Every pass of the compiler: the standard ones (passes/) and the
+/// partition passes. What pipelines given by name are read with.
+const passes::PassRegistry &allPasses();
 
 } // namespace tessera::partition

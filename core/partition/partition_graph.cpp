@@ -260,7 +260,7 @@ public:
   }
 
   Status run(Module &m, passes::PassContext &ctx) override {
-    RegionLifter lifter(m, ctx, ctx.partition());
+    RegionLifter lifter(m, ctx, ctx.get<PartitionState>());
     auto functions = m.functions(); // the new globals are not walked
     for (const auto &[global, fn] : functions) {
       if (fn->attrs().has(kCompilerAttr))

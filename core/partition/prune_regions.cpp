@@ -123,7 +123,7 @@ public:
             int64_t regionCalls) -> Expected<bool> {
           TS_ASSIGN_OR_RETURN(int64_t pruned,
                               pruneLabels(index, labels,
-                                          PruneScope{ctx.partition(), m.name(), global}, ctx));
+                                          PruneScope{ctx.get<PartitionState>(), m.name(), global}, ctx));
           MergeCounts c = mergeLabels(index, labels); // neighbours may merge now
           return pruned > 0 || c.regionsAfter != regionCalls;
         });

@@ -15,21 +15,34 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <typeindex>
+#include <typeinfo>
 #include <vector>
 
-namespace tessera::partition {
-struct PartitionState;
-}
-
 namespace tessera::passes {
+
+/// State that a higher layer's passes need, by type, handed through the
+/// pass manager without the pass machinery knowing it (the partition
+/// passes find their partition::PartitionState here). Not owned.
+class PassExtensions {
+public:
+  template <typename T> void set(T *value) { values_[std::type_index(typeid(T))] = value; }
+  /// The value set for T, or null.
+  template <typename T> T *get() const {
+    auto it = values_.find(std::type_index(typeid(T)));
+    return it == values_.end() ? nullptr : static_cast<T *>(it->second);
+  }
+
+private:
+  std::map<std::type_index, void *> values_;
+};
 
 /// What a running pass can see besides the module.
 class PassContext {
 public:
-  /// The targets and decision log of the partition passes (null when the
-  /// pipeline was run without targets; see partition/partition.h).
-  partition::PartitionState *partition() const { return partition_; }
-  void setPartition(partition::PartitionState *p) { partition_ = p; }
+  /// The extension of type T the pipeline was run with, or null.
+  template <typename T> T *get() const { return extensions_.get<T>(); }
+  void setExtensions(const PassExtensions &extensions) { extensions_ = extensions; }
 
   /// A named counter of the current pass ("constants-folded").
   int64_t &stat(const std::string &counter) { return (*stats_)[counter]; }
@@ -37,7 +50,7 @@ public:
 
 private:
   std::map<std::string, int64_t> *stats_ = &scratch_;
-  partition::PartitionState *partition_ = nullptr;
+  PassExtensions extensions_;
   std::map<std::string, int64_t> scratch_;
 };
 
@@ -71,7 +84,10 @@ public:
   const Entry *find(std::string_view name) const;
   const std::map<std::string, Entry, std::less<>> &entries() const { return entries_; }
 
-  /// A registry holding every standard pass.
+  /// A registry holding the passes of this layer (registerStandardPasses).
+  /// Higher layers add theirs to a registry of their own (the compiler's
+  /// every pass: partition::allPasses()), as MLIR registers every dialect's
+  /// passes at the top.
   static const PassRegistry &standard();
 
 private:

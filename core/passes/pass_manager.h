@@ -17,9 +17,9 @@
 namespace tessera::passes {
 
 struct PassManagerOptions {
-  /// Handed to every pass (PassContext::partition); the partition passes
-  /// need it, the others ignore it.
-  partition::PartitionState *partition = nullptr;
+  /// Handed to every pass (PassContext::get<T>()); the partition passes
+  /// need their PartitionState there, the others ignore it.
+  PassExtensions extensions;
   bool timePasses = false;
   bool printAfterAll = false;
   std::set<std::string> printAfter;

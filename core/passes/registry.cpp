@@ -1,8 +1,6 @@
 //===- passes/registry.cpp - The registry of standard passes -------------===//
 #include "passes/pass.h"
 
-#include "partition/partition.h"
-
 namespace tessera::passes {
 
 void PassRegistry::add(Factory create) {
@@ -31,7 +29,6 @@ const PassRegistry &PassRegistry::standard() {
   static const PassRegistry registry = [] {
     PassRegistry r;
     registerStandardPasses(r);
-    partition::registerPartitionPasses(r);
     return r;
   }();
   return registry;

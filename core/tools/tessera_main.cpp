@@ -88,7 +88,7 @@ int interpret(const std::string &path, const tools::PipelineFlags &flags, uint64
   auto module = ir::parseModuleFile(path);
   if (!module.ok())
     return tools::reportError("tessera", module.error());
-  auto pm = passes::PassManager::fromPipeline(flags.passes, passes::PassRegistry::standard(),
+  auto pm = passes::PassManager::fromPipeline(flags.passes, partition::allPasses(),
                                               flags.options());
   if (!pm.ok())
     return tools::reportError("tessera", pm.error());
@@ -349,7 +349,7 @@ int main(int argc, char **argv) {
   if (*ops)
     return markdown ? opsMarkdown() : listOps(opName);
   if (*passesCmd) {
-    for (const auto &[name, entry] : passes::PassRegistry::standard().entries())
+    for (const auto &[name, entry] : partition::allPasses().entries())
       std::cout << fmt::format("  {:<24} {}\n", name, entry.description);
     return 0;
   }

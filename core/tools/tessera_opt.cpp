@@ -78,7 +78,7 @@ int main(int argc, char **argv) {
     return tools::reportError("tessera-opt", s.error());
 
   if (listPasses) {
-    for (const auto &[name, entry] : passes::PassRegistry::standard().entries())
+    for (const auto &[name, entry] : partition::allPasses().entries())
       std::cout << fmt::format("  {:<24} {}\n", name, entry.description);
     return 0;
   }
@@ -120,9 +120,9 @@ int main(int argc, char **argv) {
     if (!state.ok())
       return tools::reportError("tessera-opt", state.error());
     passes::PassManagerOptions options = flags.options();
-    options.partition = state->get();
+    options.extensions.set(state->get());
     auto pm =
-        passes::PassManager::fromPipeline(flags.passes, passes::PassRegistry::standard(), options);
+        passes::PassManager::fromPipeline(flags.passes, partition::allPasses(), options);
     if (!pm.ok())
       return tools::reportError("tessera-opt", pm.error());
     Status s = pm->run(*module, out);

@@ -35,7 +35,9 @@ std::map<std::string, int64_t> runPass(std::unique_ptr<passes::Pass> pass, Modul
   std::map<std::string, int64_t> stats;
   passes::PassContext ctx;
   ctx.setStats(&stats);
-  ctx.setPartition(state);
+  passes::PassExtensions extensions;
+  extensions.set(state);
+  ctx.setExtensions(extensions);
   Status s = pass->run(m, ctx);
   if (!s.ok())
     FAIL(s.error().str());

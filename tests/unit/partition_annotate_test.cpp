@@ -40,8 +40,8 @@ Status runPasses(const std::string &text, const std::string &pipeline,
   REQUIRE(m.ok());
   out = std::move(m).value();
   passes::PassManagerOptions options;
-  options.partition = st;
-  auto pm = passes::PassManager::fromPipeline(pipeline, passes::PassRegistry::standard(), options);
+  options.extensions.set(st);
+  auto pm = passes::PassManager::fromPipeline(pipeline, partition::allPasses(), options);
   REQUIRE(pm.ok());
   return pm->run(out);
 }
@@ -245,9 +245,9 @@ TEST_CASE("annotate-target: a 100,000-op chain", "[partition][annotate]") {
   m.set("main", ir::makeFunction({x}, cur));
   auto st = state({"tgt_a"});
   passes::PassManagerOptions options;
-  options.partition = st.get();
+  options.extensions.set(st.get());
   auto pm = passes::PassManager::fromPipeline("merge-composite,annotate-target",
-                                              passes::PassRegistry::standard(), options);
+                                              partition::allPasses(), options);
   REQUIRE(pm.ok());
   REQUIRE(pm->run(m).ok());
   CHECK(st->log.host.size() == size_t(kOps / 2));

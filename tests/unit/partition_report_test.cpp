@@ -37,8 +37,8 @@ PartitionResult partitioned() {
   REQUIRE(m.ok());
   PartitionState state;
   passes::PassManagerOptions o;
-  o.partition = &state;
-  auto pm = passes::PassManager::fromPipeline("partition-graph", passes::PassRegistry::standard(), o);
+  o.extensions.set(&state);
+  auto pm = passes::PassManager::fromPipeline("partition-graph", partition::allPasses(), o);
   REQUIRE(pm.ok());
   auto s = pm->run(*m);
   REQUIRE(s.ok());
@@ -77,7 +77,7 @@ TEST_CASE("partition-graph records each region in the log", "[partition][report]
 TEST_CASE("partition-graph without a state lifts regions too", "[partition][report]") {
   auto m = ir::parseModule(kNet);
   REQUIRE(m.ok());
-  auto pm = passes::PassManager::fromPipeline("partition-graph");
+  auto pm = passes::PassManager::fromPipeline("partition-graph", partition::allPasses());
   REQUIRE(pm.ok());
   REQUIRE(pm->run(*m).ok());
   auto g = m->find("tessera_net_json_0");

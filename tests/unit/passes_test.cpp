@@ -89,7 +89,7 @@ TEST_CASE("pipelines parse from strings and reject unknown passes", "[passes][ma
   REQUIRE_FALSE(bad.ok());
   REQUIRE_THAT(bad.error().str(),
                Catch::StartsWith("unknown pass 'frobnicate' in pipeline 'dce,frobnicate' (known "
-                                 "passes: annotate-target, cse, dce, fold-constants"));
+                                 "passes: cse, dce, fold-constants"));
   passes::PassManagerOptions o;
   o.printAfter.insert("nope");
   REQUIRE(passes::PassManager::fromPipeline("dce", passes::PassRegistry::standard(), o)
