@@ -110,12 +110,10 @@ bool timePipeline(const char *label, const Module &m, int64_t nodes, std::string
     if (state)
       state->log = {};
     passes::PassContext ctx;
-    passes::PassExtensions extensions;
-    extensions.set(state);
-    ctx.setExtensions(extensions);
+    const passes::PassRegistry passes = partition::allPasses(state);
     double total = 0;
     for (size_t i = 0; i < names.size(); ++i) {
-      auto pass = partition::allPasses().find(names[i])->create();
+      auto pass = passes.find(names[i])->create();
       double t0 = nowMs();
       Status s = pass->run(copy, ctx);
       double dt = nowMs() - t0;

@@ -285,13 +285,14 @@ private:
 
 class AnnotateTargetPass : public passes::FunctionPass {
 public:
+  explicit AnnotateTargetPass(PartitionState *state) : given_(state) {}
   std::string_view name() const override { return "annotate-target"; }
   std::string_view description() const override {
     return "Offer each op to the targets' checkers; wrap claimed calls in Compiler functions";
   }
 
   Status run(Module &m, passes::PassContext &ctx) override {
-    TS_ASSIGN_OR_RETURN(state_, requireState(ctx, name()));
+    TS_ASSIGN_OR_RETURN(state_, requireState(given_, name()));
     return FunctionPass::run(m, ctx);
   }
 
@@ -308,7 +309,8 @@ public:
   }
 
 private:
-  PartitionState *state_ = nullptr;
+  PartitionState *given_;            // as created (null: no targets)
+  PartitionState *state_ = nullptr;  // checked, for the run
 };
 
 
@@ -320,8 +322,8 @@ Expected<Labels> annotateLabels(const Function &fn, const std::string &global,
   return Annotator(state, ctx).run(fn, global, index);
 }
 
-std::unique_ptr<passes::Pass> createAnnotateTargetPass() {
-  return std::make_unique<AnnotateTargetPass>();
+std::unique_ptr<passes::Pass> createAnnotateTargetPass(PartitionState *state) {
+  return std::make_unique<AnnotateTargetPass>(state);
 }
 
 } // namespace tessera::partition

@@ -54,15 +54,13 @@ Expected<PartitionResult> partitionModule(Module module, const PartitionOptions 
   TS_ASSIGN_OR_RETURN(auto state, PartitionState::fromNames(options.targets, registry));
 
   passes::PassManagerOptions pm = options.pm;
-  pm.extensions.set<PartitionState>(nullptr);
   if (!options.pipeline.empty()) {
     TS_ASSIGN_OR_RETURN(auto opt, passes::PassManager::fromPipeline(
                                       options.pipeline, partition::allPasses(), pm));
     TS_RETURN_IF_ERROR(opt.run(module));
   }
-  pm.extensions.set(state.get());
   TS_ASSIGN_OR_RETURN(auto part, passes::PassManager::fromPipeline(
-                                     kPartitionPipeline, partition::allPasses(), pm));
+                                     kPartitionPipeline, allPasses(state.get()), pm));
   TS_RETURN_IF_ERROR(part.run(module));
 
   PartitionResult r{std::move(module), options.targets, std::move(state->log), {}, 0};

@@ -152,13 +152,14 @@ Status findMatches(Matching &m, const TargetPattern &tp, passes::PassContext &ct
 
 class MergeCompositePass : public passes::Pass {
 public:
+  explicit MergeCompositePass(PartitionState *state) : state_(state) {}
   std::string_view name() const override { return "merge-composite"; }
   std::string_view description() const override {
     return "Outline each target's pattern matches as composite functions";
   }
 
   Status run(Module &m, passes::PassContext &ctx) override {
-    TS_ASSIGN_OR_RETURN(PartitionState * state, requireState(ctx, name()));
+    TS_ASSIGN_OR_RETURN(PartitionState * state, requireState(state_, name()));
     // Parse every pattern first: a bad pattern fails the pass whatever the IR.
     TS_ASSIGN_OR_RETURN(std::vector<TargetPattern> patterns, parsePatterns(*state));
     if (patterns.empty())
@@ -187,6 +188,8 @@ private:
       return fn;
     return withComposites(fn, index, found);
   }
+
+  PartitionState *state_;
 };
 
 } // namespace
@@ -254,8 +257,8 @@ Expected<Function> withComposites(const Function &fn, const NodeIndex &index,
   return makeFunction(fn->params(), std::move(body).value(), fn->attrs(), fn->name(), fn->span());
 }
 
-std::unique_ptr<passes::Pass> createMergeCompositePass() {
-  return std::make_unique<MergeCompositePass>();
+std::unique_ptr<passes::Pass> createMergeCompositePass(PartitionState *state) {
+  return std::make_unique<MergeCompositePass>(state);
 }
 
 } // namespace tessera::partition

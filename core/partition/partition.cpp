@@ -43,10 +43,10 @@ const Target *PartitionState::find(std::string_view name) const {
   return nullptr;
 }
 
-Expected<PartitionState *> requireState(passes::PassContext &ctx, std::string_view pass) {
-  if (!ctx.get<PartitionState>())
+Expected<PartitionState *> requireState(PartitionState *state, std::string_view pass) {
+  if (!state)
     return Error::format("pass '{}' needs targets (give --target, e.g. --target json)", pass);
-  return ctx.get<PartitionState>();
+  return state;
 }
 
 bool isComputeHeavy(std::string_view op) {
@@ -111,23 +111,20 @@ double estimateFlops(const ir::CallNode &call) {
   return out;
 }
 
-const passes::PassRegistry &allPasses() {
-  static const passes::PassRegistry registry = [] {
-    passes::PassRegistry r;
-    passes::registerStandardPasses(r);
-    registerPartitionPasses(r);
-    return r;
-  }();
-  return registry;
+passes::PassRegistry allPasses(PartitionState *state) {
+  passes::PassRegistry r;
+  passes::registerStandardPasses(r);
+  registerPartitionPasses(r, state);
+  return r;
 }
 
-void registerPartitionPasses(passes::PassRegistry &r) {
-  r.add(createMergeCompositePass);
-  r.add(createAnnotateTargetPass);
+void registerPartitionPasses(passes::PassRegistry &r, PartitionState *state) {
+  r.add([state] { return createMergeCompositePass(state); });
+  r.add([state] { return createAnnotateTargetPass(state); });
   r.add(createMergeCompilerRegionsPass);
-  r.add(createPruneRegionsPass);
-  r.add(createPartitionGraphPass);
-  r.add(createPartitionPass);
+  r.add([state] { return createPruneRegionsPass(state); });
+  r.add([state] { return createPartitionGraphPass(state); });
+  r.add([state] { return createPartitionPass(state); });
 }
 
 } // namespace tessera::partition

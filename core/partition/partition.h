@@ -135,7 +135,7 @@ struct PartitionState {
 };
 
 /// The state of a pass's context, or an error naming the pass.
-Expected<PartitionState *> requireState(passes::PassContext &ctx, std::string_view pass);
+Expected<PartitionState *> requireState(PartitionState *state, std::string_view pass);
 
 /// Floating-point operations of one op call (conv2d, dense, matmul: 2 * MACs;
 /// pooling: window size per output; other ops: one per output element).
@@ -145,19 +145,23 @@ double estimateFlops(const ir::CallNode &call);
 bool isComputeHeavy(std::string_view op);
 
 //===- The passes (one file each) -----------------------------------------===//
-std::unique_ptr<passes::Pass> createMergeCompositePass();
-std::unique_ptr<passes::Pass> createAnnotateTargetPass();
+std::unique_ptr<passes::Pass> createMergeCompositePass(PartitionState *state);
+std::unique_ptr<passes::Pass> createAnnotateTargetPass(PartitionState *state);
 std::unique_ptr<passes::Pass> createMergeCompilerRegionsPass();
-std::unique_ptr<passes::Pass> createPruneRegionsPass();
-std::unique_ptr<passes::Pass> createPartitionGraphPass();
+std::unique_ptr<passes::Pass> createPruneRegionsPass(PartitionState *state);
+std::unique_ptr<passes::Pass> createPartitionGraphPass(PartitionState *state);
 /// The five steps in one pass.
-std::unique_ptr<passes::Pass> createPartitionPass();
+std::unique_ptr<passes::Pass> createPartitionPass(PartitionState *state);
 
-/// Registers the partition passes.
-void registerPartitionPasses(passes::PassRegistry &r);
+/// Registers the partition passes, created over `state` (the targets and
+/// the decision log; null: without targets, and the passes that need them
+/// say so when run).
+void registerPartitionPasses(passes::PassRegistry &r, PartitionState *state);
 
 /// Every pass of the compiler: the standard ones (passes/) and the
-/// partition passes. What pipelines given by name are read with.
-const passes::PassRegistry &allPasses();
+/// partition passes over `state`. What pipelines given by name are read
+/// with; the one registration unit above both layers (as MLIR's
+/// InitAllPasses).
+passes::PassRegistry allPasses(PartitionState *state = nullptr);
 
 } // namespace tessera::partition

@@ -254,13 +254,14 @@ namespace {
 
 class PartitionGraphPass final : public passes::Pass {
 public:
+  explicit PartitionGraphPass(PartitionState *state) : state_(state) {}
   std::string_view name() const override { return "partition-graph"; }
   std::string_view description() const override {
     return "Lift each Compiler region into a global function @tessera_<module>_<target>_<n>";
   }
 
   Status run(Module &m, passes::PassContext &ctx) override {
-    RegionLifter lifter(m, ctx, ctx.get<PartitionState>());
+    RegionLifter lifter(m, ctx, state_);
     auto functions = m.functions(); // the new globals are not walked
     for (const auto &[global, fn] : functions) {
       if (fn->attrs().has(kCompilerAttr))
@@ -271,12 +272,15 @@ public:
     }
     return okStatus();
   }
+
+private:
+  PartitionState *state_;
 };
 
 } // namespace
 
-std::unique_ptr<passes::Pass> createPartitionGraphPass() {
-  return std::make_unique<PartitionGraphPass>();
+std::unique_ptr<passes::Pass> createPartitionGraphPass(PartitionState *state) {
+  return std::make_unique<PartitionGraphPass>(state);
 }
 
 } // namespace tessera::partition

@@ -38,13 +38,14 @@ namespace {
 
 class PartitionPass : public passes::Pass {
 public:
+  explicit PartitionPass(PartitionState *state) : state_(state) {}
   std::string_view name() const override { return "partition"; }
   std::string_view description() const override {
     return "The five partition steps in one pass, building the IR once";
   }
 
   Status run(Module &m, passes::PassContext &ctx) override {
-    TS_ASSIGN_OR_RETURN(PartitionState * state, requireState(ctx, name()));
+    TS_ASSIGN_OR_RETURN(PartitionState * state, requireState(state_, name()));
     TS_ASSIGN_OR_RETURN(std::vector<TargetPattern> patterns, parsePatterns(*state));
     const bool hook = std::any_of(state->targets.begin(), state->targets.end(),
                                   [](const Target &t) { return t.plugin->hasPartitionHook(); });
@@ -160,17 +161,23 @@ private:
     return false;
   }
 
-  static Status runSteps(Module &m, passes::PassContext &ctx) {
-    for (auto create : {createMergeCompositePass, createAnnotateTargetPass,
-                        createMergeCompilerRegionsPass, createPruneRegionsPass,
-                        createPartitionGraphPass})
-      TS_RETURN_IF_ERROR(create()->run(m, ctx));
+  Status runSteps(Module &m, passes::PassContext &ctx) const {
+    std::unique_ptr<passes::Pass> steps[] = {
+        createMergeCompositePass(state_), createAnnotateTargetPass(state_),
+        createMergeCompilerRegionsPass(), createPruneRegionsPass(state_),
+        createPartitionGraphPass(state_)};
+    for (auto &step : steps)
+      TS_RETURN_IF_ERROR(step->run(m, ctx));
     return okStatus();
   }
+
+  PartitionState *state_;
 };
 
 } // namespace
 
-std::unique_ptr<passes::Pass> createPartitionPass() { return std::make_unique<PartitionPass>(); }
+std::unique_ptr<passes::Pass> createPartitionPass(PartitionState *state) {
+  return std::make_unique<PartitionPass>(state);
+}
 
 } // namespace tessera::partition

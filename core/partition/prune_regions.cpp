@@ -111,6 +111,7 @@ void logOp(const ExprNode &n, const std::string &global, const std::string &targ
 
 class PruneRegionsPass : public passes::Pass {
 public:
+  explicit PruneRegionsPass(PartitionState *state) : state_(state) {}
   std::string_view name() const override { return "prune-regions"; }
   std::string_view description() const override {
     return "Send regions not worth offloading back to the host";
@@ -123,11 +124,14 @@ public:
             int64_t regionCalls) -> Expected<bool> {
           TS_ASSIGN_OR_RETURN(int64_t pruned,
                               pruneLabels(index, labels,
-                                          PruneScope{ctx.get<PartitionState>(), m.name(), global}, ctx));
+                                          PruneScope{state_, m.name(), global}, ctx));
           MergeCounts c = mergeLabels(index, labels); // neighbours may merge now
           return pruned > 0 || c.regionsAfter != regionCalls;
         });
   }
+
+private:
+  PartitionState *state_;
 };
 
 } // namespace
@@ -156,8 +160,8 @@ Expected<int64_t> pruneLabels(const NodeIndex &index, Labels &labels, const Prun
   return pruned;
 }
 
-std::unique_ptr<passes::Pass> createPruneRegionsPass() {
-  return std::make_unique<PruneRegionsPass>();
+std::unique_ptr<passes::Pass> createPruneRegionsPass(PartitionState *state) {
+  return std::make_unique<PruneRegionsPass>(state);
 }
 
 } // namespace tessera::partition

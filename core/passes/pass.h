@@ -15,42 +15,21 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <typeindex>
-#include <typeinfo>
 #include <vector>
 
 namespace tessera::passes {
 
-/// State that a higher layer's passes need, by type, handed through the
-/// pass manager without the pass machinery knowing it (the partition
-/// passes find their partition::PartitionState here). Not owned.
-class PassExtensions {
-public:
-  template <typename T> void set(T *value) { values_[std::type_index(typeid(T))] = value; }
-  /// The value set for T, or null.
-  template <typename T> T *get() const {
-    auto it = values_.find(std::type_index(typeid(T)));
-    return it == values_.end() ? nullptr : static_cast<T *>(it->second);
-  }
-
-private:
-  std::map<std::type_index, void *> values_;
-};
-
-/// What a running pass can see besides the module.
+/// What every running pass can see besides the module. State that only
+/// some passes need (the partition passes' targets and log) is given to
+/// them when they are created (partition::allPasses(state)).
 class PassContext {
 public:
-  /// The extension of type T the pipeline was run with, or null.
-  template <typename T> T *get() const { return extensions_.get<T>(); }
-  void setExtensions(const PassExtensions &extensions) { extensions_ = extensions; }
-
   /// A named counter of the current pass ("constants-folded").
   int64_t &stat(const std::string &counter) { return (*stats_)[counter]; }
   void setStats(std::map<std::string, int64_t> *stats) { stats_ = stats; }
 
 private:
   std::map<std::string, int64_t> *stats_ = &scratch_;
-  PassExtensions extensions_;
   std::map<std::string, int64_t> scratch_;
 };
 

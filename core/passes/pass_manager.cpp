@@ -52,7 +52,6 @@ Status PassManager::run(ir::Module &m, std::ostream *irOut) {
     record.pass = std::string(pass->name());
     PassContext ctx;
     ctx.setStats(&record.stats);
-    ctx.setExtensions(options_.extensions);
     TS_LOG_DEBUG("running pass '{}'", record.pass);
     auto start = std::chrono::steady_clock::now();
     Status s = pass->run(m, ctx);

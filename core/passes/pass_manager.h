@@ -17,9 +17,6 @@
 namespace tessera::passes {
 
 struct PassManagerOptions {
-  /// Handed to every pass (PassContext::get<T>()); the partition passes
-  /// need their PartitionState there, the others ignore it.
-  PassExtensions extensions;
   bool timePasses = false;
   bool printAfterAll = false;
   std::set<std::string> printAfter;

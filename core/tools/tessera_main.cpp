@@ -349,7 +349,8 @@ int main(int argc, char **argv) {
   if (*ops)
     return markdown ? opsMarkdown() : listOps(opName);
   if (*passesCmd) {
-    for (const auto &[name, entry] : partition::allPasses().entries())
+    const passes::PassRegistry registry = partition::allPasses();
+    for (const auto &[name, entry] : registry.entries())
       std::cout << fmt::format("  {:<24} {}\n", name, entry.description);
     return 0;
   }

@@ -78,7 +78,8 @@ int main(int argc, char **argv) {
     return tools::reportError("tessera-opt", s.error());
 
   if (listPasses) {
-    for (const auto &[name, entry] : partition::allPasses().entries())
+    const passes::PassRegistry registry = partition::allPasses();
+    for (const auto &[name, entry] : registry.entries())
       std::cout << fmt::format("  {:<24} {}\n", name, entry.description);
     return 0;
   }
@@ -120,9 +121,8 @@ int main(int argc, char **argv) {
     if (!state.ok())
       return tools::reportError("tessera-opt", state.error());
     passes::PassManagerOptions options = flags.options();
-    options.extensions.set(state->get());
-    auto pm =
-        passes::PassManager::fromPipeline(flags.passes, partition::allPasses(), options);
+    auto pm = passes::PassManager::fromPipeline(flags.passes, partition::allPasses(state->get()),
+                                                options);
     if (!pm.ok())
       return tools::reportError("tessera-opt", pm.error());
     Status s = pm->run(*module, out);

@@ -29,15 +29,11 @@ namespace {
 
 const Type kVec = Type::tensor(DType::F32, {4});
 
-/// Runs one pass with a stats map (and optionally a partition state).
-std::map<std::string, int64_t> runPass(std::unique_ptr<passes::Pass> pass, Module &m,
-                                       partition::PartitionState *state = nullptr) {
+/// Runs one pass with a stats map.
+std::map<std::string, int64_t> runPass(std::unique_ptr<passes::Pass> pass, Module &m) {
   std::map<std::string, int64_t> stats;
   passes::PassContext ctx;
   ctx.setStats(&stats);
-  passes::PassExtensions extensions;
-  extensions.set(state);
-  ctx.setExtensions(extensions);
   Status s = pass->run(m, ctx);
   if (!s.ok())
     FAIL(s.error().str());
@@ -458,7 +454,7 @@ def @main(%x: f32[1, 4], %w: f32[3, 4]) -> f32[1, 3] {
   REQUIRE(expected.ok());
 
   SECTION("without targets") {
-    auto stats = runPass(partition::createPruneRegionsPass(), m);
+    auto stats = runPass(partition::createPruneRegionsPass(nullptr), m);
     CHECK(stats["regions-pruned"] == 1);
     CHECK(regionCounts(m) == std::map<std::string, int>{{"a", 1}});
     auto where = placement(m);
@@ -469,7 +465,7 @@ def @main(%x: f32[1, 4], %w: f32[3, 4]) -> f32[1, 3] {
   }
   SECTION("with a state: one log entry per op") {
     partition::PartitionState state;
-    runPass(partition::createPruneRegionsPass(), m, &state);
+    runPass(partition::createPruneRegionsPass(&state), m);
     REQUIRE(state.log.host.size() == 3);
     std::vector<std::string> ops;
     for (const auto &d : state.log.host) {
@@ -502,7 +498,7 @@ def @main(%x: f32[1, 4], %w: f32[4, 4]) -> f32[1, 4] {
   return %a1
 }
 )");
-  auto stats = runPass(partition::createPruneRegionsPass(), m);
+  auto stats = runPass(partition::createPruneRegionsPass(nullptr), m);
   CHECK(stats["regions-pruned"] == 0);
   CHECK(regionCounts(m) == std::map<std::string, int>{{"a", 1}});
 }

@@ -40,8 +40,7 @@ Status runPasses(const std::string &text, const std::string &pipeline,
   REQUIRE(m.ok());
   out = std::move(m).value();
   passes::PassManagerOptions options;
-  options.extensions.set(st);
-  auto pm = passes::PassManager::fromPipeline(pipeline, partition::allPasses(), options);
+  auto pm = passes::PassManager::fromPipeline(pipeline, partition::allPasses(st), options);
   REQUIRE(pm.ok());
   return pm->run(out);
 }
@@ -245,9 +244,8 @@ TEST_CASE("annotate-target: a 100,000-op chain", "[partition][annotate]") {
   m.set("main", ir::makeFunction({x}, cur));
   auto st = state({"tgt_a"});
   passes::PassManagerOptions options;
-  options.extensions.set(st.get());
   auto pm = passes::PassManager::fromPipeline("merge-composite,annotate-target",
-                                              partition::allPasses(), options);
+                                              partition::allPasses(st.get()), options);
   REQUIRE(pm.ok());
   REQUIRE(pm->run(m).ok());
   CHECK(st->log.host.size() == size_t(kOps / 2));

@@ -124,9 +124,8 @@ Outcome partitionWith(const Module &input, const std::vector<std::string> &names
   auto state = partition::PartitionState::fromNames(names, targets());
   REQUIRE(state.ok());
   passes::PassManagerOptions options;
-  options.extensions.set(state->get());
   options.verifyEach = true;
-  auto pm = passes::PassManager::fromPipeline(pipeline, partition::allPasses(), options);
+  auto pm = passes::PassManager::fromPipeline(pipeline, partition::allPasses(state->get()), options);
   REQUIRE(pm.ok());
   Module m = input;
   Status s = pm->run(m);

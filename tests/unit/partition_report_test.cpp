@@ -37,8 +37,7 @@ PartitionResult partitioned() {
   REQUIRE(m.ok());
   PartitionState state;
   passes::PassManagerOptions o;
-  o.extensions.set(&state);
-  auto pm = passes::PassManager::fromPipeline("partition-graph", partition::allPasses(), o);
+  auto pm = passes::PassManager::fromPipeline("partition-graph", partition::allPasses(&state), o);
   REQUIRE(pm.ok());
   auto s = pm->run(*m);
   REQUIRE(s.ok());
