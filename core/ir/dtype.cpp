@@ -1,5 +1,6 @@
 //===- ir/dtype.cpp - Element types ---------------------------------------===//
 #include "ir/dtype.h"
+#include "tessera/c/dtype.h"
 
 #include <bit>
 #include <cmath>
@@ -7,11 +8,6 @@
 
 namespace tessera::ir {
 
-namespace {
-// DLPack 0.6 (Debian 12) predates kDLBool; DLPack 0.8 gave bool the code 6,
-// which is what we use, so tensors exchanged with newer DLPack users agree.
-constexpr uint8_t kDLBoolCode = 6;
-} // namespace
 
 std::string_view dtypeName(DType t) {
   switch (t) {
@@ -86,7 +82,7 @@ DLDataType toDLDataType(DType t) {
   case DType::U16: return {kDLUInt, 16, 1};
   case DType::U32: return {kDLUInt, 32, 1};
   case DType::U64: return {kDLUInt, 64, 1};
-  case DType::Bool: return {kDLBoolCode, 8, 1};
+  case DType::Bool: return {TESSERA_DL_BOOL, 8, 1};
   }
   return {kDLFloat, 32, 1};
 }

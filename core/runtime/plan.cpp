@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/plan.h"
+#include "tessera/c/dtype.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -24,8 +25,6 @@ uint64_t alignUp(uint64_t v) {
   return (v + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
 }
 
-/// DLPack >= 0.8's kDLBool; this DLPack predates it (same code).
-constexpr uint8_t kBoolCode = 6;
 
 struct DtypeName {
   const char *name;
@@ -37,7 +36,7 @@ constexpr DtypeName kDtypes[] = {
     {"f64", {kDLFloat, 64, 1}},  {"i8", {kDLInt, 8, 1}},     {"i16", {kDLInt, 16, 1}},
     {"i32", {kDLInt, 32, 1}},    {"i64", {kDLInt, 64, 1}},   {"u8", {kDLUInt, 8, 1}},
     {"u16", {kDLUInt, 16, 1}},   {"u32", {kDLUInt, 32, 1}},  {"u64", {kDLUInt, 64, 1}},
-    {"bool", {kBoolCode, 8, 1}},
+    {"bool", {TESSERA_DL_BOOL, 8, 1}},
 };
 
 bool sameType(DLDataType a, DLDataType b) {
@@ -71,7 +70,7 @@ uint64_t TensorInfo::bytes() const {
   for (int64_t d : shape)
     n *= uint64_t(d < 0 ? 0 : d);
   const uint64_t elem =
-      dtype.code == 6 /* bool */ ? 1 : (uint64_t(dtype.bits) * dtype.lanes + 7) / 8;
+      dtype.code == TESSERA_DL_BOOL ? 1 : (uint64_t(dtype.bits) * dtype.lanes + 7) / 8;
   return n * elem;
 }
 

@@ -20,6 +20,7 @@
 #include "runtime/host_abi.h"
 #include "runtime/cpu_features.h"
 #include "runtime/thread_pool.h"
+#include "tessera/c/dtype.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -664,7 +665,7 @@ Status SessionImpl::bind(const char *what, const TensorInfo &info, size_t index,
   auto *data = static_cast<uint8_t *>(t.data);
   if (!data && info.bytes() > 0)
     return Error::format("{}: data is null", who);
-  const uint64_t elem = info.dtype.code == 6 /* bool */ ? 1 : info.dtype.bits / 8;
+  const uint64_t elem = info.dtype.code == TESSERA_DL_BOOL ? 1 : info.dtype.bits / 8;
   if (data && elem > 1 && (reinterpret_cast<uintptr_t>(data) + t.byte_offset) % elem != 0)
     return Error::format("{}: data + byte_offset ({} + {}) is not aligned to the element size "
                          "({} bytes)",

@@ -21,6 +21,7 @@
 #include "tessera/runtime.hpp"
 #include "support/file.h"
 #include "tools/npy.h"
+#include "tessera/c/dtype.h"
 
 #include <algorithm>
 #include <chrono>
@@ -45,10 +46,9 @@ struct RunArgs {
   uint64_t seed = 0;
 };
 
-constexpr uint8_t kBoolCode = 6; // DLPack 0.8's kDLBool (ir/dtype.cpp)
 
 bool isBool(DLDataType t) {
-  return t.code == kBoolCode;
+  return t.code == TESSERA_DL_BOOL;
 }
 
 float halfToFloat(uint16_t h) {

@@ -10,6 +10,7 @@
 
 #include "ir/type.h"
 #include "support/file.h"
+#include "tessera/c/dtype.h"
 
 #include <zlib.h>
 
@@ -23,9 +24,6 @@ namespace tessera::tools::npy {
 namespace {
 
 constexpr std::string_view kMagic = "\x93NUMPY";
-// DLPack 0.6 (Debian 12) predates kDLBool; bool is code 6 as in DLPack 0.8
-// (the core's convention, ir/dtype.cpp).
-constexpr uint8_t kBoolCode = 6;
 
 struct DescrEntry {
   const char *descr;
@@ -38,7 +36,7 @@ const DescrEntry kDescrs[] = {
     {"|i1", {kDLInt, 8, 1}},    {"<i1", {kDLInt, 8, 1}},    {"<i2", {kDLInt, 16, 1}},
     {"<i4", {kDLInt, 32, 1}},   {"<i8", {kDLInt, 64, 1}},   {"|u1", {kDLUInt, 8, 1}},
     {"<u1", {kDLUInt, 8, 1}},   {"<u2", {kDLUInt, 16, 1}},  {"<u4", {kDLUInt, 32, 1}},
-    {"<u8", {kDLUInt, 64, 1}},  {"|b1", {kBoolCode, 8, 1}}, {"<b1", {kBoolCode, 8, 1}},
+    {"<u8", {kDLUInt, 64, 1}},  {"|b1", {TESSERA_DL_BOOL, 8, 1}}, {"<b1", {TESSERA_DL_BOOL, 8, 1}},
 };
 
 bool sameDtype(DLDataType a, DLDataType b) {

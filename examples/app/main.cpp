@@ -30,7 +30,7 @@ void fill(std::vector<unsigned char> &bytes, const rt::TensorInfo &info) {
   for (int64_t i = 0; i < n; ++i) {
     const double v = double((i * 7) % 19) / 8.0 - 1.0; // in [-1, 1.25]
     const DLDataType t = info.dtype;
-    const size_t elem = t.code == 6 ? 1 : size_t(t.bits / 8);
+    const size_t elem = t.code == TESSERA_DL_BOOL ? 1 : size_t(t.bits / 8);
     void *at = bytes.data() + size_t(i) * elem;
     if (t.code == kDLFloat && t.bits == 32) {
       float f = float(v);
@@ -40,7 +40,7 @@ void fill(std::vector<unsigned char> &bytes, const rt::TensorInfo &info) {
     } else if (t.code == kDLInt || t.code == kDLUInt) {
       int64_t k = i % 7;
       std::memcpy(at, &k, t.bits / 8); // little-endian: the low bytes
-    } else if (t.code == 6) {          // bool
+    } else if (t.code == TESSERA_DL_BOOL) {
       *static_cast<unsigned char *>(at) = static_cast<unsigned char>(i % 2);
     } // f16/bf16: left at zero
   }
@@ -60,7 +60,7 @@ std::string firstValues(const DLTensor &t, int64_t n) {
                     static_cast<long long>(reinterpret_cast<const int64_t *>(base)[i]));
     else if (t.dtype.code == kDLInt && t.dtype.bits == 32)
       std::snprintf(buf, sizeof buf, "%d", reinterpret_cast<const int32_t *>(base)[i]);
-    else if (t.dtype.code == 6)
+    else if (t.dtype.code == TESSERA_DL_BOOL)
       std::snprintf(buf, sizeof buf, "%s", base[i] ? "true" : "false");
     out += (i ? ", " : "") + std::string(buf);
   }

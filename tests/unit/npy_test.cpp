@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "tools/npy.h"
+#include "tessera/c/dtype.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -272,7 +273,7 @@ TEST_CASE("npy: files written by NumPy, and NumPy reading ours", "[.npy-numpy]")
   for (size_t i = 0; i < kTypes.size(); ++i)
     arrays.push_back(iota("t" + std::to_string(i), kTypes[i].second, {2, 3}));
   for (Array &a : arrays)
-    if (a.dtype.code == 6)
+    if (a.dtype.code == TESSERA_DL_BOOL)
       for (char &c : a.data)
         c = char(c & 1);
   REQUIRE(tools::npy::writeNpzFile(dir + "/ours.npz", arrays).ok());

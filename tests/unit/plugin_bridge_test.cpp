@@ -14,6 +14,7 @@
 #include "partition/plugin_bridge.h"
 #include "partition/plugin_kit.h"
 #include "tessera/sdk/json_graph.hpp"
+#include "tessera/c/dtype.h"
 
 #include <cstring>
 #include <set>
@@ -153,7 +154,7 @@ TEST_CASE("bridge: dtypes as DLPack sees them", "[plugin_bridge]") {
       {DType::BF16, kDLBfloat, 16}, {DType::I8, kDLInt, 8},     {DType::I16, kDLInt, 16},
       {DType::I32, kDLInt, 32},     {DType::I64, kDLInt, 64},   {DType::U8, kDLUInt, 8},
       {DType::U16, kDLUInt, 16},    {DType::U32, kDLUInt, 32},  {DType::U64, kDLUInt, 64},
-      {DType::Bool, 6, 8},
+      {DType::Bool, TESSERA_DL_BOOL, 8},
   };
   for (const Case &c : cases) {
     INFO(dtypeName(c.dtype));

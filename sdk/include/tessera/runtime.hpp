@@ -64,7 +64,7 @@ inline std::string dtypeName(DLDataType t) {
                      : t.code == kDLInt    ? "i"
                      : t.code == kDLUInt   ? "u"
                                            : nullptr;
-  if (t.code == 6 && t.bits == 8) // kDLBool
+  if (t.code == TESSERA_DL_BOOL && t.bits == 8)
     return "bool";
   if (!base || t.lanes != 1)
     return "dtype(" + std::to_string(t.code) + "," + std::to_string(t.bits) + "," +
@@ -85,7 +85,7 @@ struct TensorInfo {
     return n;
   }
   size_t bytes() const {
-    return size_t(numElements()) * (dtype.code == 6 ? 1 : (dtype.bits * dtype.lanes + 7) / 8);
+    return size_t(numElements()) * (dtype.code == TESSERA_DL_BOOL ? 1 : (dtype.bits * dtype.lanes + 7) / 8);
   }
   /// "f32[1, 3, 224, 224]"
   std::string str() const {

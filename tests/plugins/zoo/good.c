@@ -287,7 +287,7 @@ static void good_reason(char *reason, size_t reason_size, const char *text, DLDa
   static const char *const codes[] = {"i", "u", "f", "opaque", "bf", "complex"};
   if (!reason || reason_size == 0)
     return;
-  if (t.code == 6) /* kDLBool */
+  if (t.code == TESSERA_DL_BOOL)
     snprintf(reason, reason_size, "%s, got bool", text);
   else
     snprintf(reason, reason_size, "%s, got %s%d", text, t.code <= 5 ? codes[t.code] : "?",

@@ -66,6 +66,7 @@
 
 #include <dlpack/dlpack.h>
 
+#include "tessera/c/dtype.h"
 #include "tessera/c/status.h"
 
 #define TESSERA_PLUGIN_ABI_MAJOR 1

@@ -49,6 +49,7 @@
 
 #include <dlpack/dlpack.h>
 
+#include "tessera/c/dtype.h"
 #include "tessera/c/status.h"
 
 #if defined(TESSERA_RUNTIME_BUILDING)

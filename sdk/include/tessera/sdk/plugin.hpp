@@ -137,7 +137,7 @@ inline std::optional<DLDataType> dtypeFromName(std::string_view name) {
       {"f16", kDLFloat, 16}, {"f32", kDLFloat, 32}, {"f64", kDLFloat, 64}, {"bf16", kDLBfloat, 16},
       {"i8", kDLInt, 8},     {"i16", kDLInt, 16},   {"i32", kDLInt, 32},   {"i64", kDLInt, 64},
       {"u8", kDLUInt, 8},    {"u16", kDLUInt, 16},  {"u32", kDLUInt, 32},  {"u64", kDLUInt, 64},
-      {"bool", 6, 8}, // kDLBool in DLPack >= 0.8; the same code here
+      {"bool", TESSERA_DL_BOOL, 8},
   };
   for (const Entry &e : table)
     if (name == e.name)
