@@ -292,7 +292,7 @@ public:
   }
 
   Status run(Module &m, passes::PassContext &ctx) override {
-    TS_ASSIGN_OR_RETURN(state_, requireState(given_, name()));
+    TS_ASSIGN_OR_RETURN(state_, requireState(given_));
     return FunctionPass::run(m, ctx);
   }
 

@@ -159,7 +159,7 @@ public:
   }
 
   Status run(Module &m, passes::PassContext &ctx) override {
-    TS_ASSIGN_OR_RETURN(PartitionState * state, requireState(state_, name()));
+    TS_ASSIGN_OR_RETURN(PartitionState * state, requireState(state_));
     // Parse every pattern first: a bad pattern fails the pass whatever the IR.
     TS_ASSIGN_OR_RETURN(std::vector<TargetPattern> patterns, parsePatterns(*state));
     if (patterns.empty())

@@ -43,9 +43,10 @@ const Target *PartitionState::find(std::string_view name) const {
   return nullptr;
 }
 
-Expected<PartitionState *> requireState(PartitionState *state, std::string_view pass) {
+Expected<PartitionState *> requireState(PartitionState *state) {
   if (!state)
-    return Error::format("pass '{}' needs targets (give --target, e.g. --target json)", pass);
+    // The pass manager names the pass ("while running pass 'x': ...").
+    return Error("needs targets (give --target, e.g. --target json)");
   return state;
 }
 

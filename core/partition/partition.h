@@ -134,8 +134,9 @@ struct PartitionState {
   const Target *find(std::string_view name) const;
 };
 
-/// The state of a pass's context, or an error naming the pass.
-Expected<PartitionState *> requireState(PartitionState *state, std::string_view pass);
+/// The state a partition pass was created with, or the error "needs targets
+/// (give --target ...)" (the pass manager adds the pass name).
+Expected<PartitionState *> requireState(PartitionState *state);
 
 /// Floating-point operations of one op call (conv2d, dense, matmul: 2 * MACs;
 /// pooling: window size per output; other ops: one per output element).

@@ -45,7 +45,7 @@ public:
   }
 
   Status run(Module &m, passes::PassContext &ctx) override {
-    TS_ASSIGN_OR_RETURN(PartitionState * state, requireState(state_, name()));
+    TS_ASSIGN_OR_RETURN(PartitionState * state, requireState(state_));
     TS_ASSIGN_OR_RETURN(std::vector<TargetPattern> patterns, parsePatterns(*state));
     const bool hook = std::any_of(state->targets.begin(), state->targets.end(),
                                   [](const Target &t) { return t.plugin->hasPartitionHook(); });

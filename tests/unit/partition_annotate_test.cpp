@@ -159,12 +159,12 @@ TEST_CASE("annotate-target: needs targets", "[partition][annotate]") {
   ir::Module m;
   Status s = runPasses(kDeclines, "annotate-target", nullptr, m);
   REQUIRE(!s.ok());
-  CHECK(s.error().message() ==
-        "pass 'annotate-target' needs targets (give --target, e.g. --target json)");
+  CHECK(s.error().str() == "while running pass 'annotate-target': needs targets (give --target, "
+                           "e.g. --target json)");
   Status s2 = runPasses(kDeclines, "merge-composite", nullptr, m);
   REQUIRE(!s2.ok());
-  CHECK(s2.error().message() ==
-        "pass 'merge-composite' needs targets (give --target, e.g. --target json)");
+  CHECK(s2.error().str() == "while running pass 'merge-composite': needs targets (give --target, "
+                            "e.g. --target json)");
 }
 
 TEST_CASE("annotate-target: whole-graph hook validation", "[partition][annotate]") {
