@@ -56,7 +56,6 @@ struct TESSERA_RT_EXPORT ChildEnd {
   int exitStatus = 0;     // Exited
   double timeoutSeconds = 0;
 
-  bool answered() const { return kind == Answered; }
   /// For a child that ended without an answer: "crashed (SIGSEGV)", "exited
   /// (status 3)", "did not finish within 5 s (killed)".
   std::string how() const;

@@ -593,19 +593,23 @@ Status Function::call(std::span<const DLTensor *const> args) const {
 // Discovery
 //===----------------------------------------------------------------------===//
 
+std::vector<std::string> splitPluginPath(std::string_view path) {
+  std::vector<std::string> entries;
+  while (!path.empty()) {
+    size_t colon = path.find(':');
+    if (colon != 0)
+      entries.emplace_back(path.substr(0, colon));
+    path = colon == std::string_view::npos ? std::string_view() : path.substr(colon + 1);
+  }
+  return entries;
+}
+
 std::vector<SearchEntry> defaultSearchPath() {
   std::vector<SearchEntry> path;
-  if (const char *env = std::getenv("TESSERA_PLUGIN_PATH")) {
-    std::string_view rest = env;
-    int index = 0;
-    while (!rest.empty()) {
-      size_t colon = rest.find(':');
-      std::string_view entry = rest.substr(0, colon);
-      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-      if (!entry.empty())
-        path.push_back({std::string(entry), fmt::format("TESSERA_PLUGIN_PATH entry {}", ++index)});
-    }
-  }
+  if (const char *env = std::getenv("TESSERA_PLUGIN_PATH"))
+    for (std::string &entry : splitPluginPath(env))
+      path.push_back(
+          {std::move(entry), fmt::format("TESSERA_PLUGIN_PATH entry {}", path.size() + 1)});
   // <libdir>/tessera/plugins next to this library; in the build tree the
   // same layout holds (<build>/lib), and <build> has a CMakeCache.txt.
   Dl_info info{};

@@ -236,6 +236,10 @@ struct DiscoveryOptions {
 /// environment's TESSERA_PLUGIN_PROBE=0 turns the probe off.
 TESSERA_RT_EXPORT DiscoveryOptions defaultDiscoveryOptions();
 
+/// The entries of a colon-separated plugin path (empty entries skipped), as
+/// TESSERA_PLUGIN_PATH and tessera_set_plugin_path take it.
+TESSERA_RT_EXPORT std::vector<std::string> splitPluginPath(std::string_view path);
+
 /// The default search path (from the environment and the runtime's location).
 TESSERA_RT_EXPORT std::vector<SearchEntry> defaultSearchPath();
 

@@ -228,15 +228,8 @@ tessera_status_t *tessera_set_plugin_path(const char *path) {
   if (!path)
     return nullArgument("path");
   return guard([&]() -> tessera_status_t * {
-    std::vector<std::string> entries;
-    std::string_view rest = path;
-    while (!rest.empty()) {
-      size_t colon = rest.find(':');
-      if (colon != 0)
-        entries.emplace_back(rest.substr(0, colon));
-      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-    }
-    return fromStatus(tessera::plugin::PluginRegistry::setGlobalSearchPath(entries),
+    return fromStatus(tessera::plugin::PluginRegistry::setGlobalSearchPath(
+                          tessera::plugin::splitPluginPath(path)),
                       TESSERA_STATUS_FAILED_PRECONDITION);
   });
 }
