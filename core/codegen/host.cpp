@@ -332,10 +332,19 @@ Expected<std::string> buildHostLibrary(const std::vector<HostStepSpec> &steps,
   // Inline the kernels into the steps and fold their constants first, then
   // drop what no step reaches, so that the main pipeline only optimises the
   // code the steps run (not every dtype/op instantiation of the kernels).
-  constexpr std::string_view kSpecialise =
-      "always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,sccp,simplifycfg),globaldce";
+  // Only the steps are simplified here (the kernels' out-of-line bodies get
+  // O2 after the split, on both cores). GVN forwards the constants a step
+  // stored into its tk_args to the kernel's loads, which folds the dtype
+  // switch: without it the switch folded only inside O2, after O2 had
+  // simplified every dtype's instantiation (ViT-B/16: 499 functions where
+  // 194 remain; O2 of the whole module 1.25 s -> 0.65 s).
+  const PrePipeline specialise{
+      "always-inline",
+      "sroa,early-cse,gvn,instcombine<no-verify-fixpoint>,sccp,simplifycfg",
+      "globaldce",
+  };
   TS_ASSIGN_OR_RETURN(std::vector<std::string> objects,
-                      optimiseAndEmitParallel(*m, options, kSpecialise, options.threads));
+                      optimiseAndEmitParallel(*m, options, specialise, options.threads));
   size_t bytes = 0;
   for (const std::string &o : objects)
     bytes += o.size();

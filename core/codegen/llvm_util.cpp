@@ -23,6 +23,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 // The kernel library's bitcode (codegen/kernels/embed.S.in).
 extern "C" const char tessera_tk_bitcode_begin[];
@@ -123,12 +124,30 @@ struct Pipelines {
     return t;
   }
 
-  Status runText(llvm::Module &m, std::string_view pipeline) {
-    llvm::ModulePassManager mpm;
-    if (auto err = pb.parsePassPipeline(mpm, pipeline))
-      return Error::format("internal error: bad pass pipeline '{}': {}", pipeline,
+  Status run(llvm::Module &m, const PrePipeline &pre) {
+    auto bad = [](std::string_view text, llvm::Error err) {
+      return Error::format("internal error: bad pass pipeline '{}': {}", text,
                            llvm::toString(std::move(err)));
-    mpm.run(m, mam);
+    };
+    for (std::string_view text : {pre.module, std::string_view(), pre.cleanup}) {
+      if (text.data() == nullptr) { // the exported functions' turn
+        if (pre.exported.empty())
+          continue;
+        llvm::FunctionPassManager fpm;
+        if (auto err = pb.parsePassPipeline(fpm, pre.exported))
+          return bad(pre.exported, std::move(err));
+        for (llvm::Function &f : m)
+          if (!f.isDeclaration() && !f.hasLocalLinkage())
+            fpm.run(f, fam);
+        continue;
+      }
+      if (text.empty())
+        continue;
+      llvm::ModulePassManager mpm;
+      if (auto err = pb.parsePassPipeline(mpm, text))
+        return bad(text, std::move(err));
+      mpm.run(m, mam);
+    }
     return okStatus();
   }
 
@@ -161,6 +180,67 @@ Expected<std::string> emitObject(llvm::Module &m, llvm::TargetMachine &tm) {
   return std::string(buffer.begin(), buffer.end());
 }
 
+/// Whether the internal function `f` is compiled in one part of a split
+/// module and called from the others, rather than copied into each: a
+/// kernel's generic body (the GEMM, softmax, a broadcast walk) that several
+/// functions call or that is called through a pointer (a parallel body).
+/// Such a function is never inlined, so nothing is lost; copied, ViT-B/16's
+/// GEMM and softmax bodies were optimised and compiled in both parts (one
+/// part cost 90% of the whole module). Small functions stay copied: the
+/// inliner may still want them.
+bool sharedInternally(const llvm::Function &f) {
+  constexpr unsigned kMinInstructions = 200; // ~5x O2's inline threshold
+  if (f.isDeclaration() || !f.hasLocalLinkage() || f.getInstructionCount() < kMinInstructions)
+    return false;
+  const llvm::Function *caller = nullptr;
+  for (const llvm::Use &use : f.uses()) {
+    const auto *call = llvm::dyn_cast<llvm::CallBase>(use.getUser());
+    if (!call || !call->isCallee(&use))
+      return true; // its address is taken
+    if (caller && call->getFunction() != caller)
+      return true; // a second caller
+    caller = call->getFunction();
+  }
+  return false;
+}
+
+/// The internal functions `f` reaches through its instructions' operands
+/// (calls, addresses taken, constants), not through other non-internal
+/// functions: what a part that defines `f` must also hold.
+std::vector<const llvm::Function *> internalFunctionsReached(const llvm::Function &f) {
+  std::vector<const llvm::Function *> out;
+  std::unordered_set<const llvm::Value *> seen{&f};
+  std::vector<const llvm::Value *> work;
+  auto visitOperands = [&](const llvm::User &u) {
+    for (const llvm::Value *op : u.operands())
+      if ((llvm::isa<llvm::Constant>(op)) && seen.insert(op).second)
+        work.push_back(op);
+  };
+  auto visitFunction = [&](const llvm::Function &g) {
+    for (const llvm::BasicBlock &bb : g)
+      for (const llvm::Instruction &i : bb)
+        visitOperands(i);
+  };
+  visitFunction(f);
+  while (!work.empty()) {
+    const llvm::Value *v = work.back();
+    work.pop_back();
+    if (const auto *g = llvm::dyn_cast<llvm::Function>(v)) {
+      if (!g->isDeclaration() && g->hasLocalLinkage()) {
+        out.push_back(g);
+        visitFunction(*g);
+      }
+    } else if (const auto *gv = llvm::dyn_cast<llvm::GlobalVariable>(v)) {
+      if (gv->hasInitializer())
+        visitOperands(*gv);
+    } else if (const auto *c = llvm::dyn_cast<llvm::Constant>(v)) {
+      if (!llvm::isa<llvm::GlobalValue>(c))
+        visitOperands(*c);
+    }
+  }
+  return out;
+}
+
 /// The default pipeline at `optLevel`, then the object file.
 Expected<std::string> optimiseThenEmit(llvm::Module &m, llvm::TargetMachine &tm, int optLevel) {
   Pipelines(tm, optLevel).runDefault(m, optLevel);
@@ -171,12 +251,11 @@ Expected<std::string> optimiseThenEmit(llvm::Module &m, llvm::TargetMachine &tm,
 
 Expected<std::vector<std::string>> optimiseAndEmitParallel(llvm::Module &m,
                                                            const CodegenOptions &options,
-                                                           std::string_view prePipeline,
+                                                           const PrePipeline &pre,
                                                            unsigned threads) {
   TS_RETURN_IF_ERROR(verify(m));
   TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, makeTargetMachine(options));
-  if (!prePipeline.empty())
-    TS_RETURN_IF_ERROR(Pipelines(*tm, options.optLevel).runText(m, prePipeline));
+  TS_RETURN_IF_ERROR(Pipelines(*tm, options.optLevel).run(m, pre));
   if (threads == 0)
     threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   size_t functions = 0;
@@ -187,23 +266,56 @@ Expected<std::vector<std::string>> optimiseAndEmitParallel(llvm::Module &m,
     TS_ASSIGN_OR_RETURN(std::string object, optimiseThenEmit(m, *tm, options.optLevel));
     return std::vector<std::string>{std::move(object)};
   }
-  // The exported functions (the host steps) are shared out by size, the
-  // largest first to the least loaded part; every part keeps its own copy
-  // of the internal functions and constants it uses, still internal, so
-  // that each part optimises as the whole module would. Each travels as
-  // bitcode into a context of its own: an LLVMContext is not thread-safe.
-  std::vector<std::pair<size_t, const llvm::Function *>> exported;
+  // The exported functions (the host steps) and the shared internal ones
+  // (sharedInternally) are shared out by size, the largest first to the
+  // least loaded part. A shared function becomes hidden: defined in its
+  // part, called from the others, never exported from the shared object.
+  // Every part keeps its own copy of the other internal functions and
+  // constants it uses, still internal, so that each part optimises them as
+  // the whole module would. Each part travels as bitcode into a context of
+  // its own: an LLVMContext is not thread-safe.
+  for (llvm::Function &f : m)
+    if (sharedInternally(f)) {
+      f.setLinkage(llvm::GlobalValue::ExternalLinkage);
+      f.setVisibility(llvm::GlobalValue::HiddenVisibility);
+      f.setDSOLocal(true);
+    }
+  // A function costs its own size plus that of the internal functions it
+  // reaches that its part does not have yet (they are copied into it).
+  struct Root {
+    const llvm::Function *f;
+    std::vector<const llvm::Function *> copies; // internal functions it reaches
+    size_t size = 0;                              // its own and theirs
+  };
+  std::vector<Root> roots;
   for (const llvm::Function &f : m)
-    if (!f.isDeclaration() && !f.hasLocalLinkage())
-      exported.emplace_back(f.getInstructionCount(), &f);
-  std::sort(exported.begin(), exported.end(),
-            [](const auto &a, const auto &b) { return a.first > b.first; });
+    if (!f.isDeclaration() && !f.hasLocalLinkage()) {
+      Root r{&f, internalFunctionsReached(f)};
+      r.size = f.getInstructionCount();
+      for (const llvm::Function *g : r.copies)
+        r.size += g->getInstructionCount();
+      roots.push_back(std::move(r));
+    }
+  std::sort(roots.begin(), roots.end(), [](const Root &a, const Root &b) {
+    return a.size != b.size ? a.size > b.size : a.f->getName() < b.f->getName();
+  });
   std::vector<size_t> load(threads, 0);
+  std::vector<std::unordered_set<const llvm::Function *>> has(threads);
   std::unordered_map<const llvm::GlobalValue *, unsigned> partOf;
-  for (const auto &[size, f] : exported) {
-    unsigned p = unsigned(std::min_element(load.begin(), load.end()) - load.begin());
-    load[p] += size + 1;
-    partOf[f] = p;
+  for (const Root &r : roots) {
+    auto added = [&](unsigned p) {
+      size_t n = r.f->getInstructionCount() + 1;
+      for (const llvm::Function *g : r.copies)
+        n += has[p].count(g) ? 0 : g->getInstructionCount();
+      return n;
+    };
+    unsigned best = 0;
+    for (unsigned p = 1; p < threads; ++p)
+      if (load[p] + added(p) < load[best] + added(best))
+        best = p;
+    load[best] += added(best);
+    has[best].insert(r.copies.begin(), r.copies.end());
+    partOf[r.f] = best;
   }
   for (const llvm::GlobalVariable &g : m.globals())
     if (!g.isDeclaration() && !g.hasLocalLinkage())
@@ -251,11 +363,8 @@ Expected<std::vector<std::string>> optimiseAndEmitParallel(llvm::Module &m,
   return out;
 }
 
-Expected<std::string> optimiseAndEmit(llvm::Module &m, llvm::TargetMachine &tm, int optLevel,
-                                      std::string_view prePipeline) {
+Expected<std::string> optimiseAndEmit(llvm::Module &m, llvm::TargetMachine &tm, int optLevel) {
   TS_RETURN_IF_ERROR(verify(m));
-  if (!prePipeline.empty())
-    TS_RETURN_IF_ERROR(Pipelines(tm, optLevel).runText(m, prePipeline));
   return optimiseThenEmit(m, tm, optLevel);
 }
 

@@ -23,22 +23,31 @@ namespace tessera::codegen {
 /// host CPU with its features).
 Expected<std::unique_ptr<llvm::TargetMachine>> makeTargetMachine(const CodegenOptions &options);
 
-/// Verifies `m`, runs `prePipeline` (LLVM's textual pipeline syntax; empty:
-/// none), then the default pipeline at `optLevel`, and emits an object file.
-Expected<std::string> optimiseAndEmit(llvm::Module &m, llvm::TargetMachine &tm, int optLevel,
-                                      std::string_view prePipeline = {});
+/// Verifies `m`, runs the default pipeline at `optLevel`, and emits an
+/// object file.
+Expected<std::string> optimiseAndEmit(llvm::Module &m, llvm::TargetMachine &tm, int optLevel);
 
-/// The same over `threads` threads (0: one per core, at most 8): after
-/// `prePipeline`, the exported functions are shared out among up to
-/// `threads` parts by size (each part a copy of the module with the others'
-/// exported functions as declarations: internal functions and constants are
+/// Passes that run on the whole module before it is split, in LLVM's
+/// textual pipeline syntax (each may be empty): `module` on the module,
+/// then `exported` on each exported function alone (not on the internal
+/// functions those call), then `cleanup` on the module.
+struct PrePipeline {
+  std::string_view module, exported, cleanup;
+};
+
+/// Verifies `m`, runs `pre`, then the default pipeline and emission over
+/// `threads` threads (0: one per core, at most 8): the exported functions,
+/// and the large internal functions that several functions use, are shared
+/// out among up to `threads` parts by size (each part a copy of the module
+/// with the other parts' functions as declarations; the shared internal
+/// functions become hidden; the other internal functions and constants are
 /// copied into every part that uses them), and each part is optimised and
 /// emitted on its own thread in its own LLVMContext. One object file per
 /// part; one in all when `threads` is 1 or there are too few functions.
 /// Exported functions must not call each other (host steps do not).
 Expected<std::vector<std::string>> optimiseAndEmitParallel(llvm::Module &m,
                                                            const CodegenOptions &options,
-                                                           std::string_view prePipeline,
+                                                           const PrePipeline &pre,
                                                            unsigned threads = 0);
 
 /// Links the functions `m` declares (and what they call) from the kernel
