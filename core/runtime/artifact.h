@@ -58,17 +58,13 @@ public:
   /// The file's bytes.
   std::string finish() const;
   /// Writes finish()'s bytes to `path` without building them in memory
-  /// (through a temporary file, then renamed).
+  /// (through a temporary file, then renamed); the sections are hashed on
+  /// a second thread while they are written.
   Status writeFile(const std::string &path) const;
   /// The bytes finish() would make.
   size_t size() const;
 
 private:
-  /// The header and section table; the sections' offsets and the file's size.
-  std::string index(std::vector<size_t> &offsets, size_t &total) const;
-  /// The file's bytes, in order, to `sink(std::string_view)`.
-  template <typename Sink> void emit(Sink &&sink) const;
-
   std::vector<std::pair<uint32_t, std::string>> sections_;
 };
 

@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <random>
 
 using namespace tessera::runtime;
@@ -101,8 +102,18 @@ TEST_CASE("artifact: writeFile writes what finish builds", "[artifact]") {
   std::string onDisk(bytes.size() + 1, '\0');
   onDisk.resize(std::fread(onDisk.data(), 1, onDisk.size(), f));
   std::fclose(f);
-  std::remove(path.c_str());
   CHECK(onDisk == bytes);
+  // Written again over an existing artifact: the new bytes, and nothing
+  // left beside it (the old file is moved aside, then removed).
+  ArtifactWriter w2;
+  w2.add(SectionKind::Metadata, R"({"inputs": ["y"]})");
+  REQUIRE(w2.writeFile(path).ok());
+  auto again = Artifact::readFile(path);
+  REQUIRE(again.ok());
+  CHECK(again->size() == w2.finish().size());
+  for (const auto &entry : std::filesystem::directory_iterator("."))
+    CHECK_FALSE(entry.path().filename().string().starts_with(path + "."));
+  std::remove(path.c_str());
   // A folder that does not exist: an error naming the file, nothing left.
   CHECK(w.writeFile("no/such/folder/a.tsr").error().message().starts_with(
       "no/such/folder/a.tsr.tmp: cannot create the file ("));
