@@ -283,13 +283,26 @@ private:
   passes::PassContext &ctx_;
 };
 
+const passes::PassInfo kAnnotateTargetInfo{
+    "annotate-target",
+    "Offer each op to the targets' checkers; wrap claimed calls in Compiler functions",
+    "Each op call (and composite call) is offered to the targets' checkers in priority "
+    "order; the first that accepts claims it, and the call is wrapped in a one-call local "
+    "function `Compiler=\"<plugin>\"` with its constants inside; a target with a whole-graph "
+    "hook partitions the function itself, and the core validates the result (only op nodes, "
+    "no cycle between regions).",
+    {
+        {"ops-claimed", "op calls a target claimed"},
+        {"composites-claimed", "composite calls a target claimed"},
+        {"ops-left-on-host", "op calls no target claimed"},
+        {"hook-regions", "regions a whole-graph partition hook formed"},
+        {"hook-regions-dropped", "regions of a hook that the core refused"},
+    }};
+
 class AnnotateTargetPass : public passes::FunctionPass {
 public:
   explicit AnnotateTargetPass(PartitionState *state) : given_(state) {}
-  std::string_view name() const override { return "annotate-target"; }
-  std::string_view description() const override {
-    return "Offer each op to the targets' checkers; wrap claimed calls in Compiler functions";
-  }
+  const passes::PassInfo &info() const override { return kAnnotateTargetInfo; }
 
   Status run(Module &m, passes::PassContext &ctx) override {
     TS_ASSIGN_OR_RETURN(state_, requireState(given_));

@@ -180,12 +180,19 @@ MergeCounts mergeLabels(const NodeIndex &index, Labels &labels) {
 
 namespace {
 
+const passes::PassInfo kMergeCompilerRegionsInfo{
+    "merge-compiler-regions",
+    "Merge same-target regions without creating cycles",
+    "Same-target regions are merged into as few as possible without creating a cycle "
+    "(docs/partitioning.md: contracting runs of one topological order).",
+    {
+        {"regions-before", "regions before merging"},
+        {"regions-after", "regions after merging"},
+    }};
+
 class MergeCompilerRegionsPass : public passes::Pass {
 public:
-  std::string_view name() const override { return "merge-compiler-regions"; }
-  std::string_view description() const override {
-    return "Merge same-target regions without creating cycles";
-  }
+  const passes::PassInfo &info() const override { return kMergeCompilerRegionsInfo; }
   Status run(Module &m, passes::PassContext &ctx) override {
     TS_ASSIGN_OR_RETURN(MergeCounts counts, mergeRegions(m));
     ctx.stat("regions-before") += counts.regionsBefore;

@@ -150,13 +150,25 @@ Status findMatches(Matching &m, const TargetPattern &tp, passes::PassContext &ct
   return okStatus();
 }
 
+const passes::PassInfo kMergeCompositeInfo{
+    "merge-composite",
+    "Outline each target's pattern matches as composite functions",
+    "Each target's composite patterns, in target priority order, are matched and outlined "
+    "as local functions `Composite=\"<plugin>.<pattern>\"`; a match of a single op (the "
+    "pattern's optional ops all absent) is not outlined, so a lone op goes to the first "
+    "target whose checker takes it; a match whose inner values are used outside it is "
+    "skipped, and the plugin's `check_pattern` may veto a match.",
+    {
+        {"composites-formed", "pattern matches outlined as composite functions"},
+        {"matches-of-one-op", "matches of a single op, left to the checkers"},
+        {"matches-skipped", "matches whose inner values are used outside them"},
+        {"matches-vetoed", "matches the plugin's check_pattern refused"},
+    }};
+
 class MergeCompositePass : public passes::Pass {
 public:
   explicit MergeCompositePass(PartitionState *state) : state_(state) {}
-  std::string_view name() const override { return "merge-composite"; }
-  std::string_view description() const override {
-    return "Outline each target's pattern matches as composite functions";
-  }
+  const passes::PassInfo &info() const override { return kMergeCompositeInfo; }
 
   Status run(Module &m, passes::PassContext &ctx) override {
     TS_ASSIGN_OR_RETURN(PartitionState * state, requireState(state_));

@@ -252,13 +252,23 @@ void RegionLifter::add(Lifted lifted) {
 
 namespace {
 
+const passes::PassInfo kPartitionGraphInfo{
+    "partition-graph",
+    "Lift each Compiler region into a global function @tessera_<module>_<target>_<n>",
+    "Each region becomes a global `@tessera_<module>_<target>_<n>` with attributes "
+    "`Compiler` and `global_symbol`; several results come back as a tuple; constants stay "
+    "inside unless the plugin asks for them as inputs "
+    "(`TESSERA_CODEGEN_CONSTANTS_AS_INPUTS`).",
+    {
+        {"regions-lifted", "regions lifted into global functions"},
+        {"params-merged", "region parameters that read the same value, merged"},
+        {"constants-as-inputs", "constants passed to a region as inputs"},
+    }};
+
 class PartitionGraphPass final : public passes::Pass {
 public:
   explicit PartitionGraphPass(PartitionState *state) : state_(state) {}
-  std::string_view name() const override { return "partition-graph"; }
-  std::string_view description() const override {
-    return "Lift each Compiler region into a global function @tessera_<module>_<target>_<n>";
-  }
+  const passes::PassInfo &info() const override { return kPartitionGraphInfo; }
 
   Status run(Module &m, passes::PassContext &ctx) override {
     RegionLifter lifter(m, ctx, state_);

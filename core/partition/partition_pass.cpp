@@ -36,13 +36,36 @@ using namespace ir;
 
 namespace {
 
+const passes::PassInfo kPartitionInfo{
+    "partition",
+    "The five partition steps in one pass, building the IR once",
+    "The five partition steps (merge-composite, annotate-target, merge-compiler-regions, "
+    "prune-regions, partition-graph) in one pass: the same decisions on one compact index "
+    "of each function, and the IR built once, each region lifted straight to its global "
+    "function. What `tessera partition` and `tessera compile` run; the steps exist for "
+    "`--print-after` and the lit tests.",
+    {
+        {"composites-formed", "pattern matches outlined as composite functions"},
+        {"matches-of-one-op", "matches of a single op, left to the checkers"},
+        {"matches-skipped", "matches whose inner values are used outside them"},
+        {"matches-vetoed", "matches the plugin's check_pattern refused"},
+        {"ops-claimed", "op calls a target claimed"},
+        {"composites-claimed", "composite calls a target claimed"},
+        {"ops-left-on-host", "op calls no target claimed"},
+        {"hook-regions", "regions a whole-graph partition hook formed"},
+        {"hook-regions-dropped", "regions of a hook that the core refused"},
+        {"regions-before", "regions before merging"},
+        {"regions-after", "regions after merging"},
+        {"regions-pruned", "regions sent back to the host"},
+        {"regions-lifted", "regions lifted into global functions"},
+        {"params-merged", "region parameters that read the same value, merged"},
+        {"constants-as-inputs", "constants passed to a region as inputs"},
+    }};
+
 class PartitionPass : public passes::Pass {
 public:
   explicit PartitionPass(PartitionState *state) : state_(state) {}
-  std::string_view name() const override { return "partition"; }
-  std::string_view description() const override {
-    return "The five partition steps in one pass, building the IR once";
-  }
+  const passes::PassInfo &info() const override { return kPartitionInfo; }
 
   Status run(Module &m, passes::PassContext &ctx) override {
     TS_ASSIGN_OR_RETURN(PartitionState * state, requireState(state_));

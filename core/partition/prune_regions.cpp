@@ -109,13 +109,20 @@ void logOp(const ExprNode &n, const std::string &global, const std::string &targ
   state.log.host.push_back(std::move(d));
 }
 
+const passes::PassInfo kPruneRegionsInfo{
+    "prune-regions",
+    "Send regions not worth offloading back to the host",
+    "Regions not worth offloading go back to the host: the plugin's `keep_region` rule "
+    "decides, or by default a region must hold a compute-heavy op (conv2d, "
+    "conv2d_transpose, dense, matmul, batch_matmul, lstm); the rest is merged again.",
+    {
+        {"regions-pruned", "regions sent back to the host"},
+    }};
+
 class PruneRegionsPass : public passes::Pass {
 public:
   explicit PruneRegionsPass(PartitionState *state) : state_(state) {}
-  std::string_view name() const override { return "prune-regions"; }
-  std::string_view description() const override {
-    return "Send regions not worth offloading back to the host";
-  }
+  const passes::PassInfo &info() const override { return kPruneRegionsInfo; }
 
   Status run(Module &m, passes::PassContext &ctx) override {
     return relabelFunctions(

@@ -58,12 +58,18 @@ bool shallowEqual(const ExprNode &a, const ExprNode &b) {
   }
 }
 
+const PassInfo kCseInfo{
+    "cse",
+    "Merge identical computations and identical constants",
+    "Merges identical calls (same op, attributes and operands) and bitwise-identical "
+    "constants.",
+    {
+        {"nodes-merged", "calls and constants replaced by an identical earlier one"},
+    }};
+
 class CSE final : public FunctionPass {
 public:
-  std::string_view name() const override { return "cse"; }
-  std::string_view description() const override {
-    return "Merge identical computations and identical constants";
-  }
+  const PassInfo &info() const override { return kCseInfo; }
 
   Expected<Function> runOnFunction(const Module &, const std::string &, const Function &f,
                                    PassContext &ctx) override {

@@ -24,13 +24,21 @@ using namespace ir;
 
 namespace {
 
+const PassInfo kDceInfo{
+    "dce",
+    "Remove unused tuple fields, unused local-function parameters and unreachable global functions",
+    "Forwards `item(tuple(...), i)`, drops unused parameters of local functions, removes "
+    "global functions that no entry point (`@main` or a function with `global_symbol`) "
+    "reaches.",
+    {
+        {"tuple-items-forwarded", "tuple fields used directly"},
+        {"local-params-removed", "unused parameters of local functions dropped"},
+        {"functions-removed", "unreachable global functions removed"},
+    }};
+
 class DCE final : public Pass {
 public:
-  std::string_view name() const override { return "dce"; }
-  std::string_view description() const override {
-    return "Remove unused tuple fields, unused local-function parameters and unreachable "
-           "global functions";
-  }
+  const PassInfo &info() const override { return kDceInfo; }
 
   Status run(Module &m, PassContext &ctx) override {
     auto functions = m.functions();

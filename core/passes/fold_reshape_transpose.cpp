@@ -40,12 +40,21 @@ std::vector<int64_t> permOf(const CallNode &t) {
   return perm;
 }
 
+const PassInfo kFoldReshapeTransposeInfo{
+    "fold-reshape-transpose",
+    "Collapse chains of reshapes and of transposes; drop identity ones",
+    "Collapses chains of reshapes (reshape, flatten, squeeze, unsqueeze) into one reshape "
+    "and chains of transposes into one transpose; removes identity ones.",
+    {
+        {"reshapes-collapsed", "chains of reshapes made one"},
+        {"reshapes-removed", "identity reshapes removed"},
+        {"transposes-collapsed", "chains of transposes made one"},
+        {"transposes-removed", "identity transposes removed"},
+    }};
+
 class FoldReshapeTranspose final : public FunctionPass {
 public:
-  std::string_view name() const override { return "fold-reshape-transpose"; }
-  std::string_view description() const override {
-    return "Collapse chains of reshapes and of transposes; drop identity ones";
-  }
+  const PassInfo &info() const override { return kFoldReshapeTransposeInfo; }
 
   Expected<Function> runOnFunction(const Module &, const std::string &, const Function &f,
                                    PassContext &ctx) override {

@@ -67,13 +67,28 @@ bool sameType(const Expr &a, const Expr &b) {
   return a->type() == b->type();
 }
 
+const PassInfo kFuseActivationsInfo{
+    "fuse-activations",
+    "Replace decomposed activations (hard_sigmoid, hard_swish, silu, mish, gelu) by one op",
+    "Puts one op in place of the activations exporters decompose (ONNX up to opset 17 has "
+    "no op for them): `clip(x + 3, 0, 6) / 6` becomes `hard_sigmoid`, `x * hard_sigmoid(x)` "
+    "and `x * clip(x + 3, 0, 6) / 6` `hard_swish`, `x * sigmoid(x)` `silu`, `x * "
+    "tanh(log(exp(x) + 1))` (ONNX Softplus as imported) `mish`, `x * 0.5 * (1 + erf(x / "
+    "sqrt 2))` (any grouping) and its tanh approximation `gelu`. Nodes a form swallows must "
+    "have no other user; constants must be scalars, matched to 1e-6 relative. A backend "
+    "then fuses one activation into the producing convolution or matmul (oneDNN post-ops) "
+    "or runs it in one pass.",
+    {
+        {"fused-hard_sigmoid", "hard_sigmoid forms replaced"},
+        {"fused-hard_swish", "hard_swish forms replaced"},
+        {"fused-silu", "silu forms replaced"},
+        {"fused-mish", "mish forms replaced"},
+        {"fused-gelu", "gelu forms replaced (erf or tanh)"},
+    }};
+
 class FuseActivations final : public FunctionPass {
 public:
-  std::string_view name() const override { return "fuse-activations"; }
-  std::string_view description() const override {
-    return "Replace decomposed activations (hard_sigmoid, hard_swish, silu, mish, gelu) by one "
-           "op";
-  }
+  const PassInfo &info() const override { return kFuseActivationsInfo; }
 
   Expected<Function> runOnFunction(const Module &, const std::string &, const Function &f,
                                    PassContext &ctx) override {

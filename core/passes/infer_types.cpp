@@ -59,12 +59,19 @@ std::string describe(const ExprNode &n) {
   return what;
 }
 
+const PassInfo kInferTypesInfo{
+    "infer-types",
+    "Re-type calls of globals whose signature changed, and every value above them",
+    "Nodes are typed when built, so only a call of a global whose signature changed "
+    "(binding input shapes) can be stale: it is rebuilt against the callee's type, with "
+    "every value above it. Globals are processed callees first.",
+    {
+        {"types-changed", "values whose type changed"},
+    }};
+
 class InferTypes final : public Pass {
 public:
-  std::string_view name() const override { return "infer-types"; }
-  std::string_view description() const override {
-    return "Re-type calls of globals whose signature changed, and every value above them";
-  }
+  const PassInfo &info() const override { return kInferTypesInfo; }
 
   Status run(Module &m, PassContext &ctx) override {
     for (const std::string &global : calleesFirst(m)) {

@@ -1,9 +1,12 @@
 //===- passes/pass.h - Passes and their registry ---------------*- C++ -*-===//
 //
-// A pass has a stable command-line name and a one-line description, and is
-// registered explicitly (registerStandardPasses), never by a static
-// initializer. Passes count what they did through PassContext::stat; the
-// pass manager prints the counts with --stats.
+// A pass declares what it is once, in a PassInfo next to it: its stable
+// command-line name, a one-line summary (--list-passes), what it does in
+// full (docs/passes.md is generated from it: `tessera passes --markdown`)
+// and every statistic it counts. It is registered explicitly
+// (registerStandardPasses), never by a static initializer. Passes count
+// what they did through PassContext::stat; the pass manager prints the
+// counts with --stats and refuses a counter the pass does not declare.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -33,11 +36,28 @@ private:
   std::map<std::string, int64_t> scratch_;
 };
 
+/// A counter a pass reports under --stats.
+struct Statistic {
+  std::string_view name;        // "calls-folded"
+  std::string_view description; // what one count is
+};
+
+/// What a pass is, declared once (a constant in the pass's file).
+struct PassInfo {
+  std::string_view name;    // on the command line: "fold-constants"
+  std::string_view summary; // one line
+  std::string_view details; // what it does, in full (docs/passes.md)
+  std::vector<Statistic> statistics;
+
+  bool declares(std::string_view statistic) const;
+};
+
 class Pass {
 public:
   virtual ~Pass() = default;
-  virtual std::string_view name() const = 0;
-  virtual std::string_view description() const = 0;
+  virtual const PassInfo &info() const = 0;
+  std::string_view name() const { return info().name; }
+  std::string_view description() const { return info().summary; }
   virtual Status run(ir::Module &m, PassContext &ctx) = 0;
 };
 
@@ -56,6 +76,7 @@ public:
     std::string name;
     std::string description;
     Factory create;
+    const PassInfo *info = nullptr; // the pass's declaration (static storage)
   };
 
   /// Registers a pass under the name it reports.

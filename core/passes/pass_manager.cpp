@@ -59,8 +59,13 @@ Status PassManager::run(ir::Module &m, std::ostream *irOut) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!s.ok())
       return std::move(s).withContext(fmt::format("while running pass '{}'", record.pass));
-    for (const auto &[counter, value] : record.stats)
+    for (const auto &[counter, value] : record.stats) {
+      if (!pass->info().declares(counter))
+        return Error::format("internal error: pass '{}' counted '{}', a statistic its PassInfo "
+                             "does not declare",
+                             record.pass, counter);
       TS_LOG_DEBUG("  {}: {} = {}", record.pass, counter, value);
+    }
     if (options_.verifyEach) {
       Status v = verifyModule(m);
       if (!v.ok())

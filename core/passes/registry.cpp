@@ -3,10 +3,18 @@
 
 namespace tessera::passes {
 
+bool PassInfo::declares(std::string_view statistic) const {
+  for (const Statistic &s : statistics)
+    if (s.name == statistic)
+      return true;
+  return false;
+}
+
 void PassRegistry::add(Factory create) {
   auto probe = create();
-  std::string name(probe->name());
-  entries_[name] = Entry{name, std::string(probe->description()), std::move(create)};
+  const PassInfo &info = probe->info();
+  std::string name(info.name);
+  entries_[name] = Entry{name, std::string(info.summary), std::move(create), &info};
 }
 
 const PassRegistry::Entry *PassRegistry::find(std::string_view name) const {

@@ -97,13 +97,30 @@ Tensor vectorOf(DType dtype, const std::vector<double> &v) {
   return Tensor::fromDoubles(dtype, {int64_t(v.size())}, v);
 }
 
+const PassInfo kSimplifyInferenceInfo{
+    "simplify-inference",
+    "Decompose batch_norm, fold per-channel scales and shifts into conv2d/dense weights and "
+    "biases, drop conv2d taps that read only padding",
+    "Turns `batch_norm` into a multiply and add, folds per-channel scales into the weights "
+    "of a preceding `conv2d`/`dense` and per-channel shifts into its `bias_add`. A "
+    "`batch_norm` whose constant parameters give a scale or shift that is not finite "
+    "(variance + epsilon = 0) stays: there it divides by zero, and the decomposed form "
+    "would put NaNs elsewhere. A `conv2d` with constant weights drops the kernel rows and "
+    "columns that read only padding for every output, and the pads they spanned (a dilated "
+    "conv wider than its input, as DeepLabV3's ASPP at rates 12-36 on a 14x14 map, becomes "
+    "the 1x1 conv it is in effect); the outputs are the same bit for bit.",
+    {
+        {"batch-norms-decomposed", "batch_norms turned into a multiply and an add"},
+        {"batch-norms-kept", "batch_norms kept because their scale or shift is not finite"},
+        {"scales-folded", "per-channel scales folded into conv2d/dense weights"},
+        {"biases-folded", "per-channel shifts folded into a bias_add"},
+        {"conv-padding-taps-dropped",
+         "conv2d kernel taps dropped because they read only padding"},
+    }};
+
 class SimplifyInference final : public FunctionPass {
 public:
-  std::string_view name() const override { return "simplify-inference"; }
-  std::string_view description() const override {
-    return "Decompose batch_norm, fold per-channel scales and shifts into conv2d/dense "
-           "weights and biases, drop conv2d taps that read only padding";
-  }
+  const PassInfo &info() const override { return kSimplifyInferenceInfo; }
 
   Expected<Function> runOnFunction(const Module &, const std::string &, const Function &f,
                                    PassContext &ctx) override {

@@ -113,12 +113,18 @@ Status verifyFunction(const Module &m, const FunctionNode &fn) {
   return okStatus();
 }
 
+const PassInfo kVerifyInfo{
+    "verify",
+    "Check the IR invariants every pass relies on",
+    "Checks the invariants: variables are parameters of their function, nested functions "
+    "capture nothing, op attributes are normalised and stored types match the relations, "
+    "global calls match their callee, tuple indices are in range, no global function calls "
+    "itself (directly or through others: with no control flow such a call never returns).",
+    {}};
+
 class Verify final : public Pass {
 public:
-  std::string_view name() const override { return "verify"; }
-  std::string_view description() const override {
-    return "Check the IR invariants every pass relies on";
-  }
+  const PassInfo &info() const override { return kVerifyInfo; }
   Status run(Module &m, PassContext &) override { return verifyModule(m); }
 };
 

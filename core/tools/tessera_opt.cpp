@@ -79,8 +79,11 @@ int main(int argc, char **argv) {
 
   if (listPasses) {
     const passes::PassRegistry registry = partition::allPasses();
-    for (const auto &[name, entry] : registry.entries())
+    for (const auto &[name, entry] : registry.entries()) {
       std::cout << fmt::format("  {:<24} {}\n", name, entry.description);
+      for (const passes::Statistic &st : entry.info->statistics)
+        std::cout << fmt::format("  {:<24}   stat {}: {}\n", "", st.name, st.description);
+    }
     return 0;
   }
   if (input.empty())

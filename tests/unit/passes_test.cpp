@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <random>
+#include <set>
 
 using namespace tessera;
 using namespace tessera::ir;
@@ -98,6 +99,58 @@ TEST_CASE("pipelines parse from strings and reject unknown passes", "[passes][ma
   for (const auto &[name, entry] : passes::PassRegistry::standard().entries()) {
     REQUIRE(entry.create()->name() == name);
     REQUIRE_FALSE(entry.description.empty());
+  }
+}
+
+namespace {
+/// A pass that counts what it is told to, declaring only "declared".
+class CountingPass final : public passes::Pass {
+public:
+  explicit CountingPass(std::string counter) : counter_(std::move(counter)) {}
+  const passes::PassInfo &info() const override {
+    static const passes::PassInfo kInfo{
+        "counting", "Counts one statistic", "A test pass.", {{"declared", "a declared counter"}}};
+    return kInfo;
+  }
+  Status run(Module &, passes::PassContext &ctx) override {
+    ++ctx.stat(counter_);
+    return okStatus();
+  }
+
+private:
+  std::string counter_;
+};
+} // namespace
+
+TEST_CASE("passes declare their statistics once, and undeclared ones are refused",
+          "[passes][manager]") {
+  for (const char *counter : {"declared", "undeclared"}) {
+    CAPTURE(counter);
+    passes::PassRegistry r;
+    r.add([counter] { return std::make_unique<CountingPass>(counter); });
+    auto pm = passes::PassManager::fromPipeline("counting", r);
+    REQUIRE(pm.ok());
+    Module m("m");
+    Status s = pm->run(m);
+    if (std::string_view(counter) == "declared")
+      CHECK(s.ok());
+    else
+      CHECK(s.error().str() == "internal error: pass 'counting' counted 'undeclared', a statistic "
+                               "its PassInfo does not declare");
+  }
+  // Every registered pass: a name, a summary, details for docs/passes.md,
+  // and statistics with descriptions, none declared twice.
+  for (const auto &[name, entry] : passes::PassRegistry::standard().entries()) {
+    CAPTURE(name);
+    REQUIRE(entry.info != nullptr);
+    CHECK(entry.info->name == name);
+    CHECK_FALSE(entry.info->summary.empty());
+    CHECK_FALSE(entry.info->details.empty());
+    std::set<std::string_view> seen;
+    for (const passes::Statistic &st : entry.info->statistics) {
+      CHECK_FALSE(st.description.empty());
+      CHECK(seen.insert(st.name).second);
+    }
   }
 }
 
