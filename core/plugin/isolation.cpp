@@ -1,7 +1,7 @@
 //===- plugin/isolation.cpp - Plugin calls that cannot take the core down -===//
 //
 // The guarded calls of Plugin (registry.h): each runs the in-process call
-// (registry.cpp) in a forked child (probe.h) under callIsolation(), marking
+// (registry_calls.cpp) in a forked child (probe.h) under callIsolation(), marking
 // each step so that a child that dies is reported with the plugin, the
 // call and the op or region. Answers come back as bytes: check results as
 // (u8 supported, u32 length, reason) records, a saved module as its bytes

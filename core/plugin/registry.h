@@ -193,7 +193,7 @@ public:
 private:
   friend class PluginRegistry;
   friend Expected<std::shared_ptr<Plugin>> loadPluginFile(const std::string &path);
-  friend class PluginLoader; // registry.cpp: reads and validates the descriptor
+  friend class PluginLoader; // registry_loader.cpp: reads and validates the descriptor
   Plugin() = default;
 
   std::shared_ptr<LoadedLibrary> library_;

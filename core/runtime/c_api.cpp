@@ -138,7 +138,7 @@ tessera_status_t *shortBuffer(const DLTensor &t, size_t bytes, const std::string
 }
 
 /// The code of a load error: the loader's messages are stable (see
-/// runtime/session.cpp and runtime/artifact.cpp).
+/// runtime/session_load.cpp and runtime/artifact.cpp).
 tessera_status_code_t loadErrorCode(const Error &e) {
   const std::string &m = e.message();
   if (m.find(": cannot open the file") != std::string::npos)

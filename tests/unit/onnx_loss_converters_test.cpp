@@ -1,6 +1,6 @@
 //===- tests/unit/onnx_loss_converters_test.cpp - Loss/index converters ---===//
 //
-// The ONNX loss and index converters (converters/loss.cpp) on constant
+// The ONNX loss and index converters (converters/loss*.cpp) on constant
 // inputs (NodeContext folds every call on constants, so the result is a
 // constant), against hand-computed results: the NLL/SCE reductions with
 // weights and an out-of-range ignore_index, Einsum forms the backend tests

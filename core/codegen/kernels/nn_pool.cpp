@@ -1,7 +1,7 @@
 //===- codegen/kernels/nn_pool.cpp - 2-D pooling --------------------------===//
 //
 // max_pool2d, max_pool2d_indices, avg_pool2d, global_avg_pool2d and
-// global_max_pool2d on NCHW data (semantics: core/ir/ops/nn_conv.cpp), one
+// global_max_pool2d on NCHW data (semantics: core/ir/ops/nn_pool.cpp), one
 // (n, c) plane per unit of work on the runtime's threads. Window attributes
 // arrive flattened as   ia = KH, KW, sh, sw, dh, dw, pad_top, pad_left, ...
 // (see each kernel).

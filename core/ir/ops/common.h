@@ -53,7 +53,7 @@ struct SliceDim {
   int64_t start = 0, step = 1, count = 0;
 };
 /// Per input dim of shape `s`, what slice's attributes select (dims not
-/// named in 'axes' are taken whole); validates the attributes (ops/transform.cpp).
+/// named in 'axes' are taken whole); validates the attributes (ops/transform_slice.cpp).
 Expected<std::vector<SliceDim>> sliceDims(const Shape &s, const Attrs &attrs);
 
 /// An int64 whose signed order is the order of the dtype's values, for an

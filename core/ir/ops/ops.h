@@ -1,8 +1,10 @@
 //===- ir/ops/ops.h - Registration of the core op set ----------*- C++ -*-===//
 //
-// One registration function per family; registerCoreOps() (register.cpp)
-// calls them all. Each family lives in one file with its type relations and
-// reference kernels. docs/ops.md describes every op.
+// One registration function per op group; registerCoreOps() (register.cpp)
+// calls them all, in the order below. Each group lives in one file with its
+// type relations and reference kernels; a family too large for one file is
+// split into groups (nn, elementwise, transform). docs/ops.md describes
+// every op.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -11,19 +13,34 @@
 
 namespace tessera::ir::ops {
 
-/// conv2d, conv2d_transpose, dense, matmul, batch_matmul, bias_add,
-/// batch_norm, layer_norm, max_pool2d, avg_pool2d, global_avg_pool2d,
-/// global_max_pool2d, max_pool2d_indices, softmax, log_softmax, resize2d.
+/// conv2d, conv2d_transpose (nn_conv.cpp).
+Status registerConvOps(OpRegistry &r);
+/// max_pool2d, max_pool2d_indices, avg_pool2d, global_avg_pool2d,
+/// global_max_pool2d (nn_pool.cpp).
+Status registerPoolOps(OpRegistry &r);
+/// dense, matmul, batch_matmul (nn_matmul.cpp).
+Status registerMatmulOps(OpRegistry &r);
+/// bias_add, batch_norm, layer_norm, softmax, log_softmax, resize2d: the rest
+/// of the NN family (nn.cpp).
 Status registerNNOps(OpRegistry &r);
-/// Binary arithmetic (incl. mod), comparisons, logical ops, unary math
-/// (incl. trigonometric, sign, isnan, isinf), activations, where, cast.
+/// Binary arithmetic, comparisons (equal, less, greater), unary math,
+/// activations, where, cast (elementwise.cpp).
 Status registerElementwiseOps(OpRegistry &r);
+/// The elementwise ops added for the ONNX frontend: mod, bit_shift,
+/// less_equal, greater_equal, sign, trigonometric and hyperbolic functions,
+/// isnan, isinf, logical ops (elementwise_ext.cpp).
+Status registerElementwiseExtOps(OpRegistry &r);
 /// reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod, argmax,
 /// argmin.
 Status registerReduceOps(OpRegistry &r);
-/// reshape, flatten, transpose, concat, split, slice, squeeze, unsqueeze,
-/// pad, expand, gather, gather_elements, cumsum, topk.
+/// reshape, flatten, transpose, concat, split (transform.cpp).
 Status registerTransformOps(OpRegistry &r);
+/// slice, squeeze, unsqueeze, pad, expand (transform_slice.cpp).
+Status registerSliceOps(OpRegistry &r);
+/// gather, gather_elements (transform_gather.cpp).
+Status registerGatherOps(OpRegistry &r);
+/// cumsum, topk (transform_cumsum_topk.cpp).
+Status registerCumsumTopkOps(OpRegistry &r);
 /// gather_nd, scatter_nd and other index-driven ops.
 Status registerIndexOps(OpRegistry &r);
 /// grid_sample, roi_align: image sampling ops.

@@ -10,21 +10,20 @@
 // NodeContext::constantInput(), which also records a graph input wanted as a
 // constant (the importer can then bind it and import again).
 //
+// This file holds the reshaping, joining, splitting, slicing and padding
+// converters, the helpers the family shares and registerTensorConverters();
+// the constants and shape queries are in tensor_constant.cpp, the indexing
+// ops in tensor_index.cpp (shared declarations: tensor_internal.h).
+//
 //===----------------------------------------------------------------------===//
-#include "frontend/onnx/converters/common.h"
+#include "frontend/onnx/converters/tensor_internal.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <limits>
-#include <numeric>
 
 namespace tessera::frontend::onnx {
 
-namespace {
-
-using ir::DType;
-using ir::Expr;
+namespace tensor_detail {
 
 //===----------------------------------------------------------------------===//
 // Helpers
@@ -36,33 +35,6 @@ Expected<Ints> constantInts(NodeContext &ctx, size_t i, std::string_view name) {
   if (!ir::isInteger(t->dtype()))
     return ctx.error("input {} ('{}') must be an integer tensor, got {}", i, name, t->type().str());
   return t->toInts();
-}
-
-/// A constant single-element input as int64 (any numeric dtype).
-Expected<int64_t> constantScalarInt(NodeContext &ctx, size_t i, std::string_view name) {
-  TS_ASSIGN_OR_RETURN(const ir::Tensor *t, requireConstant(ctx, i, name));
-  if (t->numel() != 1)
-    return ctx.error("input {} ('{}') must have one element, got {}", i, name, t->type().str());
-  if (ir::isFloat(t->dtype()))
-    return int64_t(t->getDouble(0));
-  return t->getInt(0);
-}
-
-/// Constants that converters build are limited to this many elements (a
-/// malformed model must not make the importer allocate without bound).
-constexpr int64_t kMaxConstantElements = int64_t(1) << 28;
-
-/// The element count of `shape` if it is at most kMaxConstantElements.
-Expected<int64_t> checkedElements(NodeContext &ctx, std::span<const int64_t> shape) {
-  __int128 n = 1;
-  for (int64_t d : shape) {
-    if (d < 0)
-      return ctx.error("shape {} has a negative dim", ir::shapeStr(shape));
-    n *= d;
-    if (n > kMaxConstantElements)
-      return ctx.error("shape {} is too large for a constant", ir::shapeStr(shape));
-  }
-  return int64_t(n);
 }
 
 /// The fields of a tuple-valued expression (a folded call gives a Tuple).
@@ -86,139 +58,7 @@ Expected<int64_t> normAxis(NodeContext &ctx, int64_t axis, int64_t rank, std::st
   return axis < 0 ? axis + rank : axis;
 }
 
-//===----------------------------------------------------------------------===//
-// Constants and shape queries.
-//===----------------------------------------------------------------------===//
-
-/// Constant (opsets 1-17): value, value_float(s), value_int(s). Sparse and
-/// string values are errors.
-Expected<Outputs> convertConstant(NodeContext &ctx) {
-  for (const char *name : {"sparse_value", "value_string", "value_strings"})
-    if (ctx.hasAttr(name))
-      return ctx.error("attribute '{}' is not supported", name);
-  if (ctx.hasAttr("value")) {
-    TS_ASSIGN_OR_RETURN(ir::Tensor t, ctx.attrTensor("value"));
-    return Outputs{ctx.constant(std::move(t))};
-  }
-  if (ctx.hasAttr("value_float")) {
-    TS_ASSIGN_OR_RETURN(float v, ctx.attrFloat("value_float"));
-    return Outputs{ctx.constant(ir::Tensor::fromDoubles(DType::F32, {}, std::vector<double>{v}))};
-  }
-  if (ctx.hasAttr("value_floats")) {
-    TS_ASSIGN_OR_RETURN(std::vector<float> v, ctx.attrFloats("value_floats"));
-    std::vector<double> d(v.begin(), v.end());
-    return Outputs{ctx.constant(ir::Tensor::fromDoubles(DType::F32, {int64_t(d.size())}, d))};
-  }
-  if (ctx.hasAttr("value_int")) {
-    TS_ASSIGN_OR_RETURN(int64_t v, ctx.attrInt("value_int"));
-    return Outputs{ctx.constant(ir::Tensor::fromInts(DType::I64, {}, Ints{v}))};
-  }
-  if (ctx.hasAttr("value_ints")) {
-    TS_ASSIGN_OR_RETURN(Ints v, ctx.attrInts("value_ints"));
-    return Outputs{ctx.constant(ir::Tensor::fromInts(DType::I64, {int64_t(v.size())}, v))};
-  }
-  return ctx.error("no value attribute");
-}
-
-/// Shape (opsets 1-17; start/end from 15, clamped): a constant i64 vector.
-Expected<Outputs> convertShape(NodeContext &ctx) {
-  const ir::Shape &s = shapeOf(ctx.input(0));
-  int64_t r = int64_t(s.size());
-  TS_ASSIGN_OR_RETURN(int64_t start, ctx.attrInt("start", int64_t{0}));
-  TS_ASSIGN_OR_RETURN(int64_t end, ctx.attrInt("end", r));
-  if (start < 0)
-    start += r;
-  if (end < 0)
-    end += r;
-  start = std::clamp<int64_t>(start, 0, r);
-  end = std::clamp<int64_t>(end, 0, r);
-  Ints dims(s.begin() + start, s.begin() + std::max(start, end));
-  return Outputs{ctx.constant(ir::Tensor::fromInts(DType::I64, {int64_t(dims.size())}, dims))};
-}
-
-/// Size (opsets 1-17): a constant i64 scalar.
-Expected<Outputs> convertSize(NodeContext &ctx) {
-  int64_t n = ctx.input(0)->type().numElements();
-  return Outputs{ctx.constant(ir::Tensor::fromInts(DType::I64, {}, Ints{n}))};
-}
-
-/// ConstantOfShape (opsets 9-17): constant shape input; value (one-element
-/// tensor, default f32 0).
-Expected<Outputs> convertConstantOfShape(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Ints shape, constantInts(ctx, 0, "input"));
-  TS_RETURN_IF_ERROR(checkedElements(ctx, shape));
-  ir::Tensor value = ir::Tensor::fromDoubles(DType::F32, {1}, std::vector<double>{0.0});
-  if (ctx.hasAttr("value")) {
-    TS_ASSIGN_OR_RETURN(value, ctx.attrTensor("value"));
-    if (value.numel() != 1)
-      return ctx.error("attribute 'value' must have one element, got {}", value.type().str());
-  }
-  ir::Tensor out(value.dtype(), shape);
-  size_t esize = ir::dtypeSize(value.dtype());
-  for (int64_t i = 0; i < out.numel(); ++i)
-    std::memcpy(out.bytes() + size_t(i) * esize, value.bytes(), esize);
-  return Outputs{ctx.constant(std::move(out))};
-}
-
-/// Range (opsets 11-17): constant start, limit, delta -> a constant.
-Expected<Outputs> convertRange(NodeContext &ctx) {
-  const ir::Tensor *in[3];
-  const char *names[3] = {"start", "limit", "delta"};
-  wishConstants(ctx, {0, 1, 2});
-  for (size_t i = 0; i < 3; ++i) {
-    TS_ASSIGN_OR_RETURN(in[i], requireConstant(ctx, i, names[i]));
-    if (in[i]->numel() != 1)
-      return ctx.error("input {} ('{}') must be a scalar, got {}", i, names[i],
-                       in[i]->type().str());
-  }
-  DType dt = in[0]->dtype();
-  if (ir::isFloat(dt)) {
-    double start = in[0]->getDouble(0), limit = in[1]->getDouble(0), delta = in[2]->getDouble(0);
-    if (delta == 0)
-      return ctx.error("delta must not be 0");
-    double count = std::ceil((limit - start) / delta);
-    if (!(count < double(kMaxConstantElements)))
-      return ctx.error("the range has too many elements");
-    int64_t n = std::max<int64_t>(int64_t(count), 0);
-    std::vector<double> v(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i)
-      v[size_t(i)] = start + double(i) * delta;
-    return Outputs{ctx.constant(ir::Tensor::fromDoubles(dt, {n}, v))};
-  }
-  int64_t start = in[0]->getInt(0), limit = in[1]->getInt(0), delta = in[2]->getInt(0);
-  if (delta == 0)
-    return ctx.error("delta must not be 0");
-  __int128 span = __int128(limit) - start;
-  __int128 count = delta > 0 ? (span + delta - 1) / delta : (span + delta + 1) / delta;
-  if (count > kMaxConstantElements)
-    return ctx.error("the range has too many elements");
-  int64_t n = std::max<int64_t>(int64_t(count), 0);
-  Ints v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
-    v[size_t(i)] = start + i * delta;
-  return Outputs{ctx.constant(ir::Tensor::fromInts(dt, {n}, v))};
-}
-
-/// EyeLike (opsets 9-17): 2-D; k, dtype -> a constant.
-Expected<Outputs> convertEyeLike(NodeContext &ctx) {
-  const Expr &x = ctx.input(0);
-  if (rankOf(x) != 2)
-    return ctx.error("input must have rank 2, got {}", x->type().str());
-  TS_ASSIGN_OR_RETURN(int64_t k, ctx.attrInt("k", int64_t{0}));
-  DType dt = dtypeOf(x);
-  if (ctx.hasAttr("dtype")) {
-    TS_ASSIGN_OR_RETURN(int64_t code, ctx.attrInt("dtype"));
-    TS_ASSIGN_OR_RETURN(dt, dtypeFromOnnx(ctx, code));
-  }
-  const ir::Shape &s = shapeOf(x);
-  ir::Tensor out(dt, s);
-  for (int64_t i = 0; i < s[0]; ++i) {
-    int64_t j = i + k;
-    if (j >= 0 && j < s[1])
-      out.setDouble(i * s[1] + j, 1.0);
-  }
-  return Outputs{ctx.constant(std::move(out))};
-}
+namespace {
 
 //===----------------------------------------------------------------------===//
 // Reshaping.
@@ -455,118 +295,11 @@ Expected<Outputs> convertTile(NodeContext &ctx) {
   return Outputs{y};
 }
 
-//===----------------------------------------------------------------------===//
-// Indexing.
-//===----------------------------------------------------------------------===//
-
-/// Gather (opsets 1-17): axis, negative indices.
-Expected<Outputs> convertGather(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(int64_t axis, ctx.attrInt("axis", int64_t{0}));
-  TS_ASSIGN_OR_RETURN(Expr y, ctx.call("gather", {ctx.input(0), ctx.input(1)}, {{"axis", axis}}));
-  return Outputs{y};
-}
-
-/// GatherElements (opsets 11-17): axis, negative indices.
-Expected<Outputs> convertGatherElements(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(int64_t axis, ctx.attrInt("axis", int64_t{0}));
-  TS_ASSIGN_OR_RETURN(Expr y,
-                      ctx.call("gather_elements", {ctx.input(0), ctx.input(1)}, {{"axis", axis}}));
-  return Outputs{y};
-}
-
-/// Trilu (opset 14-17): upper, optional constant k; where() with a constant
-/// mask over the last two dims.
-Expected<Outputs> convertTrilu(NodeContext &ctx) {
-  const Expr &x = ctx.input(0);
-  if (rankOf(x) < 2)
-    return ctx.error("input must have rank >= 2, got {}", x->type().str());
-  TS_ASSIGN_OR_RETURN(int64_t upper, ctx.attrInt("upper", int64_t{1}));
-  int64_t k = 0;
-  if (ctx.hasInput(1)) {
-    TS_ASSIGN_OR_RETURN(k, constantScalarInt(ctx, 1, "k"));
-  }
-  const ir::Shape &s = shapeOf(x);
-  int64_t rows = s[s.size() - 2], cols = s[s.size() - 1];
-  ir::Tensor mask(DType::Bool, {rows, cols});
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      mask.setInt(i * cols + j, upper ? j - i >= k : j - i <= k);
-  Expr zero = ctx.constant(ir::Tensor(dtypeOf(x), {}));
-  TS_ASSIGN_OR_RETURN(Expr y, ctx.call("where", {ctx.constant(mask), x, zero}));
-  return Outputs{y};
-}
-
-/// OneHot (opsets 9-17): constant depth; indices in [-depth, depth) (others
-/// give all off values); values [off, on]; axis.
-Expected<Outputs> convertOneHot(NodeContext &ctx) {
-  const Expr &indices = ctx.input(0);
-  const Expr &values = ctx.input(2);
-  TS_ASSIGN_OR_RETURN(int64_t depth, constantScalarInt(ctx, 1, "depth"));
-  if (depth <= 0 || depth > kMaxConstantElements)
-    return ctx.error("depth {} is out of range", depth);
-  if (values->type().numElements() != 2 || rankOf(values) != 1)
-    return ctx.error("input 2 ('values') must have shape [2], got {}", values->type().str());
-  TS_ASSIGN_OR_RETURN(int64_t axis, ctx.attrInt("axis", int64_t{-1}));
-  int64_t outRank = rankOf(indices) + 1;
-  TS_ASSIGN_OR_RETURN(axis, normAxis(ctx, axis, outRank, "attribute 'axis' ="));
-  DType it = dtypeOf(indices);
-  if (it == DType::Bool)
-    return ctx.error("indices must be numeric, got {}", indices->type().str());
-  // Negative indices count from the end.
-  auto scalarOf = [&](double v) {
-    return ctx.constant(ir::Tensor::fromDoubles(it, {}, std::vector<double>{v}));
-  };
-  TS_ASSIGN_OR_RETURN(Expr neg, ctx.call("less", {indices, scalarOf(0)}));
-  TS_ASSIGN_OR_RETURN(Expr wrapped, ctx.call("add", {indices, scalarOf(double(depth))}));
-  TS_ASSIGN_OR_RETURN(Expr idx, ctx.call("where", {neg, wrapped, indices}));
-  TS_ASSIGN_OR_RETURN(Expr idxU, ctx.call("unsqueeze", {idx}, {{"axes", Ints{axis}}}));
-  Ints rangeShape(size_t(outRank), 1);
-  rangeShape[size_t(axis)] = depth;
-  std::vector<double> range(static_cast<size_t>(depth));
-  std::iota(range.begin(), range.end(), 0.0);
-  Expr targets = ctx.constant(ir::Tensor::fromDoubles(it, rangeShape, range));
-  TS_ASSIGN_OR_RETURN(Expr hot, ctx.call("equal", {idxU, targets}));
-  TS_ASSIGN_OR_RETURN(Expr off,
-                      ctx.call("slice", {values}, {{"starts", Ints{0}}, {"ends", Ints{1}}}));
-  TS_ASSIGN_OR_RETURN(Expr on,
-                      ctx.call("slice", {values}, {{"starts", Ints{1}}, {"ends", Ints{2}}}));
-  TS_ASSIGN_OR_RETURN(Expr y, ctx.call("where", {hot, on, off}));
-  return Outputs{y};
-}
-
-/// CumSum (opsets 11-17): constant axis input; exclusive, reverse.
-Expected<Outputs> convertCumSum(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(int64_t axis, constantScalarInt(ctx, 1, "axis"));
-  TS_ASSIGN_OR_RETURN(int64_t exclusive, ctx.attrInt("exclusive", int64_t{0}));
-  TS_ASSIGN_OR_RETURN(int64_t reverse, ctx.attrInt("reverse", int64_t{0}));
-  TS_ASSIGN_OR_RETURN(
-      Expr y, ctx.call("cumsum", {ctx.input(0)},
-                       {{"axis", axis}, {"exclusive", exclusive != 0}, {"reverse", reverse != 0}}));
-  return Outputs{y};
-}
-
-/// TopK (opsets 1-17): k attribute (< 10) or constant input; axis, largest,
-/// sorted (results are always sorted; ties keep the lower index first).
-Expected<Outputs> convertTopK(NodeContext &ctx) {
-  int64_t k;
-  if (ctx.opset() < 10) {
-    TS_ASSIGN_OR_RETURN(k, ctx.attrInt("k"));
-  } else {
-    TS_ASSIGN_OR_RETURN(k, constantScalarInt(ctx, 1, "K"));
-  }
-  TS_ASSIGN_OR_RETURN(int64_t axis, ctx.attrInt("axis", int64_t{-1}));
-  TS_ASSIGN_OR_RETURN(int64_t largest, ctx.attrInt("largest", int64_t{1}));
-  TS_ASSIGN_OR_RETURN(int64_t sorted, ctx.attrInt("sorted", int64_t{1}));
-  TS_ASSIGN_OR_RETURN(
-      Expr t,
-      ctx.call("topk", {ctx.input(0)},
-               {{"k", k}, {"axis", axis}, {"largest", largest != 0}, {"sorted", sorted != 0}}));
-  return unpackTuple(ctx, t);
-}
-
 } // namespace
+} // namespace tensor_detail
 
 Status registerTensorConverters(ConverterRegistry &r) {
+  using namespace tensor_detail;
   // Op type, required inputs, first opset, converter, notes.
   auto add = [&](std::string opType, size_t inputs, int64_t minOpset, Converter convert,
                  std::string notes) {

@@ -1,0 +1,373 @@
+//===- frontend/onnx/converters/loss_index.cpp - ONNX index converters ----===//
+//
+// The index-driven ONNX ops: GatherND, ScatterND, ScatterElements and Scatter
+// on the core index ops, Compress (gather with the indices of a constant
+// condition) and ReverseSequence (gather_elements with computed indices); and
+// the ops with data-dependent output shapes, NonZero, Unique and
+// NonMaxSuppression, which need constant inputs and give constants.
+// registerLossConverters() (loss.cpp) registers them.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/onnx/converters/loss_internal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace tessera::frontend::onnx::loss_detail {
+
+//===----------------------------------------------------------------------===//
+// Index ops
+//===----------------------------------------------------------------------===//
+
+/// GatherND (opsets 11-17): batch_dims (12+), negative indices.
+Expected<Outputs> convertGatherND(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr data, tensorInput(ctx, 0, "data"));
+  TS_ASSIGN_OR_RETURN(Expr indices, tensorInput(ctx, 1, "indices"));
+  TS_ASSIGN_OR_RETURN(int64_t batchDims, ctx.attrInt("batch_dims", int64_t{0}));
+  TS_ASSIGN_OR_RETURN(Expr y, ctx.call("gather_nd", {data, indices}, {{"batch_dims", batchDims}}));
+  return Outputs{y};
+}
+
+namespace {
+
+/// The 'reduction' attribute of the scatter ops: "none", and from opset 16
+/// "add" and "mul" (opset 18's "max"/"min" are beyond our opsets).
+Expected<std::string> scatterReduction(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(std::string red, ctx.attrString("reduction", std::string("none")));
+  if (red != "none" && red != "add" && red != "mul")
+    return ctx.error("attribute 'reduction' = \"{}\" is not one of \"none\", \"add\", \"mul\"",
+                     red);
+  return red;
+}
+
+} // namespace
+
+/// ScatterND (opsets 11-17): reduction none/add/mul (16+).
+Expected<Outputs> convertScatterND(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr data, tensorInput(ctx, 0, "data"));
+  TS_ASSIGN_OR_RETURN(Expr indices, tensorInput(ctx, 1, "indices"));
+  TS_ASSIGN_OR_RETURN(Expr updates, tensorInput(ctx, 2, "updates"));
+  TS_ASSIGN_OR_RETURN(std::string red, scatterReduction(ctx));
+  TS_ASSIGN_OR_RETURN(Expr y,
+                      ctx.call("scatter_nd", {data, indices, updates}, {{"reduction", red}}));
+  return Outputs{y};
+}
+
+/// ScatterElements (opsets 11-17) and Scatter (9-10, the same op without
+/// reduction): axis, negative indices, reduction none/add/mul (16+).
+Expected<Outputs> convertScatterElements(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr data, tensorInput(ctx, 0, "data"));
+  TS_ASSIGN_OR_RETURN(Expr indices, tensorInput(ctx, 1, "indices"));
+  TS_ASSIGN_OR_RETURN(Expr updates, tensorInput(ctx, 2, "updates"));
+  TS_ASSIGN_OR_RETURN(int64_t axis, ctx.attrInt("axis", int64_t{0}));
+  TS_ASSIGN_OR_RETURN(std::string red, scatterReduction(ctx));
+  TS_ASSIGN_OR_RETURN(Expr y, ctx.call("scatter_elements", {data, indices, updates},
+                                       {{"axis", axis}, {"reduction", red}}));
+  return Outputs{y};
+}
+
+namespace {
+
+/// The node's optional 'axis' (normalised), or, without one, axis 0 of
+/// `x` flattened to 1-D (Compress and Unique treat a missing axis so).
+Expected<int64_t> axisOrFlatten(NodeContext &ctx, Expr &x) {
+  if (!ctx.hasAttr("axis")) {
+    TS_ASSIGN_OR_RETURN(x, reshapeTo(ctx, x, Ints{x->type().numElements()}));
+    return 0;
+  }
+  TS_ASSIGN_OR_RETURN(int64_t axis, ctx.attrInt("axis"));
+  int64_t r = rankOf(x);
+  if (axis < -r || axis >= r)
+    return ctx.error("attribute 'axis' = {} is out of range for rank {}", axis, r);
+  return axis < 0 ? axis + r : axis;
+}
+
+} // namespace
+
+/// Compress (opsets 9-17): the condition must be a constant (it decides the
+/// output shape); the entries along 'axis' (or of the flattened input
+/// without it) whose condition is true, by gather. A condition shorter than
+/// the axis selects nothing past its end; a true entry past the end is an
+/// error.
+Expected<Outputs> convertCompress(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0, "input"));
+  TS_ASSIGN_OR_RETURN(const Tensor *cond, requireConstant(ctx, 1, "condition"));
+  if (cond->rank() != 1)
+    return ctx.error("input 1 ('condition') must be 1-D, got {}", cond->type().str());
+  TS_ASSIGN_OR_RETURN(int64_t axis, axisOrFlatten(ctx, x));
+  int64_t dim = shapeOf(x)[size_t(axis)];
+  Ints picked;
+  for (int64_t i = 0; i < cond->numel(); ++i)
+    if (cond->getDouble(i) != 0) {
+      if (i >= dim)
+        return ctx.error("condition entry {} is true, but axis {} has size {}", i, axis, dim);
+      picked.push_back(i);
+    }
+  if (picked.empty()) {
+    ir::Shape s = shapeOf(x);
+    s[size_t(axis)] = 0;
+    return Outputs{ctx.constant(Tensor(dtypeOf(x), s))};
+  }
+  Expr indices = ctx.constant(Tensor::fromInts(DType::I64, {int64_t(picked.size())}, picked));
+  TS_ASSIGN_OR_RETURN(Expr y, ctx.call("gather", {x, indices}, {{"axis", axis}}));
+  return Outputs{y};
+}
+
+/// ReverseSequence (opsets 10-17): reverses the first sequence_lens[b]
+/// entries along time_axis of every batch entry b (batch_axis, time_axis in
+/// {0, 1}); gather_elements with the index where(t < len, len - 1 - t, t).
+Expected<Outputs> convertReverseSequence(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0, "input"));
+  TS_ASSIGN_OR_RETURN(Expr lens, integerInput(ctx, 1, "sequence_lens"));
+  TS_ASSIGN_OR_RETURN(int64_t batchAxis, ctx.attrInt("batch_axis", int64_t{1}));
+  TS_ASSIGN_OR_RETURN(int64_t timeAxis, ctx.attrInt("time_axis", int64_t{0}));
+  int64_t r = rankOf(x);
+  if (r < 2)
+    return ctx.error("input 0 must have rank >= 2, got {}", x->type().str());
+  if ((batchAxis != 0 && batchAxis != 1) || (timeAxis != 0 && timeAxis != 1) ||
+      batchAxis == timeAxis)
+    return ctx.error("batch_axis ({}) and time_axis ({}) must be 0 and 1 in some order", batchAxis,
+                     timeAxis);
+  const ir::Shape &s = shapeOf(x);
+  int64_t B = s[size_t(batchAxis)], T = s[size_t(timeAxis)];
+  if (shapeOf(lens) != Ints{B})
+    return ctx.error("input 1 ('sequence_lens') must have shape [{}], got {}", B,
+                     lens->type().str());
+  DType lt = dtypeOf(lens);
+  // Time positions and lengths shaped to broadcast against each other.
+  Ints tShape(size_t(r), 1), bShape(size_t(r), 1);
+  tShape[size_t(timeAxis)] = T;
+  bShape[size_t(batchAxis)] = B;
+  Ints positions(static_cast<size_t>(T));
+  std::iota(positions.begin(), positions.end(), int64_t{0});
+  Expr t = ctx.constant(Tensor::fromInts(lt, tShape, positions));
+  TS_ASSIGN_OR_RETURN(Expr len, reshapeTo(ctx, lens, bShape));
+  TS_ASSIGN_OR_RETURN(Expr lastPos, ctx.call("subtract", {len, scalarInt(ctx, lt, 1)}));
+  TS_ASSIGN_OR_RETURN(Expr reversed, ctx.call("subtract", {lastPos, t}));
+  TS_ASSIGN_OR_RETURN(Expr inside, ctx.call("less", {t, len}));
+  TS_ASSIGN_OR_RETURN(Expr idx, ctx.call("where", {inside, reversed, t}));
+  if (shapeOf(idx) != s) {
+    TS_ASSIGN_OR_RETURN(idx, ctx.call("expand", {idx}, {{"shape", Ints(s)}}));
+  }
+  TS_ASSIGN_OR_RETURN(Expr y, ctx.call("gather_elements", {x, idx}, {{"axis", timeAxis}}));
+  return Outputs{y};
+}
+
+//===----------------------------------------------------------------------===//
+// Ops with data-dependent output shapes: NonZero, Unique, NonMaxSuppression.
+// The static-shape IR needs their inputs as constants; the result is then a
+// constant computed here.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Limit on the elements of a constant built here (a malformed model must
+/// not make the importer allocate without bound).
+constexpr int64_t kMaxConstantElements = int64_t(1) << 28;
+
+/// -1, 0 or 1 as element i of a compares with element j of b (same dtype):
+/// floats by value (NaN after everything, NaNs equal), integers exactly
+/// (u64 as unsigned).
+int compareElements(const Tensor &a, int64_t i, const Tensor &b, int64_t j) {
+  DType t = a.dtype();
+  if (ir::isFloat(t)) {
+    double x = a.getDouble(i), y = b.getDouble(j);
+    bool nx = std::isnan(x), ny = std::isnan(y);
+    if (nx || ny)
+      return nx == ny ? 0 : (nx ? 1 : -1);
+    return x < y ? -1 : (x > y ? 1 : 0);
+  }
+  if (t == DType::U64) {
+    uint64_t x = a.getUInt(i), y = b.getUInt(j);
+    return x < y ? -1 : (x > y ? 1 : 0);
+  }
+  int64_t x = a.getInt(i), y = b.getInt(j);
+  return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+} // namespace
+
+/// NonZero (opsets 9-17): constant input; the i64 [rank, count] indices of
+/// its non-zero elements in row-major order (a scalar counts as 1-D).
+Expected<Outputs> convertNonZero(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(const Tensor *x, requireConstant(ctx, 0, "X"));
+  ir::Shape shape = x->shape();
+  if (shape.empty())
+    shape = {1};
+  std::vector<int64_t> hits;
+  for (int64_t i = 0; i < x->numel(); ++i)
+    if (ir::isFloat(x->dtype()) ? x->getDouble(i) != 0 : x->getInt(i) != 0)
+      hits.push_back(i);
+  int64_t r = int64_t(shape.size()), n = int64_t(hits.size());
+  Tensor out(DType::I64, {r, n});
+  Ints idx(shape.size());
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t flat = hits[size_t(k)];
+    for (int64_t d = r - 1; d >= 0; --d) {
+      idx[size_t(d)] = flat % shape[size_t(d)];
+      flat /= shape[size_t(d)];
+    }
+    for (int64_t d = 0; d < r; ++d)
+      out.data<int64_t>()[d * n + k] = idx[size_t(d)];
+  }
+  return Outputs{ctx.constant(std::move(out))};
+}
+
+/// Unique (opsets 11-17): constant input; the unique elements (or, with
+/// 'axis', the unique slices along it), sorted ('sorted' = 1, slices
+/// lexicographically) or in order of first occurrence; outputs Y, indices
+/// (first occurrences), inverse_indices and counts (i64).
+Expected<Outputs> convertUnique(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(const Tensor *xt, requireConstant(ctx, 0, "X"));
+  TS_ASSIGN_OR_RETURN(int64_t sorted, ctx.attrInt("sorted", int64_t{1}));
+  Expr x = ctx.input(0);
+  TS_ASSIGN_OR_RETURN(int64_t axis, axisOrFlatten(ctx, x));
+  const ir::Shape &s = shapeOf(x);
+  int64_t n = s[size_t(axis)];
+  int64_t inner = product(std::span(s).subspan(size_t(axis) + 1));
+  int64_t outer = n == 0 ? 0 : x->type().numElements() / (n * inner);
+  // Slice i along the axis: element (o, i, j) is flat (o * n + i) * inner + j.
+  auto compareSlices = [&](int64_t a, int64_t b) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < inner; ++j)
+        if (int c = compareElements(*xt, (o * n + a) * inner + j, *xt, (o * n + b) * inner + j))
+          return c;
+    return 0;
+  };
+  Ints order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return compareSlices(a, b) < 0; });
+  // Groups of equal slices in sorted order: first occurrence and members.
+  struct Group {
+    int64_t first;
+    Ints members;
+  };
+  std::vector<Group> groups;
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (k == 0 || compareSlices(order[k - 1], order[k]) != 0)
+      groups.push_back(Group{order[k], {}});
+    groups.back().members.push_back(order[k]);
+  }
+  if (!sorted)
+    std::stable_sort(groups.begin(), groups.end(),
+                     [](const Group &a, const Group &b) { return a.first < b.first; });
+  int64_t u = int64_t(groups.size());
+  Tensor indices(DType::I64, {u}), inverse(DType::I64, {n}), counts(DType::I64, {u});
+  for (int64_t g = 0; g < u; ++g) {
+    const Group &grp = groups[size_t(g)];
+    indices.data<int64_t>()[g] = grp.first;
+    counts.data<int64_t>()[g] = int64_t(grp.members.size());
+    for (int64_t m : grp.members)
+      inverse.data<int64_t>()[m] = g;
+  }
+  Expr y;
+  if (u == 0) {
+    y = ctx.constant(Tensor(dtypeOf(x), s));
+  } else {
+    TS_ASSIGN_OR_RETURN(y, ctx.call("gather", {x, ctx.constant(indices)}, {{"axis", axis}}));
+  }
+  return Outputs{y, ctx.constant(indices), ctx.constant(inverse), ctx.constant(counts)};
+}
+
+namespace {
+
+/// Whether boxes a and b (4 floats each) overlap with IoU above `threshold`
+/// (ONNX NonMaxSuppression, computed in float as onnxruntime does).
+bool suppressByIoU(const float *a, const float *b, bool centerBox, float threshold) {
+  float ax0, ax1, ay0, ay1, bx0, bx1, by0, by1;
+  if (centerBox) { // [x_center, y_center, width, height]
+    ax0 = a[0] - a[2] / 2, ax1 = a[0] + a[2] / 2, ay0 = a[1] - a[3] / 2, ay1 = a[1] + a[3] / 2;
+    bx0 = b[0] - b[2] / 2, bx1 = b[0] + b[2] / 2, by0 = b[1] - b[3] / 2, by1 = b[1] + b[3] / 2;
+  } else { // [y1, x1, y2, x2], any pair of diagonal corners
+    ax0 = std::min(a[1], a[3]), ax1 = std::max(a[1], a[3]);
+    ay0 = std::min(a[0], a[2]), ay1 = std::max(a[0], a[2]);
+    bx0 = std::min(b[1], b[3]), bx1 = std::max(b[1], b[3]);
+    by0 = std::min(b[0], b[2]), by1 = std::max(b[0], b[2]);
+  }
+  float ix0 = std::max(ax0, bx0), ix1 = std::min(ax1, bx1);
+  float iy0 = std::max(ay0, by0), iy1 = std::min(ay1, by1);
+  if (ix1 <= ix0 || iy1 <= iy0)
+    return false;
+  float inter = (ix1 - ix0) * (iy1 - iy0);
+  float areaA = (ax1 - ax0) * (ay1 - ay0), areaB = (bx1 - bx0) * (by1 - by0);
+  float uni = areaA + areaB - inter;
+  if (inter <= 0 || areaA <= 0 || areaB <= 0 || uni <= 0)
+    return false;
+  return inter / uni > threshold;
+}
+
+} // namespace
+
+/// NonMaxSuppression (opsets 10-17): constant boxes [B, N, 4], scores
+/// [B, C, N] and optional max_output_boxes_per_class (default 0: none),
+/// iou_threshold (default 0), score_threshold (default: none);
+/// center_point_box. Per batch and class, greedy selection by descending
+/// score (ties: lower box index first) of boxes with score above the
+/// threshold and IoU with every selected box at most iou_threshold. The
+/// result: i64 [count, 3] rows (batch, class, box).
+Expected<Outputs> convertNMS(NodeContext &ctx) {
+  wishConstants(ctx, {0, 1, 2, 3, 4});
+  TS_ASSIGN_OR_RETURN(const Tensor *boxes, requireConstant(ctx, 0, "boxes"));
+  TS_ASSIGN_OR_RETURN(const Tensor *scores, requireConstant(ctx, 1, "scores"));
+  auto optionalScalar = [&](size_t i, std::string_view name) -> Expected<std::optional<double>> {
+    if (!ctx.hasInput(i))
+      return std::optional<double>();
+    TS_ASSIGN_OR_RETURN(const Tensor *t, requireConstant(ctx, i, name));
+    if (t->numel() != 1)
+      return ctx.error("input {} ('{}') must have one element, got {}", i, name, t->type().str());
+    return std::optional<double>(ir::isFloat(t->dtype()) ? t->getDouble(0) : double(t->getInt(0)));
+  };
+  TS_ASSIGN_OR_RETURN(auto maxOut, optionalScalar(2, "max_output_boxes_per_class"));
+  TS_ASSIGN_OR_RETURN(auto iou, optionalScalar(3, "iou_threshold"));
+  TS_ASSIGN_OR_RETURN(auto scoreMin, optionalScalar(4, "score_threshold"));
+  TS_ASSIGN_OR_RETURN(int64_t centerBox, ctx.attrInt("center_point_box", int64_t{0}));
+  if (centerBox != 0 && centerBox != 1)
+    return ctx.error("attribute 'center_point_box' = {} must be 0 or 1", centerBox);
+  const ir::Shape &bs = boxes->shape(), &ss = scores->shape();
+  if (bs.size() != 3 || bs[2] != 4 || ss.size() != 3 || ss[0] != bs[0] || ss[2] != bs[1])
+    return ctx.error("boxes must be [B, N, 4] and scores [B, C, N], got {} and {}",
+                     boxes->type().str(), scores->type().str());
+  int64_t B = bs[0], N = bs[1], C = ss[1];
+  // At most N boxes per class can be selected anyway.
+  double wanted = maxOut && *maxOut > 0 ? *maxOut : 0; // NaN too gives 0
+  int64_t limit = int64_t(std::min(wanted, double(N)));
+  float iouThreshold = float(iou.value_or(0.0));
+  std::vector<float> box(static_cast<size_t>(boxes->numel()));
+  for (int64_t i = 0; i < boxes->numel(); ++i)
+    box[size_t(i)] = float(boxes->getDouble(i));
+
+  Ints rows;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t c = 0; c < C; ++c) {
+      std::vector<std::pair<float, int64_t>> cand;
+      for (int64_t k = 0; k < N; ++k) {
+        float sc = float(scores->getDouble((b * C + c) * N + k));
+        if (!scoreMin || sc > float(*scoreMin))
+          cand.emplace_back(sc, k);
+      }
+      std::stable_sort(cand.begin(), cand.end(),
+                       [](const auto &x, const auto &y) { return x.first > y.first; });
+      Ints selected;
+      for (const auto &[sc, k] : cand) {
+        if (int64_t(selected.size()) >= limit)
+          break;
+        const float *bk = &box[size_t((b * N + k) * 4)];
+        bool suppressed = false;
+        for (int64_t j : selected)
+          suppressed = suppressed || suppressByIoU(&box[size_t((b * N + j) * 4)], bk,
+                                                   centerBox == 1, iouThreshold);
+        if (suppressed)
+          continue;
+        selected.push_back(k);
+        rows.insert(rows.end(), {b, c, k});
+        if (int64_t(rows.size()) > kMaxConstantElements)
+          return ctx.error("too many selected boxes for a constant");
+      }
+    }
+  int64_t count = int64_t(rows.size()) / 3;
+  return Outputs{ctx.constant(Tensor::fromInts(DType::I64, {count, 3}, rows))};
+}
+
+} // namespace tessera::frontend::onnx::loss_detail

@@ -1,0 +1,167 @@
+//===- frontend/onnx/converters/tensor_constant.cpp - ONNX constant and shape converters ---===//
+//
+// Constant, Shape, Size, ConstantOfShape, Range and EyeLike: each gives a
+// constant, computed here from attributes, constant inputs or the input's
+// static shape. registerTensorConverters() (tensor.cpp) registers them.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/onnx/converters/tensor_internal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace tessera::frontend::onnx::tensor_detail {
+
+//===----------------------------------------------------------------------===//
+// Constants and shape queries.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The element count of `shape` if it is at most kMaxConstantElements.
+Expected<int64_t> checkedElements(NodeContext &ctx, std::span<const int64_t> shape) {
+  __int128 n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return ctx.error("shape {} has a negative dim", ir::shapeStr(shape));
+    n *= d;
+    if (n > kMaxConstantElements)
+      return ctx.error("shape {} is too large for a constant", ir::shapeStr(shape));
+  }
+  return int64_t(n);
+}
+
+} // namespace
+
+/// Constant (opsets 1-17): value, value_float(s), value_int(s). Sparse and
+/// string values are errors.
+Expected<Outputs> convertConstant(NodeContext &ctx) {
+  for (const char *name : {"sparse_value", "value_string", "value_strings"})
+    if (ctx.hasAttr(name))
+      return ctx.error("attribute '{}' is not supported", name);
+  if (ctx.hasAttr("value")) {
+    TS_ASSIGN_OR_RETURN(ir::Tensor t, ctx.attrTensor("value"));
+    return Outputs{ctx.constant(std::move(t))};
+  }
+  if (ctx.hasAttr("value_float")) {
+    TS_ASSIGN_OR_RETURN(float v, ctx.attrFloat("value_float"));
+    return Outputs{ctx.constant(ir::Tensor::fromDoubles(DType::F32, {}, std::vector<double>{v}))};
+  }
+  if (ctx.hasAttr("value_floats")) {
+    TS_ASSIGN_OR_RETURN(std::vector<float> v, ctx.attrFloats("value_floats"));
+    std::vector<double> d(v.begin(), v.end());
+    return Outputs{ctx.constant(ir::Tensor::fromDoubles(DType::F32, {int64_t(d.size())}, d))};
+  }
+  if (ctx.hasAttr("value_int")) {
+    TS_ASSIGN_OR_RETURN(int64_t v, ctx.attrInt("value_int"));
+    return Outputs{ctx.constant(ir::Tensor::fromInts(DType::I64, {}, Ints{v}))};
+  }
+  if (ctx.hasAttr("value_ints")) {
+    TS_ASSIGN_OR_RETURN(Ints v, ctx.attrInts("value_ints"));
+    return Outputs{ctx.constant(ir::Tensor::fromInts(DType::I64, {int64_t(v.size())}, v))};
+  }
+  return ctx.error("no value attribute");
+}
+
+/// Shape (opsets 1-17; start/end from 15, clamped): a constant i64 vector.
+Expected<Outputs> convertShape(NodeContext &ctx) {
+  const ir::Shape &s = shapeOf(ctx.input(0));
+  int64_t r = int64_t(s.size());
+  TS_ASSIGN_OR_RETURN(int64_t start, ctx.attrInt("start", int64_t{0}));
+  TS_ASSIGN_OR_RETURN(int64_t end, ctx.attrInt("end", r));
+  if (start < 0)
+    start += r;
+  if (end < 0)
+    end += r;
+  start = std::clamp<int64_t>(start, 0, r);
+  end = std::clamp<int64_t>(end, 0, r);
+  Ints dims(s.begin() + start, s.begin() + std::max(start, end));
+  return Outputs{ctx.constant(ir::Tensor::fromInts(DType::I64, {int64_t(dims.size())}, dims))};
+}
+
+/// Size (opsets 1-17): a constant i64 scalar.
+Expected<Outputs> convertSize(NodeContext &ctx) {
+  int64_t n = ctx.input(0)->type().numElements();
+  return Outputs{ctx.constant(ir::Tensor::fromInts(DType::I64, {}, Ints{n}))};
+}
+
+/// ConstantOfShape (opsets 9-17): constant shape input; value (one-element
+/// tensor, default f32 0).
+Expected<Outputs> convertConstantOfShape(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(Ints shape, constantInts(ctx, 0, "input"));
+  TS_RETURN_IF_ERROR(checkedElements(ctx, shape));
+  ir::Tensor value = ir::Tensor::fromDoubles(DType::F32, {1}, std::vector<double>{0.0});
+  if (ctx.hasAttr("value")) {
+    TS_ASSIGN_OR_RETURN(value, ctx.attrTensor("value"));
+    if (value.numel() != 1)
+      return ctx.error("attribute 'value' must have one element, got {}", value.type().str());
+  }
+  ir::Tensor out(value.dtype(), shape);
+  size_t esize = ir::dtypeSize(value.dtype());
+  for (int64_t i = 0; i < out.numel(); ++i)
+    std::memcpy(out.bytes() + size_t(i) * esize, value.bytes(), esize);
+  return Outputs{ctx.constant(std::move(out))};
+}
+
+/// Range (opsets 11-17): constant start, limit, delta -> a constant.
+Expected<Outputs> convertRange(NodeContext &ctx) {
+  const ir::Tensor *in[3];
+  const char *names[3] = {"start", "limit", "delta"};
+  wishConstants(ctx, {0, 1, 2});
+  for (size_t i = 0; i < 3; ++i) {
+    TS_ASSIGN_OR_RETURN(in[i], requireConstant(ctx, i, names[i]));
+    if (in[i]->numel() != 1)
+      return ctx.error("input {} ('{}') must be a scalar, got {}", i, names[i],
+                       in[i]->type().str());
+  }
+  DType dt = in[0]->dtype();
+  if (ir::isFloat(dt)) {
+    double start = in[0]->getDouble(0), limit = in[1]->getDouble(0), delta = in[2]->getDouble(0);
+    if (delta == 0)
+      return ctx.error("delta must not be 0");
+    double count = std::ceil((limit - start) / delta);
+    if (!(count < double(kMaxConstantElements)))
+      return ctx.error("the range has too many elements");
+    int64_t n = std::max<int64_t>(int64_t(count), 0);
+    std::vector<double> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+      v[size_t(i)] = start + double(i) * delta;
+    return Outputs{ctx.constant(ir::Tensor::fromDoubles(dt, {n}, v))};
+  }
+  int64_t start = in[0]->getInt(0), limit = in[1]->getInt(0), delta = in[2]->getInt(0);
+  if (delta == 0)
+    return ctx.error("delta must not be 0");
+  __int128 span = __int128(limit) - start;
+  __int128 count = delta > 0 ? (span + delta - 1) / delta : (span + delta + 1) / delta;
+  if (count > kMaxConstantElements)
+    return ctx.error("the range has too many elements");
+  int64_t n = std::max<int64_t>(int64_t(count), 0);
+  Ints v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    v[size_t(i)] = start + i * delta;
+  return Outputs{ctx.constant(ir::Tensor::fromInts(dt, {n}, v))};
+}
+
+/// EyeLike (opsets 9-17): 2-D; k, dtype -> a constant.
+Expected<Outputs> convertEyeLike(NodeContext &ctx) {
+  const Expr &x = ctx.input(0);
+  if (rankOf(x) != 2)
+    return ctx.error("input must have rank 2, got {}", x->type().str());
+  TS_ASSIGN_OR_RETURN(int64_t k, ctx.attrInt("k", int64_t{0}));
+  DType dt = dtypeOf(x);
+  if (ctx.hasAttr("dtype")) {
+    TS_ASSIGN_OR_RETURN(int64_t code, ctx.attrInt("dtype"));
+    TS_ASSIGN_OR_RETURN(dt, dtypeFromOnnx(ctx, code));
+  }
+  const ir::Shape &s = shapeOf(x);
+  ir::Tensor out(dt, s);
+  for (int64_t i = 0; i < s[0]; ++i) {
+    int64_t j = i + k;
+    if (j >= 0 && j < s[1])
+      out.setDouble(i * s[1] + j, 1.0);
+  }
+  return Outputs{ctx.constant(std::move(out))};
+}
+
+} // namespace tessera::frontend::onnx::tensor_detail

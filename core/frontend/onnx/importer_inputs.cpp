@@ -1,0 +1,282 @@
+//===- frontend/onnx/importer_inputs.cpp - Initializers and graph inputs ---===//
+//
+// Step 3 of an import (see importer.cpp): initializers become constants; the
+// other graph inputs become @main's parameters, typed from their
+// declarations and ImportOptions::inputShapes, or constants
+// (ImportOptions::constantInputs); sequence and optional inputs get their
+// structure from ImportOptions::valueTypes. Also the checks of computed or
+// bound values against declared ONNX types, which the other steps use too.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/onnx/importer_internal.h"
+
+#include "frontend/onnx/tensor_proto.h"
+
+#include <optional>
+
+namespace tessera::frontend::onnx::importer_detail {
+
+/// "[N, 3, ?, 224]": a declared shape with its symbolic dims.
+std::string declaredShapeStr(const ::onnx::TensorShapeProto &s) {
+  std::string out = "[";
+  for (int i = 0; i < s.dim_size(); ++i) {
+    if (i)
+      out += ", ";
+    const auto &d = s.dim(i);
+    if (d.has_dim_value())
+      out += std::to_string(d.dim_value());
+    else if (d.has_dim_param() && !d.dim_param().empty())
+      out += d.dim_param();
+    else
+      out += "?";
+  }
+  return out + "]";
+}
+
+Status Importer::bindInitializers() {
+  for (const auto &t : graph_.initializer()) {
+    TS_ASSIGN_OR_RETURN(ir::Tensor value,
+                        tensorFromProto(t, baseDir_, fmt::format("initializer '{}'", t.name())));
+    values_[t.name()] = ir::makeConstant(std::move(value), t.name());
+  }
+  if (graph_.sparse_initializer_size())
+    return Error::format("sparse initializer '{}' is not supported",
+                         graph_.sparse_initializer(0).values().name());
+  return okStatus();
+}
+
+/// The static type of a graph input from its declaration and the bound
+/// shape, if any.
+Expected<ir::Type> Importer::inputType(const ValueInfoProto &vi) {
+  const std::string &name = vi.name();
+  if (!vi.type().has_tensor_type())
+    return Error::format("input '{}' is not a tensor", name);
+  const auto &tt = vi.type().tensor_type();
+  auto dtype = dtypeFromOnnx(tt.elem_type());
+  if (!dtype)
+    return Error::format("input '{}': unsupported element type {}", name,
+                         onnxDTypeName(tt.elem_type()));
+  auto tensor = [&](const ir::Shape &shape) -> Expected<ir::Type> {
+    if (Status st = ir::checkShape(shape); !st.ok())
+      return Error::format("input '{}': {}", name, st.error().message());
+    return ir::Type::tensor(*dtype, shape);
+  };
+  auto bound = options_.inputShapes.find(name);
+  if (!tt.has_shape()) {
+    if (bound == options_.inputShapes.end())
+      return Error::format("input '{}' declares no shape; give one (e.g. --input-shape "
+                           "{}=1,3,224,224)",
+                           name, name);
+    return tensor(bound->second);
+  }
+  const auto &s = tt.shape();
+  if (bound != options_.inputShapes.end()) {
+    const auto &shape = bound->second;
+    if (int64_t(shape.size()) != s.dim_size())
+      return Error::format("input '{}': the bound shape {} has {} dims, the model declares {} "
+                           "({})",
+                           name, ir::shapeStr(shape), shape.size(), s.dim_size(),
+                           declaredShapeStr(s));
+    for (int i = 0; i < s.dim_size(); ++i)
+      if (s.dim(i).has_dim_value() && s.dim(i).dim_value() != shape[size_t(i)])
+        return Error::format("input '{}': dim {} is {} in the model ({}), the bound shape {} "
+                             "gives {}",
+                             name, i, s.dim(i).dim_value(), declaredShapeStr(s),
+                             ir::shapeStr(shape), shape[size_t(i)]);
+    return tensor(shape);
+  }
+  ir::Shape shape;
+  for (int i = 0; i < s.dim_size(); ++i) {
+    const auto &d = s.dim(i);
+    if (d.has_dim_value() && d.dim_value() >= 0) {
+      shape.push_back(d.dim_value());
+    } else if (i == 0) {
+      shape.push_back(1); // an unbound batch dim
+    } else {
+      std::string param = d.has_dim_param() && !d.dim_param().empty()
+                              ? fmt::format(" ('{}')", d.dim_param())
+                              : std::string();
+      return Error::format("input '{}': dim {}{} of {} is dynamic; bind the input's shape "
+                           "(e.g. --input-shape {}=...)",
+                           name, i, param, declaredShapeStr(s), name);
+    }
+  }
+  return tensor(shape);
+}
+
+Status Importer::bindInputs() {
+  for (const auto &vi : graph_.input()) {
+    const std::string &name = vi.name();
+    if (initializerNames_.count(name))
+      continue;
+    if (values_.count(name))
+      return Error::format("graph input '{}' is declared twice", name);
+    if (auto c = options_.constantInputs.find(name); c != options_.constantInputs.end()) {
+      if (!vi.type().has_tensor_type() && vi.type().value_case() != ::onnx::TypeProto::VALUE_NOT_SET)
+        return Error::format("input '{}' is a {}; only tensor inputs can be bound as constants",
+                             name, onnxTypeStr(vi.type()));
+      TS_RETURN_IF_ERROR(checkBoundConstant(vi, c->second));
+      values_[name] = ir::makeConstant(c->second, name);
+      continue;
+    }
+    if (!vi.type().has_tensor_type()) {
+      TS_RETURN_IF_ERROR(bindStructuredInput(vi));
+      continue;
+    }
+    if (options_.valueTypes.count(name))
+      return Error::format("input '{}' is a tensor: bind its shape with an input shape, not a "
+                           "value type",
+                           name);
+    TS_ASSIGN_OR_RETURN(ir::Type type, inputType(vi));
+    ir::Var v = ir::makeVar(name, type);
+    params_.push_back(v);
+    report_.params.push_back({name, {}});
+    values_[name] = v;
+  }
+  return okStatus();
+}
+
+/// "sequence of tensor(FLOAT)", "optional of tensor(INT32) [4]", ...
+std::string Importer::onnxTypeStr(const ::onnx::TypeProto &t) {
+  if (t.has_tensor_type()) {
+    const auto &tt = t.tensor_type();
+    std::string s = fmt::format("tensor({})", tt.elem_type() ? onnxDTypeName(tt.elem_type())
+                                                             : std::string("?"));
+    if (tt.has_shape())
+      s += " " + declaredShapeStr(tt.shape());
+    return s;
+  }
+  if (t.has_sequence_type())
+    return "sequence of " + onnxTypeStr(t.sequence_type().elem_type());
+  if (t.has_optional_type())
+    return "optional of " + onnxTypeStr(t.optional_type().elem_type());
+  if (t.has_map_type())
+    return "map";
+  if (t.has_sparse_tensor_type())
+    return "sparse tensor";
+  return "value of unknown type";
+}
+
+/// Does the computed or bound type `t` fit the declared ONNX type (dtype
+/// and static dims of tensors, sequences as tuples, optionals as their
+/// value)? An undeclared type fits everything.
+/// With shapes = false only element types and structure are checked (the
+/// declared shapes inside sub-graphs are often inexact in real models).
+bool Importer::typeFits(const ::onnx::TypeProto &d, const ir::Type &t, bool shapes) {
+  switch (d.value_case()) {
+  case ::onnx::TypeProto::VALUE_NOT_SET: return true;
+  case ::onnx::TypeProto::kTensorType: {
+    if (!t.isTensor())
+      return false;
+    const auto &tt = d.tensor_type();
+    if (tt.elem_type() != 0) {
+      auto dtype = dtypeFromOnnx(tt.elem_type());
+      if (!dtype || *dtype != t.dtype())
+        return false;
+    }
+    if (!tt.has_shape() || !shapes)
+      return true;
+    const auto &s = tt.shape();
+    if (int64_t(t.rank()) != s.dim_size())
+      return false;
+    for (int i = 0; i < s.dim_size(); ++i)
+      if (s.dim(i).has_dim_value() && s.dim(i).dim_value() != t.shape()[size_t(i)])
+        return false;
+    return true;
+  }
+  case ::onnx::TypeProto::kSequenceType: {
+    if (!t.isTuple())
+      return false;
+    for (const auto &f : t.fields())
+      if (!typeFits(d.sequence_type().elem_type(), f, shapes))
+        return false;
+    return true;
+  }
+  case ::onnx::TypeProto::kOptionalType:
+    return typeFits(d.optional_type().elem_type(), t, shapes);
+  default: return false;
+  }
+}
+
+/// A sequence or optional graph input: parameters for its tensors (one per
+/// sequence element, named "x.0", "x.1", ...), packed into tuples; nothing
+/// for an absent optional.
+Status Importer::bindStructuredInput(const ValueInfoProto &vi) {
+  const std::string &name = vi.name();
+  const auto &type = vi.type();
+  if (!type.has_sequence_type() && !type.has_optional_type())
+    return Error::format("input '{}' is a {}, which Tessera does not support", name,
+                         onnxTypeStr(type));
+  std::optional<ir::Type> bound;
+  if (auto b = options_.valueTypes.find(name); b != options_.valueTypes.end()) {
+    bound = b->second;
+    if (bound && !typeFits(type, *bound))
+      return Error::format("input '{}' is declared {}, the type bound to it is {}", name,
+                           onnxTypeStr(type), bound->str());
+    if (!bound && !type.has_optional_type())
+      return Error::format("input '{}' is a {}, not an optional: it cannot be bound to an "
+                           "absent value",
+                           name, onnxTypeStr(type));
+  } else if (type.has_optional_type() && type.optional_type().elem_type().has_tensor_type()) {
+    // An unbound optional tensor: present, with its declared type.
+    ValueInfoProto inner;
+    inner.set_name(name);
+    *inner.mutable_type() = type.optional_type().elem_type();
+    TS_ASSIGN_OR_RETURN(ir::Type t, inputType(inner));
+    bound = t;
+  } else {
+    return Error::format("input '{}' is a {}: bind its length and element shapes (the "
+                         "importer's value types; the conformance runner binds them from the "
+                         "test data)",
+                         name, onnxTypeStr(type));
+  }
+  if (!bound) {
+    values_[name] = nullptr; // an absent optional
+    return okStatus();
+  }
+  TS_ASSIGN_OR_RETURN(values_[name], paramsFor(name, *bound, name, {}));
+  return okStatus();
+}
+
+Expected<ir::Expr> Importer::paramsFor(const std::string &input, const ir::Type &t,
+                                       const std::string &paramName, std::vector<int64_t> path) {
+  if (t.isTensor()) {
+    ir::Var v = ir::makeVar(paramName, t);
+    params_.push_back(v);
+    report_.params.push_back({input, std::move(path)});
+    return ir::Expr(v);
+  }
+  if (!t.isTuple())
+    return Error::format("input '{}': cannot bind a value of type {}", input, t.str());
+  std::vector<ir::Expr> fields;
+  for (size_t i = 0; i < t.fields().size(); ++i) {
+    std::vector<int64_t> p = path;
+    p.push_back(int64_t(i));
+    TS_ASSIGN_OR_RETURN(ir::Expr f,
+                        paramsFor(input, t.fields()[i], fmt::format("{}.{}", paramName, i), p));
+    fields.push_back(std::move(f));
+  }
+  return ir::makeTuple(std::move(fields), input);
+}
+
+Status Importer::checkBoundConstant(const ValueInfoProto &vi, const ir::Tensor &t) {
+  if (!vi.type().has_tensor_type())
+    return okStatus();
+  const auto &tt = vi.type().tensor_type();
+  auto dtype = dtypeFromOnnx(tt.elem_type());
+  if (tt.elem_type() != 0 && (!dtype || *dtype != t.dtype()))
+    return Error::format("input '{}' is {}, the constant bound to it is {}", vi.name(),
+                         onnxDTypeName(tt.elem_type()), t.type().str());
+  if (!tt.has_shape())
+    return okStatus();
+  const auto &s = tt.shape();
+  bool ok = int64_t(t.rank()) == s.dim_size();
+  for (int i = 0; ok && i < s.dim_size(); ++i)
+    ok = !s.dim(i).has_dim_value() || s.dim(i).dim_value() == t.shape()[size_t(i)];
+  if (!ok)
+    return Error::format("input '{}' is declared {}, the constant bound to it is {}", vi.name(),
+                         declaredShapeStr(s), t.type().str());
+  return okStatus();
+}
+
+} // namespace tessera::frontend::onnx::importer_detail
