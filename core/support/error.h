@@ -40,6 +40,15 @@ public:
     return *this;
   }
 
+  /// Adds the context line that says where the error is (an ONNX node, a
+  /// position in a file) and marks the error as located, so that a caller
+  /// that would add a location of its own sees that it has one.
+  Error &addLocation(std::string line) {
+    located_ = true;
+    return addContext(std::move(line));
+  }
+  /// Whether addLocation() was called.
+  bool located() const { return located_; }
   /// "outer: inner: message", outermost context first.
   std::string str() const {
     std::string out;
@@ -54,6 +63,7 @@ public:
 private:
   std::string message_;
   std::vector<std::string> context_;
+  bool located_ = false;
 };
 
 /// Either a value of type T or an Error. Checked access only.
@@ -106,6 +116,12 @@ public:
       std::get<1>(v_).addContext(std::move(line));
     return std::move(*this);
   }
+  /// Adds a location to the error (Error::addLocation), if any.
+  Expected &&withLocation(std::string line) && {
+    if (!ok())
+      std::get<1>(v_).addLocation(std::move(line));
+    return std::move(*this);
+  }
 
 private:
   std::variant<T, Error> v_;
@@ -124,6 +140,11 @@ public:
   Expected &&withContext(std::string line) && {
     if (error_)
       error_->addContext(std::move(line));
+    return std::move(*this);
+  }
+  Expected &&withLocation(std::string line) && {
+    if (error_)
+      error_->addLocation(std::move(line));
     return std::move(*this);
   }
 

@@ -166,7 +166,7 @@ Expected<ir::Expr> NodeContext::call(std::string_view opName, std::vector<ir::Ex
       return error("internal: argument {} of {} is null", i, opName);
   auto built = ir::makeCall(opName, std::move(args), std::move(attrs), nodeName_, span_);
   if (!built.ok())
-    return std::move(built).withContext(fmt::format("node '{}' ({})", nodeName_, opType_));
+    return std::move(built).withLocation(fmt::format("node '{}' ({})", nodeName_, opType_));
   const auto *c = (*built)->as<ir::CallNode>();
   std::vector<ir::Tensor> values;
   for (const auto &a : c->args()) {
@@ -180,8 +180,8 @@ Expected<ir::Expr> NodeContext::call(std::string_view opName, std::vector<ir::Ex
   auto out = c->op()->kernel(values, c->attrs(), c->type());
   if (!out.ok())
     return std::move(out)
-        .withContext(fmt::format("node '{}' ({}): while folding {} on constants", nodeName_,
-                                 opType_, c->op()->name))
+        .withContext(fmt::format("while folding {} on constants", c->op()->name))
+        .withLocation(fmt::format("node '{}' ({})", nodeName_, opType_))
         .error();
   if (!c->type().isTuple()) {
     if (out->size() != 1)

@@ -111,9 +111,11 @@ public:
   }
 
   /// "node 'conv_3' (Conv): <message>".
+  /// An error located at this node: "node 'NAME' (OpType): message".
   template <typename... Args> Error error(fmt::format_string<Args...> f, Args &&...args) const {
-    return Error(fmt::format("node '{}' ({}): {}", nodeName_, opType_,
-                             fmt::format(f, std::forward<Args>(args)...)));
+    Error e(fmt::format(f, std::forward<Args>(args)...));
+    e.addLocation(fmt::format("node '{}' ({})", nodeName_, opType_));
+    return e;
   }
 
 private:

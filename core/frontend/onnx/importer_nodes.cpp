@@ -207,7 +207,8 @@ Status Importer::convertNode(const NodeProto &node, int index) {
     for (const auto &a : node.attribute())
       if (a.name() == attr && a.has_g())
         return convertSubgraph(a.g(), std::move(values))
-            .withContext(fmt::format("{}: sub-graph '{}'", where, attr));
+            .withContext(fmt::format("sub-graph '{}'", attr))
+            .withLocation(where);
     return Error::format("{}: no sub-graph attribute '{}'", where, attr);
   };
   ctx.setSubgraphs(std::move(graphAttrs), &subgraphs);
@@ -222,8 +223,8 @@ Status Importer::convertNode(const NodeProto &node, int index) {
   if (!outputs.ok()) {
     reportWishes(asked);
     Error e = std::move(outputs).error();
-    if (e.str().rfind("node '", 0) != 0)
-      e.addContext(where);
+    if (!e.located()) // a converter's ctx.error() names the node already
+      e.addLocation(where);
     return e;
   }
   if (outputs->size() > size_t(node.output_size()))
