@@ -135,7 +135,7 @@ inline std::optional<std::vector<ir::Tensor>> inputsFor(const ir::Function &main
 /// LeakSanitizer looks: what their static initializers allocated would then
 /// be reported as leaked, from code that is no longer mapped.
 inline void keepPluginsLoaded(const plugin::PluginRegistry &registry) {
-  static const auto *kept = new std::vector<std::shared_ptr<plugin::Plugin>>(
+  static const auto *kept = new std::vector<std::shared_ptr<plugin::LoadedPlugin>>(
       registry.plugins().begin(), registry.plugins().end());
   (void)kept;
 }

@@ -71,7 +71,7 @@ compileRegions(const Module &m, const plugin::PluginRegistry *registry,
 
   for (CompiledRegion &r : out) {
     auto where = [&r] { return fmt::format("region @{} (plugin '{}')", r.global, r.plugin); };
-    std::shared_ptr<const plugin::Plugin> p = registry->find(r.plugin);
+    std::shared_ptr<const plugin::LoadedPlugin> p = registry->find(r.plugin);
     if (!p)
       return Error::format("region @{}: plugin '{}' is not loaded", r.global, r.plugin);
     r.pluginVersion = p->version();

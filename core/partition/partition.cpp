@@ -21,7 +21,7 @@ PartitionState::fromNames(const std::vector<std::string> &names,
   for (const std::string &name : names) {
     if (state->find(name))
       return Error::format("target '{}' is given twice", name);
-    std::shared_ptr<const plugin::Plugin> p = registry.find(name);
+    std::shared_ptr<const plugin::LoadedPlugin> p = registry.find(name);
     if (!p) {
       std::string loaded;
       for (const auto &q : registry.plugins())

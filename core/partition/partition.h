@@ -64,7 +64,7 @@
 #include <vector>
 
 namespace tessera::plugin {
-class Plugin;
+class LoadedPlugin;
 class PluginRegistry;
 } // namespace tessera::plugin
 
@@ -86,7 +86,7 @@ inline constexpr const char *kGlobalSymbolAttr = "global_symbol";
 /// A plugin partitioning may offload to.
 struct Target {
   std::string name;
-  std::shared_ptr<const plugin::Plugin> plugin;
+  std::shared_ptr<const plugin::LoadedPlugin> plugin;
 };
 
 /// Why an op call stays on the host, or a region went back there.

@@ -54,7 +54,7 @@ Outcome failed(std::string why) {
 }
 
 /// Runs `fn` of `module` on the inputs and compares with `want`.
-Outcome runModule(const plugin::Module &module, const std::string &symbol,
+Outcome runModule(const plugin::PluginModule &module, const std::string &symbol,
                   const std::vector<ir::Tensor> &inputs, const std::vector<ir::Tensor> &extra,
                   const std::vector<ir::Tensor> &want) {
   auto fn = module.function(symbol);
@@ -91,7 +91,7 @@ Outcome runModule(const plugin::Module &module, const std::string &symbol,
 /// accepted: a module's bytes hold weights that no factory can tell from
 /// others, and an artifact's SHA-256 digests keep damage from reaching the
 /// factory (docs/design/0011).
-Outcome fuzzFactory(const plugin::Plugin &plugin, const std::string &typeKey,
+Outcome fuzzFactory(const plugin::LoadedPlugin &plugin, const std::string &typeKey,
                     const std::string &bytes, std::mt19937_64 &rng, plugin::ChildChannel &channel) {
   const size_t n = bytes.size();
   std::set<size_t> lengths = {0, 1, n / 2, n > 0 ? n - 1 : 0};
@@ -124,7 +124,7 @@ Outcome fuzzFactory(const plugin::Plugin &plugin, const std::string &typeKey,
   return {};
 }
 
-Outcome runCase(const plugin::Plugin &plugin, const KitCase &kc, const std::string &symbol,
+Outcome runCase(const plugin::LoadedPlugin &plugin, const KitCase &kc, const std::string &symbol,
                 uint64_t seed, std::string *source, plugin::ChildChannel &channel) {
   const plugin::CallIsolation limits = plugin::callIsolation();
   // 1. The checker.
@@ -200,7 +200,7 @@ Outcome runCase(const plugin::Plugin &plugin, const KitCase &kc, const std::stri
 /// runCase in a child process when plugin calls are isolated: a crash,
 /// abort, exit or hang is this case's FAIL, naming the step, and the kit
 /// goes on with the next case.
-Outcome runCaseIsolated(const plugin::Plugin &plugin, const KitCase &kc,
+Outcome runCaseIsolated(const plugin::LoadedPlugin &plugin, const KitCase &kc,
                         const std::string &symbol, uint64_t seed, std::string *source) {
   const plugin::CallIsolation limits = plugin::callIsolation();
   if (!limits.enabled) {
@@ -266,7 +266,7 @@ private:
 
 } // namespace
 
-KitSummary runKit(const plugin::Plugin &plugin, const KitOptions &options, std::ostream &out) {
+KitSummary runKit(const plugin::LoadedPlugin &plugin, const KitOptions &options, std::ostream &out) {
   Reporter rep(out, options.verbose);
   out << fmt::format("plugin-check: plugin '{}' {} (ABI {}.{}) from {}\n", plugin.name(),
                      plugin.version(), plugin.abiMajor(), plugin.abiMinor(), plugin.path());

@@ -35,7 +35,7 @@
 #include <vector>
 
 namespace tessera::plugin {
-class Plugin;
+class LoadedPlugin;
 }
 
 namespace tessera::partition::kit {
@@ -131,6 +131,6 @@ struct KitSummary {
 
 /// Runs the kit on a loaded plugin, writing one line per case and the
 /// closing "N passed, M failed, K declined".
-KitSummary runKit(const plugin::Plugin &plugin, const KitOptions &options, std::ostream &out);
+KitSummary runKit(const plugin::LoadedPlugin &plugin, const KitOptions &options, std::ostream &out);
 
 } // namespace tessera::partition::kit

@@ -1,6 +1,6 @@
 //===- plugin/isolation.cpp - Plugin calls that cannot take the core down -===//
 //
-// The guarded calls of Plugin (registry.h): each runs the in-process call
+// The guarded calls of LoadedPlugin (registry.h): each runs the in-process call
 // (registry_calls.cpp) in a forked child (probe.h) under callIsolation(), marking
 // each step so that a child that dies is reported with the plugin, the
 // call and the op or region. Answers come back as bytes: check results as
@@ -123,7 +123,7 @@ void setCallIsolation(const CallIsolation &isolation) {
 }
 
 Expected<std::vector<CheckResult>>
-Plugin::guardedCheckOps(std::span<const tessera_op_desc_t *const> ops) const {
+LoadedPlugin::guardedCheckOps(std::span<const tessera_op_desc_t *const> ops) const {
   if (ops.empty())
     return std::vector<CheckResult>{};
   const auto limit = callIsolation().checkerTimeout;
@@ -141,7 +141,7 @@ Plugin::guardedCheckOps(std::span<const tessera_op_desc_t *const> ops) const {
 }
 
 Expected<std::vector<CheckResult>>
-Plugin::guardedCheckPatterns(const std::string &pattern,
+LoadedPlugin::guardedCheckPatterns(const std::string &pattern,
                              std::span<const std::vector<const tessera_op_desc_t *>> matches) const {
   if (matches.empty())
     return std::vector<CheckResult>{};
@@ -166,7 +166,7 @@ Plugin::guardedCheckPatterns(const std::string &pattern,
   return getResults(answer, matches.size());
 }
 
-Expected<CheckResult> Plugin::guardedKeepRegion(const tessera_graph_t &region) const {
+Expected<CheckResult> LoadedPlugin::guardedKeepRegion(const tessera_graph_t &region) const {
   if (!hasRegionRule())
     return keepRegion(region); // the default answer: no plugin code runs
   std::string call = fmt::format("keep_region for region @{}", str(region.symbol));
@@ -183,7 +183,7 @@ Expected<CheckResult> Plugin::guardedKeepRegion(const tessera_graph_t &region) c
   return std::move(results[0]);
 }
 
-Expected<std::vector<int64_t>> Plugin::guardedPartition(const tessera_graph_t &graph,
+Expected<std::vector<int64_t>> LoadedPlugin::guardedPartition(const tessera_graph_t &graph,
                                                         size_t numNodes) const {
   const std::string call = "the partition hook (checker.partition)";
   const auto limit = callIsolation().checkerTimeout;
@@ -205,7 +205,7 @@ Expected<std::vector<int64_t>> Plugin::guardedPartition(const tessera_graph_t &g
 }
 
 Expected<SavedModule>
-Plugin::guardedCompile(const tessera_graph_t &graph,
+LoadedPlugin::guardedCompile(const tessera_graph_t &graph,
                        const std::function<std::string(std::string_view typeKey)> &prefix) const {
   const std::string symbol = str(graph.symbol);
   const std::string call = fmt::format("codegen.compile for region @{}", symbol);
@@ -215,7 +215,7 @@ Plugin::guardedCompile(const tessera_graph_t &graph,
       guarded(name_, call, limit,
               [&](ChildChannel &channel) -> Expected<std::string> {
                 channel.mark(name_, call, limit);
-                TS_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, compile(graph));
+                TS_ASSIGN_OR_RETURN(std::unique_ptr<PluginModule> module, compile(graph));
                 // The function the region's call will look up at run time:
                 // a module without it is the plugin's bug, reported now
                 // rather than at the artifact's first run.

@@ -192,21 +192,21 @@ Status PluginRegistry::setGlobalSearchPath(const std::vector<std::string> &entri
   return okStatus();
 }
 
-void Plugin::warnIfShadowing() const {
+void LoadedPlugin::warnIfShadowing() const {
   if (shadows_.empty() || warnedShadowing_.exchange(true))
     return;
   spdlog::warn("plugin '{}' {} is {}, which shadows the shipped plugin {}", name_, version_, path_,
                shadows_);
 }
 
-std::shared_ptr<const Plugin> PluginRegistry::find(std::string_view name) const {
+std::shared_ptr<const LoadedPlugin> PluginRegistry::find(std::string_view name) const {
   for (const auto &plugin : plugins_)
     if (plugin->name() == name)
       return plugin;
   return nullptr;
 }
 
-std::shared_ptr<const Plugin> PluginRegistry::findFactory(std::string_view typeKey) const {
+std::shared_ptr<const LoadedPlugin> PluginRegistry::findFactory(std::string_view typeKey) const {
   for (const auto &plugin : plugins_) {
     const auto &keys = plugin->typeKeys();
     if (std::find(keys.begin(), keys.end(), typeKey) != keys.end())

@@ -45,11 +45,11 @@ namespace tessera::plugin {
 
 class LoadedLibrary; // the dlopen'ed file (Boost.DLL), private to plugin/
 
-/// A function of a runtime module. Valid while its Module lives.
-class TESSERA_RT_EXPORT Function {
+/// A function of a runtime module. Valid while its PluginModule lives.
+class TESSERA_RT_EXPORT PluginFunction {
 public:
-  Function() = default;
-  Function(tessera_function_t fn, std::string name) : fn_(fn), name_(std::move(name)) {}
+  PluginFunction() = default;
+  PluginFunction(tessera_function_t fn, std::string name) : fn_(fn), name_(std::move(name)) {}
   /// Calls it with inputs then outputs; a plugin error comes back with the
   /// function's name as context.
   Status call(std::span<const DLTensor *const> args) const;
@@ -60,21 +60,21 @@ private:
   std::string name_;
 };
 
-class Plugin;
+class LoadedPlugin;
 
 /// A runtime module created by a plugin; destroyed through the plugin's
 /// vtable. Keeps its plugin (and so the library) loaded.
-class TESSERA_RT_EXPORT Module {
+class TESSERA_RT_EXPORT PluginModule {
 public:
-  Module(tessera_module_t *module, std::shared_ptr<const Plugin> plugin);
-  ~Module();
-  Module(const Module &) = delete;
-  Module &operator=(const Module &) = delete;
+  PluginModule(tessera_module_t *module, std::shared_ptr<const LoadedPlugin> plugin);
+  ~PluginModule();
+  PluginModule(const PluginModule &) = delete;
+  PluginModule &operator=(const PluginModule &) = delete;
 
   /// The module factory that loads save()'s bytes.
   const std::string &typeKey() const { return typeKey_; }
-  const Plugin &plugin() const { return *plugin_; }
-  Expected<Function> function(const std::string &symbol) const;
+  const LoadedPlugin &plugin() const { return *plugin_; }
+  Expected<PluginFunction> function(const std::string &symbol) const;
   /// The module's bytes, appended to `prefix` (a section header).
   Expected<std::string> save(std::string prefix = {}) const;
   /// The CPU the module's native code was compiled for ("" when none, or
@@ -85,7 +85,7 @@ public:
 
 private:
   tessera_module_t *module_;
-  std::shared_ptr<const Plugin> plugin_;
+  std::shared_ptr<const LoadedPlugin> plugin_;
   std::string typeKey_;
 };
 
@@ -119,14 +119,14 @@ TESSERA_RT_EXPORT void setCallIsolation(const CallIsolation &isolation);
 /// A module made by codegen, saved: what an artifact keeps of it.
 struct SavedModule {
   std::string typeKey;
-  std::string targetCpu; // Module::targetCpu()
+  std::string targetCpu; // PluginModule::targetCpu()
   std::string bytes;     // the prefix, then the module's bytes
 };
 
 /// One loaded, validated plugin.
-class TESSERA_RT_EXPORT Plugin : public std::enable_shared_from_this<Plugin> {
+class TESSERA_RT_EXPORT LoadedPlugin : public std::enable_shared_from_this<LoadedPlugin> {
 public:
-  ~Plugin();
+  ~LoadedPlugin();
 
   const std::string &name() const { return name_; }
   const std::string &version() const { return version_; }
@@ -164,9 +164,9 @@ public:
   CheckResult keepRegion(const tessera_graph_t &region) const;
   /// The whole-graph hook: a region number per JSON node (-1: not taken).
   Expected<std::vector<int64_t>> partition(const tessera_graph_t &graph, size_t numNodes) const;
-  Expected<std::unique_ptr<Module>> compile(const tessera_graph_t &graph) const;
+  Expected<std::unique_ptr<PluginModule>> compile(const tessera_graph_t &graph) const;
   /// Loads a module through the factory for `typeKey`.
-  Expected<std::unique_ptr<Module>> load(std::string_view typeKey, std::string_view bytes) const;
+  Expected<std::unique_ptr<PluginModule>> load(std::string_view typeKey, std::string_view bytes) const;
 
   // The calls above run in this process. The guarded ones below run them
   // under callIsolation() (in a child when enabled; isolation.cpp); their
@@ -192,9 +192,9 @@ public:
 
 private:
   friend class PluginRegistry;
-  friend Expected<std::shared_ptr<Plugin>> loadPluginFile(const std::string &path);
+  friend Expected<std::shared_ptr<LoadedPlugin>> loadPluginFile(const std::string &path);
   friend class PluginLoader; // registry_loader.cpp: reads and validates the descriptor
-  Plugin() = default;
+  LoadedPlugin() = default;
 
   std::shared_ptr<LoadedLibrary> library_;
   const tessera_plugin_t *desc_ = nullptr;
@@ -245,7 +245,7 @@ TESSERA_RT_EXPORT std::vector<SearchEntry> defaultSearchPath();
 
 /// Loads and validates one plugin file (no search, no duplicate check).
 /// The error is the rejection reason, prefixed by the path.
-TESSERA_RT_EXPORT Expected<std::shared_ptr<Plugin>> loadPluginFile(const std::string &path);
+TESSERA_RT_EXPORT Expected<std::shared_ptr<LoadedPlugin>> loadPluginFile(const std::string &path);
 
 /// Loads `path` in a child process (as discovery's probe does) and reports
 /// how that went: OK, the rejection reason, or how the child died
@@ -267,16 +267,16 @@ public:
   /// are found once per process.
   static Status setGlobalSearchPath(const std::vector<std::string> &entries);
 
-  const std::vector<std::shared_ptr<Plugin>> &plugins() const { return plugins_; }
+  const std::vector<std::shared_ptr<LoadedPlugin>> &plugins() const { return plugins_; }
   const std::vector<RejectedCandidate> &rejected() const { return rejected_; }
   const std::vector<SearchEntry> &searchPath() const { return searchPath_; }
   /// By plugin name, or null.
-  std::shared_ptr<const Plugin> find(std::string_view name) const;
+  std::shared_ptr<const LoadedPlugin> find(std::string_view name) const;
   /// The plugin with a module factory for `typeKey`, or null.
-  std::shared_ptr<const Plugin> findFactory(std::string_view typeKey) const;
+  std::shared_ptr<const LoadedPlugin> findFactory(std::string_view typeKey) const;
 
 private:
-  std::vector<std::shared_ptr<Plugin>> plugins_;
+  std::vector<std::shared_ptr<LoadedPlugin>> plugins_;
   std::vector<RejectedCandidate> rejected_;
   std::vector<SearchEntry> searchPath_;
 };

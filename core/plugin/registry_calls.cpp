@@ -65,13 +65,13 @@ bool appendToString(void *sink, const void *data, size_t size) {
 // Calls into a plugin
 //===----------------------------------------------------------------------===//
 
-Plugin::~Plugin() = default;
+LoadedPlugin::~LoadedPlugin() = default;
 
-uint64_t Plugin::codegenFlags() const {
+uint64_t LoadedPlugin::codegenFlags() const {
   return desc_->codegen->flags;
 }
 
-bool Plugin::hasPartitionHook() const {
+bool LoadedPlugin::hasPartitionHook() const {
   return desc_->checker->partition != nullptr;
 }
 
@@ -91,13 +91,13 @@ template <typename F> CheckResult askChecker(F &&ask) {
 
 } // namespace
 
-bool Plugin::hasRegionRule() const {
+bool LoadedPlugin::hasRegionRule() const {
   // keep_region came after the partition hook: read it only when the
   // plugin's table is long enough to hold it.
   return desc_->checker->struct_size >= kCheckerKeepRegion && desc_->checker->keep_region;
 }
 
-CheckResult Plugin::keepRegion(const tessera_graph_t &region) const {
+CheckResult LoadedPlugin::keepRegion(const tessera_graph_t &region) const {
   CheckResult result;
   if (!hasRegionRule()) {
     result.supported = true;
@@ -108,7 +108,7 @@ CheckResult Plugin::keepRegion(const tessera_graph_t &region) const {
   });
 }
 
-CheckResult Plugin::checkOp(const tessera_op_desc_t &op) const {
+CheckResult LoadedPlugin::checkOp(const tessera_op_desc_t &op) const {
   CheckResult result;
   std::string opName = bounded(op.op);
   // Only the ops the plugin declared are offered to it.
@@ -121,7 +121,7 @@ CheckResult Plugin::checkOp(const tessera_op_desc_t &op) const {
   });
 }
 
-CheckResult Plugin::checkPattern(const std::string &pattern,
+CheckResult LoadedPlugin::checkPattern(const std::string &pattern,
                                  std::span<const tessera_op_desc_t *const> ops) const {
   CheckResult result;
   if (!desc_->checker->check_pattern) {
@@ -134,7 +134,7 @@ CheckResult Plugin::checkPattern(const std::string &pattern,
   });
 }
 
-Expected<std::vector<int64_t>> Plugin::partition(const tessera_graph_t &graph,
+Expected<std::vector<int64_t>> LoadedPlugin::partition(const tessera_graph_t &graph,
                                                  size_t numNodes) const {
   if (!hasPartitionHook())
     return Error::format("plugin '{}' has no partition hook", name_);
@@ -154,8 +154,8 @@ namespace {
 
 /// Checks a module the plugin handed over (`from`: which entry made it) and
 /// takes ownership of it.
-Expected<std::unique_ptr<Module>> adoptModule(tessera_module_t *module,
-                                              std::shared_ptr<const Plugin> plugin,
+Expected<std::unique_ptr<PluginModule>> adoptModule(tessera_module_t *module,
+                                              std::shared_ptr<const LoadedPlugin> plugin,
                                               const std::string &from) {
   const std::string &name = plugin->name();
   if (!module)
@@ -176,12 +176,12 @@ Expected<std::unique_ptr<Module>> adoptModule(tessera_module_t *module,
     return Error::format("plugin '{}': {} returned a module whose required entry '{}' is null",
                          name, from, missing);
   }
-  return std::make_unique<Module>(module, std::move(plugin));
+  return std::make_unique<PluginModule>(module, std::move(plugin));
 }
 
 } // namespace
 
-Expected<std::unique_ptr<Module>> Plugin::compile(const tessera_graph_t &graph) const {
+Expected<std::unique_ptr<PluginModule>> LoadedPlugin::compile(const tessera_graph_t &graph) const {
   tessera_module_t *module = nullptr;
   if (tessera_plugin_status_t *status = desc_->codegen->compile(desc_->state, &graph, &module))
     return Error::format("plugin '{}': compiling '{}' failed: {}", name_, bounded(graph.symbol),
@@ -189,7 +189,7 @@ Expected<std::unique_ptr<Module>> Plugin::compile(const tessera_graph_t &graph) 
   return adoptModule(module, shared_from_this(), "codegen.compile");
 }
 
-Expected<std::unique_ptr<Module>> Plugin::load(std::string_view typeKey,
+Expected<std::unique_ptr<PluginModule>> LoadedPlugin::load(std::string_view typeKey,
                                                std::string_view bytes) const {
   auto it = std::find(typeKeys_.begin(), typeKeys_.end(), typeKey);
   if (it == typeKeys_.end())
@@ -204,18 +204,18 @@ Expected<std::unique_ptr<Module>> Plugin::load(std::string_view typeKey,
   return adoptModule(module, shared_from_this(), fmt::format("module factory '{}'", typeKey));
 }
 
-Module::Module(tessera_module_t *module, std::shared_ptr<const Plugin> plugin)
+PluginModule::PluginModule(tessera_module_t *module, std::shared_ptr<const LoadedPlugin> plugin)
     : module_(module), plugin_(std::move(plugin)) {
   if (module_)
     typeKey_ = bounded(module_->type_key);
 }
 
-Module::~Module() {
+PluginModule::~PluginModule() {
   if (module_ && module_->destroy)
     module_->destroy(module_->self);
 }
 
-Expected<Function> Module::function(const std::string &symbol) const {
+Expected<PluginFunction> PluginModule::function(const std::string &symbol) const {
   tessera_function_t fn{};
   fn.struct_size = sizeof fn;
   if (tessera_plugin_status_t *status = module_->get_function(module_->self, symbol.c_str(), &fn))
@@ -225,10 +225,10 @@ Expected<Function> Module::function(const std::string &symbol) const {
     return Error::format("module '{}' of plugin '{}': function '{}': get_function gave no call "
                          "entry",
                          typeKey_, plugin_->name(), symbol);
-  return Function(fn, symbol);
+  return PluginFunction(fn, symbol);
 }
 
-Expected<std::string> Module::save(std::string prefix) const {
+Expected<std::string> PluginModule::save(std::string prefix) const {
   std::string bytes = std::move(prefix);
   if (tessera_plugin_status_t *status = module_->save(module_->self, &appendToString, &bytes))
     return Error::format("module '{}' of plugin '{}': save failed: {}", typeKey_, plugin_->name(),
@@ -236,14 +236,14 @@ Expected<std::string> Module::save(std::string prefix) const {
   return bytes;
 }
 
-std::string Module::targetCpu() const {
+std::string PluginModule::targetCpu() const {
   if (module_->struct_size < kModuleTargetCpu ||
       !module_->get_target_cpu)
     return {};
   return bounded(module_->get_target_cpu(module_->self));
 }
 
-Expected<std::string> Module::source(std::string_view format) const {
+Expected<std::string> PluginModule::source(std::string_view format) const {
   if (!module_->get_source)
     return Error::format("module '{}' of plugin '{}' has no source", typeKey_, plugin_->name());
   std::string text, formatName(format);
@@ -254,7 +254,7 @@ Expected<std::string> Module::source(std::string_view format) const {
   return text;
 }
 
-Status Function::call(std::span<const DLTensor *const> args) const {
+Status PluginFunction::call(std::span<const DLTensor *const> args) const {
   if (!fn_.call)
     return Error::format("function '{}': not bound to a module", name_);
   if (tessera_plugin_status_t *status = fn_.call(fn_.self, args.data(), args.size()))

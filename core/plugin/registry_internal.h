@@ -3,7 +3,7 @@
 // Private to plugin/registry*.cpp: the limits and ABI 1.0 struct sizes used
 // when reading what a plugin hands over, the helpers that read its strings
 // and statuses, and the loader that validates one plugin file (a friend of
-// Plugin; registry_loader.cpp), which discovery (registry.cpp) uses too.
+// LoadedPlugin; registry_loader.cpp), which discovery (registry.cpp) uses too.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -51,15 +51,15 @@ Status probeFile(const std::string &path, std::chrono::milliseconds timeout);
 
 } // namespace detail
 
-/// Builds a Plugin from a file. Errors are reasons without the path.
+/// Builds a LoadedPlugin from a file. Errors are reasons without the path.
 class PluginLoader {
 public:
-  static Expected<std::shared_ptr<Plugin>> load(const std::string &path);
+  static Expected<std::shared_ptr<LoadedPlugin>> load(const std::string &path);
 
 private:
-  static Status readDescriptor(Plugin &p, const tessera_plugin_t *desc);
-  static Status readChecker(Plugin &p, const tessera_checker_t *checker);
-  static Status readFactories(Plugin &p, const tessera_module_factory_t *const *factories,
+  static Status readDescriptor(LoadedPlugin &p, const tessera_plugin_t *desc);
+  static Status readChecker(LoadedPlugin &p, const tessera_checker_t *checker);
+  static Status readFactories(LoadedPlugin &p, const tessera_module_factory_t *const *factories,
                               size_t count);
 };
 

@@ -1,7 +1,7 @@
 //===- plugin/registry_loader.cpp - Loading and validating a plugin -------===//
 //
 // Reads a plugin's descriptor defensively (struct sizes honoured, strings
-// bounded, every required entry checked) into a Plugin, and does the same
+// bounded, every required entry checked) into a LoadedPlugin, and does the same
 // in a child process for the probe. Discovery is in registry.cpp, the calls
 // into a loaded plugin in registry_calls.cpp.
 //
@@ -163,7 +163,7 @@ void hostLog(void *state, tessera_log_level_t level, const char *message) {
 // Loading and validating one file
 //===----------------------------------------------------------------------===//
 
-Expected<std::shared_ptr<Plugin>> PluginLoader::load(const std::string &path) {
+Expected<std::shared_ptr<LoadedPlugin>> PluginLoader::load(const std::string &path) {
   TS_ASSIGN_OR_RETURN(std::shared_ptr<LoadedLibrary> library, openLibrary(path));
   void *entry = library->symbol(TESSERA_PLUGIN_ENTRY_SYMBOL);
   if (!entry)
@@ -184,7 +184,7 @@ Expected<std::shared_ptr<Plugin>> PluginLoader::load(const std::string &path) {
   if (tessera_plugin_status_t *status = query(&context.host, &desc))
     return Error("plugin init failed: " + takeStatus(status));
 
-  std::shared_ptr<Plugin> plugin(new Plugin());
+  std::shared_ptr<LoadedPlugin> plugin(new LoadedPlugin());
   plugin->library_ = library;
   plugin->path_ = path;
   TS_RETURN_IF_ERROR(readDescriptor(*plugin, desc));
@@ -192,7 +192,7 @@ Expected<std::shared_ptr<Plugin>> PluginLoader::load(const std::string &path) {
   return plugin;
 }
 
-Status PluginLoader::readDescriptor(Plugin &p, const tessera_plugin_t *desc) {
+Status PluginLoader::readDescriptor(LoadedPlugin &p, const tessera_plugin_t *desc) {
   if (!desc)
     return Error("the query returned no descriptor (a null tessera_plugin_t)");
   auto tooSmall = [&] {
@@ -241,7 +241,7 @@ Status PluginLoader::readDescriptor(Plugin &p, const tessera_plugin_t *desc) {
   return readFactories(p, d.module_factories, d.num_module_factories);
 }
 
-Status PluginLoader::readChecker(Plugin &p, const tessera_checker_t *checker) {
+Status PluginLoader::readChecker(LoadedPlugin &p, const tessera_checker_t *checker) {
   if (!checker)
     return required("checker");
   if (checker->struct_size < kCheckerV1)
@@ -276,7 +276,7 @@ Status PluginLoader::readChecker(Plugin &p, const tessera_checker_t *checker) {
   return okStatus();
 }
 
-Status PluginLoader::readFactories(Plugin &p, const tessera_module_factory_t *const *factories,
+Status PluginLoader::readFactories(LoadedPlugin &p, const tessera_module_factory_t *const *factories,
                                    size_t count) {
   if (count > 0 && !factories)
     return required("module_factories");
@@ -303,7 +303,7 @@ Status PluginLoader::readFactories(Plugin &p, const tessera_module_factory_t *co
   return okStatus();
 }
 
-Expected<std::shared_ptr<Plugin>> loadPluginFile(const std::string &path) {
+Expected<std::shared_ptr<LoadedPlugin>> loadPluginFile(const std::string &path) {
   auto plugin = PluginLoader::load(path);
   if (!plugin.ok())
     return Error(path + ": " + plugin.error().message());
@@ -321,7 +321,7 @@ Status probeFile(const std::string &path, std::chrono::milliseconds timeout) {
           return std::move(plugin).error();
         // Kept loaded: the child leaves with _exit, and unloading would run
         // the plugin's destructors, which are not what is being probed.
-        static std::shared_ptr<Plugin> keep;
+        static std::shared_ptr<LoadedPlugin> keep;
         keep = std::move(plugin).value();
         return okStatus();
       },

@@ -115,7 +115,7 @@ bool VersionRule::admits(const Version &v) const {
   return true;
 }
 
-Status Plugin::checkModuleVersion(std::string_view recorded) const {
+Status LoadedPlugin::checkModuleVersion(std::string_view recorded) const {
   if (recorded == version_)
     return okStatus();
   std::optional<Version> was = parseVersion(recorded), is = parseVersion(version_);

@@ -62,7 +62,7 @@ namespace {
 struct StepExec {
   StepKind kind;
   tessera_host_fn_t host;
-  const plugin::Function *fn;
+  const plugin::PluginFunction *fn;
   uint32_t first, count; // into hostArgs (Host, Copy) or dlPtrs (External)
   uint64_t copyBytes;
 };

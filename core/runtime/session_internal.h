@@ -84,8 +84,8 @@ public:
   detail::AlignedBytes weights;
   detail::HostLibrary host;
   std::vector<tessera_host_fn_t> hostFns;               // per step (null unless Host)
-  std::vector<std::unique_ptr<plugin::Module>> modules; // per plan module
-  std::vector<plugin::Function> functions;              // per step (unbound unless External)
+  std::vector<std::unique_ptr<plugin::PluginModule>> modules; // per plan module
+  std::vector<plugin::PluginFunction> functions;              // per step (unbound unless External)
 };
 
 } // namespace tessera::runtime

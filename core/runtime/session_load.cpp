@@ -337,7 +337,7 @@ loadVerified(const Artifact &artifact, std::shared_ptr<LoadedModel> model, Loade
   TS_RETURN_IF_ERROR(checkModuleTargets(meta));
 
   // 3. A plugin for every module (discovering plugins only when needed).
-  std::vector<std::shared_ptr<const plugin::Plugin>> factories;
+  std::vector<std::shared_ptr<const plugin::LoadedPlugin>> factories;
   if (!plan.modules.empty()) {
     const plugin::PluginRegistry &registry = plugin::PluginRegistry::global();
     for (const ModuleRef &ref : plan.modules) {

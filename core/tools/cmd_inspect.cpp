@@ -236,7 +236,7 @@ Expected<std::string> moduleSources(const std::string &path, const std::string &
     if (!m)
       return std::move(m).error().addContext(path);
     std::string key(m->typeKey);
-    std::shared_ptr<const plugin::Plugin> p = registry.findFactory(key);
+    std::shared_ptr<const plugin::LoadedPlugin> p = registry.findFactory(key);
     std::string label = p && p->name() != key ? p->name() + " (type key '" + key + "')" : key;
     if (std::find(available.begin(), available.end(), label) == available.end())
       available.push_back(label);

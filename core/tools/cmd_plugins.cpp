@@ -38,7 +38,7 @@ std::string wrapList(const std::vector<std::string> &items, size_t indent, size_
   return out + line;
 }
 
-void printPlugin(std::ostream &os, const plugin::Plugin &p) {
+void printPlugin(std::ostream &os, const plugin::LoadedPlugin &p) {
   os << fmt::format("{} {} (plugin ABI {}.{})\n", p.name(), p.version(), p.abiMajor(),
                     p.abiMinor());
   os << "  path: " << p.path() << "\n";

@@ -32,8 +32,8 @@ namespace {
 using namespace tessera;
 using namespace tessera::test;
 
-const plugin::Plugin &thePlugin() {
-  static std::shared_ptr<plugin::Plugin> p = [] {
+const plugin::LoadedPlugin &thePlugin() {
+  static std::shared_ptr<plugin::LoadedPlugin> p = [] {
     auto loaded = plugin::loadPluginFile(TESSERA_CCOMPILER_PLUGIN);
     INFO((loaded.ok() ? "" : loaded.error().str()));
     REQUIRE(loaded.ok());
@@ -64,7 +64,7 @@ private:
 
 /// Codegen of the builder's graph through the plugin; the error message or
 /// "".
-std::string compile(const GraphBuilder &b, std::unique_ptr<plugin::Module> &out) {
+std::string compile(const GraphBuilder &b, std::unique_ptr<plugin::PluginModule> &out) {
   GraphArg g(b);
   auto m = thePlugin().compile(g.get());
   g.scribble();
@@ -80,7 +80,7 @@ std::string compile(const GraphBuilder &b, std::unique_ptr<plugin::Module> &out)
 
 /// Runs `symbol` on `inputs`; outputs pre-filled with NaN so that an element
 /// the code does not write shows. The call's error message, or "".
-std::string call(const plugin::Module &m, const std::string &symbol,
+std::string call(const plugin::PluginModule &m, const std::string &symbol,
                  const std::vector<ir::Tensor> &inputs, const std::vector<ir::Shape> &outShapes,
                  std::vector<ir::Tensor> &outs) {
   auto fn = m.function(symbol); // no REQUIRE here: called from several threads
@@ -96,7 +96,7 @@ std::string call(const plugin::Module &m, const std::string &symbol,
 /// compares again. Returns the module's C source.
 std::string checkAgainstReference(const GraphBuilder &b) {
   std::vector<ir::Tensor> want = b.reference(), got;
-  std::unique_ptr<plugin::Module> m;
+  std::unique_ptr<plugin::PluginModule> m;
   REQUIRE(compile(b, m) == "");
   REQUIRE(m->typeKey() == "ccompiler");
   const std::string &symbol = b.graph().symbol;
@@ -153,7 +153,7 @@ GraphBuilder smallCnn() {
 //===----------------------------------------------------------------------===//
 
 TEST_CASE("ccompiler plugin: the descriptor", "[ccompiler_plugin]") {
-  const plugin::Plugin &p = thePlugin();
+  const plugin::LoadedPlugin &p = thePlugin();
   CHECK(p.name() == "ccompiler");
   CHECK(p.typeKeys() == std::vector<std::string>{"ccompiler"});
   for (const char *op : {"add", "conv2d", "dense", "matmul", "max_pool2d", "avg_pool2d",
@@ -294,7 +294,7 @@ TEST_CASE("ccompiler plugin: compiler errors name the command, the message and t
           "[ccompiler_plugin]") {
   GraphBuilder b("tessera_err");
   b.output(b.op("relu", {b.input("x", {4})}));
-  std::unique_ptr<plugin::Module> m;
+  std::unique_ptr<plugin::PluginModule> m;
   {
     // `restrict` defined away into a syntax error: the compiler fails on
     // the first generated function that uses it.
@@ -320,7 +320,7 @@ TEST_CASE("ccompiler plugin: compiler errors name the command, the message and t
 
 TEST_CASE("ccompiler plugin: damaged saved bytes are refused", "[ccompiler_plugin]") {
   GraphBuilder b = smallCnn();
-  std::unique_ptr<plugin::Module> m;
+  std::unique_ptr<plugin::PluginModule> m;
   REQUIRE(compile(b, m) == "");
   std::string bytes = m->save().value();
   // Every truncation (in steps, and the last bytes one by one) is an error.
@@ -342,7 +342,7 @@ TEST_CASE("ccompiler plugin: damaged saved bytes are refused", "[ccompiler_plugi
 TEST_CASE("ccompiler plugin: calls with wrong arguments are refused", "[ccompiler_plugin]") {
   GraphBuilder b("tessera_args");
   b.output(b.op("relu", {b.input("x", {2, 3})}));
-  std::unique_ptr<plugin::Module> m;
+  std::unique_ptr<plugin::PluginModule> m;
   REQUIRE(compile(b, m) == "");
   std::vector<ir::Tensor> outs;
   ir::Tensor wrong(ir::DType::F32, {3, 2});
@@ -354,7 +354,7 @@ TEST_CASE("ccompiler plugin: calls with wrong arguments are refused", "[ccompile
 
 TEST_CASE("ccompiler plugin: one module runs on several threads at once", "[ccompiler_plugin]") {
   GraphBuilder b = smallCnn();
-  std::unique_ptr<plugin::Module> m;
+  std::unique_ptr<plugin::PluginModule> m;
   REQUIRE(compile(b, m) == "");
   // Each thread has its own inputs (and so its own expected outputs).
   std::vector<std::vector<ir::Tensor>> inputs, want;

@@ -40,7 +40,7 @@ std::string rejected(const std::string &file, const std::string &reason) {
   return zoo(file) + ": " + reason;
 }
 
-std::shared_ptr<Plugin> loadZoo(const std::string &file) {
+std::shared_ptr<LoadedPlugin> loadZoo(const std::string &file) {
   auto plugin = loadPluginFile(zoo(file));
   if (!plugin.ok())
     FAIL(plugin.error().str());
@@ -124,7 +124,7 @@ struct OneOpGraph {
 };
 
 /// Calls `fn` on x and returns its output (same type as x).
-ir::Tensor callUnary(const Function &fn, const ir::Tensor &x) {
+ir::Tensor callUnary(const PluginFunction &fn, const ir::Tensor &x) {
   ir::Tensor y(x.dtype(), x.shape());
   DLTensor in = x.dl(), out = y.dl();
   const DLTensor *args[] = {&in, &out};
@@ -426,7 +426,7 @@ TEST_CASE("plugin loader: zoo_good end to end", "[plugin]") {
     test::requireClose(callUnary(*fn2, x), expected, 0.0, 0.0);
 
     // A module keeps its plugin (and the library) loaded.
-    std::weak_ptr<Plugin> weak = plugin;
+    std::weak_ptr<LoadedPlugin> weak = plugin;
     plugin.reset();
     CHECK(!weak.expired());
     test::requireClose(callUnary(*fn2, x), expected, 0.0, 0.0);
@@ -472,7 +472,7 @@ TEST_CASE("plugin loader: zoo_good end to end", "[plugin]") {
     REQUIRE(!noHook.ok());
     CHECK(noHook.error().str() == "plugin 'zoo_good' has no partition hook");
 
-    Function unbound;
+    PluginFunction unbound;
     Status u = unbound.call({});
     REQUIRE(!u.ok());
     CHECK(u.error().str() == "function '': not bound to a module");
