@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -129,26 +130,25 @@ struct Pipelines {
       return Error::format("internal error: bad pass pipeline '{}': {}", text,
                            llvm::toString(std::move(err)));
     };
-    for (std::string_view text : {pre.module, std::string_view(), pre.cleanup}) {
-      if (text.data() == nullptr) { // the exported functions' turn
-        if (pre.exported.empty())
-          continue;
-        llvm::FunctionPassManager fpm;
-        if (auto err = pb.parsePassPipeline(fpm, pre.exported))
-          return bad(pre.exported, std::move(err));
-        for (llvm::Function &f : m)
-          if (!f.isDeclaration() && !f.hasLocalLinkage())
-            fpm.run(f, fam);
-        continue;
-      }
+    auto onModule = [&](std::string_view text) -> Status {
       if (text.empty())
-        continue;
+        return okStatus();
       llvm::ModulePassManager mpm;
       if (auto err = pb.parsePassPipeline(mpm, text))
         return bad(text, std::move(err));
       mpm.run(m, mam);
+      return okStatus();
+    };
+    TS_RETURN_IF_ERROR(onModule(pre.module));
+    if (!pre.exported.empty()) {
+      llvm::FunctionPassManager fpm;
+      if (auto err = pb.parsePassPipeline(fpm, pre.exported))
+        return bad(pre.exported, std::move(err));
+      for (llvm::Function &f : m)
+        if (!f.isDeclaration() && !f.hasLocalLinkage())
+          fpm.run(f, fam);
     }
-    return okStatus();
+    return onModule(pre.cleanup);
   }
 
   void runDefault(llvm::Module &m, int optLevel) {
@@ -213,7 +213,7 @@ std::vector<const llvm::Function *> internalFunctionsReached(const llvm::Functio
   std::vector<const llvm::Value *> work;
   auto visitOperands = [&](const llvm::User &u) {
     for (const llvm::Value *op : u.operands())
-      if ((llvm::isa<llvm::Constant>(op)) && seen.insert(op).second)
+      if (llvm::isa<llvm::Constant>(op) && seen.insert(op).second)
         work.push_back(op);
   };
   auto visitFunction = [&](const llvm::Function &g) {
@@ -303,17 +303,16 @@ Expected<std::vector<std::string>> optimiseAndEmitParallel(llvm::Module &m,
   std::vector<std::unordered_set<const llvm::Function *>> has(threads);
   std::unordered_map<const llvm::GlobalValue *, unsigned> partOf;
   for (const Root &r : roots) {
-    auto added = [&](unsigned p) {
-      size_t n = r.f->getInstructionCount() + 1;
+    unsigned best = 0;
+    size_t bestLoad = SIZE_MAX;
+    for (unsigned p = 0; p < threads; ++p) {
+      size_t n = load[p] + r.f->getInstructionCount() + 1;
       for (const llvm::Function *g : r.copies)
         n += has[p].count(g) ? 0 : g->getInstructionCount();
-      return n;
-    };
-    unsigned best = 0;
-    for (unsigned p = 1; p < threads; ++p)
-      if (load[p] + added(p) < load[best] + added(best))
-        best = p;
-    load[best] += added(best);
+      if (n < bestLoad)
+        best = p, bestLoad = n;
+    }
+    load[best] = bestLoad;
     has[best].insert(r.copies.begin(), r.copies.end());
     partOf[r.f] = best;
   }

@@ -79,13 +79,6 @@ void ArtifactWriter::add(SectionKind kind, std::string bytes) {
   sections_.emplace_back(uint32_t(kind), std::move(bytes));
 }
 
-size_t ArtifactWriter::size() const {
-  size_t offset = alignUp(kHeaderSize + kEntrySize * sections_.size());
-  for (const auto &[kind, bytes] : sections_)
-    offset = alignUp(offset + bytes.size());
-  return offset + kTrailerSize;
-}
-
 namespace {
 
 using Sections = std::vector<std::pair<uint32_t, std::string>>;
@@ -134,6 +127,8 @@ std::string index(const Sections &sections, const Layout &l,
 
 } // namespace
 
+size_t ArtifactWriter::size() const { return layOut(sections_).total; }
+
 std::string ArtifactWriter::finish() const {
   // Appended into a buffer reserved once: each section's bytes are copied
   // once and never zeroed first.
@@ -160,12 +155,14 @@ Status ArtifactWriter::writeFile(const std::string &path) const {
   // while a second thread hashes the sections; the index, which holds
   // their digests, goes in last. The gaps between sections are padding:
   // they are written as zeros too, so that the file is finish()'s bytes.
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return Error::format("{}: cannot create the file ({})", tmp, std::strerror(errno));
   const Layout l = layOut(sections_);
   std::vector<Sha256Digest> digests;
   std::thread hasher([&] { digests = digestsOf(sections_); });
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  int err = fd < 0 ? errno : 0;
+  int err = 0;
   auto put = [&](std::string_view piece, size_t at) {
     while (!piece.empty() && err == 0) {
       ssize_t n = ::pwrite(fd, piece.data(), piece.size(), off_t(at));
@@ -180,19 +177,18 @@ Status ArtifactWriter::writeFile(const std::string &path) const {
     }
   };
   static const char zeros[kAlign] = {};
-  const size_t indexEnd = kHeaderSize + kEntrySize * sections_.size();
-  size_t at = indexEnd;
-  for (size_t i = 0; i <= sections_.size(); ++i) {
-    const size_t next = i < sections_.size() ? l.offsets[i] : l.total - kTrailerSize;
-    put(std::string_view(zeros, next - at), at); // less than kAlign: sections are aligned
-    if (i < sections_.size()) {
-      put(sections_[i].second, next);
-      at = next + sections_[i].second.size();
-    }
+  size_t at = kHeaderSize + kEntrySize * sections_.size(); // the end of the index
+  auto padTo = [&](size_t offset) {
+    put(std::string_view(zeros, offset - at), at); // less than kAlign: sections are aligned
+    at = offset;
+  };
+  for (size_t i = 0; i < sections_.size(); ++i) {
+    padTo(l.offsets[i]);
+    put(sections_[i].second, at);
+    at += sections_[i].second.size();
   }
+  padTo(l.total - kTrailerSize);
   hasher.join();
-  if (fd < 0)
-    return Error::format("{}: cannot create the file ({})", tmp, std::strerror(err));
   const std::string head = index(sections_, l, digests);
   put(head, 0);
   const Sha256Digest digest = Sha256::of(head);

@@ -78,12 +78,7 @@ int main(int argc, char **argv) {
     return tools::reportError("tessera-opt", s.error());
 
   if (listPasses) {
-    const passes::PassRegistry registry = partition::allPasses();
-    for (const auto &[name, entry] : registry.entries()) {
-      std::cout << fmt::format("  {:<24} {}\n", name, entry.description);
-      for (const passes::Statistic &st : entry.info->statistics)
-        std::cout << fmt::format("  {:<24}   stat {}: {}\n", "", st.name, st.description);
-    }
+    tools::printPasses(std::cout);
     return 0;
   }
   if (input.empty())

@@ -135,4 +135,13 @@ Expected<ir::Module> loadModel(const std::string &path, const std::vector<std::s
   return frontend::onnx::importModelFile(path, options);
 }
 
+void printPasses(std::ostream &out) {
+  const passes::PassRegistry registry = partition::allPasses();
+  for (const auto &[name, entry] : registry.entries()) {
+    out << fmt::format("  {:<24} {}\n", name, entry.description);
+    for (const passes::Statistic &st : entry.info->statistics)
+      out << fmt::format("  {:<24}   stat {}: {}\n", "", st.name, st.description);
+  }
+}
+
 } // namespace tessera::tools

@@ -56,6 +56,10 @@ int runGuarded(std::string_view tool, const std::string &where, const std::funct
 /// Prints "<tool>: error: <message>" to stderr and returns 1.
 int reportError(std::string_view tool, const Error &e);
 
+/// Every registered pass (partition::allPasses()) with its summary and the
+/// statistics it counts: `tessera passes`, `tessera-opt --list-passes`.
+void printPasses(std::ostream &out);
+
 /// A model file: ONNX (by its .onnx suffix; `inputShapes` are NAME=D0,D1,...
 /// specs for its symbolic dims) or text IR (then `inputShapes` must be
 /// empty).
