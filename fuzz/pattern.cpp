@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "fuzz_check.h"
 
-#include "partition/pattern.h"
+#include "bridge/pattern.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -16,14 +16,14 @@ using namespace tessera;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string_view text(reinterpret_cast<const char *>(data), size);
-  auto parsed = partition::parsePattern("fuzzed", text);
+  auto parsed = bridge::parsePattern("fuzzed", text);
   if (!parsed.ok()) {
     std::string message = parsed.error().str();
     FUZZ_REQUIRE(message.find("fuzzed") != std::string::npos, message);
     return 0;
   }
   std::string canonical = parsed->str();
-  auto again = partition::parsePattern("fuzzed", canonical);
+  auto again = bridge::parsePattern("fuzzed", canonical);
   FUZZ_REQUIRE(again.ok(), again.error().str() + "\n" + canonical);
   FUZZ_REQUIRE(again->str() == canonical, canonical + "\n---- again ----\n" + again->str());
   return 0;

@@ -10,7 +10,7 @@
 #include "compile/fuse.h"
 #include "ir/visit.h"
 #include "partition/partition.h"
-#include "partition/plugin_bridge.h"
+#include "bridge/plugin_bridge.h"
 #include "plugin/registry.h"
 #include "runtime/artifact.h"
 
@@ -76,7 +76,7 @@ compileRegions(const Module &m, const plugin::PluginRegistry *registry,
       return Error::format("region @{}: plugin '{}' is not loaded", r.global, r.plugin);
     r.pluginVersion = p->version();
     Function fn = m.find(r.global);
-    auto graph = partition::GraphHolder::fromFunction(fn, r.symbol, p->codegenFlags());
+    auto graph = bridge::GraphHolder::fromFunction(fn, r.symbol, p->codegenFlags());
     if (!graph)
       return std::move(graph).error().addContext(where());
     (*graph)->setTargetCpu(targetCpu);

@@ -56,7 +56,7 @@ struct CompiledRegion {
   std::string targetCpu;
   std::vector<std::string> cpuFeatures;
   /// With TESSERA_CODEGEN_CONSTANTS_AS_INPUTS: the tensors the call passes
-  /// after the region's parameters (partition::GraphHolder::extraInputs()).
+  /// after the region's parameters (bridge::GraphHolder::extraInputs()).
   std::vector<ir::Tensor> extraInputs;
   int64_t ops = 0; // core op calls inside (composites counted by their ops)
 };

@@ -33,7 +33,7 @@
 #include "partition/partition.h"
 
 #include "ir/visit.h"
-#include "partition/plugin_bridge.h"
+#include "bridge/plugin_bridge.h"
 #include "partition/regions.h"
 #include "plugin/registry.h"
 #include "support/log.h"
@@ -100,7 +100,7 @@ public:
       const std::string prefix = t.name + ".";
       std::vector<size_t> claims;  // in node order
       std::vector<size_t> asked;   // the op calls for the checker, one batch
-      std::vector<std::unique_ptr<OpDescHolder>> descs;
+      std::vector<std::unique_ptr<bridge::OpDescHolder>> descs;
       for (size_t i = 0; i < n; ++i) {
         if (index.kind(i) != ExprKind::Call || regionOf[i] >= 0)
           continue;
@@ -112,7 +112,7 @@ public:
           if (!it->second)
             continue;
           const auto &call = static_cast<const CallNode &>(*index.node(i));
-          TS_ASSIGN_OR_RETURN(auto desc, OpDescHolder::fromCall(call));
+          TS_ASSIGN_OR_RETURN(auto desc, bridge::OpDescHolder::fromCall(call));
           descs.push_back(std::move(desc));
           asked.push_back(i);
         } else {
@@ -162,7 +162,7 @@ private:
   Status askHook(const Target &t, const Function &fn, const NodeIndex &index,
                  std::vector<Region> &regions, std::vector<int> &regionOf,
                  passes::PassContext &ctx) {
-    TS_ASSIGN_OR_RETURN(auto graph, GraphHolder::fromFunction(fn, "", t.plugin->codegenFlags()));
+    TS_ASSIGN_OR_RETURN(auto graph, bridge::GraphHolder::fromFunction(fn, "", t.plugin->codegenFlags()));
     TS_ASSIGN_OR_RETURN(std::vector<int64_t> assigned,
                         t.plugin->guardedPartition(graph->graph(), graph->numNodes()));
     const std::vector<Expr> &jsonNodes = graph->nodeExprs();

@@ -4,7 +4,7 @@
 // partitioned, with a Compiler attribute, are left alone), each target in
 // priority order and each of its patterns in declared order, every match of
 // the pattern is outlined as a call of a local function
-// Composite="<plugin>.<pattern>" (partition/plugin_bridge.h,
+// Composite="<plugin>.<pattern>" (bridge/plugin_bridge.h,
 // outlineComposite).
 //
 // Matches are tried at every op call in reverse post-order, so a root is
@@ -28,8 +28,8 @@
 #include "partition/partition.h"
 
 #include "ir/visit.h"
-#include "partition/pattern.h"
-#include "partition/plugin_bridge.h"
+#include "bridge/pattern.h"
+#include "bridge/plugin_bridge.h"
 #include "partition/regions.h"
 #include "plugin/registry.h"
 
@@ -43,7 +43,7 @@ namespace {
 
 /// An accepted match and the composite it becomes.
 struct Accepted {
-  PatternMatch match;
+  bridge::PatternMatch match;
   std::string composite; // "<plugin>.<pattern>"
 };
 
@@ -78,7 +78,7 @@ std::vector<int> usesOf(const Function &fn, const NodeIndex &index) {
 }
 
 /// No overlap with accepted matches, and no interior node used outside.
-bool usableMatch(const PatternMatch &match, const Matching &m) {
+bool usableMatch(const bridge::PatternMatch &match, const Matching &m) {
   for (const Expr &op : match.ops)
     if (m.isTaken(op.get()))
       return false;
@@ -102,14 +102,14 @@ bool usableMatch(const PatternMatch &match, const Matching &m) {
 /// a checker answers for the ops it is shown, whatever else is taken.
 Status findMatches(Matching &m, const TargetPattern &tp, passes::PassContext &ctx) {
   const std::string composite = tp.target->name + "." + tp.pattern.name;
-  const std::vector<const Op *> roots = rootOps(tp.pattern);
-  std::vector<std::pair<size_t, PatternMatch>> found;
+  const std::vector<const Op *> roots = bridge::rootOps(tp.pattern);
+  std::vector<std::pair<size_t, bridge::PatternMatch>> found;
   for (size_t i = m.index.size(); i-- > 0;) {
     // Only calls of the ops a match can be rooted at are read.
     const Op *op = m.index.op(i);
     if (!op || m.taken[i] || std::find(roots.begin(), roots.end(), op) == roots.end())
       continue;
-    std::optional<PatternMatch> match = matchPattern(tp.pattern, m.index.expr(i));
+    std::optional<bridge::PatternMatch> match = bridge::matchPattern(tp.pattern, m.index.expr(i));
     if (!match)
       continue;
     if (match->ops.size() < 2) {
@@ -121,10 +121,10 @@ Status findMatches(Matching &m, const TargetPattern &tp, passes::PassContext &ct
   if (found.empty())
     return okStatus();
 
-  std::vector<OpDescList> descs;
+  std::vector<bridge::OpDescList> descs;
   std::vector<std::vector<const tessera_op_desc_t *>> lists;
   for (const auto &[i, match] : found) {
-    TS_ASSIGN_OR_RETURN(OpDescList d, OpDescList::fromCalls(match.ops));
+    TS_ASSIGN_OR_RETURN(bridge::OpDescList d, bridge::OpDescList::fromCalls(match.ops));
     lists.emplace_back(d.data(), d.data() + d.size());
     descs.push_back(std::move(d));
   }
@@ -210,7 +210,7 @@ Expected<std::vector<TargetPattern>> parsePatterns(const PartitionState &state) 
   std::vector<TargetPattern> patterns;
   for (const Target &t : state.targets) {
     for (const auto &[patName, text] : t.plugin->patterns()) {
-      auto parsed = parsePattern(patName, text);
+      auto parsed = bridge::parsePattern(patName, text);
       if (!parsed.ok())
         return Error::format("plugin '{}': {}", t.name, parsed.error().message());
       patterns.push_back({&t, std::move(parsed).value()});
@@ -237,7 +237,7 @@ Expected<Composites> findComposites(const Function &fn, const NodeIndex &index,
     if (m.acceptedAt[i] < 0)
       continue;
     const Accepted &a = m.accepted[size_t(m.acceptedAt[i])];
-    TS_ASSIGN_OR_RETURN(Expr call, outlineComposite(a.match, a.composite));
+    TS_ASSIGN_OR_RETURN(Expr call, bridge::outlineComposite(a.match, a.composite));
     out.emplace(index.node(i), std::move(call));
     ++ctx.stat("composites-formed");
   }

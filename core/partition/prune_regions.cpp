@@ -24,7 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "partition/partition.h"
-#include "partition/plugin_bridge.h"
+#include "bridge/plugin_bridge.h"
 #include "partition/regions.h"
 
 #include "ir/visit.h"
@@ -54,10 +54,10 @@ Expected<Verdict> decide(const NodeIndex &index, RegionBuilder &builder, int r,
   const Target *t = state ? state->find(target) : nullptr;
   if (t && t->plugin && t->plugin->hasRegionRule()) {
     std::vector<Expr> args;
-    auto graph = [&]() -> Expected<std::unique_ptr<GraphHolder>> {
+    auto graph = [&]() -> Expected<std::unique_ptr<bridge::GraphHolder>> {
       TS_ASSIGN_OR_RETURN(Function fn, builder.build(r, [&](size_t p) { return index.expr(p); },
                                                      args));
-      return GraphHolder::fromFunction(fn, symbol, t->plugin->codegenFlags());
+      return bridge::GraphHolder::fromFunction(fn, symbol, t->plugin->codegenFlags());
     }();
     if (!graph.ok())
       return std::move(graph)

@@ -23,7 +23,7 @@
 #include "ir/module.h"
 #include "ir/visit.h"
 #include "partition/partition.h"
-#include "partition/pattern.h"
+#include "bridge/pattern.h"
 #include "support/error.h"
 
 #include <cstdint>
@@ -188,7 +188,7 @@ Expected<ir::Expr> outlineRegions(const ir::NodeIndex &index, const Labels &labe
 /// A target's pattern, parsed.
 struct TargetPattern {
   const Target *target;
-  Pattern pattern;
+  bridge::Pattern pattern;
 };
 
 /// Every pattern of the targets, in priority order then declared order; a

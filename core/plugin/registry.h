@@ -4,7 +4,7 @@
 // of libtessera_runtime (an artifact's modules are loaded through their
 // plugins' module factories), so it knows nothing of the IR: checkers are
 // called with the C op descriptions, codegen with C graphs; the compiler
-// builds those from the IR (partition/plugin_bridge.h).
+// builds those from the IR (bridge/plugin_bridge.h).
 //
 // Discovery order: every entry of TESSERA_PLUGIN_PATH (colon-separated;
 // folders are scanned for *.so, files are taken as they are), then the

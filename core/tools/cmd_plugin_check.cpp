@@ -3,7 +3,7 @@
 //   tessera plugin-check PLUGIN.so [--op NAME] [--verbose] [--seed N]
 //
 // Loads one plugin file (no search path: exactly this file) and runs the
-// vendor conformance kit on it (partition/plugin_kit.h): one line per case,
+// vendor conformance kit on it (kit/kit.h): one line per case,
 // then "N passed, M failed, K declined". Exits 1 when the plugin does not
 // load, when any case fails, or when no case passed. Each case runs in a
 // child process (plugin::CallIsolation): a case that crashes, aborts or
@@ -13,7 +13,7 @@
 #include "commands.h"
 #include "tool_support.h"
 
-#include "partition/plugin_kit.h"
+#include "kit/kit.h"
 #include "plugin/registry.h"
 
 #include <iostream>
@@ -24,7 +24,7 @@ namespace tessera::tools {
 Subcommand addPluginCheckCommand(CLI::App &app) {
   struct Options {
     std::string path;
-    partition::kit::KitOptions kit;
+    kit::KitOptions kit;
   };
   auto opts = std::make_shared<Options>();
   auto *cmd = app.add_subcommand(
@@ -47,7 +47,7 @@ Subcommand addPluginCheckCommand(CLI::App &app) {
             auto plugin = plugin::loadPluginFile(opts->path);
             if (!plugin.ok())
               return reportError("tessera plugin-check", plugin.error());
-            partition::kit::KitSummary s = partition::kit::runKit(**plugin, opts->kit, std::cout);
+            kit::KitSummary s = kit::runKit(**plugin, opts->kit, std::cout);
             return s.failed > 0 || s.passed == 0 ? 1 : 0;
           }};
 }

@@ -5,7 +5,7 @@
 // LLVM (kernel library bitcode + step functions, specialised, optimised for
 // the host CPU) into a shared object, dlopen'ed, called through the host ABI
 // and compared with the reference interpreter with the kit's tolerances
-// (partition/plugin_kit.h). tests/unit/host_kernels_*_test.cpp check the
+// (kit/kit.h). tests/unit/host_kernels_*_test.cpp check the
 // same kernels compiled natively; this checks what LLVM makes of them.
 //
 //===----------------------------------------------------------------------===//
@@ -50,14 +50,14 @@ private:
 
 /// A single-op kit case prepared for both paths.
 struct Prepared {
-  partition::kit::KitCase kase;
+  kit::KitCase kase;
   codegen::HostStepSpec spec;
   std::vector<ir::Tensor> args;   // the call's arguments
   std::vector<ir::Tensor> params; // @main's inputs
 };
 
-Expected<Prepared> prepare(const partition::kit::OpSample &sample, size_t index, uint64_t seed) {
-  auto kc = partition::kit::buildOpCase(sample, seed);
+Expected<Prepared> prepare(const kit::OpSample &sample, size_t index, uint64_t seed) {
+  auto kc = kit::buildOpCase(sample, seed);
   if (!kc)
     return std::move(kc).error();
   Prepared p{std::move(*kc), {}, {}, {}};
@@ -66,7 +66,7 @@ Expected<Prepared> prepare(const partition::kit::OpSample &sample, size_t index,
   std::mt19937_64 rng(seed + 1);
   std::unordered_map<const ir::ExprNode *, ir::Tensor> values;
   for (size_t i = 0; i < main->params().size(); ++i) {
-    p.params.push_back(partition::kit::randomTensor(main->params()[i]->type(),
+    p.params.push_back(kit::randomTensor(main->params()[i]->type(),
                                                     p.kase.inputDomains[i], rng));
     values[main->params()[i].get()] = p.params.back();
   }
@@ -105,7 +105,7 @@ std::string runAndCompare(const LoadedHost &host, const Prepared &p) {
     return "interpreter: " + want.error().str();
   std::vector<ir::Tensor> wantT = want->flatten();
   for (size_t i = 0; i < wantT.size(); ++i) {
-    std::string diff = partition::kit::compareTensors(outputs.at(i), wantT[i]);
+    std::string diff = kit::compareTensors(outputs.at(i), wantT[i]);
     if (!diff.empty())
       return fmt::format("'{}': output {}: {}", p.kase.label, i, diff);
   }
@@ -118,7 +118,7 @@ TEST_CASE("host codegen: every lowered op's catalogue samples through LLVM match
           "[codegen][host-codegen]") {
   const auto ops = codegen::hostLowerings().ops();
   for (const std::string &op : ops) {
-    auto samples = partition::kit::samplesFor(op);
+    auto samples = kit::samplesFor(op);
     if (samples.empty())
       continue; // the native kernel tests cover ops the catalogue lacks
     DYNAMIC_SECTION("op " << op) {
@@ -169,7 +169,7 @@ std::string runFusedStep(const char *text, const tessera_host_ctx_t *ctx, uint64
   std::vector<ir::Tensor> inputs;
   std::vector<void *> buffers;
   for (const ir::Var &p : main->params()) {
-    inputs.push_back(partition::kit::randomTensor(p->type(), partition::kit::Domain::Any, rng));
+    inputs.push_back(kit::randomTensor(p->type(), kit::Domain::Any, rng));
     buffers.push_back(inputs.back().bytes());
   }
   ir::Tensor out(ir::DType::F32, main->resultType().shape());
@@ -177,7 +177,7 @@ std::string runFusedStep(const char *text, const tessera_host_ctx_t *ctx, uint64
   REQUIRE(fn(buffers.data(), ctx) == TESSERA_HOST_OK);
   auto want = interp::run(*m, inputs);
   REQUIRE(want.ok());
-  return partition::kit::compareTensors(out, want->tensor);
+  return kit::compareTensors(out, want->tensor);
 }
 
 } // namespace
@@ -250,7 +250,7 @@ TEST_CASE("host codegen: identical steps share one function; parts built on thre
   std::vector<Prepared> cases;
   std::vector<codegen::HostStepSpec> specs;
   for (const char *op : {"conv2d", "max_pool2d", "softmax", "relu", "dense"})
-    for (const partition::kit::OpSample &sample : partition::kit::samplesFor(op)) {
+    for (const kit::OpSample &sample : kit::samplesFor(op)) {
       auto p = prepare(sample, cases.size(), 7 + cases.size());
       REQUIRE(p.ok());
       Prepared twin = *p;

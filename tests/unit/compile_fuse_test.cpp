@@ -3,7 +3,7 @@
 #include "interp/interpreter.h"
 #include "ir/parser.h"
 #include "ir/visit.h"
-#include "partition/plugin_kit.h"
+#include "kit/kit.h"
 #include "test_util.h"
 
 using namespace tessera;
@@ -37,7 +37,7 @@ void checkSameResults(const ir::Module &original, const ir::Function &fused) {
   std::mt19937_64 rng(5);
   std::vector<ir::Tensor> inputs;
   for (const ir::Var &p : original.find("main")->params())
-    inputs.push_back(partition::kit::randomTensor(p->type(), partition::kit::Domain::Positive, rng));
+    inputs.push_back(kit::randomTensor(p->type(), kit::Domain::Positive, rng));
   auto want = interp::run(original, inputs);
   auto got = interp::run(m2, inputs);
   REQUIRE(want.ok());
@@ -45,7 +45,7 @@ void checkSameResults(const ir::Module &original, const ir::Function &fused) {
   auto w = want->flatten(), g = got->flatten();
   REQUIRE(w.size() == g.size());
   for (size_t i = 0; i < w.size(); ++i)
-    CHECK(partition::kit::compareTensors(g[i], w[i]) == "");
+    CHECK(kit::compareTensors(g[i], w[i]) == "");
 }
 
 } // namespace

@@ -5,7 +5,7 @@
 // exported). This harness runs one op call through its lowering
 // (codegen/host_ops.h) and the native kernel tk_<kernel>, looked up with
 // dlsym, and compares the outputs with the reference interpreter using the
-// conformance kit's tolerances (partition/plugin_kit.h: f32 1e-5 + 1e-4|x|,
+// conformance kit's tolerances (kit/kit.h: f32 1e-5 + 1e-4|x|,
 // f16/bf16 1e-3 + 1e-2|x|, ints and bool exact, NaN meets NaN).
 //
 // The kernels run with a context that claims 4 threads and whose
@@ -18,7 +18,7 @@
 #include "codegen/host_ops.h"
 #include "codegen/kernels/tk.h"
 #include "interp/interpreter.h"
-#include "partition/plugin_kit.h"
+#include "kit/kit.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -97,10 +97,10 @@ inline Expected<std::vector<ir::Tensor>> runNative(const ir::CallNode &call,
   return outputs;
 }
 
-/// Runs a kit case (partition/plugin_kit.h: @main is one op call on
+/// Runs a kit case (kit/kit.h: @main is one op call on
 /// parameters and constants) natively and with the interpreter on random
 /// inputs from `seed`. "" when they agree, else what differs.
-inline std::string checkCase(const partition::kit::KitCase &kc, uint64_t seed) {
+inline std::string checkCase(const kit::KitCase &kc, uint64_t seed) {
   const ir::Function main = kc.module.find("main");
   if (!main || kc.ops.size() != 1)
     return "case '" + kc.label + "' is not a single-op case";
@@ -109,7 +109,7 @@ inline std::string checkCase(const partition::kit::KitCase &kc, uint64_t seed) {
   std::vector<ir::Tensor> params;
   std::unordered_map<const ir::ExprNode *, ir::Tensor> values;
   for (size_t i = 0; i < main->params().size(); ++i) {
-    params.push_back(partition::kit::randomTensor(main->params()[i]->type(),
+    params.push_back(kit::randomTensor(main->params()[i]->type(),
                                                   kc.inputDomains[i], rng));
     values[main->params()[i].get()] = params.back();
   }
@@ -132,22 +132,22 @@ inline std::string checkCase(const partition::kit::KitCase &kc, uint64_t seed) {
   if (got->size() != wantT.size())
     return fmt::format("case '{}': {} outputs, want {}", kc.label, got->size(), wantT.size());
   for (size_t i = 0; i < wantT.size(); ++i) {
-    std::string diff = partition::kit::compareTensors((*got)[i], wantT[i]);
+    std::string diff = kit::compareTensors((*got)[i], wantT[i]);
     if (!diff.empty())
       return fmt::format("case '{}': output {}: {}", kc.label, i, diff);
   }
   return "";
 }
 
-/// Every catalogue sample of `op` (partition::kit::samplesFor) through
+/// Every catalogue sample of `op` (kit::samplesFor) through
 /// checkCase; the failures (empty: all passed). No samples is a failure.
 inline std::vector<std::string> checkOpSamples(std::string_view op, uint64_t seed = 7) {
   std::vector<std::string> failures;
-  auto samples = partition::kit::samplesFor(op);
+  auto samples = kit::samplesFor(op);
   if (samples.empty())
     failures.push_back(fmt::format("no catalogue samples for op '{}'", op));
   for (const auto &sample : samples) {
-    auto kc = partition::kit::buildOpCase(sample, seed);
+    auto kc = kit::buildOpCase(sample, seed);
     if (!kc) {
       failures.push_back(kc.error().str());
       continue;

@@ -27,7 +27,6 @@
 namespace tessera::test {
 namespace {
 
-namespace kit = partition::kit;
 using Ints = std::vector<int64_t>;
 
 const std::vector<std::string> kNnOps = {"conv2d",

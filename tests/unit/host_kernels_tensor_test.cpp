@@ -21,7 +21,6 @@
 
 using namespace tessera;
 using namespace tessera::test;
-namespace kit = tessera::partition::kit;
 using Ints = std::vector<int64_t>;
 
 namespace {

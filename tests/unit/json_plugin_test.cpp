@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "plugin_test_harness.h"
 
-#include "partition/pattern.h"
+#include "bridge/pattern.h"
 #include "tessera/sdk/json_runtime.hpp"
 
 #include <atomic>
@@ -111,7 +111,7 @@ TEST_CASE("json plugin: the descriptor", "[json_plugin]") {
   REQUIRE(p.checker->num_patterns == 3);
   for (size_t i = 0; i < p.checker->num_patterns; ++i) {
     auto parsed =
-        partition::parsePattern(p.checker->patterns[i]->name, p.checker->patterns[i]->pattern);
+        bridge::parsePattern(p.checker->patterns[i]->name, p.checker->patterns[i]->pattern);
     INFO((parsed.ok() ? "" : parsed.error().str()));
     CHECK(parsed.ok());
   }

@@ -9,11 +9,11 @@
 //===----------------------------------------------------------------------===//
 #include "test_util.h"
 
-#include "partition/pattern.h"
+#include "bridge/pattern.h"
 
 using namespace tessera;
 using namespace tessera::ir;
-using namespace tessera::partition;
+using namespace tessera::bridge;
 
 namespace {
 

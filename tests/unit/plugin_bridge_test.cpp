@@ -11,8 +11,8 @@
 #include "test_util.h"
 
 #include "interp/interpreter.h"
-#include "partition/plugin_bridge.h"
-#include "partition/plugin_kit.h"
+#include "bridge/plugin_bridge.h"
+#include "kit/kit.h"
 #include "tessera/sdk/json_graph.hpp"
 #include "tessera/c/dtype.h"
 
@@ -21,7 +21,7 @@
 
 using namespace tessera;
 using namespace tessera::ir;
-using namespace tessera::partition;
+using namespace tessera::bridge;
 
 namespace {
 

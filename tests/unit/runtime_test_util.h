@@ -18,7 +18,7 @@
 #pragma once
 
 #include "ir/parser.h"
-#include "partition/plugin_bridge.h"
+#include "bridge/plugin_bridge.h"
 #include "plugin/registry.h"
 #include "runtime/artifact.h"
 #include "runtime/plan.h"
@@ -118,7 +118,7 @@ inline std::string jsonModule(const std::string &symbol, const std::string &fnTe
   REQUIRE(m.ok());
   auto fn = m->find(symbol);
   REQUIRE(fn);
-  auto graph = partition::GraphHolder::fromFunction(fn, symbol);
+  auto graph = bridge::GraphHolder::fromFunction(fn, symbol);
   INFO((graph.ok() ? "" : graph.error().str()));
   REQUIRE(graph.ok());
   auto plugin = plugin::PluginRegistry::global().find("json");

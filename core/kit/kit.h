@@ -1,4 +1,4 @@
-//===- partition/plugin_kit.h - The vendor conformance kit -----*- C++ -*-===//
+//===- kit/kit.h - The vendor conformance kit -------------------*- C++ -*-===//
 //
 // `tessera plugin-check PLUGIN.so` runs this on a plugin file: for every op
 // the plugin claims, small single-op functions over a spread of shapes,
@@ -23,7 +23,7 @@
 #pragma once
 
 #include "ir/module.h"
-#include "partition/pattern.h"
+#include "bridge/pattern.h"
 #include "support/error.h"
 
 #include <cstdint>
@@ -38,7 +38,7 @@ namespace tessera::plugin {
 class LoadedPlugin;
 }
 
-namespace tessera::partition::kit {
+namespace tessera::kit {
 
 /// Where random values of an argument are drawn from (so that log, sqrt,
 /// divide and batch_norm's variance see valid inputs).
@@ -108,7 +108,7 @@ inline constexpr size_t kMaxPatternVariants = 64;
 /// NCHW, else the last dim), and attribute predicates are satisfied. Each
 /// graph is matched with the pattern and the match outlined as a composite
 /// "<plugin>.<pattern>" called from @main.
-std::vector<PatternVariant> instantiatePattern(const Pattern &pattern,
+std::vector<PatternVariant> instantiatePattern(const bridge::Pattern &pattern,
                                                const std::string &pluginName, uint64_t seed);
 
 /// A random tensor of a tensor type.
@@ -133,4 +133,4 @@ struct KitSummary {
 /// closing "N passed, M failed, K declined".
 KitSummary runKit(const plugin::LoadedPlugin &plugin, const KitOptions &options, std::ostream &out);
 
-} // namespace tessera::partition::kit
+} // namespace tessera::kit

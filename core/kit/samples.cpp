@@ -1,4 +1,4 @@
-//===- partition/plugin_kit_samples.cpp - The kit's sample catalogue ------===//
+//===- kit/samples.cpp - The kit's sample catalogue -----------------------===//
 //
 // The sample catalogue of the vendor conformance kit: single-op cases per
 // core op (hand-written for the ops whose attributes and shapes matter,
@@ -7,16 +7,16 @@
 // case. See plugin_kit.h.
 //
 //===----------------------------------------------------------------------===//
-#include "partition/plugin_kit.h"
+#include "kit/kit.h"
 
 #include "ir/op.h"
-#include "partition/plugin_kit_internal.h"
+#include "kit/internal.h"
 
 #include <algorithm>
 #include <functional>
 #include <map>
 
-namespace tessera::partition::kit {
+namespace tessera::kit {
 
 using ir::Attrs;
 using ir::DType;
@@ -470,4 +470,4 @@ Expected<KitCase> buildOpCase(const OpSample &sample, uint64_t seed) {
   return kc;
 }
 
-} // namespace tessera::partition::kit
+} // namespace tessera::kit

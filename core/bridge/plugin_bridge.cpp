@@ -1,5 +1,5 @@
-//===- partition/plugin_bridge.cpp - IR to plugin ABI structures ----------===//
-#include "partition/plugin_bridge.h"
+//===- bridge/plugin_bridge.cpp - IR to plugin ABI structures -------------===//
+#include "bridge/plugin_bridge.h"
 
 #include "ir/visit.h"
 #include "tessera/sdk/json_graph.hpp"
@@ -9,7 +9,7 @@
 // The IR's limit on shapes is the one the plugin ABI promises plugins.
 static_assert(tessera::ir::kMaxElements == TESSERA_MAX_ELEMENTS);
 
-namespace tessera::partition {
+namespace tessera::bridge {
 
 namespace {
 
@@ -442,4 +442,4 @@ Expected<ir::Expr> outlineComposite(const PatternMatch &match, const std::string
   return ir::makeLocalCall(fn, std::move(args), match.root->name());
 }
 
-} // namespace tessera::partition
+} // namespace tessera::bridge

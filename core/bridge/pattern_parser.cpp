@@ -1,11 +1,11 @@
-//===- partition/pattern_parser.cpp - Lexing and parsing patterns ---------===//
+//===- bridge/pattern_parser.cpp - Lexing and parsing patterns ------------===//
 //
 // A small hand-written lexer and recursive-descent parser (patterns are a
 // line long; nesting is capped so that hostile text cannot exhaust the stack).
 // Printing and matching are in pattern.cpp.
 //
 //===----------------------------------------------------------------------===//
-#include "partition/pattern.h"
+#include "bridge/pattern.h"
 
 #include "ir/op.h"
 
@@ -15,7 +15,7 @@
 #include <cstdlib>
 #include <limits>
 
-namespace tessera::partition {
+namespace tessera::bridge {
 
 namespace {
 
@@ -480,4 +480,4 @@ Expected<Pattern> parsePattern(std::string_view name, std::string_view text) {
   return Parser(name, text).run();
 }
 
-} // namespace tessera::partition
+} // namespace tessera::bridge

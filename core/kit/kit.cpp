@@ -1,4 +1,4 @@
-//===- partition/plugin_kit.cpp - The conformance kit's runner ------------===//
+//===- kit/kit.cpp - The conformance kit's runner -------------------------===//
 //
 // The kit's runner: pushes each case (the sample catalogue's,
 // plugin_kit_samples.cpp; each pattern's instantiations,
@@ -7,11 +7,11 @@
 // reference interpreter (plugin_kit_compare.cpp). See plugin_kit.h.
 //
 //===----------------------------------------------------------------------===//
-#include "partition/plugin_kit.h"
+#include "kit/kit.h"
 
 #include "interp/interpreter.h"
-#include "partition/plugin_bridge.h"
-#include "partition/plugin_kit_internal.h"
+#include "bridge/plugin_bridge.h"
+#include "kit/internal.h"
 #include "plugin/probe.h"
 #include "plugin/registry.h"
 
@@ -21,7 +21,7 @@
 #include <ostream>
 #include <set>
 
-namespace tessera::partition::kit {
+namespace tessera::kit {
 
 using ir::Type;
 
@@ -130,13 +130,13 @@ Outcome runCase(const plugin::LoadedPlugin &plugin, const KitCase &kc, const std
   // 1. The checker.
   plugin::CheckResult check;
   if (kc.pattern.empty()) {
-    auto desc = OpDescHolder::fromCall(*kc.ops.at(0)->as<ir::CallNode>());
+    auto desc = bridge::OpDescHolder::fromCall(*kc.ops.at(0)->as<ir::CallNode>());
     if (!desc.ok())
       return failed("internal: " + desc.error().str());
     channel.mark(plugin.name(), "check_op", limits.checkerTimeout);
     check = plugin.checkOp((*desc)->desc());
   } else {
-    auto list = OpDescList::fromCalls(kc.ops);
+    auto list = bridge::OpDescList::fromCalls(kc.ops);
     if (!list.ok())
       return failed("internal: " + list.error().str());
     channel.mark(plugin.name(), "check_pattern", limits.checkerTimeout);
@@ -151,7 +151,7 @@ Outcome runCase(const plugin::LoadedPlugin &plugin, const KitCase &kc, const std
 
   // 2. Codegen, save, load through the module factory.
   ir::Function main = kc.module.find("main");
-  auto graph = GraphHolder::fromFunction(main, symbol, plugin.codegenFlags());
+  auto graph = bridge::GraphHolder::fromFunction(main, symbol, plugin.codegenFlags());
   if (!graph.ok())
     return failed("internal: " + graph.error().str());
   if (source)
@@ -303,7 +303,7 @@ KitSummary runKit(const plugin::LoadedPlugin &plugin, const KitOptions &options,
     if (!options.filter.empty() && name != options.filter)
       continue;
     any = true;
-    auto pattern = parsePattern(name, text);
+    auto pattern = bridge::parsePattern(name, text);
     if (!pattern.ok()) {
       rep.report("pattern " + name, failed(pattern.error().str()), {});
       continue;
@@ -329,4 +329,4 @@ KitSummary runKit(const plugin::LoadedPlugin &plugin, const KitOptions &options,
   return rep.summary;
 }
 
-} // namespace tessera::partition::kit
+} // namespace tessera::kit

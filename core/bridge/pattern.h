@@ -1,4 +1,4 @@
-//===- partition/pattern.h - The composite pattern language ----*- C++ -*-===//
+//===- bridge/pattern.h - The composite pattern language --------*- C++ -*-===//
 //
 // Plugins declare the op groups they want to see fused as text patterns
 // (tessera_pattern_t); the core parses them here and matches them on the IR.
@@ -39,7 +39,7 @@
 #include <string_view>
 #include <vector>
 
-namespace tessera::partition {
+namespace tessera::bridge {
 
 /// `attr = value` or `attr != value`. The value is kept as written: int64,
 /// double, string (identifiers and dtype names too), bool, int or float list.
@@ -115,4 +115,4 @@ std::optional<PatternMatch> matchPattern(const Pattern &pattern, const ir::Expr 
 /// at a call of any other op, so a search can skip those calls unread.
 std::vector<const ir::Op *> rootOps(const Pattern &pattern);
 
-} // namespace tessera::partition
+} // namespace tessera::bridge

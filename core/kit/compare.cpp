@@ -1,15 +1,15 @@
-//===- partition/plugin_kit_compare.cpp - Random data and comparison ------===//
+//===- kit/compare.cpp - Random data and comparison -----------------------===//
 //
 // Random inputs and constants for the kit's cases (drawn from each
 // argument's domain), and the comparison of a plugin's outputs with the
 // reference interpreter's within the dtype's tolerance. See plugin_kit.h.
 //
 //===----------------------------------------------------------------------===//
-#include "partition/plugin_kit.h"
+#include "kit/kit.h"
 
 #include <cmath>
 
-namespace tessera::partition::kit {
+namespace tessera::kit {
 
 using ir::DType;
 using ir::Shape;
@@ -104,4 +104,4 @@ std::string compareTensors(const ir::Tensor &got, const ir::Tensor &want) {
                      indexStr(first, want.shape()), g, w);
 }
 
-} // namespace tessera::partition::kit
+} // namespace tessera::kit

@@ -1,22 +1,22 @@
-//===- partition/plugin_kit_patterns.cpp - Pattern instantiation ----------===//
+//===- kit/patterns.cpp - Pattern instantiation ---------------------------===//
 //
 // Pattern instantiation for the vendor conformance kit: graphs a plugin's
 // pattern matches (every alternative, every optional op present and
 // absent), shaped from the ops' first catalogue samples, with attribute
 // predicates satisfied, matched and outlined as composites exactly as the
-// partitioner outlines them. See plugin_kit.h.
+// partitioner outlines them. See kit.h.
 //
 //===----------------------------------------------------------------------===//
-#include "partition/plugin_kit.h"
+#include "kit/kit.h"
 
 #include "ir/op.h"
-#include "partition/plugin_bridge.h"
-#include "partition/plugin_kit_internal.h"
+#include "bridge/plugin_bridge.h"
+#include "kit/internal.h"
 
 #include <algorithm>
 #include <set>
 
-namespace tessera::partition::kit {
+namespace tessera::kit {
 
 using ir::Attrs;
 using ir::DType;
@@ -39,15 +39,15 @@ namespace {
 /// A pattern with every choice made: one op per op term, optional ops
 /// present or dropped, one alternative per alternation.
 struct Concrete {
-  PatternNode::Kind kind = PatternNode::Kind::Any; // Any, Const or Op
+  bridge::PatternNode::Kind kind = bridge::PatternNode::Kind::Any; // Any, Const or Op
   const ir::Op *op = nullptr;
-  const PatternNode *src = nullptr;
+  const bridge::PatternNode *src = nullptr;
   std::vector<Concrete> args;
 
   std::string str() const {
-    if (kind == PatternNode::Kind::Any)
+    if (kind == bridge::PatternNode::Kind::Any)
       return "*";
-    if (kind == PatternNode::Kind::Const)
+    if (kind == bridge::PatternNode::Kind::Const)
       return "const";
     std::string s = op->name + "(";
     for (size_t i = 0; i < args.size(); ++i)
@@ -58,33 +58,33 @@ struct Concrete {
 
 /// The op terms of a concrete pattern.
 int opCount(const Concrete &c) {
-  int n = c.kind == PatternNode::Kind::Op;
+  int n = c.kind == bridge::PatternNode::Kind::Op;
   for (const Concrete &a : c.args)
     n += opCount(a);
   return n;
 }
 
-std::vector<Concrete> variants(const PatternNode &p) {
+std::vector<Concrete> variants(const bridge::PatternNode &p) {
   std::vector<Concrete> out;
   switch (p.kind) {
-  case PatternNode::Kind::Any:
-  case PatternNode::Kind::Const: out.push_back(Concrete{p.kind, nullptr, &p, {}}); return out;
-  case PatternNode::Kind::Alt:
-    for (const PatternNode &alt : p.args)
+  case bridge::PatternNode::Kind::Any:
+  case bridge::PatternNode::Kind::Const: out.push_back(Concrete{p.kind, nullptr, &p, {}}); return out;
+  case bridge::PatternNode::Kind::Alt:
+    for (const bridge::PatternNode &alt : p.args)
       for (Concrete &c : variants(alt))
         if (out.size() < kMaxPatternVariants)
           out.push_back(std::move(c));
     return out;
-  case PatternNode::Kind::Op: break;
+  case bridge::PatternNode::Kind::Op: break;
   }
   std::vector<std::vector<Concrete>> argVariants;
-  for (const PatternNode &a : p.args)
+  for (const bridge::PatternNode &a : p.args)
     argVariants.push_back(variants(a));
   for (const ir::Op *op : p.ops) {
     // The cartesian product of the arguments' variants, as an odometer.
     std::vector<size_t> pick(p.args.size(), 0);
     while (out.size() < kMaxPatternVariants) {
-      Concrete c{PatternNode::Kind::Op, op, &p, {}};
+      Concrete c{bridge::PatternNode::Kind::Op, op, &p, {}};
       for (size_t i = 0; i < pick.size(); ++i)
         c.args.push_back(argVariants[i][pick[i]]);
       out.push_back(std::move(c));
@@ -182,7 +182,7 @@ Attrs patternAttrs(const ir::Op &op, const OpSample &tmpl, const Type &t0) {
 
 /// The type of argument `i > 0` of `op`, given the first argument's type.
 Type otherArgType(const ir::Op &op, size_t i, const Type &t0, const Attrs &attrs,
-                  PatternNode::Kind leaf, const OpSample &tmpl) {
+                  bridge::PatternNode::Kind leaf, const OpSample &tmpl) {
   const Shape &s = t0.shape();
   auto t = [&](Shape shape) { return Type::tensor(t0.dtype(), std::move(shape)); };
   auto axisDim = [&](int64_t axis) {
@@ -218,7 +218,7 @@ Type otherArgType(const ir::Op &op, size_t i, const Type &t0, const Attrs &attrs
   if (n == "concat")
     return t0;
   if (op.pattern == ir::OpPattern::Broadcast && op.maxArgs == 2) {
-    if (leaf != PatternNode::Kind::Const || s.empty())
+    if (leaf != bridge::PatternNode::Kind::Const || s.empty())
       return t0;
     return s.size() == 4 ? t({s[1], 1, 1}) : t({s.back()}); // per channel
   }
@@ -232,13 +232,13 @@ public:
   explicit PatternBuilder(uint64_t seed) : rng_(seed) {}
 
   Expected<ir::Expr> build(const Concrete &c, std::optional<Type> hint, Domain domain) {
-    if (c.kind == PatternNode::Kind::Any) {
+    if (c.kind == bridge::PatternNode::Kind::Any) {
       ir::Var v = ir::makeVar(fmt::format("x{}", params_.size()), hint.value_or(f32({1, 4, 6, 6})));
       params_.push_back(v);
       domains_.push_back(domain);
       return ir::Expr(v);
     }
-    if (c.kind == PatternNode::Kind::Const)
+    if (c.kind == bridge::PatternNode::Kind::Const)
       return ir::makeConstant(randomTensor(hint.value_or(f32({4})), domain, rng_),
                               fmt::format("w{}", constants_++));
     const ir::Op &op = *c.op;
@@ -255,7 +255,7 @@ public:
     args.push_back(e0);
 
     Attrs attrs = patternAttrs(op, tmpl, t0);
-    for (const AttrPredicate &pred : c.src->predicates) {
+    for (const bridge::AttrPredicate &pred : c.src->predicates) {
       const ir::AttrSpec *spec = op.findAttr(pred.attr);
       if (!spec)
         continue; // parsePattern rejects these
@@ -291,11 +291,11 @@ private:
 
 } // namespace
 
-std::vector<PatternVariant> instantiatePattern(const Pattern &pattern,
+std::vector<PatternVariant> instantiatePattern(const bridge::Pattern &pattern,
                                                const std::string &pluginName, uint64_t seed) {
   std::vector<PatternVariant> out;
   for (const Concrete &c : variants(pattern.root)) {
-    if (c.kind != PatternNode::Kind::Op)
+    if (c.kind != bridge::PatternNode::Kind::Op)
       continue; // everything optional dropped: nothing to match
     if (opCount(c) < 2)
       continue; // one op: merge-composite leaves it to the checkers (the op's own samples)
@@ -315,12 +315,12 @@ std::vector<PatternVariant> instantiatePattern(const Pattern &pattern,
       fail("cannot instantiate: " + root.error().str());
       continue;
     }
-    auto match = matchPattern(pattern, *root);
+    auto match = bridge::matchPattern(pattern, *root);
     if (!match) {
       fail("internal: the instantiated graph does not match the pattern");
       continue;
     }
-    auto call = outlineComposite(*match, pluginName + "." + pattern.name);
+    auto call = bridge::outlineComposite(*match, pluginName + "." + pattern.name);
     if (!call.ok()) {
       fail("cannot outline: " + call.error().str());
       continue;
@@ -337,4 +337,4 @@ std::vector<PatternVariant> instantiatePattern(const Pattern &pattern,
   return out;
 }
 
-} // namespace tessera::partition::kit
+} // namespace tessera::kit

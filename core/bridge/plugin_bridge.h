@@ -1,4 +1,4 @@
-//===- partition/plugin_bridge.h - IR to plugin ABI structures --*- C++ -*-===//
+//===- bridge/plugin_bridge.h - IR to plugin ABI structures -----*- C++ -*-===//
 //
 // What a plugin sees of the IR, built from it:
 //   OpDescHolder   one core op call      -> tessera_op_desc_t  (checkers)
@@ -36,7 +36,7 @@
 #pragma once
 
 #include "ir/expr.h"
-#include "partition/pattern.h"
+#include "bridge/pattern.h"
 #include "support/error.h"
 #include "tessera/c/plugin.h"
 
@@ -46,7 +46,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace tessera::partition {
+namespace tessera::bridge {
 
 /// Storage for tessera_tensor_type_t values (stable addresses).
 class TensorTypeStore {
@@ -164,4 +164,4 @@ Expected<ir::Expr> outlineComposite(const PatternMatch &match, const std::string
 Expected<ir::Expr> outlineComposite(const PatternMatch &match, const std::string &compositeName,
                                     std::vector<ir::Expr> args);
 
-} // namespace tessera::partition
+} // namespace tessera::bridge

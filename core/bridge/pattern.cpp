@@ -1,17 +1,17 @@
-//===- partition/pattern.cpp - Printing and matching patterns -------------===//
+//===- bridge/pattern.cpp - Printing and matching patterns ----------------===//
 //
 // The canonical text of a pattern and a backtracking structural matcher.
 // The lexer and parser are in pattern_parser.cpp.
 //
 //===----------------------------------------------------------------------===//
-#include "partition/pattern.h"
+#include "bridge/pattern.h"
 
 #include "ir/op.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace tessera::partition {
+namespace tessera::bridge {
 
 namespace {
 
@@ -211,4 +211,4 @@ std::vector<const ir::Op *> rootOps(const Pattern &pattern) {
   return out;
 }
 
-} // namespace tessera::partition
+} // namespace tessera::bridge

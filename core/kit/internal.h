@@ -1,19 +1,19 @@
-//===- partition/plugin_kit_internal.h - Kit helpers -----------*- C++ -*-===//
+//===- kit/internal.h - Kit helpers -----------------------------*- C++ -*-===//
 //
-// Private to the vendor conformance kit (partition/plugin_kit*.cpp): the
+// Private to the vendor conformance kit (kit/*.cpp): the
 // small helpers its parts share. Defined in plugin_kit_samples.cpp with the
 // sample catalogue, their main user. Not for use outside the kit.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "partition/plugin_kit.h"
+#include "kit/kit.h"
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-namespace tessera::partition::kit::detail {
+namespace tessera::kit::detail {
 
 /// Shorthands: an f32 tensor type, `t` in dtype `d`, an int attribute value.
 ir::Type f32(ir::Shape s);
@@ -26,4 +26,4 @@ std::string compactType(const ir::Type &t);
 /// FNV-1a, for per-case seeds that do not depend on which cases run.
 uint64_t hashString(std::string_view s);
 
-} // namespace tessera::partition::kit::detail
+} // namespace tessera::kit::detail
