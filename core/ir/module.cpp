@@ -33,6 +33,13 @@ Function Module::find(const std::string &global) const {
   return it == index_.end() ? nullptr : functions_[it->second].second;
 }
 
+std::string Module::position(const ExprNode &node) const {
+  if (!node.span().known())
+    return "";
+  return fmt::format("{}:{}:{}", sourceFile_.empty() ? "<input>" : sourceFile_,
+                     node.span().line, node.span().col);
+}
+
 Expected<Type> Module::globalType(const std::string &global) const {
   Function f = find(global);
   if (!f)

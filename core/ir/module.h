@@ -23,6 +23,14 @@ public:
   const std::string &name() const { return name_; }
   void setName(std::string name) { name_ = std::move(name); }
 
+  /// The text file the spans of its nodes refer to (the parser sets it;
+  /// empty for a module not parsed from text).
+  const std::string &sourceFile() const { return sourceFile_; }
+  void setSourceFile(std::string file) { sourceFile_ = std::move(file); }
+  /// "FILE:LINE:COL" of `node` in sourceFile(), for Error::setPosition; empty
+  /// when the node has no span (built by a pass or an importer).
+  std::string position(const ExprNode &node) const;
+
   /// Adds or replaces (in place, keeping the order) a global function.
   void set(const std::string &global, Function fn);
   bool erase(const std::string &global);
@@ -44,7 +52,7 @@ public:
   Status checkNoRecursion() const;
 
 private:
-  std::string name_;
+  std::string name_, sourceFile_;
   std::vector<std::pair<std::string, Function>> functions_;
   std::unordered_map<std::string, size_t> index_;
 };

@@ -107,6 +107,7 @@ Status Parser::scan() {
 Expected<Module> Parser::parseAll() {
   TS_ASSIGN_OR_RETURN(std::string modName, parseModuleLine());
   Module m(modName);
+  m.setSourceFile(file_);
   while (true) {
     skipNewlines();
     if (lex_.peek().kind == Tok::Eof)

@@ -161,7 +161,9 @@ private:
   // --- diagnostics --------------------------------------------------------
 
   Error errorAt(uint32_t line, uint32_t col, std::string_view msg) const {
-    return Error(fmt::format("{}:{}:{}: {}", file_, line, col, msg));
+    Error e{std::string(msg)};
+    e.setPosition(fmt::format("{}:{}:{}", file_, line, col));
+    return e;
   }
   Error errorAt(const Token &t, std::string_view msg) const {
     return errorAt(t.line, t.col, msg);

@@ -43,7 +43,7 @@ class FoldConstants final : public FunctionPass {
 public:
   const PassInfo &info() const override { return kFoldConstantsInfo; }
 
-  Expected<Function> runOnFunction(const Module &, const std::string &, const Function &f,
+  Expected<Function> runOnFunction(const Module &m, const std::string &, const Function &f,
                                    PassContext &ctx) override {
     return rewriteFunction(f, [&](const Expr &, const Expr &node) -> Expected<Expr> {
       if (const auto *g = node->as<TupleGetItemNode>())
@@ -71,6 +71,7 @@ public:
         return std::move(out).withContext(fmt::format("while folding {}{}", c->op()->name,
                                                       c->name().empty() ? ""
                                                                         : " '%" + c->name() + "'"))
+            .withPosition(m.position(*c))
             .error();
       }
       ++ctx.stat("calls-folded");

@@ -54,8 +54,6 @@ std::string describe(const ExprNode &n) {
   std::string what = n.as<CallNode>() ? n.as<CallNode>()->calleeName() : "value";
   if (!n.name().empty())
     what += fmt::format(" '%{}'", n.name());
-  if (n.span().known())
-    what += fmt::format(" at line {}:{}", n.span().line, n.span().col);
   return what;
 }
 
@@ -89,7 +87,9 @@ public:
         }
         Expected<Expr> fresh = rebuild(m, rebuilt);
         if (!fresh.ok())
-          return std::move(fresh).withContext("while inferring the type of " + describe(*orig))
+          return std::move(fresh)
+              .withContext("while inferring the type of " + describe(*orig))
+              .withPosition(m.position(*orig))
               .error();
         if ((*fresh)->type() != orig->type())
           ++changed;

@@ -42,9 +42,54 @@ std::string where(const ExprNode &n) {
     s = "function";
   if (!n.name().empty())
     s += fmt::format(" '%{}'", n.name());
-  if (n.span().known())
-    s += fmt::format(" (line {}:{})", n.span().line, n.span().col);
   return s;
+}
+
+/// The invariants of one node of function `f` (see verifyFunction).
+Status verifyNode(const Module &m, const ExprNode *n, const FunctionNode *f,
+                  const std::unordered_map<const ExprNode *, const FunctionNode *> &paramOwner) {
+  if (n->as<VarNode>()) {
+    auto it = paramOwner.find(n);
+    if (it == paramOwner.end())
+      return Error::format("{} is not a parameter of any enclosing function", where(*n));
+    if (it->second != f)
+      return Error::format("{} is a parameter of an enclosing function: a nested function "
+                           "may only use its own parameters",
+                           where(*n));
+  } else if (const auto *c = n->as<CallNode>()) {
+    std::vector<Type> types;
+    for (const auto &a : c->args())
+      types.push_back(a->type());
+    if (c->calleeKind() == CallNode::CalleeKind::Op) {
+      auto attrs = c->op()->normalizeAttrs(c->attrs());
+      if (!attrs.ok())
+        return std::move(attrs).withContext("in " + where(*n)).error();
+      if (!(*attrs == c->attrs()))
+        return Error::format("{} has attributes {} that are not normalised", where(*n),
+                             c->attrs().str());
+      auto t = c->op()->inferType(types, c->attrs());
+      if (!t.ok())
+        return std::move(t).withContext("in " + where(*n)).error();
+      if (*t != c->type())
+        return Error::format("{} has type {} but its relation infers {}", where(*n),
+                             c->type().str(), t->str());
+    } else if (c->calleeKind() == CallNode::CalleeKind::Global) {
+      auto fnType = m.globalType(c->global());
+      if (!fnType.ok())
+        return std::move(fnType).withContext("in " + where(*n)).error();
+      Type expected = Type::func(types, c->type());
+      if (*fnType != expected)
+        return Error::format("{} calls @{} of type {} as {}", where(*n), c->global(),
+                             fnType->str(), expected.str());
+    } else if (!c->localFnExpr()->as<FunctionNode>()) {
+      return Error::format("{} calls a value that is not a function", where(*n));
+    }
+  } else if (const auto *g = n->as<TupleGetItemNode>()) {
+    const Type &t = g->tuple()->type();
+    if (!t.isTuple() || g->index() < 0 || size_t(g->index()) >= t.fields().size())
+      return Error::format("{} takes field {} of {}", where(*n), g->index(), t.str());
+  }
+  return okStatus();
 }
 
 Status verifyFunction(const Module &m, const FunctionNode &fn) {
@@ -59,56 +104,17 @@ Status verifyFunction(const Module &m, const FunctionNode &fn) {
     std::unordered_set<const ExprNode *> seen;
     for (const auto &p : f->params()) {
       if (!seen.insert(p.get()).second)
-        return Error::format("parameter '%{}' appears twice in a parameter list", p->name());
+        return Error::format("parameter '%{}' appears twice in a parameter list", p->name())
+            .setPosition(m.position(*p));
       if (!paramOwner.emplace(p.get(), f).second)
-        return Error::format("parameter '%{}' belongs to two functions", p->name());
+        return Error::format("parameter '%{}' belongs to two functions", p->name())
+            .setPosition(m.position(*p));
     }
   }
   for (const FunctionNode *f : functions) {
     // Walk this function's own body without entering nested functions.
-    for (const ExprNode *n : postOrder(f->body(), /*intoFunctions=*/false)) {
-      if (n->as<VarNode>()) {
-        auto it = paramOwner.find(n);
-        if (it == paramOwner.end())
-          return Error::format("{} is not a parameter of any enclosing function", where(*n));
-        if (it->second != f)
-          return Error::format("{} is a parameter of an enclosing function: a nested function "
-                               "may only use its own parameters",
-                               where(*n));
-      } else if (const auto *c = n->as<CallNode>()) {
-        std::vector<Type> types;
-        for (const auto &a : c->args())
-          types.push_back(a->type());
-        if (c->calleeKind() == CallNode::CalleeKind::Op) {
-          auto attrs = c->op()->normalizeAttrs(c->attrs());
-          if (!attrs.ok())
-            return std::move(attrs).withContext("in " + where(*n)).error();
-          if (!(*attrs == c->attrs()))
-            return Error::format("{} has attributes {} that are not normalised", where(*n),
-                                 c->attrs().str());
-          auto t = c->op()->inferType(types, c->attrs());
-          if (!t.ok())
-            return std::move(t).withContext("in " + where(*n)).error();
-          if (*t != c->type())
-            return Error::format("{} has type {} but its relation infers {}", where(*n),
-                                 c->type().str(), t->str());
-        } else if (c->calleeKind() == CallNode::CalleeKind::Global) {
-          auto fnType = m.globalType(c->global());
-          if (!fnType.ok())
-            return std::move(fnType).withContext("in " + where(*n)).error();
-          Type expected = Type::func(types, c->type());
-          if (*fnType != expected)
-            return Error::format("{} calls @{} of type {} as {}", where(*n), c->global(),
-                                 fnType->str(), expected.str());
-        } else if (!c->localFnExpr()->as<FunctionNode>()) {
-          return Error::format("{} calls a value that is not a function", where(*n));
-        }
-      } else if (const auto *g = n->as<TupleGetItemNode>()) {
-        const Type &t = g->tuple()->type();
-        if (!t.isTuple() || g->index() < 0 || size_t(g->index()) >= t.fields().size())
-          return Error::format("{} takes field {} of {}", where(*n), g->index(), t.str());
-      }
-    }
+    for (const ExprNode *n : postOrder(f->body(), /*intoFunctions=*/false))
+      TS_RETURN_IF_ERROR(verifyNode(m, n, f, paramOwner).withPosition(m.position(*n)));
   }
   return okStatus();
 }

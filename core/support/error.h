@@ -47,11 +47,28 @@ public:
     located_ = true;
     return addContext(std::move(line));
   }
-  /// Whether addLocation() was called.
+  /// Sets the position in a text file the error is about, "FILE:LINE:COL"
+  /// (the text IR's parser, a pass about a node parsed from text); str()
+  /// starts with it, the way a compiler's diagnostics do. The innermost
+  /// position wins (a later call changes nothing), and an empty one is
+  /// ignored. Marks the error as located.
+  Error &setPosition(std::string position) {
+    if (position_.empty() && !position.empty()) {
+      position_ = std::move(position);
+      located_ = true;
+    }
+    return *this;
+  }
+  const std::string &position() const { return position_; }
+  /// Whether addLocation() or setPosition() was called.
   bool located() const { return located_; }
-  /// "outer: inner: message", outermost context first.
+  /// "FILE:LINE:COL: outer: inner: message", outermost context first.
   std::string str() const {
     std::string out;
+    if (!position_.empty()) {
+      out += position_;
+      out += ": ";
+    }
     for (auto it = context_.rbegin(); it != context_.rend(); ++it) {
       out += *it;
       out += ": ";
@@ -63,6 +80,7 @@ public:
 private:
   std::string message_;
   std::vector<std::string> context_;
+  std::string position_;
   bool located_ = false;
 };
 
@@ -122,6 +140,12 @@ public:
       std::get<1>(v_).addLocation(std::move(line));
     return std::move(*this);
   }
+  /// Sets the error's position (Error::setPosition), if any.
+  Expected &&withPosition(std::string position) && {
+    if (!ok())
+      std::get<1>(v_).setPosition(std::move(position));
+    return std::move(*this);
+  }
 
 private:
   std::variant<T, Error> v_;
@@ -145,6 +169,11 @@ public:
   Expected &&withLocation(std::string line) && {
     if (error_)
       error_->addLocation(std::move(line));
+    return std::move(*this);
+  }
+  Expected &&withPosition(std::string position) && {
+    if (error_)
+      error_->setPosition(std::move(position));
     return std::move(*this);
   }
 

@@ -11,6 +11,7 @@
 #include "interp/interpreter.h"
 #include "ir/structural.h"
 #include "ir/visit.h"
+#include "ir/parser.h"
 #include "passes/pass_manager.h"
 
 #include <functional>
@@ -509,4 +510,50 @@ TEST_CASE("fuse-activations keeps what the interpreter computes", "[passes][fuse
     // The chain rounds after every step: allow a few ulps of f32.
     test::requireClose(evalMain(m, {input})[0], before[0], 1e-5, 1e-6);
   }
+}
+
+TEST_CASE("pass errors about a node parsed from text start with FILE:LINE:COL", "[passes][verify]") {
+  // One format for every diagnostic about IR, the parser's: the position of
+  // the node the error is about, then the context, then the message.
+  const char *text = R"(module @m
+def @helper(%a: f32[2]) -> f32[2] {
+  %r = relu(%a)
+  return %r
+}
+def @main(%x: f32[2]) -> f32[2] {
+  %y = @helper(%x) : f32[2]
+  return %y
+}
+)";
+  auto parsed = ir::parseModule(text, "model.tir");
+  REQUIRE(parsed.ok());
+  Module m = std::move(parsed).value();
+  CHECK(m.sourceFile() == "model.tir");
+  // @helper now takes f32[3]: the call at line 7, column 3 is stale.
+  auto other = ir::parseModule(R"(module @o
+def @helper(%a: f32[3]) -> f32[3] {
+  %r = relu(%a)
+  return %r
+}
+)");
+  REQUIRE(other.ok());
+  m.set("helper", other->find("helper"));
+
+  Status v = passes::verifyModule(m);
+  REQUIRE_FALSE(v.ok());
+  CHECK(v.error().located());
+  CHECK_THAT(v.error().str(),
+             Catch::StartsWith("model.tir:7:3: in function '@main': @helper '%y' calls @helper of type"));
+
+  Status t = runPipeline(m, "infer-types");
+  REQUIRE_FALSE(t.ok());
+  CHECK_THAT(t.error().str(), Catch::StartsWith("model.tir:7:3: while running pass 'infer-types': in "
+                                         "function '@main': while inferring the type of @helper "
+                                         "'%y': "));
+  // The parser's own errors have the same form and are located too.
+  auto bad = ir::parseModule("module @m\ndef @main(%x: f32[2]) -> f32[2] {\n  return %nope\n}\n",
+                             "bad.tir");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().located());
+  CHECK_THAT(bad.error().str(), Catch::StartsWith("bad.tir:3:10: "));
 }
