@@ -214,6 +214,37 @@ def @main(%x: f32[4]) -> f32[4] {
         std::vector<std::string>{"NoTarget @main e exp : no requested target takes op 'exp'"});
 }
 
+TEST_CASE("annotate-target: a whole-graph hook written with the C++ SDK", "[partition][annotate]") {
+  // tgt_cxx_hook (Checker::partition) takes relu and sigmoid, never exp, and
+  // joins a node to its first input's region.
+  REQUIRE(targets().find("tgt_cxx_hook") != nullptr);
+  CHECK(targets().find("tgt_cxx_hook")->hasPartitionHook());
+  const char *text = R"(
+def @main(%x: f32[4]) -> f32[4] {
+  %r = relu(%x)
+  %s = sigmoid(%r)
+  %e = exp(%s)
+  %t = relu(%e)
+  return %t
+}
+)";
+  ir::Module m;
+  auto st = state({"tgt_cxx_hook"});
+  REQUIRE(runPasses(text, "annotate-target", st.get(), m).ok());
+  const std::string printed = ir::printModule(m);
+  size_t regions = 0;
+  for (size_t at = 0; (at = printed.find("attributes {Compiler=\"tgt_cxx_hook\"}", at)) !=
+                      std::string::npos;
+       ++at)
+    ++regions;
+  CHECK(regions == 2); // relu+sigmoid, and the last relu: exp splits them
+  CHECK(printed.find("%s = sigmoid(%r)") != std::string::npos);
+  CHECK(printed.find("%e = exp(") != std::string::npos);
+  std::vector<std::string> host = hostLines(*st);
+  REQUIRE(host.size() == 1);
+  CHECK(host[0].find("@main e exp tgt_cxx_hook") != std::string::npos);
+}
+
 TEST_CASE("merge-composite: composites and vetoes", "[partition][annotate]") {
   const char *text = R"(
 def @main(%x: f32[1, 2, 2, 2], %y: f32[1, 2, 2, 2]) -> f32[1, 2, 2, 2] {

@@ -12,6 +12,7 @@
 #include "test_util.h"
 
 #include "tessera/sdk/json_graph.hpp"
+#include "tessera/sdk/plugin.hpp"
 
 #include <cstddef>
 #include <cstdlib>
@@ -522,4 +523,61 @@ TEST_CASE("plugin loader: bundled static libraries stay private to each plugin",
   auto b = loadZoo("libtessera_zoo_clash_b.so");
   CHECK(a->description() == "bundles clash library version 1");
   CHECK(b->description() == "bundles clash library version 2");
+}
+
+namespace {
+
+int sdkPluginsBuilt = 0;
+
+/// A plugin written with the C++ SDK, never loaded as a library: the test
+/// calls the SDK's entry point body directly, as the core would.
+class CountedPlugin : public sdk::Plugin {
+  struct NoChecker : sdk::Checker {
+    std::vector<std::string> ops() const override { return {}; }
+    bool check(const sdk::OpDesc &, std::string &) const override { return false; }
+  };
+  struct NoCodegen : sdk::Codegen {
+    std::unique_ptr<sdk::Module> compile(const sdk::GraphView &) override { return nullptr; }
+  };
+  struct NoFactory : sdk::ModuleFactory {
+    NoFactory() : ModuleFactory("counted") {}
+    std::unique_ptr<sdk::Module> load(std::string_view) override { return nullptr; }
+  };
+  NoChecker checker_;
+  NoCodegen codegen_;
+  NoFactory factory_;
+
+public:
+  CountedPlugin() : Plugin("counted", "1.0.0", "test") { ++sdkPluginsBuilt; }
+  sdk::Checker &checker() override { return checker_; }
+  sdk::Codegen &codegen() override { return codegen_; }
+  std::vector<sdk::ModuleFactory *> factories() override { return {&factory_}; }
+};
+
+} // namespace
+
+TEST_CASE("an SDK plugin answers a core of another ABI major with its descriptor's head only",
+          "[plugin][sdk]") {
+  // The core of another major reads struct_size, abi_major and abi_minor
+  // (their place never changes) and refuses the plugin with its own message,
+  // "built against plugin ABI 1.x, this core speaks ABI 2.x" (pinned for a C
+  // plugin by the zoo's libzoo_abi3.so above): the SDK must not refuse with a
+  // message of its own, nor build the plugin for a core it cannot serve.
+  tessera_host_t host{};
+  host.struct_size = sizeof(host);
+  host.abi_major = TESSERA_PLUGIN_ABI_MAJOR + 1;
+  const tessera_plugin_t *desc = nullptr;
+  tessera_plugin_status_t *status = sdk::queryPlugin<CountedPlugin>(&host, &desc);
+  CHECK(status == nullptr);
+  REQUIRE(desc != nullptr);
+  CHECK(desc->struct_size == sizeof(tessera_plugin_t));
+  CHECK(desc->abi_major == TESSERA_PLUGIN_ABI_MAJOR);
+  CHECK(desc->abi_minor == TESSERA_PLUGIN_ABI_MINOR);
+  CHECK(desc->name == nullptr);
+  CHECK(sdkPluginsBuilt == 0);
+
+  host.abi_major = TESSERA_PLUGIN_ABI_MAJOR; // this core: the whole descriptor
+  REQUIRE(sdk::queryPlugin<CountedPlugin>(&host, &desc) == nullptr);
+  CHECK(std::string(desc->name) == "counted");
+  CHECK(sdkPluginsBuilt == 1);
 }

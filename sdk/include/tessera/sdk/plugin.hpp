@@ -420,6 +420,15 @@ public:
   virtual bool keepRegion(const GraphView & /*region*/, std::string & /*reason*/) const {
     return true;
   }
+  /// The whole-graph hook (tessera_checker_t::partition): instead of being
+  /// offered ops one by one, the plugin partitions the function itself.
+  /// Only called when partitionsGraph() is true. Return one entry per node
+  /// of `graph`'s JSON (readGraph(graph.json).nodes, in order): a region
+  /// number >= 0 for each op node taken, -1 elsewhere. The core checks the
+  /// result (only op and composite nodes, no cycle between regions) and
+  /// refuses an invalid one, naming the plugin; throwing is an error too.
+  virtual bool partitionsGraph() const { return false; }
+  virtual std::vector<int64_t> partition(const GraphView & /*graph*/) const { return {}; }
 };
 
 class Codegen {
@@ -619,6 +628,20 @@ inline bool keepRegion(void *state, const tessera_graph_t *region, char *reason,
       reason, size);
 }
 
+inline tessera_plugin_status_t *partition(void *state, const tessera_graph_t *graph,
+                                          int64_t *out_region, size_t num_nodes) {
+  return guard([&] {
+    if (!graph || (!out_region && num_nodes))
+      throw Error("partition: null argument");
+    std::vector<int64_t> regions =
+        tablesOf(state).plugin->checker().partition(toGraphView(*graph));
+    if (regions.size() != num_nodes)
+      throw Error("partition returned " + std::to_string(regions.size()) +
+                  " region numbers for a graph of " + std::to_string(num_nodes) + " nodes");
+    std::copy(regions.begin(), regions.end(), out_region);
+  });
+}
+
 inline tessera_plugin_status_t *compile(void *state, const tessera_graph_t *graph,
                                         tessera_module_t **out) {
   return guard([&] {
@@ -677,6 +700,7 @@ inline const tessera_plugin_t *Plugin::describe(const tessera_host_t *host) {
   t->checker.check_op = &detail::checkOp;
   t->checker.check_pattern = &detail::checkPattern;
   t->checker.keep_region = checker().keepsRegions() ? &detail::keepRegion : nullptr;
+  t->checker.partition = checker().partitionsGraph() ? &detail::partition : nullptr;
 
   t->codegen.struct_size = sizeof(tessera_codegen_t);
   t->codegen.flags = codegen().flags();
@@ -719,11 +743,21 @@ tessera_plugin_status_t *queryPlugin(const tessera_host_t *host, const tessera_p
   return guard([&] {
     if (!host || !out)
       throw Error("tessera_plugin_query: null argument");
-    if (host->abi_major != TESSERA_PLUGIN_ABI_MAJOR)
-      throw Error("the plugin speaks ABI " + std::to_string(TESSERA_PLUGIN_ABI_MAJOR) +
-                      ".x, the core " + std::to_string(host->abi_major) + "." +
-                      std::to_string(host->abi_minor),
-                  TESSERA_STATUS_FAILED_PRECONDITION);
+    if (host->abi_major != TESSERA_PLUGIN_ABI_MAJOR) {
+      // A core of another major reads only the descriptor's first three
+      // fields (their place never changes) and refuses the plugin with its
+      // own message ("built against plugin ABI 1.3, this core speaks ABI
+      // 2.x"); the plugin object is not built for a core it cannot serve.
+      static const tessera_plugin_t head = [] {
+        tessera_plugin_t d{};
+        d.struct_size = sizeof(tessera_plugin_t);
+        d.abi_major = TESSERA_PLUGIN_ABI_MAJOR;
+        d.abi_minor = TESSERA_PLUGIN_ABI_MINOR;
+        return d;
+      }();
+      *out = &head;
+      return;
+    }
     static std::unique_ptr<P> plugin; // lives until the library is unloaded
     if (!plugin)
       plugin = std::make_unique<P>();
