@@ -1,6 +1,6 @@
-//===- plugins/dnnl/builder.h - Building a Plan (internal) ------*- C++ -*-===//
+//===- plugins/dnnl/builder.h - Building a PrimitivePlan (internal) ------*- C++ -*-===//
 //
-// PlanBuilder turns one function's graph into a Plan (plan.h) in four
+// PlanBuilder turns one function's graph into a PrimitivePlan (plan.h) in four
 // passes:
 //
 //   flatten   composite bodies are inlined: the runtime fuses by looking at
@@ -41,7 +41,7 @@ namespace tessera::dnnl_plugin {
 class PlanBuilder {
 public:
   PlanBuilder(const sdk::JsonFunction &fn, std::string prefix, ConstantCopies copies);
-  std::unique_ptr<Plan> build();
+  std::unique_ptr<PrimitivePlan> build();
 
   // -- graph -----------------------------------------------------------------
   struct FNode {
@@ -118,7 +118,7 @@ public:
 private:
   const sdk::JsonFunction &fn_;
   std::string where_;
-  std::unique_ptr<Plan> plan_ = std::make_unique<Plan>();
+  std::unique_ptr<PrimitivePlan> plan_ = std::make_unique<PrimitivePlan>();
   std::vector<FNode> nodes_;
   std::vector<Logical> logicals_;
   std::vector<Value> values_;

@@ -64,7 +64,7 @@ std::string probe(const sdk::OpDesc &op) {
   sdk::JsonFunction fn;
   fn.symbol = "probe";
   fn.graph = std::move(g);
-  std::unique_ptr<Plan> plan = buildPlan(fn, "", ConstantCopies::CheckOnly);
+  std::unique_ptr<PrimitivePlan> plan = buildPlan(fn, "", ConstantCopies::CheckOnly);
   for (const Step &step : plan->steps)
     if (isReference(step.impl))
       return step.impl;

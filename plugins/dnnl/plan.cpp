@@ -62,7 +62,7 @@ dnnl::primitive_attr PlanBuilder::baseAttr() {
 // The whole build
 //===----------------------------------------------------------------------===//
 
-std::unique_ptr<Plan> PlanBuilder::build() {
+std::unique_ptr<PrimitivePlan> PlanBuilder::build() {
   plan_->threads = omp_get_max_threads();
   const Graph &g = fn_.graph;
   constLogicals_.assign(fn_.constants.size(), -1);
@@ -153,7 +153,7 @@ dnnl::primitive recreated(const Step &step, size_t scratchpadBytes) {
 
 } // namespace
 
-std::vector<dnnl::primitive> primitivesForThisThreadCount(const Plan &plan) {
+std::vector<dnnl::primitive> primitivesForThisThreadCount(const PrimitivePlan &plan) {
   std::vector<dnnl::primitive> prims;
   for (const Step &step : plan.steps)
     prims.push_back(plan.threads == omp_get_max_threads()
@@ -170,7 +170,7 @@ void restoreConstant(const ReorderedConstant &c, std::byte *out) {
   stream.wait();
 }
 
-std::string describePlan(const Plan &plan, const sdk::JsonFunction &fn,
+std::string describePlan(const PrimitivePlan &plan, const sdk::JsonFunction &fn,
                          const std::vector<bool> &released, std::string_view prefix) {
   // Steps are named for error messages, which start with the module and
   // the function: said once here, in the heading.
@@ -514,7 +514,7 @@ void PlanBuilder::planArena() {
   plan_->arenaBytes = total;
 }
 
-std::unique_ptr<Plan> buildPlan(const sdk::JsonFunction &fn, const std::string &prefix,
+std::unique_ptr<PrimitivePlan> buildPlan(const sdk::JsonFunction &fn, const std::string &prefix,
                                 ConstantCopies copies) {
   return PlanBuilder(fn, prefix, copies).build();
 }

@@ -1,6 +1,6 @@
 //===- plugins/dnnl/plan.h - A function as oneDNN primitives ----*- C++ -*-===//
 //
-// A Plan is what init() makes of one function, once: a list of oneDNN
+// A PrimitivePlan is what init() makes of one function, once: a list of oneDNN
 // primitives (Steps) over Buffers, ready to execute.
 //
 //   Buffer  where bytes live at run time: the caller's input k, the caller's
@@ -19,7 +19,7 @@
 // plain NCHW; outputs are written plain, straight into the caller's tensor
 // when the producer's layout is already plain).
 //
-// Nothing in a Plan changes after init: run() reads it from many threads.
+// Nothing in a PrimitivePlan changes after init: run() reads it from many threads.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -103,7 +103,7 @@ AlignedBytes alignedBytes(size_t n);
 /// them go.)
 struct ReorderedConstant {
   size_t constant = 0;        // index in the function's constants
-  const void *data = nullptr; // the copy (in Plan::owned)
+  const void *data = nullptr; // the copy (in PrimitivePlan::owned)
   dnnl::memory::desc md;      // its layout
   dnnl::memory::desc view;    // the constant's bytes as the copy was made from them
   // Whether a reorder gives the bytes back: not from Winograd's transformed
@@ -111,7 +111,7 @@ struct ReorderedConstant {
   bool reversible = true;
 };
 
-struct Plan {
+struct PrimitivePlan {
   int threads = 1; // the OpenMP threads its primitives were created for
   std::vector<Buffer> buffers;
   std::vector<Step> steps;
@@ -128,7 +128,7 @@ struct Plan {
 /// thread would otherwise run a module built under two on two. A primitive
 /// oneDNN cannot make again alike (another implementation, other layouts,
 /// a bigger scratchpad) stays as it was.
-std::vector<dnnl::primitive> primitivesForThisThreadCount(const Plan &plan);
+std::vector<dnnl::primitive> primitivesForThisThreadCount(const PrimitivePlan &plan);
 
 /// Writes a reordered constant's own bytes to `out` (view's size).
 void restoreConstant(const ReorderedConstant &c, std::byte *out);
@@ -136,7 +136,7 @@ void restoreConstant(const ReorderedConstant &c, std::byte *out);
 /// The plan as text, for the module's "plan" source: its steps, memory, and
 /// what became of each constant (`released`: by constant index; `prefix`:
 /// the module's, which the step names start with).
-std::string describePlan(const Plan &plan, const sdk::JsonFunction &fn,
+std::string describePlan(const PrimitivePlan &plan, const sdk::JsonFunction &fn,
                          const std::vector<bool> &released, std::string_view prefix);
 
 /// What buildPlan does with the constants a primitive wants in another
@@ -147,7 +147,7 @@ enum class ConstantCopies { Make, CheckOnly };
 
 /// Builds the plan of one function; throws sdk::Error naming the node that
 /// cannot be built (`prefix` starts every message).
-std::unique_ptr<Plan> buildPlan(const sdk::JsonFunction &fn, const std::string &prefix,
+std::unique_ptr<PrimitivePlan> buildPlan(const sdk::JsonFunction &fn, const std::string &prefix,
                                 ConstantCopies copies = ConstantCopies::Make);
 
 } // namespace tessera::dnnl_plugin

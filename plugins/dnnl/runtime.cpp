@@ -30,7 +30,7 @@ struct DnnlModule::Context {
   };
   std::vector<Binding> bindings; // memory objects over the caller's tensors
 
-  Context(const Plan &plan, int threads, std::vector<dnnl::primitive> prims)
+  Context(const PrimitivePlan &plan, int threads, std::vector<dnnl::primitive> prims)
       : threads(threads), prims(std::move(prims)), arena(alignedBytes(plan.arenaBytes)),
         scratchpad(alignedBytes(plan.scratchpadBytes)) {
     for (const Step &step : plan.steps) {
@@ -54,7 +54,7 @@ struct DnnlModule::Context {
   }
 
   /// Where a buffer's bytes are during this call.
-  const void *where(const Plan &plan, int buffer, std::span<const DLTensor *const> inputs,
+  const void *where(const PrimitivePlan &plan, int buffer, std::span<const DLTensor *const> inputs,
                     std::span<const DLTensor *const> outputs) const {
     const Buffer &b = plan.buffers[size_t(buffer)];
     switch (b.kind) {
@@ -97,7 +97,7 @@ void DnnlModule::init(std::span<const sdk::JsonFunction> functions) {
   }
 }
 
-const std::vector<std::unique_ptr<const Plan>> &DnnlModule::plans() const {
+const std::vector<std::unique_ptr<const PrimitivePlan>> &DnnlModule::plans() const {
   if (origin_ == Origin::Codegen)
     std::call_once(plansOnce_, [&] {
       for (const sdk::JsonFunction &fn : functions())
@@ -118,7 +118,7 @@ std::string DnnlModule::source(std::string_view format) const {
     std::vector<bool> released(fn.constants.size());
     for (size_t c = 0; c < released.size(); ++c)
       released[c] = constantReleased(fn.index, c);
-    const Plan &plan = *plans()[fn.index];
+    const PrimitivePlan &plan = *plans()[fn.index];
     s += describePlan(plan, fn, released, prefix());
     s += "  primitives: made for " + std::to_string(plan.threads) + " OpenMP thread" +
          (plan.threads == 1 ? "" : "s");
@@ -141,7 +141,7 @@ std::string DnnlModule::source(std::string_view format) const {
 std::unique_ptr<DnnlModule::Context> DnnlModule::acquire(size_t function) const {
   // The caller's OpenMP thread count (a session's, set by the runtime).
   const int threads = omp_get_max_threads();
-  const Plan &plan = *plans()[function];
+  const PrimitivePlan &plan = *plans()[function];
   std::vector<dnnl::primitive> prims;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -168,7 +168,7 @@ void DnnlModule::release(size_t function, std::unique_ptr<Context> ctx) const {
 
 void DnnlModule::run(const sdk::JsonFunction &fn, std::span<const DLTensor *const> inputs,
                      std::span<const DLTensor *const> outputs) const {
-  const Plan &plan = *plans()[fn.index];
+  const PrimitivePlan &plan = *plans()[fn.index];
   std::unique_ptr<Context> ctx = acquire(fn.index);
   // Returned to the free list however the call ends.
   struct Return {

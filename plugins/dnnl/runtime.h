@@ -5,7 +5,7 @@
 // and saves/loads (nothing ISA-specific is saved: the primitives are rebuilt
 // at load and oneDNN dispatches on the CPU it finds).
 //
-//   init(): one Plan per function (plan.h): primitives built, constant
+//   init(): one PrimitivePlan per function (plan.h): primitives built, constant
 //           weights reordered into the layouts they want, arena planned;
 //           a constant read only through its reordered copy has its plain
 //           bytes released (the SDK asks for them back to save), so the
@@ -64,10 +64,10 @@ private:
   std::unique_ptr<Context> acquire(size_t function) const;
   void release(size_t function, std::unique_ptr<Context> ctx) const;
   /// The plans to run, built now if the module came from codegen.
-  const std::vector<std::unique_ptr<const Plan>> &plans() const;
+  const std::vector<std::unique_ptr<const PrimitivePlan>> &plans() const;
 
   Origin origin_;
-  mutable std::vector<std::unique_ptr<const Plan>> plans_; // per function, by index
+  mutable std::vector<std::unique_ptr<const PrimitivePlan>> plans_; // per function, by index
   mutable std::once_flag plansOnce_;                       // Codegen: builds plans_
   mutable std::mutex mutex_;
   mutable std::vector<std::vector<std::unique_ptr<Context>>> free_; // per function

@@ -1,10 +1,10 @@
 //===- plugins/json/runtime.cpp - The json plugin's runtime module --------===//
 //
-// A Plan is a straight-line program over numbered value slots: every input,
-// constant and node result gets a slot, and each Step runs one kernel from
+// A Program is a straight-line sequence of Steps over numbered value
+// slots: every input, constant and node result gets a slot, and each Step runs one kernel from
 // input slots to an output slot. Composite nodes are either fused into one
 // Step (conv2d/dense + bias + activation, the patterns of checker.cpp) or
-// inlined: their body's nodes become Steps over the same slots. Plans are
+// inlined: their body's nodes become Steps over the same slots. Programs are
 // built once in init() and only read afterwards, so run() may be called
 // from several threads at once.
 //
@@ -40,7 +40,7 @@ std::string describe(size_t index, const Node &n) {
 
 } // namespace
 
-struct InterpreterModule::Plan {
+struct InterpreterModule::Program {
   std::vector<int64_t> slotSize;        // f32 elements per slot
   std::vector<const float *> constData; // per slot: a constant of the module, or null
   std::vector<bool> computed;           // per slot: written by a step
@@ -51,25 +51,25 @@ struct InterpreterModule::Plan {
 
 namespace {
 
-/// Builds the Plan of one function.
-class PlanBuilder {
+/// Builds the Program of one function.
+class ProgramBuilder {
 public:
-  using Plan = InterpreterModule::Plan;
+  using Program = InterpreterModule::Program;
 
-  PlanBuilder(const sdk::JsonFunction &fn, std::string prefix)
+  ProgramBuilder(const sdk::JsonFunction &fn, std::string prefix)
       : fn_(fn), where_(std::move(prefix) + "function '" + fn.symbol + "'") {}
 
-  std::unique_ptr<Plan> build() {
+  std::unique_ptr<Program> build() {
     const Graph &g = fn_.graph;
     constSlots_.assign(fn_.constants.size(), -1);
     for (int64_t node : g.inputs)
-      plan_->inputSlots.push_back(newSlot(checkF32(g.nodes[size_t(node)], size_t(node), where_)));
-    plan_->outputSlots = addGraph(g, plan_->inputSlots, where_);
-    plan_->lastUse.assign(types_.size(), -1);
-    for (size_t s = 0; s < plan_->steps.size(); ++s)
-      for (int slot : plan_->steps[s].inputs)
-        plan_->lastUse[size_t(slot)] = int(s);
-    return std::move(plan_);
+      program_->inputSlots.push_back(newSlot(checkF32(g.nodes[size_t(node)], size_t(node), where_)));
+    program_->outputSlots = addGraph(g, program_->inputSlots, where_);
+    program_->lastUse.assign(types_.size(), -1);
+    for (size_t s = 0; s < program_->steps.size(); ++s)
+      for (int slot : program_->steps[s].inputs)
+        program_->lastUse[size_t(slot)] = int(s);
+    return std::move(program_);
   }
 
 private:
@@ -100,9 +100,9 @@ private:
   int newSlot(const TensorType &t, const float *constData = nullptr) {
     checkSize(t);
     types_.push_back(t);
-    plan_->slotSize.push_back(t.numel());
-    plan_->constData.push_back(constData);
-    plan_->computed.push_back(false);
+    program_->slotSize.push_back(t.numel());
+    program_->constData.push_back(constData);
+    program_->computed.push_back(false);
     return int(types_.size() - 1);
   }
 
@@ -134,7 +134,7 @@ private:
                  const std::string &where) {
     std::vector<const float *> consts;
     for (int s : inputs)
-      consts.push_back(plan_->constData[size_t(s)]);
+      consts.push_back(program_->constData[size_t(s)]);
     try {
       return prepareOp(d, consts, fusion);
     } catch (const sdk::Error &e) {
@@ -143,8 +143,8 @@ private:
   }
 
   void addStep(std::vector<int> inputs, int output, Kernel kernel) {
-    plan_->computed[size_t(output)] = true;
-    plan_->steps.push_back(Step{std::move(inputs), output, std::move(kernel)});
+    program_->computed[size_t(output)] = true;
+    program_->steps.push_back(Step{std::move(inputs), output, std::move(kernel)});
   }
 
   /// Adds the nodes of `g` (whose inputs are the slots `bound`) and returns
@@ -348,7 +348,7 @@ private:
 
   const sdk::JsonFunction &fn_;
   std::string where_;
-  std::unique_ptr<Plan> plan_ = std::make_unique<Plan>();
+  std::unique_ptr<Program> program_ = std::make_unique<Program>();
   std::vector<TensorType> types_; // per slot
   std::vector<int> constSlots_;   // per constant index: its slot, or -1
 };
@@ -362,12 +362,12 @@ InterpreterModule::~InterpreterModule() = default;
 
 void InterpreterModule::init(std::span<const sdk::JsonFunction> functions) {
   for (const sdk::JsonFunction &fn : functions)
-    plans_.push_back(PlanBuilder(fn, prefix()).build());
+    programs_.push_back(ProgramBuilder(fn, prefix()).build());
 }
 
 void InterpreterModule::run(const sdk::JsonFunction &fn, std::span<const DLTensor *const> inputs,
                             std::span<const DLTensor *const> outputs) const {
-  const Plan &p = *plans_[fn.index];
+  const Program &p = *programs_[fn.index];
   size_t numSlots = p.slotSize.size();
   // Everything below is local to this call: the module is shared.
   std::vector<const float *> value(p.constData);

@@ -3,10 +3,10 @@
 // InterpreterModule: the JsonRuntime subclass that executes a function's
 // graph node by node with the kernels of kernels.h. The SDK base does the
 // bookkeeping (symbols, argument checks, save/load, source); this class only
-//   init(): turns each graph into a Plan (validating every node, fusing
+//   init(): turns each graph into a Program (validating every node, fusing
 //           conv2d/dense + bias + activation composites, pre-packing
 //           constant weights), once;
-//   run():  executes a Plan with the caller's tensors, allocating the
+//   run():  executes a Program with the caller's tensors, allocating the
 //           intermediates of that call only.
 //
 //===----------------------------------------------------------------------===//
@@ -35,10 +35,10 @@ protected:
 
 public:
   /// A function's graph as a straight-line program (runtime.cpp).
-  struct Plan;
+  struct Program;
 
 private:
-  std::vector<std::unique_ptr<const Plan>> plans_; // per function, by index
+  std::vector<std::unique_ptr<const Program>> programs_; // per function, by index
 };
 
 } // namespace tessera::json_plugin
