@@ -1,7 +1,8 @@
 //===- acme_plugin.cpp - A minimal out-of-tree Tessera plugin -------------===//
 //
 // "acme" takes relu, leaky_relu and same-shape add on f32 tensors, and a
-// fused pattern add + relu. Its compiled form is the JSON subgraph itself
+// fused pattern add + relu; it keeps a region when it does at least two
+// ops' work (keepRegion). Its compiled form is the JSON subgraph itself
 // (tessera::sdk::JsonRuntime keeps the graph and the constants, checks every
 // call and saves/loads the module); run() walks the graph node by node.
 //
@@ -49,6 +50,34 @@ public:
       return false;
     }
     return true;
+  }
+
+  // Without a region rule the core keeps only regions holding a
+  // compute-heavy op (conv2d, dense, matmul...), which acme does not take:
+  // every acme region would go back to the host. acme's rule: a region is
+  // worth a call when it does at least two ops' work (a fused add_relu
+  // counts as its two ops).
+  bool keepsRegions() const override { return true; }
+
+  bool keepRegion(const GraphView &region, std::string &reason) const override {
+    const size_t ops = countOps(readGraph(region.json));
+    if (ops >= 2)
+      return true;
+    reason = "acme: a region of " + std::to_string(ops) +
+             " op is not worth a call; acme keeps regions of 2 ops or more";
+    return false;
+  }
+
+private:
+  static size_t countOps(const Graph &g) {
+    size_t n = 0;
+    for (const Node &node : g.nodes) {
+      if (node.kind == Node::Kind::Op)
+        ++n;
+      else if (node.kind == Node::Kind::Composite)
+        n += countOps(*node.body);
+    }
+    return n;
   }
 };
 

@@ -11,8 +11,15 @@
 //
 // The runtime module (runtime.cpp) interprets the graph node by node with
 // portable f32 kernels (kernels.cpp); ops.cpp says which ops exist and
-// checks their attributes. To start a vendor plugin, copy this folder,
-// rename the plugin and the type key, and replace the kernels.
+// checks their attributes.
+//
+// This is the reference to read, not the template to copy: a vendor starts
+// from examples/vendor_plugin (a complete out-of-tree project with its own
+// tests). Read this plugin for what a bigger plugin needs: fused kernels
+// for composite patterns (checker.cpp's patterns, runtime.cpp's tryFuse),
+// weight handling (constants copied at codegen and saved with the module,
+// codegen.cpp; bound once in init() and pre-packed, runtime.cpp and dense
+// in ops.cpp), and one op table the checker and the runtime share (ops.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "checker.h"

@@ -1,4 +1,4 @@
-# cmake -DBUILD_DIR=... -DEXAMPLE_DIR=... -DWORK_DIR=... -P check_vendor_plugin.cmake
+# cmake -DBUILD_DIR=... -DEXAMPLE_DIR=... -DWORK_DIR=... [-DCTEST=...] -P check_vendor_plugin.cmake
 #
 # 1. cmake --install BUILD_DIR into WORK_DIR/prefix;
 # 2. copy the example out of the source tree and build it with only that
@@ -6,7 +6,9 @@
 # 3. `tessera plugins` (the installed binary) with TESSERA_PLUGIN_PATH set to
 #    the example's build folder must list it, and the installed json plugin
 #    from the prefix's plugin folder;
-# 4. `tessera plugin-check` passes on it.
+# 4. `tessera plugin-check` passes on it;
+# 5. the example's own tests (ctest: lit with the prefix's `tessera`, the
+#    conformance kit and a model compiled, inspected and run) pass.
 include(${CMAKE_CURRENT_LIST_DIR}/../check_run.cmake)
 
 file(REMOVE_RECURSE ${WORK_DIR})
@@ -40,3 +42,17 @@ endif()
 
 run(${prefix}/bin/tessera plugin-check ${plugin})
 message(STATUS "tessera plugin-check:\n${out}")
+
+# The example's tests must drive the installed CLI, not another tessera on
+# PATH.
+file(STRINGS ${WORK_DIR}/build/CMakeCache.txt cli REGEX "^TESSERA_EXECUTABLE:")
+string(REGEX REPLACE "^[^=]*=" "" cli "${cli}")
+if(NOT cli STREQUAL "${prefix}/bin/tessera")
+  message(FATAL_ERROR "the example's tests use '${cli}', not the installed ${prefix}/bin/tessera")
+endif()
+if(NOT CTEST)
+  get_filename_component(cmake_bin ${CMAKE_COMMAND} DIRECTORY)
+  set(CTEST ${cmake_bin}/ctest)
+endif()
+run(${CTEST} --test-dir ${WORK_DIR}/build --output-on-failure)
+message(STATUS "the example's ctest:\n${out}")
