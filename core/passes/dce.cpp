@@ -36,32 +36,30 @@ const PassInfo kDceInfo{
         {"functions-removed", "unreachable global functions removed"},
     }};
 
-class DCE final : public Pass {
+class DCE final : public FunctionPass {
 public:
   const PassInfo &info() const override { return kDceInfo; }
 
   Status run(Module &m, PassContext &ctx) override {
-    auto functions = m.functions();
-    for (const auto &[global, fn] : functions) {
-      auto uses = useCounts(fn->body());
-      auto result = rewriteFunction(fn, [&](const Expr &, const Expr &node) -> Expected<Expr> {
-        if (const auto *g = node->as<TupleGetItemNode>())
-          if (const auto *t = g->tuple()->as<TupleNode>()) {
-            ++ctx.stat("tuple-items-forwarded");
-            return t->fields()[size_t(g->index())];
-          }
-        if (const auto *c = node->as<CallNode>())
-          if (const FunctionNode *local = c->localFn(); local && uses[c->localFnExpr().get()] <= 1)
-            return dropUnusedParams(node, *c, *local, ctx);
-        return node;
-      });
-      if (!result.ok())
-        return std::move(result).withContext(fmt::format("in function '@{}'", global)).error();
-      if (*result != fn)
-        m.set(global, std::move(result).value());
-    }
+    TS_RETURN_IF_ERROR(FunctionPass::run(m, ctx));
     removeUnreachable(m, ctx);
     return okStatus();
+  }
+
+  Expected<Function> runOnFunction(const Module &, const std::string &, const Function &fn,
+                                   PassContext &ctx) override {
+    auto uses = useCounts(fn->body());
+    return rewriteFunction(fn, [&](const Expr &, const Expr &node) -> Expected<Expr> {
+      if (const auto *g = node->as<TupleGetItemNode>())
+        if (const auto *t = g->tuple()->as<TupleNode>()) {
+          ++ctx.stat("tuple-items-forwarded");
+          return t->fields()[size_t(g->index())];
+        }
+      if (const auto *c = node->as<CallNode>())
+        if (const FunctionNode *local = c->localFn(); local && uses[c->localFnExpr().get()] <= 1)
+          return dropUnusedParams(node, *c, *local, ctx);
+      return node;
+    });
   }
 
 private:

@@ -132,7 +132,12 @@ Expected<ir::Module> loadModel(const std::string &path, const std::vector<std::s
       return Error::format("--input-shape given twice for '{}'", parsed.first);
     options.inputShapes.insert(std::move(parsed));
   }
-  return frontend::onnx::importModelFile(path, options);
+  frontend::onnx::ImportReport report;
+  auto module = frontend::onnx::importModelFile(path, options, &report);
+  if (module.ok())
+    for (const std::string &note : frontend::onnx::pinnedSymbolNotes(report))
+      TS_LOG_WARN("{}: {}", path, note);
+  return module;
 }
 
 void printPasses(std::ostream &out) {

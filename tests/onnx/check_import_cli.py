@@ -83,6 +83,26 @@ def main():
            "input 'img': dim 3 is 8 in the model ([N, 3, H, 8]), the bound shape "
            "[1, 3, 5, 9] gives 9")
 
+    # An unbound batch dim shared by two inputs is compiled for 1, and the
+    # tools say so (tessera import, and compile/partition through loadModel).
+    graph2 = helper.make_graph(
+        [helper.make_node("Constant", [], ["y"], name="weights",
+                          value=numpy_helper.from_array(weights, "w"))], "batch_model",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["batch", 4]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 64])])
+    batch = os.path.join(a.out, "batch.onnx")
+    onnx.save(helper.make_model(graph2, opset_imports=[helper.make_opsetid("", 13)]), batch)
+    note = ("symbolic dim 'batch' (input 'a' dim 0, input 'b' dim 0) is not bound: "
+            "compiled for 1 (bind it with --input-shape a=...")
+    out = expect([t, "import", batch], 0, f"tessera: warning: {batch}: {note}")
+    if "def @main(%a: f32[1, 4], %b: f32[1, 4])" not in out:
+        failures.append(f"unexpected IR for the pinned batch:\n{out}")
+    expect([t, "partition", batch, "--target", "json"], 0, note)
+    out = expect([t, "import", batch, "--input-shape", "a=3,4"], 0)
+    if "def @main(%a: f32[3, 4], %b: f32[3, 4])" not in out:
+        failures.append(f"binding 'a' did not bind the shared 'batch' of 'b':\n{out}")
+
     if failures:
         sys.exit("FAILED:\n" + "\n".join(failures))
     print("tessera import: command line OK")

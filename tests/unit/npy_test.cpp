@@ -36,7 +36,7 @@ const std::vector<std::pair<std::string, DLDataType>> kTypes = {
     {"<f4", {kDLFloat, 32, 1}}, {"<f2", {kDLFloat, 16, 1}}, {"<f8", {kDLFloat, 64, 1}},
     {"|i1", {kDLInt, 8, 1}},    {"<i2", {kDLInt, 16, 1}},   {"<i4", {kDLInt, 32, 1}},
     {"<i8", {kDLInt, 64, 1}},   {"|u1", {kDLUInt, 8, 1}},   {"<u2", {kDLUInt, 16, 1}},
-    {"<u4", {kDLUInt, 32, 1}},  {"<u8", {kDLUInt, 64, 1}},  {"|b1", {6, 8, 1}},
+    {"<u4", {kDLUInt, 32, 1}},  {"<u8", {kDLUInt, 64, 1}},  {"|b1", {TESSERA_DL_BOOL, 8, 1}},
 };
 
 std::string npyError(std::string_view bytes) {

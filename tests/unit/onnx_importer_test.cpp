@@ -547,6 +547,54 @@ TEST_CASE("dynamic dims: bound, defaulted batch, unbound errors", "[onnx]") {
   }
 }
 
+TEST_CASE("dynamic dims: inputs that share a dim_param share one symbol", "[onnx]") {
+  // x: [batch, seq, 4], mask: [batch, seq], bias: [4]; binding x binds mask.
+  ModelBuilder b;
+  b.input("x", {"batch", "seq", "4"}).input("mask", {"batch", "seq"}).input("bias", {"4"});
+  b.output("y", {"batch", "seq", "4"});
+  b.node("Add", {"x", "bias"}, {"y"});
+
+  SECTION("binding one input binds the others") {
+    ImportOptions o = testOptions();
+    o.inputShapes["x"] = {4, 7, 4};
+    ImportReport report;
+    auto m = importBytes(b.bytes(), o, &report);
+    REQUIRE(m.ok());
+    CHECK(m->find("main")->params()[1]->type().str() == "f32[4, 7]");
+    REQUIRE(report.symbols.size() == 2);
+    CHECK(report.symbols[0].name == "batch");
+    CHECK(report.symbols[0].value == 4);
+    CHECK_FALSE(report.symbols[0].pinned);
+    CHECK(report.symbols[0].dims ==
+          std::vector<std::pair<std::string, int64_t>>{{"x", 0}, {"mask", 0}});
+    CHECK(report.symbols[1].name == "seq");
+    CHECK(pinnedSymbolNotes(report).empty());
+  }
+  SECTION("bound inputs that disagree on a symbol") {
+    ImportOptions o = testOptions();
+    o.inputShapes["x"] = {4, 7, 4};
+    o.inputShapes["mask"] = {5, 7};
+    CHECK(importError(b.bytes(), o) ==
+          "model.onnx: symbolic dim 'batch' is 4 in the --input-shape of 'x' (dim 0) and 5 in "
+          "that of 'mask' (dim 0): inputs that declare the same dim_param must agree");
+  }
+  SECTION("an unbound shared batch is pinned to 1 on every input, and said so") {
+    ModelBuilder c;
+    c.input("x", {"batch", "4"}).input("z", {"batch", "4"}).output("y", {"batch", "4"});
+    c.node("Add", {"x", "z"}, {"y"});
+    ImportReport report;
+    auto m = importBytes(c.bytes(), testOptions(), &report);
+    REQUIRE(m.ok());
+    CHECK(m->find("main")->params()[1]->type().str() == "f32[1, 4]");
+    REQUIRE(report.symbols.size() == 1);
+    CHECK(report.symbols[0].pinned);
+    CHECK(pinnedSymbolNotes(report) ==
+          std::vector<std::string>{"symbolic dim 'batch' (input 'x' dim 0, input 'z' dim 0) is "
+                                   "not bound: compiled for 1 (bind it with --input-shape "
+                                   "x=...; shapes cannot stay symbolic yet)"});
+  }
+}
+
 TEST_CASE("Constant nodes become constants, and constant sub-graphs fold", "[onnx]") {
   ModelBuilder b;
   b.input("x", {"2"}).output("y", {"2"});

@@ -100,7 +100,24 @@ struct ImportReport {
   std::vector<std::string> outputNames;
   /// The model's opset of the default domain (0 when unknown).
   int64_t opset = 0;
+  /// A symbolic dim of the graph inputs (an ONNX dim_param, or an unnamed
+  /// dynamic dim) and the value it was compiled for. Inputs that declare the
+  /// same dim_param share one symbol: binding it on one input binds it on
+  /// all. `pinned`: no --input-shape gave it; it was set to 1 (a leading,
+  /// batch dim), which the tools say out loud.
+  struct Symbol {
+    std::string name;                                   // "" for an unnamed dim
+    int64_t value = 0;
+    bool pinned = false;
+    std::vector<std::pair<std::string, int64_t>> dims; // (input, dim index)
+  };
+  /// In the order first met (graph input order, then dim order).
+  std::vector<Symbol> symbols;
 };
+
+/// "symbolic dim 'batch' (input 'x' dim 0, input 'y' dim 0) is not bound: compiled
+/// for batch 1; bind it with --input-shape x=N,..." for each pinned symbol.
+std::vector<std::string> pinnedSymbolNotes(const ImportReport &report);
 
 /// Imports the model at `path` (external data is looked up next to it).
 Expected<ir::Module> importModelFile(const std::string &path, const ImportOptions &options = {},

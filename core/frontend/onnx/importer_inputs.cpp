@@ -90,21 +90,67 @@ Expected<ir::Type> Importer::inputType(const ValueInfoProto &vi) {
     const auto &d = s.dim(i);
     if (d.has_dim_value() && d.dim_value() >= 0) {
       shape.push_back(d.dim_value());
+      continue;
+    }
+    const std::string param = d.has_dim_param() ? d.dim_param() : std::string();
+    if (auto it = symbolIndex_.find(param); !param.empty() && it != symbolIndex_.end()) {
+      // A symbol another input's bound shape (or an earlier pin) gave.
+      ImportReport::Symbol &sym = report_.symbols[it->second];
+      sym.dims.push_back({name, i});
+      shape.push_back(sym.value);
     } else if (i == 0) {
-      shape.push_back(1); // an unbound batch dim
+      // An unbound leading (batch) dim: compiled for 1 until shapes can stay
+      // symbolic (docs/design/0013), and said so (pinnedSymbolNotes).
+      if (!param.empty())
+        symbolIndex_[param] = report_.symbols.size();
+      report_.symbols.push_back({param, 1, true, {{name, 0}}});
+      shape.push_back(1);
     } else {
-      std::string param = d.has_dim_param() && !d.dim_param().empty()
-                              ? fmt::format(" ('{}')", d.dim_param())
-                              : std::string();
+      std::string named = param.empty() ? std::string() : fmt::format(" ('{}')", param);
       return Error::format("input '{}': dim {}{} of {} is dynamic; bind the input's shape "
                            "(e.g. --input-shape {}=...)",
-                           name, i, param, declaredShapeStr(s), name);
+                           name, i, named, declaredShapeStr(s), name);
     }
   }
   return tensor(shape);
 }
 
+/// The dim_params of the inputs whose shapes are bound: each is one symbol,
+/// whose value every other input that declares it takes.
+Status Importer::collectBoundSymbols() {
+  for (const auto &vi : graph_.input()) {
+    auto bound = options_.inputShapes.find(vi.name());
+    if (bound == options_.inputShapes.end() || !vi.type().has_tensor_type() ||
+        !vi.type().tensor_type().has_shape())
+      continue;
+    const auto &s = vi.type().tensor_type().shape();
+    if (int64_t(bound->second.size()) != s.dim_size())
+      continue; // inputType names the mismatch
+    for (int i = 0; i < s.dim_size(); ++i) {
+      const auto &d = s.dim(i);
+      if (d.has_dim_value() || !d.has_dim_param() || d.dim_param().empty())
+        continue;
+      const int64_t value = bound->second[size_t(i)];
+      auto [it, fresh] = symbolIndex_.emplace(d.dim_param(), report_.symbols.size());
+      if (fresh) {
+        report_.symbols.push_back({d.dim_param(), value, false, {{vi.name(), i}}});
+        continue;
+      }
+      ImportReport::Symbol &sym = report_.symbols[it->second];
+      if (sym.value != value)
+        return Error::format("symbolic dim '{}' is {} in the --input-shape of '{}' (dim {}) and "
+                             "{} in that of '{}' (dim {}): inputs that declare the same "
+                             "dim_param must agree",
+                             sym.name, sym.value, sym.dims[0].first, sym.dims[0].second, value,
+                             vi.name(), i);
+      sym.dims.push_back({vi.name(), i});
+    }
+  }
+  return okStatus();
+}
+
 Status Importer::bindInputs() {
+  TS_RETURN_IF_ERROR(collectBoundSymbols());
   for (const auto &vi : graph_.input()) {
     const std::string &name = vi.name();
     if (initializerNames_.count(name))
@@ -280,3 +326,24 @@ Status Importer::checkBoundConstant(const ValueInfoProto &vi, const ir::Tensor &
 }
 
 } // namespace tessera::frontend::onnx::importer_detail
+
+namespace tessera::frontend::onnx {
+
+std::vector<std::string> pinnedSymbolNotes(const ImportReport &report) {
+  std::vector<std::string> notes;
+  for (const ImportReport::Symbol &sym : report.symbols) {
+    if (!sym.pinned)
+      continue;
+    std::string where;
+    for (const auto &[input, dim] : sym.dims)
+      where += fmt::format("{}input '{}' dim {}", where.empty() ? "" : ", ", input, dim);
+    notes.push_back(fmt::format(
+        "{} ({}) is not bound: compiled for {} (bind it with --input-shape {}=...; "
+        "shapes cannot stay symbolic yet)",
+        sym.name.empty() ? std::string("a dynamic dim") : fmt::format("symbolic dim '{}'", sym.name),
+        where, sym.value, sym.dims[0].first));
+  }
+  return notes;
+}
+
+} // namespace tessera::frontend::onnx

@@ -61,6 +61,7 @@ private:
 
   // Initializers, graph inputs and declared ONNX types (importer_inputs.cpp).
   Status bindInitializers();
+  Status collectBoundSymbols();
   Expected<ir::Type> inputType(const ValueInfoProto &vi);
   Status bindInputs();
   static std::string onnxTypeStr(const ::onnx::TypeProto &t);
@@ -100,6 +101,8 @@ private:
   /// Outputs a converter did not produce -> "output 1 of node 'd' (Dropout)".
   std::unordered_map<std::string, std::string> missing_;
   std::vector<ir::Var> params_;
+  /// dim_param -> index into report_.symbols.
+  std::unordered_map<std::string, size_t> symbolIndex_;
   bool hasOpset_ = false;
   /// The scopes enclosing the sub-graph being converted (values_ and
   /// missing_ are the innermost one), outermost first.
