@@ -24,7 +24,8 @@
 //
 // Op calls nobody claims stay as they are and get a HostDecision in the
 // partition log: NoTarget (no requested target lists the op) or Declined
-// (the declining targets and their reasons). Tuple, TupleGetItem, variables
+// (the declining targets and their reasons; a hook target declines the
+// calls it lists that its hook did not take). Tuple, TupleGetItem, variables
 // and constants are never offered.
 //
 // Preconditions: a PartitionState (--target); run after merge-composite.
@@ -92,6 +93,7 @@ public:
     for (const Target &t : state_->targets) {
       if (t.plugin->hasPartitionHook()) {
         TS_RETURN_IF_ERROR(askHook(t, fn, index, regions, regionOf, ctx_));
+        noteHookLeftovers(t, index, regionOf, declines);
         continue;
       }
       // Whether the target lists an op, asked once per op.
@@ -234,6 +236,33 @@ private:
     }
     return okStatus();
   }
+
+  /// The calls a hook target lists (its ops, its composites) that its hook
+  /// left unclaimed count as declined by it, not as unsupported.
+  static void noteHookLeftovers(
+      const Target &t, const NodeIndex &index, const std::vector<int> &regionOf,
+      std::unordered_map<size_t, std::vector<std::pair<std::string, std::string>>> &declines) {
+    const auto &ops = t.plugin->ops();
+    const std::string prefix = t.name + ".";
+    std::unordered_map<const void *, bool> listed;
+    for (size_t i = 0; i < index.size(); ++i) {
+      if (index.kind(i) != ExprKind::Call || regionOf[i] >= 0)
+        continue;
+      bool mine = false;
+      if (const Op *op = index.op(i)) {
+        auto [it, fresh] = listed.emplace(op, false);
+        if (fresh)
+          it->second = std::find(ops.begin(), ops.end(), op->name) != ops.end();
+        mine = it->second;
+      } else {
+        mine = compositeOf(static_cast<const CallNode &>(*index.node(i))).starts_with(prefix);
+      }
+      if (mine)
+        declines[i].emplace_back(t.name, kNotTakenByHook);
+    }
+  }
+
+  static constexpr const char *kNotTakenByHook = "not taken by its whole-graph partition hook";
 
   /// Records why each unclaimed op call stays on the host.
   void logHostDecisions(

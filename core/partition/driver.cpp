@@ -8,34 +8,95 @@
 #include "ir/visit.h"
 #include "plugin/registry.h"
 
+#include <algorithm>
 #include <map>
+#include <tuple>
+#include <unordered_map>
 
 namespace tessera::partition {
 
 using namespace ir;
 
+namespace {
+
+/// Which decisions of the log are about a host call: (function, node, op),
+/// node being the call's name or, for an unnamed call, its op (as the
+/// passes log it). A composite call is keyed by its composite name as op.
+using Key = std::tuple<std::string, std::string, std::string>;
+
+/// The composite a local call is a call of, or "".
+std::string compositeOf(const CallNode &call) {
+  const FunctionNode *fn = call.localFn();
+  if (!fn)
+    return {};
+  const AttrValue *v = fn->attrs().find(kCompositeAttr);
+  const std::string *s = v ? std::get_if<std::string>(v) : nullptr;
+  return s ? *s : std::string();
+}
+
+} // namespace
+
 std::vector<HostOp> collectHostOps(const Module &m, const PartitionLog &log) {
-  // Decisions by (function, node); unnamed calls are matched by op name.
-  std::map<std::pair<std::string, std::string>, std::vector<const HostDecision *>> byNode;
+  // Several calls can share a name (the ops one ONNX node became: conv2d and
+  // bias_add, or a decomposed layer norm), so a decision is matched on the
+  // op too; calls with the same key take the key's decisions one each, in
+  // order (one left over goes to the last). The ops inside a composite left
+  // on the host share the composite call's decisions.
+  std::map<Key, std::vector<const HostDecision *>> byKey;
   for (const HostDecision &d : log.host)
-    byNode[{d.function, d.node}].push_back(&d);
+    byKey[{d.function, d.node, d.op}].push_back(&d);
 
   std::vector<HostOp> out;
+  // Key -> the host ops, or the composite calls, of that key in order.
+  std::map<Key, std::vector<size_t>> opUsers, compositeUsers;
+  std::vector<std::vector<size_t>> compositeOps; // composite -> its host ops
   for (const auto &[global, fn] : m.functions()) {
     if (fn->attrs().has(kCompilerAttr))
       continue;
+    // The composites called from the function and the calls inside them.
+    std::unordered_map<const ExprNode *, size_t> inComposite;
+    for (const ExprNode *n : postOrder(fn->body(), /*intoFunctions=*/false)) {
+      const auto *call = n->as<CallNode>();
+      std::string composite = call ? compositeOf(*call) : std::string();
+      if (composite.empty())
+        continue;
+      compositeUsers[{global, call->name().empty() ? composite : call->name(), composite}]
+          .push_back(compositeOps.size());
+      for (const ExprNode *inner : postOrder(call->localFn()->body()))
+        inComposite.emplace(inner, compositeOps.size());
+      compositeOps.emplace_back();
+    }
     for (const ExprNode *n : postOrder(fn->body())) {
       const auto *call = n->as<CallNode>();
       if (!call || !call->op())
         continue;
-      HostOp h{global, call->name(), call->op()->name, {}};
-      auto it = byNode.find({global, h.node.empty() ? h.op : h.node});
-      if (it != byNode.end())
-        for (const HostDecision *d : it->second)
-          h.decisions.push_back(*d);
-      out.push_back(std::move(h));
+      if (auto it = inComposite.find(n); it != inComposite.end())
+        compositeOps[it->second].push_back(out.size());
+      else
+        opUsers[{global, call->name().empty() ? call->op()->name : call->name(),
+                 call->op()->name}]
+            .push_back(out.size());
+      out.push_back(HostOp{global, call->name(), call->op()->name, {}});
     }
   }
+  auto assign = [&](const std::map<Key, std::vector<size_t>> &users, bool composites) {
+    for (const auto &[key, ids] : users) {
+      auto it = byKey.find(key);
+      if (it == byKey.end())
+        continue;
+      const std::vector<const HostDecision *> &ds = it->second;
+      for (size_t k = 0; k < ds.size(); ++k) {
+        size_t id = ids[std::min(k, ids.size() - 1)];
+        if (!composites)
+          out[id].decisions.push_back(*ds[k]);
+        else
+          for (size_t op : compositeOps[id])
+            out[op].decisions.push_back(*ds[k]);
+      }
+    }
+  };
+  assign(compositeUsers, true);
+  assign(opUsers, false);
   return out;
 }
 
@@ -64,6 +125,9 @@ Expected<PartitionResult> partitionModule(Module module, const PartitionOptions 
   TS_RETURN_IF_ERROR(part.run(module));
 
   PartitionResult r{std::move(module), options.targets, std::move(state->log), {}, 0};
+  for (const Target &t : state->targets)
+    r.log.patterns.insert(r.log.patterns.end(), std::make_move_iterator(t.patterns.begin()),
+                          std::make_move_iterator(t.patterns.end()));
   r.host = collectHostOps(r.module, r.log);
   r.offloadedOps = countOffloadedOps(r.module);
   return r;

@@ -4,7 +4,8 @@
 // optimisation pipeline, then partitioning (kPartitionPipeline: the five
 // steps in one pass)
 // with the requested targets, then the list of the ops left on the host,
-// each with what the passes decided about it (for the report).
+// each with what the passes decided about it, and what became of the
+// targets' pattern matches (for the report).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -31,15 +32,16 @@ struct HostOp {
   std::string function; // "main"
   std::string node;     // the call's name, or "" when it has none
   std::string op;
-  /// What the passes recorded for this call (matched by function and
-  /// name), in the order they were recorded; empty when nothing was.
+  /// What the passes recorded for this call (matched by function, name
+  /// and op: see collectHostOps), in the order they were recorded; empty
+  /// when nothing was.
   std::vector<HostDecision> decisions;
 };
 
 struct PartitionResult {
   ir::Module module;
   std::vector<std::string> targets; // as given, priority order
-  PartitionLog log;
+  PartitionLog log; // log.patterns: every target's PatternRecords
   std::vector<HostOp> host;
   int64_t offloadedOps = 0; // op calls inside region functions
 };
@@ -50,7 +52,11 @@ Expected<PartitionResult> partitionModule(ir::Module module, const PartitionOpti
                                           const plugin::PluginRegistry &registry);
 
 /// The op calls of `m` outside region functions, in module order then post
-/// order, with the decisions of `log` about each.
+/// order, with the decisions of `log` about each. A decision is about the
+/// calls of its function, node name (or op, for unnamed calls) and op:
+/// calls that share a name but not an op (the conv2d and bias_add of one
+/// ONNX Conv) each get their own; calls sharing all three take one each, in
+/// order. The ops of a composite left on the host get the composite call's.
 std::vector<HostOp> collectHostOps(const ir::Module &m, const PartitionLog &log);
 
 /// Op calls inside region (Compiler) global functions.

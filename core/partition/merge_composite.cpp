@@ -16,8 +16,10 @@
 // claims on its own). A match is
 // skipped when one of its interior nodes is used outside it (outlining
 // would duplicate it) or when it overlaps a match already taken; the
-// plugin's check_pattern may veto it (counted, not logged: the report lists
-// ops left on the host, which annotate-target records). A later pattern
+// plugin's check_pattern may veto it. What became of every match the
+// plugin was asked about (accepted, vetoed with the plugin's reason,
+// skipped and why) is recorded per pattern in Target::patterns for the
+// report (PatternRecord: counts and the first root names). A later pattern
 // never takes an op of an earlier match; all matches are outlined in one
 // rebuild of the function.
 //
@@ -77,11 +79,16 @@ std::vector<int> usesOf(const Function &fn, const NodeIndex &index) {
   return uses;
 }
 
-/// No overlap with accepted matches, and no interior node used outside.
-bool usableMatch(const bridge::PatternMatch &match, const Matching &m) {
+/// Why a match cannot be outlined (report wording).
+constexpr const char *kOverlaps = "overlaps a match already taken";
+constexpr const char *kUsedOutside = "an inner value is used outside the match";
+
+/// Null when the match can be outlined: no overlap with accepted matches,
+/// and no interior node used outside; otherwise why not.
+const char *unusableMatch(const bridge::PatternMatch &match, const Matching &m) {
   for (const Expr &op : match.ops)
     if (m.isTaken(op.get()))
-      return false;
+      return kOverlaps;
   // Uses of each interior node from inside the match (matches are small).
   for (const Expr &in : match.interior) {
     int inside = 0;
@@ -90,9 +97,17 @@ bool usableMatch(const bridge::PatternMatch &match, const Matching &m) {
         inside += x.get() == in.get();
     int64_t p = m.index.position(in.get());
     if (p >= 0 && m.uses[size_t(p)] > inside)
-      return false;
+      return kUsedOutside;
   }
-  return true;
+  return nullptr;
+}
+
+/// How a match root is named in the report: its name, or its op.
+std::string rootLabel(const Expr &root) {
+  if (!root->name().empty())
+    return root->name();
+  const auto *call = root->as<CallNode>();
+  return call ? call->calleeName() : std::string();
 }
 
 /// The accepted matches of one pattern, tried at every op call not yet
@@ -102,6 +117,9 @@ bool usableMatch(const bridge::PatternMatch &match, const Matching &m) {
 /// a checker answers for the ops it is shown, whatever else is taken.
 Status findMatches(Matching &m, const TargetPattern &tp, passes::PassContext &ctx) {
   const std::string composite = tp.target->name + "." + tp.pattern.name;
+  // The pattern was tried (a record even when nothing matches).
+  recordPattern(tp.target->patterns, tp.target->name, tp.pattern.name,
+                PatternRecord::Kind::Accepted, {}, {});
   const std::vector<const Op *> roots = bridge::rootOps(tp.pattern);
   std::vector<std::pair<size_t, bridge::PatternMatch>> found;
   for (size_t i = m.index.size(); i-- > 0;) {
@@ -131,22 +149,36 @@ Status findMatches(Matching &m, const TargetPattern &tp, passes::PassContext &ct
   TS_ASSIGN_OR_RETURN(std::vector<plugin::CheckResult> verdicts,
                       tp.target->plugin->guardedCheckPatterns(tp.pattern.name, lists));
 
+  // What became of each match, recorded afterwards in graph order.
+  struct Outcome {
+    PatternRecord::Kind kind = PatternRecord::Kind::Accepted;
+    std::string reason, root;
+  };
+  std::vector<Outcome> outcome(found.size());
   for (size_t k = 0; k < found.size(); ++k) {
     auto &[i, match] = found[k];
-    if (!usableMatch(match, m)) {
+    if (const char *why = unusableMatch(match, m)) {
       ++ctx.stat("matches-skipped");
+      outcome[k] = {PatternRecord::Kind::Skipped, why, rootLabel(match.root)};
       continue;
     }
     if (!verdicts[k].supported) {
       ++ctx.stat("matches-vetoed");
+      outcome[k] = {PatternRecord::Kind::Vetoed,
+                    verdicts[k].reason.empty() ? "vetoed (no reason given)" : verdicts[k].reason,
+                    rootLabel(match.root)};
       continue;
     }
+    outcome[k] = {PatternRecord::Kind::Accepted, {}, rootLabel(match.root)};
     for (const Expr &op : match.ops)
       if (int64_t p = m.index.position(op.get()); p >= 0)
         m.taken[size_t(p)] = 1;
     m.acceptedAt[i] = int(m.accepted.size());
     m.accepted.push_back(Accepted{std::move(match), composite});
   }
+  for (size_t k = found.size(); k-- > 0;)
+    recordPattern(tp.target->patterns, tp.target->name, tp.pattern.name, outcome[k].kind,
+                  outcome[k].reason, outcome[k].root);
   return okStatus();
 }
 
@@ -205,6 +237,42 @@ private:
 };
 
 } // namespace
+
+void recordPattern(std::vector<PatternRecord> &records, const std::string &target,
+                   const std::string &pattern, PatternRecord::Kind kind, const std::string &reason,
+                   const std::string &node) {
+  // A few records per pattern: a linear search is cheaper than a map.
+  PatternRecord *rec = nullptr;
+  size_t reasons = 0; // distinct Vetoed/Skipped reasons of this pattern
+  for (PatternRecord &r : records) {
+    if (r.target != target || r.pattern != pattern)
+      continue;
+    if (r.kind == kind && r.reason == reason) {
+      rec = &r;
+      break;
+    }
+    reasons += r.kind != PatternRecord::Kind::Accepted;
+  }
+  if (!rec && kind != PatternRecord::Kind::Accepted && reasons >= kMaxPatternReasons) {
+    // Too many distinct reasons (a checker quoting shapes): count the rest together.
+    for (PatternRecord &r : records)
+      if (r.target == target && r.pattern == pattern && r.kind == kind && r.reason == kOtherReasons)
+        rec = &r;
+    if (!rec) {
+      records.push_back(PatternRecord{kind, target, pattern, kOtherReasons, 0, {}});
+      rec = &records.back();
+    }
+  }
+  if (!rec) {
+    records.push_back(PatternRecord{kind, target, pattern, reason, 0, {}});
+    rec = &records.back();
+  }
+  if (node.empty())
+    return; // only noting that the pattern was tried
+  ++rec->count;
+  if (rec->nodes.size() < kMaxPatternNodes)
+    rec->nodes.push_back(node);
+}
 
 Expected<std::vector<TargetPattern>> parsePatterns(const PartitionState &state) {
   std::vector<TargetPattern> patterns;

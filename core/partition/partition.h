@@ -49,7 +49,8 @@
 // Passes read their targets from PartitionState (through
 // PassContext::partition()); without one, they fail with an error saying
 // that targets are needed. Every decision that leaves an op on the host is
-// recorded in PartitionState::log for the report.
+// recorded in PartitionState::log for the report, and so is what became of
+// every pattern match the plugins were asked about (PatternRecord).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -83,10 +84,48 @@ inline constexpr const char *kCompilerAttr = "Compiler";
 inline constexpr const char *kCompositeAttr = "Composite";
 inline constexpr const char *kGlobalSymbolAttr = "global_symbol";
 
+/// What became of the matches of one pattern for one reason, counted over
+/// the run (merge-composite): one record per (target, pattern, kind,
+/// reason), in the order first seen. Every pattern merge-composite tries
+/// has an Accepted record, with count 0 when nothing matched. Memory stays
+/// bounded on large models: a record keeps the first kMaxPatternNodes match
+/// roots, and a pattern at most kMaxPatternReasons veto reasons (the rest
+/// count under kOtherReasons).
+struct PatternRecord {
+  enum class Kind {
+    Accepted, // outlined as a composite
+    Vetoed,   // the plugin's check_pattern refused it (reason = its words)
+    Skipped,  // the partitioner could not outline it (reason = why)
+  };
+  Kind kind = Kind::Accepted;
+  std::string target;
+  std::string pattern; // its name in the plugin ("dense_bias")
+  std::string reason;  // Vetoed, Skipped; "" for Accepted
+  int64_t count = 0;
+  /// The root calls of the first matches: the call's name (the ONNX node
+  /// name), or its op when it has none.
+  std::vector<std::string> nodes;
+};
+inline constexpr size_t kMaxPatternNodes = 10;
+inline constexpr size_t kMaxPatternReasons = 20;
+inline constexpr const char *kOtherReasons = "(other reasons)";
+
+/// Counts one match of `pattern` of `target` in `records` under (kind,
+/// reason), keeping `node` (its root's name) among the first
+/// kMaxPatternNodes. An empty `node` counts nothing: it only makes sure the
+/// record exists (merge-composite notes so that each pattern was tried).
+void recordPattern(std::vector<PatternRecord> &records, const std::string &target,
+                   const std::string &pattern, PatternRecord::Kind kind, const std::string &reason,
+                   const std::string &node);
+
 /// A plugin partitioning may offload to.
 struct Target {
   std::string name;
   std::shared_ptr<const plugin::LoadedPlugin> plugin;
+  /// What became of this target's pattern matches in this run, recorded by
+  /// merge-composite (which sees targets through const pointers, hence
+  /// mutable); partitionModule gathers them into PartitionLog::patterns.
+  mutable std::vector<PatternRecord> patterns = {};
 };
 
 /// Why an op call stays on the host, or a region went back there.
@@ -118,6 +157,8 @@ struct RegionInfo {
 struct PartitionLog {
   std::vector<HostDecision> host;
   std::vector<RegionInfo> regions;
+  /// Target by target in priority order (Target::patterns).
+  std::vector<PatternRecord> patterns = {};
 };
 
 /// The state the partition passes share in one pipeline run.

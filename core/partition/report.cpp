@@ -1,14 +1,15 @@
-//===- partition/report.cpp - Summary, report, DOT and HTML ---------------===//
+//===- partition/report.cpp - Summary, report, graph and DOT --------------===//
 //
 // Renders a PartitionResult for people (report.h). The graph of a function
 // is built once (buildPartitionGraph: region calls expanded into clusters of
-// their op calls, composites expanded in place) and drawn twice: as DOT, and
-// as inline SVG in the HTML report with a simple layered layout computed
-// here (layer = longest path from the inputs; nodes in a layer in graph
-// order), so the HTML needs no script and no network.
+// their op calls, composites expanded in place) and drawn twice: as DOT
+// here, and as inline SVG in the HTML report (report_html.cpp). The text
+// report lists regions, host ops by reason, and what became of each
+// pattern's matches.
 //
 //===----------------------------------------------------------------------===//
 #include "partition/report.h"
+#include "partition/report_internal.h"
 
 #include "ir/visit.h"
 
@@ -20,6 +21,7 @@
 namespace tessera::partition {
 
 using namespace ir;
+using namespace detail;
 
 //===- Small helpers -------------------------------------------------------===//
 
@@ -35,13 +37,9 @@ std::string formatFlops(double flops) {
   return fmt::format("{:.{}f} {}", flops, flops < 10 ? 2 : flops < 100 ? 1 : 0, units[u]);
 }
 
-namespace {
+namespace detail {
 
-struct Colors {
-  const char *node;    // op fill
-  const char *cluster; // region box fill
-  const char *stroke;  // region box border, legend
-};
+namespace {
 constexpr Colors kPalette[] = {
     {"#93c5fd", "#dbeafe", "#1d4ed8"}, // blue
     {"#fdba74", "#ffedd5", "#c2410c"}, // orange
@@ -51,12 +49,15 @@ constexpr Colors kPalette[] = {
     {"#5eead4", "#ccfbf1", "#0f766e"}, // teal
 };
 constexpr size_t kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
+} // namespace
 
 const Colors &palette(size_t i) { return kPalette[i % kPaletteSize]; }
 
 std::string plural(size_t n, std::string_view word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
+
+namespace {
 
 /// Why a host op stays there, as one line; calls of the same reason group.
 std::string reasonText(const HostOp &h) {
@@ -86,9 +87,10 @@ HostDecision::Kind reasonKind(const HostOp &h) {
   return declined ? HostDecision::Kind::Declined : HostDecision::Kind::NoTarget;
 }
 
+} // namespace
+
 std::string nodeName(const HostOp &h) { return h.node.empty() ? "(unnamed)" : h.node; }
 
-/// Host ops grouped by reason, groups in order of first appearance.
 std::vector<std::pair<std::string, std::vector<const HostOp *>>>
 groupByReason(const std::vector<HostOp> &host) {
   std::vector<std::pair<std::string, std::vector<const HostOp *>>> groups;
@@ -103,6 +105,61 @@ groupByReason(const std::vector<HostOp> &host) {
   return groups;
 }
 
+std::string join(const std::vector<std::string> &v, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i)
+    out += (i ? std::string(sep) : std::string()) + v[i];
+  return out;
+}
+
+std::string nodeLabel(const PartitionGraph::Node &n) {
+  if (n.kind != PartitionGraph::Kind::Op || n.name.empty())
+    return n.label;
+  return n.label + "\n" + n.name;
+}
+
+std::vector<PatternSummary> summarizePatterns(const std::vector<PatternRecord> &records) {
+  std::vector<PatternSummary> out;
+  std::map<std::pair<std::string, std::string>, size_t> index;
+  for (const PatternRecord &r : records) {
+    auto [it, fresh] = index.emplace(std::pair{r.target, r.pattern}, out.size());
+    if (fresh)
+      out.push_back({r.target, r.pattern, 0, 0, 0, nullptr, {}});
+    PatternSummary &s = out[it->second];
+    switch (r.kind) {
+    case PatternRecord::Kind::Accepted:
+      s.accepted += r.count;
+      s.composites = &r;
+      break;
+    case PatternRecord::Kind::Vetoed: s.vetoed += r.count; break;
+    case PatternRecord::Kind::Skipped: s.skipped += r.count; break;
+    }
+  }
+  for (const PatternRecord &r : records)
+    if (r.kind == PatternRecord::Kind::Vetoed && r.count > 0)
+      out[index[{r.target, r.pattern}]].refusals.push_back(&r);
+  for (const PatternRecord &r : records)
+    if (r.kind == PatternRecord::Kind::Skipped && r.count > 0)
+      out[index[{r.target, r.pattern}]].refusals.push_back(&r);
+  return out;
+}
+
+std::string refusalText(const PatternRecord &r) {
+  return fmt::format("{}: {}", r.kind == PatternRecord::Kind::Vetoed ? "vetoed" : "skipped",
+                     r.reason);
+}
+
+std::string patternNodes(const PatternRecord &r) {
+  std::string out = join(r.nodes, ", ");
+  if (r.count > int64_t(r.nodes.size()))
+    out += fmt::format(", ... and {} more", r.count - int64_t(r.nodes.size()));
+  return out;
+}
+
+} // namespace detail
+
+namespace {
+
 /// Regions per target, in target order: "json: 2, dnnl: 1".
 std::string regionsPerTarget(const PartitionResult &r) {
   std::vector<std::string> order = r.targets;
@@ -114,13 +171,6 @@ std::string regionsPerTarget(const PartitionResult &r) {
   std::string out;
   for (const std::string &t : order)
     out += fmt::format("{}{}: {}", out.empty() ? "" : ", ", t, count[t]);
-  return out;
-}
-
-std::string join(const std::vector<std::string> &v, std::string_view sep) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i)
-    out += (i ? std::string(sep) : std::string()) + v[i];
   return out;
 }
 
@@ -272,13 +322,25 @@ std::string summaryText(const PartitionResult &r) {
   for (const HostOp &h : r.host)
     ++counts[size_t(reasonKind(h))];
   double pct = total ? 100.0 * double(r.offloadedOps) / double(total) : 0.0;
-  return fmt::format(
+  std::string out = fmt::format(
       "Partitioned module '{}' among {}: {} ({}) with {} of {} ({:.1f}%); {} on the host "
-      "({} unsupported by every target, {} declined by a checker, {} pruned).\n",
+      "({} unsupported by every target, {} declined by a checker, {} pruned).",
       r.module.name(), join(r.targets, ", "), plural(r.log.regions.size(), "region"),
       regionsPerTarget(r), r.offloadedOps, plural(size_t(total), "op"), pct,
       host == 1 ? "1 op stays" : fmt::format("{} ops stay", host), counts[0], counts[1],
       counts[2]);
+  // Pattern matches, only when a plugin was asked about one.
+  int64_t accepted = 0, vetoed = 0, skipped = 0;
+  for (const PatternSummary &p : summarizePatterns(r.log.patterns)) {
+    accepted += p.accepted;
+    vetoed += p.vetoed;
+    skipped += p.skipped;
+  }
+  if (int64_t matches = accepted + vetoed + skipped)
+    out += fmt::format(" {} of {} pattern {} became composites ({} vetoed by a checker{}).",
+                       accepted, matches, matches == 1 ? "match" : "matches", vetoed,
+                       skipped ? fmt::format(", {} skipped", skipped) : std::string());
+  return out + "\n";
 }
 
 std::string reportText(const PartitionResult &r) {
@@ -300,6 +362,25 @@ std::string reportText(const PartitionResult &r) {
     for (const HostOp *h : ops)
       out += fmt::format("    @{}  {}  {}\n", h->function, nodeName(*h), h->op);
   }
+  // What became of each pattern's matches (only when a target has patterns).
+  std::vector<PatternSummary> patterns = summarizePatterns(r.log.patterns);
+  if (!patterns.empty())
+    out += fmt::format("\nPatterns ({}):\n", patterns.size());
+  for (const PatternSummary &p : patterns) {
+    int64_t matched = p.accepted + p.vetoed + p.skipped;
+    out += fmt::format("  {}.{}: ", p.target, p.pattern);
+    if (!matched) {
+      out += "no match\n";
+      continue;
+    }
+    out += fmt::format("{} matched -> {}, {} vetoed{}\n", matched,
+                       plural(size_t(p.accepted), "composite"), p.vetoed,
+                       p.skipped ? fmt::format(", {} skipped", p.skipped) : std::string());
+    if (p.accepted)
+      out += fmt::format("    composites ({}): {}\n", p.accepted, patternNodes(*p.composites));
+    for (const PatternRecord *x : p.refusals)
+      out += fmt::format("    {} ({}): {}\n", refusalText(*x), x->count, patternNodes(*x));
+  }
   return out;
 }
 
@@ -319,12 +400,6 @@ std::string dotQuote(std::string_view s) {
     out += c;
   }
   return out + "\"";
-}
-
-std::string nodeLabel(const PartitionGraph::Node &n) {
-  if (n.kind != PartitionGraph::Kind::Op || n.name.empty())
-    return n.label;
-  return n.label + "\n" + n.name;
 }
 
 } // namespace
@@ -366,167 +441,5 @@ std::string dotGraph(const PartitionGraph &g) {
   return out + "}\n";
 }
 
-//===- HTML ------------------------------------------------------------------===//
-
-namespace {
-
-std::string htmlEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
-    }
-  }
-  return out;
-}
-
-constexpr size_t kMaxDrawnNodes = 5000;
-constexpr int kNodeW = 150, kNodeH = 40, kColW = 170, kRowH = 72, kMargin = 20;
-
-/// Inline SVG of the graph with a layered layout.
-std::string svgOf(const PartitionGraph &g) {
-  const size_t n = g.nodes.size();
-  std::vector<int> layer(n, 0);
-  std::vector<std::vector<int>> preds(n);
-  for (const auto &[from, to] : g.edges)
-    preds[size_t(to)].push_back(from);
-  // Edges always go from an earlier node to a later one (post order).
-  for (size_t i = 0; i < n; ++i)
-    for (int p : preds[i])
-      layer[i] = std::max(layer[i], layer[size_t(p)] + 1);
-  std::vector<int> col(n, 0);
-  std::map<int, int> width; // nodes per layer so far
-  int layers = 0, cols = 1;
-  for (size_t i = 0; i < n; ++i) {
-    col[i] = width[layer[i]]++;
-    layers = std::max(layers, layer[i] + 1);
-    cols = std::max(cols, col[i] + 1);
-  }
-  auto x = [&](size_t i) { return kMargin + col[i] * kColW; };
-  auto y = [&](size_t i) { return kMargin + layer[i] * kRowH; };
-  const int w = 2 * kMargin + cols * kColW, h = 2 * kMargin + layers * kRowH;
-
-  std::string out = fmt::format(
-      "<svg width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n"
-      "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" "
-      "markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#555\"/></marker>"
-      "</defs>\n",
-      w, h, w, h);
-  // Region boxes: the bounding box of their ops.
-  for (size_t c = 0; c < g.clusters.size(); ++c) {
-    int x0 = w, y0 = h, x1 = 0, y1 = 0;
-    for (size_t i = 0; i < n; ++i)
-      if (g.nodes[i].cluster == int(c)) {
-        x0 = std::min(x0, x(i));
-        y0 = std::min(y0, y(i));
-        x1 = std::max(x1, x(i) + kNodeW);
-        y1 = std::max(y1, y(i) + kNodeH);
-      }
-    if (x1 == 0)
-      continue;
-    const Colors &colr = palette(size_t(g.clusters[c].targetIndex));
-    out += fmt::format("<g class=\"region\"><title>{}</title><rect x=\"{}\" y=\"{}\" width=\"{}\" "
-                       "height=\"{}\" rx=\"8\" fill=\"{}\" fill-opacity=\"0.6\" stroke=\"{}\" "
-                       "stroke-dasharray=\"5,3\"/><text x=\"{}\" y=\"{}\" class=\"rl\">{}</text></g>\n",
-                       htmlEscape(g.clusters[c].symbol + " (" + g.clusters[c].target + ")"),
-                       x0 - 8, y0 - 14, x1 - x0 + 16, y1 - y0 + 22, colr.cluster, colr.stroke,
-                       x0 - 4, y0 - 4, htmlEscape(g.clusters[c].symbol));
-  }
-  for (const auto &[from, to] : g.edges)
-    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#555\" "
-                       "marker-end=\"url(#arrow)\"/>\n",
-                       x(size_t(from)) + kNodeW / 2, y(size_t(from)) + kNodeH,
-                       x(size_t(to)) + kNodeW / 2, y(size_t(to)));
-  for (size_t i = 0; i < n; ++i) {
-    const auto &nd = g.nodes[i];
-    std::string fill = nd.cluster >= 0
-                           ? palette(size_t(g.clusters[size_t(nd.cluster)].targetIndex)).node
-                           : (nd.kind == PartitionGraph::Kind::Op ? "#ffffff" : "#e5e7eb");
-    int rx = nd.kind == PartitionGraph::Kind::Op ? 6 : 20;
-    out += fmt::format("<g class=\"node\"><title>{}</title><rect x=\"{}\" y=\"{}\" width=\"{}\" "
-                       "height=\"{}\" rx=\"{}\" fill=\"{}\" stroke=\"#333\"/>",
-                       htmlEscape(nodeLabel(nd)), x(i), y(i), kNodeW, kNodeH, rx, fill);
-    std::string name = nd.name.size() > 22 ? "…" + nd.name.substr(nd.name.size() - 21) : nd.name;
-    if (nd.kind == PartitionGraph::Kind::Op && !name.empty())
-      out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"op\">{}</text><text x=\"{}\" y=\"{}\" "
-                         "class=\"nm\">{}</text>",
-                         x(i) + kNodeW / 2, y(i) + 17, htmlEscape(nd.label), x(i) + kNodeW / 2,
-                         y(i) + 32, htmlEscape(name));
-    else
-      out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"op\">{}</text>", x(i) + kNodeW / 2,
-                         y(i) + 25, htmlEscape(nd.label));
-    out += "</g>\n";
-  }
-  return out + "</svg>\n";
-}
-
-} // namespace
-
-std::string htmlReport(const PartitionResult &r, const PartitionGraph &g,
-                       const std::string &title) {
-  std::string out = fmt::format(
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      "<title>Tessera partition: {}</title>\n<style>\n"
-      "body {{ font-family: sans-serif; margin: 1.5em; color: #111; }}\n"
-      "table {{ border-collapse: collapse; margin: 0.5em 0 1.5em; }}\n"
-      "th, td {{ border: 1px solid #ccc; padding: 3px 8px; text-align: left; "
-      "font-size: 13px; vertical-align: top; }}\n"
-      "th {{ background: #f3f4f6; }}\n"
-      ".legend span {{ display: inline-block; margin-right: 1.2em; }}\n"
-      ".swatch {{ display: inline-block; width: 14px; height: 14px; border: 1px solid #333; "
-      "vertical-align: middle; margin-right: 4px; }}\n"
-      ".graph {{ overflow: auto; border: 1px solid #ddd; max-height: 80vh; }}\n"
-      "svg text {{ font-family: sans-serif; text-anchor: middle; }}\n"
-      "svg text.op {{ font-size: 13px; font-weight: bold; }}\n"
-      "svg text.nm {{ font-size: 10px; fill: #333; }}\n"
-      "svg text.rl {{ font-size: 10px; text-anchor: start; fill: #333; }}\n"
-      "</style>\n</head>\n<body>\n<h1>Partition of {}</h1>\n<p>{}</p>\n",
-      htmlEscape(title), htmlEscape(title), htmlEscape(summaryText(r)));
-
-  // Legend: one swatch per target, then the host.
-  out += "<div class=\"legend\">";
-  for (size_t i = 0; i < r.targets.size(); ++i)
-    out += fmt::format("<span><i class=\"swatch\" style=\"background:{}\"></i>{}</span>",
-                       palette(i).node, htmlEscape(r.targets[i]));
-  out += "<span><i class=\"swatch\" style=\"background:#ffffff\"></i>host</span></div>\n";
-
-  out += "<h2>Graph</h2>\n<div class=\"graph\">\n";
-  if (g.nodes.size() <= kMaxDrawnNodes)
-    out += svgOf(g);
-  else
-    out += fmt::format("<p>The graph has {} nodes; only graphs of up to {} are drawn.</p>\n",
-                       g.nodes.size(), kMaxDrawnNodes);
-  out += "</div>\n";
-
-  out += fmt::format("<h2>Regions ({})</h2>\n<table>\n<tr><th>symbol</th><th>target</th>"
-                     "<th>ops</th><th>inputs</th><th>outputs</th><th>estimated FLOPs</th></tr>\n",
-                     r.log.regions.size());
-  for (const RegionInfo &reg : r.log.regions)
-    out += fmt::format("<tr><td>@{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                       "</tr>\n",
-                       htmlEscape(reg.symbol), htmlEscape(reg.target), reg.ops,
-                       htmlEscape(join(reg.inputs, ", ")), htmlEscape(join(reg.outputs, ", ")),
-                       formatFlops(reg.flops));
-  out += "</table>\n";
-
-  out += fmt::format("<h2>Host ops ({})</h2>\n<table>\n<tr><th>reason</th><th>function</th>"
-                     "<th>node</th><th>op</th></tr>\n",
-                     r.host.size());
-  for (const auto &[reason, ops] : groupByReason(r.host))
-    for (size_t i = 0; i < ops.size(); ++i) {
-      out += "<tr>";
-      if (i == 0)
-        out += fmt::format("<td rowspan=\"{}\">{}</td>", ops.size(), htmlEscape(reason));
-      out += fmt::format("<td>@{}</td><td>{}</td><td>{}</td></tr>\n",
-                         htmlEscape(ops[i]->function), htmlEscape(nodeName(*ops[i])),
-                         htmlEscape(ops[i]->op));
-    }
-  out += "</table>\n</body>\n</html>\n";
-  return out;
-}
 
 } // namespace tessera::partition

@@ -2,12 +2,17 @@
 //
 // The outputs of `tessera partition`:
 //   summaryText   one paragraph: regions per target, ops offloaded vs host
-//   reportText    every region (symbol, target, ops, types, FLOPs) and every
-//                 host op with the reason, grouped by reason
+//                 (and how many pattern matches became composites)
+//   reportText    every region (symbol, target, ops, types, FLOPs), every
+//                 host op with its own reason, grouped by reason, then each
+//                 pattern's matches: composites, vetoes by check_pattern
+//                 (the plugin's reason), skips (report.cpp)
 //   dotGraph      Graphviz DOT of a partitioned function: one node per op
 //                 call, a cluster per region coloured by target
-//   htmlReport    one self-contained HTML file (inline CSS and SVG, no
-//                 network) drawing the same graph, with the report as tables
+//   htmlReport    one self-contained HTML file (inline CSS, SVG and script,
+//                 no network) drawing the same graph, long graphs wrapped
+//                 into bands, with search, zoom and collapsible regions, and
+//                 the report as tables (report_html.cpp)
 // All are deterministic: the same result gives the same bytes.
 //
 //===----------------------------------------------------------------------===//

@@ -7,8 +7,10 @@
 // MODEL is an ONNX file (.onnx, imported as `tessera import` does) or text
 // IR (anything else). Runs the optimisation pipeline and the partition
 // passes (partition/driver.h) with the plugins of LIST (priority order) and
-// prints a one-paragraph summary; --report prints every region and every
-// host op with its reason; --dot and --html draw the partitioned @main;
+// prints a one-paragraph summary; --report prints every region, every
+// host op with its reason, and what became of each pattern's matches
+// (composites, vetoes with the plugin's reason); --dot and --html draw the
+// partitioned @main (the HTML with search, zoom and collapsible regions);
 // -o writes the partitioned module as text IR. Errors are one line.
 //
 //===----------------------------------------------------------------------===//
@@ -86,10 +88,12 @@ Subcommand addPartitionCommand(CLI::App &app) {
       ->required()
       ->delimiter(',');
   cmd->add_flag("--report", args->report,
-                "Print every region and every op left on the host with the reason");
+                "Print every region, every op left on the host with the reason, and the "
+                "pattern matches (composites, vetoes)");
   addPluginTimeoutOption(*cmd);
   cmd->add_option("--dot", args->dot, "Write the partitioned graph as Graphviz DOT");
-  cmd->add_option("--html", args->html, "Write a self-contained HTML report with the graph");
+  cmd->add_option("--html", args->html,
+                  "Write a self-contained HTML report with the graph (search, zoom, collapse)");
   cmd->add_option("--input-shape", args->inputShapes,
                   "ONNX input shape, NAME=D0,D1,... (repeatable)")
       ->allow_extra_args(false);

@@ -137,7 +137,8 @@ def main():
     run([args.tessera_opt, tir, "--passes=verify"])
 
     # One-line errors.
-    e = run([args.tessera, "partition", model, "--target", "nosuch"], expect_ok=False).stderr
+    e = run([args.tessera, "partition", model, "--target", "nosuch", "--input-shape",
+             "x=1,3,8,8"], expect_ok=False).stderr
     check(e.count("\n") == 1 and "no plugin named 'nosuch' is loaded" in e,
           "unknown target: unexpected error", e)
     e = run([args.tessera, "partition", os.path.join(args.out, "missing.onnx"), "--target",

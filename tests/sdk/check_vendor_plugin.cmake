@@ -45,8 +45,8 @@ message(STATUS "tessera plugin-check:\n${out}")
 
 # The example's tests must drive the installed CLI, not another tessera on
 # PATH.
-file(STRINGS ${WORK_DIR}/build/CMakeCache.txt cli REGEX "^TESSERA_EXECUTABLE:")
-string(REGEX REPLACE "^[^=]*=" "" cli "${cli}")
+file(STRINGS ${WORK_DIR}/build/tests/lit.site.cfg.py cli REGEX "^config.tessera = ")
+string(REGEX REPLACE "^config.tessera = \"(.*)\"$" "\\1" cli "${cli}")
 if(NOT cli STREQUAL "${prefix}/bin/tessera")
   message(FATAL_ERROR "the example's tests use '${cli}', not the installed ${prefix}/bin/tessera")
 endif()
