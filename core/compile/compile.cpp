@@ -111,6 +111,12 @@ Expected<CompileResult> compileModule(const ir::Module &input, const CompileOpti
   };
   if (!input.find("main"))
     return Error("the module has no function '@main'");
+  for (const auto &[global, fn] : input.functions())
+    if (!fn->type().isStatic())
+      return Error::format("@{} has symbolic dims ({}): artifacts are compiled for fixed shapes "
+                           "until the executor computes shapes at run time "
+                           "(docs/design/0013-dynamic-shapes.md); bind them with --input-shape",
+                           global, fn->type().str());
 
   CompileResult result;
   ir::Module m = input;

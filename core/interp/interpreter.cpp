@@ -145,6 +145,10 @@ Expected<Value> run(const Module &m, const std::vector<Tensor> &inputs, const st
   std::vector<Value> args;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto &p = f->params()[i];
+    if (!p->type().isStatic())
+      return Error::format("input '{}' (#{}) of @{} has symbolic dims ({}): the reference "
+                           "interpreter runs fixed shapes (docs/design/0013-dynamic-shapes.md)",
+                           p->name(), i, entry, p->type().str());
     if (inputs[i].type() != p->type())
       return Error::format("input '{}' (#{}) of @{} expects {}, got {}", p->name(), i, entry,
                            p->type().str(), inputs[i].type().str());

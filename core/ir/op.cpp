@@ -2,9 +2,12 @@
 #include "ir/op.h"
 
 #include "ir/ops/ops.h"
+#include "ir/symbol.h"
 #include "support/log.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 namespace tessera::ir {
 
@@ -83,10 +86,144 @@ Expected<Type> Op::inferType(std::span<const Type> inputs, const Attrs &normaliz
   for (size_t i = 0; i < inputs.size(); ++i)
     if (!inputs[i].isTensor())
       return Error::format("{}: argument {} must be a tensor, got {}", name, i, inputs[i].str());
+  bool symbolic = false;
+  for (const Type &t : inputs)
+    symbolic = symbolic || !t.isStatic();
+  if (symbolic)
+    return inferSymbolic(inputs, normalized);
   auto result = relation(inputs, normalized);
   if (!result.ok())
     return Error::format("{}: {} (inputs: {})", name, result.error().str(), inputList());
   return result;
+}
+
+namespace {
+
+/// `t` (a tensor type) with every symbol replaced by value(symbol).
+template <typename F> Type substitute(const Type &t, F value) {
+  Shape shape = t.shape();
+  for (int64_t &d : shape)
+    if (isSymbol(d))
+      d = value(d);
+  return Type::tensor(t.dtype(), std::move(shape));
+}
+
+/// The tensor types of `t` (itself, or a tuple's fields), depth first.
+void tensorsOf(const Type &t, std::vector<Type> &out) {
+  if (t.isTensor())
+    out.push_back(t);
+  else
+    for (const Type &f : t.fields())
+      tensorsOf(f, out);
+}
+
+/// `tensors` rebuilt into the structure of `like` (same tensor count).
+Type rebuild(const Type &like, const std::vector<Type> &tensors, size_t &next) {
+  if (like.isTensor())
+    return tensors[next++];
+  std::vector<Type> fields;
+  for (const Type &f : like.fields())
+    fields.push_back(rebuild(f, tensors, next));
+  return Type::tuple(std::move(fields));
+}
+
+} // namespace
+
+// The relation runs once per probe with each symbol replaced by its probe
+// value, and at the symbols' lower and upper bounds; each output dim is read
+// back as a constant, an input symbol or a derived symbol (ir/symbol.h).
+Expected<Type> Op::inferSymbolic(std::span<const Type> inputs, const Attrs &normalized) const {
+  auto at = [&](auto value) -> Expected<Type> {
+    std::vector<Type> concrete;
+    for (const Type &t : inputs)
+      concrete.push_back(substitute(t, value));
+    return relation(concrete, normalized);
+  };
+  std::vector<int64_t> symbols;
+  for (const Type &t : inputs)
+    for (int64_t d : t.shape())
+      if (isSymbol(d) && std::find(symbols.begin(), symbols.end(), d) == symbols.end())
+        symbols.push_back(d);
+
+  std::array<std::vector<Type>, kProbes> probed;
+  Type structure; // the first probe's result: its tuple nesting
+  for (size_t j = 0; j < kProbes; ++j) {
+    auto r = at([&](int64_t d) { return symbolInfo(d).probes[j]; });
+    if (!r.ok()) {
+      std::string values;
+      for (int64_t d : symbols)
+        values += fmt::format("{}{} = {}", values.empty() ? "" : ", ", dimStr(d),
+                              symbolInfo(d).probes[j]);
+      std::string list;
+      for (size_t i = 0; i < inputs.size(); ++i)
+        list += (i ? ", " : "") + inputs[i].str();
+      return Error::format("{}: {} (inputs: {}; with {})", name, r.error().str(), list, values);
+    }
+    tensorsOf(*r, probed[j]);
+    if (j == 0) {
+      structure = *r;
+      continue;
+    }
+    bool same = probed[j].size() == probed[0].size();
+    for (size_t k = 0; same && k < probed[0].size(); ++k)
+      same = probed[j][k].dtype() == probed[0][k].dtype() &&
+             probed[j][k].rank() == probed[0][k].rank();
+    if (!same)
+      return Error::format("{}: the result's structure depends on the values of symbols "
+                           "(inputs have symbolic dims)",
+                           name);
+  }
+  // Bounds: the relation at every symbol's lower bound, and at every upper
+  // bound when all have one; a failure leaves the bound unknown.
+  auto tensorsAt = [&](auto value) -> std::optional<std::vector<Type>> {
+    auto r = at(value);
+    if (!r.ok())
+      return std::nullopt;
+    std::vector<Type> out;
+    tensorsOf(*r, out);
+    if (out.size() != probed[0].size())
+      return std::nullopt;
+    for (size_t k = 0; k < out.size(); ++k)
+      if (out[k].rank() != probed[0][k].rank())
+        return std::nullopt;
+    return out;
+  };
+  bool bounded = true;
+  for (int64_t d : symbols)
+    bounded = bounded && symbolInfo(d).bounded();
+  auto lo = tensorsAt([](int64_t d) { return symbolInfo(d).lo; });
+  auto hi = bounded ? tensorsAt([](int64_t d) { return symbolInfo(d).hi; })
+                    : std::optional<std::vector<Type>>();
+
+  std::vector<Type> tensors;
+  for (size_t k = 0; k < probed[0].size(); ++k) {
+    Shape shape;
+    for (size_t i = 0; i < probed[0][k].rank(); ++i) {
+      std::array<int64_t, kProbes> values;
+      for (size_t j = 0; j < kProbes; ++j)
+        values[j] = probed[j][k].shape()[i];
+      const std::optional<int64_t> atLo =
+          lo ? std::optional<int64_t>((*lo)[k].shape()[i]) : std::nullopt;
+      bool constant = atLo.value_or(values[0]) == values[0];
+      for (int64_t v : values)
+        constant = constant && v == values[0];
+      if (constant) {
+        shape.push_back(values[0]);
+        continue;
+      }
+      auto same = std::find_if(symbols.begin(), symbols.end(),
+                               [&](int64_t d) { return symbolInfo(d).probes == values; });
+      if (same != symbols.end()) {
+        shape.push_back(*same);
+        continue;
+      }
+      shape.push_back(derivedSymbol(values, atLo.value_or(0),
+                                    hi ? (*hi)[k].shape()[i] : kUnbounded));
+    }
+    tensors.push_back(Type::tensor(probed[0][k].dtype(), std::move(shape)));
+  }
+  size_t next = 0;
+  return rebuild(structure, tensors, next);
 }
 
 const OpRegistry &OpRegistry::global() {

@@ -80,7 +80,12 @@ struct Op {
   Expected<Attrs> normalizeAttrs(const Attrs &given) const;
   /// Runs the relation after checking arity and that inputs are tensors;
   /// errors are wrapped as described above.
+  /// With symbolic input dims, the relation is evaluated at the symbols'
+  /// probe values and bounds, and the result read back (ir/symbol.h).
   Expected<Type> inferType(std::span<const Type> inputs, const Attrs &attrs) const;
+
+private:
+  Expected<Type> inferSymbolic(std::span<const Type> inputs, const Attrs &attrs) const;
 };
 
 class OpRegistry {

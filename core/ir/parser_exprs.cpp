@@ -126,7 +126,7 @@ Expected<Function> Parser::parseBody(Signature sig, std::string name, Span span,
         return expected(v, "expected value after 'return'");
       lex_.next();
       TS_ASSIGN_OR_RETURN(result, lookup(v));
-      if (result->type() != sig.result)
+      if (!typesMatch(sig.result, result->type()))
         return errorAt(v, fmt::format("returned value has type {}, but the function declares {}",
                                       result->type().str(), sig.result.str()));
       if (lex_.peek().kind != Tok::Newline)
@@ -241,7 +241,7 @@ Status Parser::parseStatement(int depth) {
     lex_.next();
     Token typeTok = lex_.peek();
     TS_ASSIGN_OR_RETURN(Type declared, parseType());
-    if (declared != value->type())
+    if (!typesMatch(declared, value->type()))
       return errorAt(typeTok, fmt::format("declared type {} does not match inferred type {}",
                                           declared.str(), value->type().str()));
   }

@@ -14,6 +14,7 @@
 
 #include "ir/module.h"
 #include "ir/op.h"
+#include "ir/symbol.h"
 
 #include <fmt/format.h>
 

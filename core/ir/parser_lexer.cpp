@@ -171,7 +171,8 @@ Token Lexer::lex() {
     return make(Tok::Arrow, start, start + 2, col);
   if (isDigit(c) || (c == '-' && (isDigit(at(start + 1)) || isIdentStart(at(start + 1)))))
     return lexNumber(start, col);
-  if (isIdentStart(c)) {
+  if (isIdentStart(c) || (c == '?' && !atEnd(start + 1) && isNameChar(src_[start + 1]))) {
+    // '?' starts a derived dim's name in a shape ("?3fa0", ir/symbol.h).
     size_t i = start + 1;
     while (!atEnd(i) && isNameChar(src_[i]))
       ++i;

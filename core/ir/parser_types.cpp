@@ -98,6 +98,38 @@ Expected<Type> Parser::parseType(int depth) {
   int64_t elements = 1;
   while (lex_.peek().kind != Tok::RBracket) {
     Token d = lex_.peek();
+    if (d.kind == Tok::Ident) {
+      // A symbolic dim: a name ("N"), or a derived dim as printed ("?3fa0").
+      lex_.next();
+      int64_t lo = 1, hi = kUnbounded;
+      if (d.text[0] != '?' && lex_.peek().kind == Tok::LParen) { // N(lo) or N(lo, hi)
+        lex_.next();
+        Token loTok = lex_.peek();
+        if (loTok.kind != Tok::Int)
+          return expected(loTok, "expected the symbol's lower bound");
+        lex_.next();
+        TS_ASSIGN_OR_RETURN(lo, parseIntToken(loTok));
+        if (lex_.peek().kind == Tok::Comma) {
+          lex_.next();
+          Token hiTok = lex_.peek();
+          if (hiTok.kind != Tok::Int)
+            return expected(hiTok, "expected the symbol's upper bound");
+          lex_.next();
+          TS_ASSIGN_OR_RETURN(hi, parseIntToken(hiTok));
+        }
+        TS_RETURN_IF_ERROR(expect(Tok::RParen, "expected ')' after the symbol's bounds"));
+      }
+      auto sym = d.text[0] == '?' ? Expected<int64_t>(derivedPlaceholder(d.text))
+                                  : namedSymbol(d.text, lo, hi);
+      if (!sym.ok())
+        return errorAt(d, sym.error().message());
+      shape.push_back(*sym);
+      if (lex_.peek().kind == Tok::Comma)
+        lex_.next();
+      else if (lex_.peek().kind != Tok::RBracket)
+        return expected(lex_.peek(), "expected ',' or ']' in shape");
+      continue;
+    }
     if (d.kind != Tok::Int)
       return expected(d, "expected dimension");
     lex_.next();

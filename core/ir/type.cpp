@@ -1,6 +1,8 @@
 //===- ir/type.cpp - Tensor, tuple and function types --------------------===//
 #include "ir/type.h"
 
+#include "ir/symbol.h"
+
 #include <fmt/format.h>
 
 #include <functional>
@@ -77,9 +79,18 @@ int64_t numElements(std::span<const int64_t> shape) {
 Status checkShape(std::span<const int64_t> shape) {
   if (shapeFits(shape))
     return okStatus();
-  for (size_t i = 0; i < shape.size(); ++i)
+  // A symbolic shape: its constant dims keep the limits (a symbol's own
+  // values are checked when they are known, at run time).
+  std::vector<int64_t> constants;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (isKnownSymbol(shape[i]))
+      continue;
     if (shape[i] < 0)
       return Error::format("shape {}: dim {} is negative", shapeStr(shape), i);
+    constants.push_back(shape[i]);
+  }
+  if (shapeFits(constants))
+    return okStatus();
   return Error::format("shape {} has more than 2^48 elements", shapeStr(shape));
 }
 
@@ -97,7 +108,12 @@ Status checkShapes(const Type &t) {
 }
 
 std::string shapeStr(std::span<const int64_t> shape) {
-  return fmt::format("[{}]", fmt::join(shape, ", "));
+  if (isStatic(shape))
+    return fmt::format("[{}]", fmt::join(shape, ", "));
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + dimStr(shape[i]);
+  return out + "]";
 }
 
 Type::Type() : impl_(emptyTupleImpl()) {}
@@ -144,6 +160,14 @@ Type::Kind Type::kind() const { return impl_->kind; }
 DType Type::dtype() const { return impl_->dtype; }
 const Shape &Type::shape() const { return impl_->shape; }
 int64_t Type::numElements() const { return ir::numElements(impl_->shape); }
+bool Type::isStatic() const {
+  if (kind() == Kind::Tensor)
+    return ir::isStatic(impl_->shape);
+  for (const Type &f : fields())
+    if (!f.isStatic())
+      return false;
+  return kind() != Kind::Func || result().isStatic();
+}
 const std::vector<Type> &Type::fields() const { return impl_->fields; }
 const Type &Type::result() const {
   static const Type empty;
@@ -172,7 +196,10 @@ void Type::appendTo(std::string &out) const {
     for (size_t i = 0; i < shape().size(); ++i) {
       if (i)
         out += ", ";
-      fmt::format_to(std::back_inserter(out), "{}", shape()[i]);
+      if (isSymbol(shape()[i]))
+        out += dimStr(shape()[i]);
+      else
+        fmt::format_to(std::back_inserter(out), "{}", shape()[i]);
     }
     out += ']';
     return;

@@ -1,7 +1,8 @@
 //===- ir/type.h - Tensor, tuple and function types ------------*- C++ -*-===//
 //
-// A Type is a small immutable value: a tensor type (dtype + static shape), a
-// tuple of types, or a function type (parameter types -> result type).
+// A Type is a small immutable value: a tensor type (dtype + shape; a dim is
+// a constant or a symbol, ir/symbol.h), a tuple of types, or a function type
+// (parameter types -> result type).
 //
 // Types are uniqued: each distinct type is made once, in a process-wide
 // table, and lives until the process exits (as MLIR's types live in their
@@ -74,7 +75,10 @@ public:
   DType dtype() const;
   const Shape &shape() const;
   size_t rank() const { return shape().size(); }
+  /// Static shapes only (a symbolic dim is negative: see isStatic()).
   int64_t numElements() const;
+  /// Whether every dim of every tensor in the type is a constant (ir/symbol.h).
+  bool isStatic() const;
 
   // Tuple types: the fields. Function types: the parameter types.
   const std::vector<Type> &fields() const;

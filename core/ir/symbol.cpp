@@ -1,0 +1,171 @@
+//===- ir/symbol.cpp - The process-wide table of symbols ------------------===//
+#include "ir/symbol.h"
+
+#include "ir/type.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+namespace tessera::ir {
+
+namespace {
+
+constexpr std::array<int64_t, kProbes> kOffsets{0, 1, 2, 3, 7, 15, 31, 63};
+constexpr int64_t kBases = 36; // 256 + 64 * 35 + 63 = 2559
+
+/// Entries never move (a deque) and are never freed: SymbolInfo references
+/// stay valid for the process, as types do.
+class SymbolTable {
+public:
+  static SymbolTable &get() {
+    static SymbolTable *table = new SymbolTable;
+    return *table;
+  }
+
+  int64_t named(const std::string &name, int64_t lo, int64_t hi) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto key = std::make_tuple(name, lo, hi);
+    if (auto it = named_.find(key); it != named_.end())
+      return it->second;
+    auto [base, fresh] = bases_.emplace(name, 0);
+    if (fresh)
+      base->second = 256 + 64 * (int64_t(bases_.size() - 1) % kBases);
+    SymbolInfo info{name, lo, hi, {}};
+    for (size_t j = 0; j < kProbes; ++j)
+      info.probes[j] = base->second + kOffsets[j];
+    return named_[key] = add(std::move(info));
+  }
+
+  int64_t derived(const std::array<int64_t, kProbes> &probes, int64_t lo, int64_t hi) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto key = std::make_tuple(probes, lo, hi);
+    if (auto it = derived_.find(key); it != derived_.end())
+      return it->second;
+    return derived_[key] = add(SymbolInfo{"", lo, hi, probes});
+  }
+
+  const SymbolInfo *find(int64_t dim) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const int64_t k = kFirstSymbol - dim;
+    return isSymbol(dim) && k < int64_t(entries_.size()) ? &entries_[size_t(k)] : nullptr;
+  }
+
+private:
+  int64_t add(SymbolInfo info) {
+    entries_.push_back(std::move(info));
+    return kFirstSymbol - int64_t(entries_.size() - 1);
+  }
+
+  std::mutex mu_;
+  std::deque<SymbolInfo> entries_;
+  std::map<std::tuple<std::string, int64_t, int64_t>, int64_t> named_;
+  std::map<std::tuple<std::array<int64_t, kProbes>, int64_t, int64_t>, int64_t> derived_;
+  std::map<std::string, int64_t> bases_;
+};
+
+bool validName(std::string_view name) {
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
+    return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+      return false;
+  return true;
+}
+
+} // namespace
+
+bool isStatic(std::span<const int64_t> shape) {
+  for (int64_t d : shape)
+    if (isSymbol(d))
+      return false;
+  return true;
+}
+
+Expected<int64_t> namedSymbol(std::string_view name, int64_t lo, int64_t hi) {
+  if (!validName(name))
+    return Error::format("'{}' is not a symbol name (a letter or '_', then letters, digits "
+                         "or '_')",
+                         name);
+  if (lo < 0 || (hi != kUnbounded && (hi < 0 || lo > hi)))
+    return Error::format("symbol '{}': bounds {}..{} are not a range of sizes", name, lo,
+                         hi == kUnbounded ? std::string() : std::to_string(hi));
+  return SymbolTable::get().named(std::string(name), lo, hi);
+}
+
+int64_t derivedSymbol(const std::array<int64_t, kProbes> &probes, int64_t lo, int64_t hi) {
+  return SymbolTable::get().derived(probes, lo, hi);
+}
+
+int64_t derivedPlaceholder(std::string_view printed) {
+  return SymbolTable::get().named(std::string(printed), 0, kUnbounded);
+}
+
+bool typesMatch(const Type &declared, const Type &inferred) {
+  if (declared == inferred)
+    return true;
+  if (declared.kind() != inferred.kind())
+    return false;
+  if (declared.isTensor()) {
+    if (declared.dtype() != inferred.dtype() || declared.rank() != inferred.rank())
+      return false;
+    for (size_t i = 0; i < declared.rank(); ++i) {
+      const int64_t a = declared.shape()[i], b = inferred.shape()[i];
+      if (a != b && !(isSymbol(a) && isSymbol(b) && symbolInfo(a).name.starts_with('?') &&
+                      symbolInfo(b).derived() && dimStr(b) == symbolInfo(a).name))
+        return false;
+    }
+    return true;
+  }
+  if (declared.fields().size() != inferred.fields().size())
+    return false;
+  for (size_t i = 0; i < declared.fields().size(); ++i)
+    if (!typesMatch(declared.fields()[i], inferred.fields()[i]))
+      return false;
+  return !declared.isFunc() || typesMatch(declared.result(), inferred.result());
+}
+
+bool isKnownSymbol(int64_t dim) { return SymbolTable::get().find(dim) != nullptr; }
+
+const SymbolInfo &symbolInfo(int64_t dim) {
+  const SymbolInfo *info = SymbolTable::get().find(dim);
+  if (!info) {
+    // Only dims made by namedSymbol/derivedSymbol reach here (checkShape
+    // refuses others); anything else is a bug in Tessera.
+    static const SymbolInfo unknown{"<unknown symbol>", 0, kUnbounded, {}};
+    return unknown;
+  }
+  return *info;
+}
+
+std::string dimStr(int64_t dim) {
+  // Int lists that are not shapes (pads, a reshape's -1) print as numbers.
+  if (!isKnownSymbol(dim))
+    return std::to_string(dim);
+  const SymbolInfo &s = symbolInfo(dim);
+  if (!s.derived()) {
+    // Bounds other than the default 1.. are part of the symbol: N(1, 8).
+    if (s.name.starts_with('?') || (s.lo == 1 && !s.bounded()))
+      return s.name;
+    return s.bounded() ? fmt::format("{}({}, {})", s.name, s.lo, s.hi)
+                       : fmt::format("{}({})", s.name, s.lo);
+  }
+  uint64_t h = 1469598103934665603ULL; // FNV-1a over the probes and bounds
+  auto mixIn = [&](int64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= uint64_t(v >> (8 * i)) & 0xff;
+      h *= 1099511628211ULL;
+    }
+  };
+  for (int64_t p : s.probes)
+    mixIn(p);
+  mixIn(s.lo);
+  mixIn(s.hi);
+  return fmt::format("?{:04x}", unsigned(h & 0xffff));
+}
+
+} // namespace tessera::ir

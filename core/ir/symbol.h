@@ -1,0 +1,91 @@
+//===- ir/symbol.h - Symbolic dims ------------------------------*- C++ -*-===//
+//
+// A dim of a shape is a constant (>= 0) or a symbol: dim kFirstSymbol - k is
+// the k-th entry of a process-wide table (docs/design/0013-dynamic-shapes.md).
+// Symbols sit far below the small negative numbers that int lists use (a
+// reshape's -1, a bad pad), so printing an int list never names a symbol.
+//
+//   named    an input's symbolic dim ("N", an ONNX dim_param), with bounds
+//   derived  a dim an op computes from symbols (a convolution's output
+//            height over a symbolic H), known only at run time
+//
+// Every symbol carries kProbes probe values. Relations are not rewritten for
+// symbols: Op::inferType runs an op's relation once per probe, with every
+// symbol replaced by its probe value, and reads each output dim back: the
+// same value in every probe (and at the bounds) is a constant; the probe
+// values of an input symbol are that symbol; anything else is the derived
+// symbol with those probe values. Derived symbols are interned by their probe
+// values, so two ops that compute the same dim from the same symbols (two
+// branches of equal convolutions) give the same symbol, and a later add of
+// the two type-checks. A named symbol's probes are B + {0, 1, 2, 3, 7, 15,
+// 31, 63} with B a multiple of 64 distinct per name (256 .. 2496: a 4-d
+// tensor of symbols stays within kMaxElements): every probe pair straddles a
+// multiple of 2..64 somewhere, so the floor divisions of strides and
+// kernels (floor((H - 1) / 2) + 1 against floor(H / 2)) tell apart.
+// Probing is sound only with a run-time check: two dims it calls equal are
+// equal at the probes, not proven equal; the executor checks every dynamic
+// step's shapes when it computes them (docs/design/0013).
+//
+// Bounds are inclusive; hi == kUnbounded when there is none. A derived
+// symbol's bounds are its relation evaluated at its inputs' bounds (relations
+// are monotone in their input dims), when that evaluation succeeds.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "support/error.h"
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace tessera::ir {
+
+class Type;
+
+inline constexpr size_t kProbes = 8;
+inline constexpr int64_t kUnbounded = -1;
+
+struct SymbolInfo {
+  std::string name; // named symbols; "" for derived ones
+  int64_t lo = 0;
+  int64_t hi = kUnbounded;
+  std::array<int64_t, kProbes> probes{};
+  bool derived() const { return name.empty(); }
+  bool bounded() const { return hi != kUnbounded; }
+};
+
+inline constexpr int64_t kFirstSymbol = -(int64_t(1) << 40);
+inline bool isSymbol(int64_t dim) { return dim <= kFirstSymbol; }
+/// Whether every dim is a constant.
+bool isStatic(std::span<const int64_t> shape);
+
+/// The dim of the named symbol `name` with bounds lo..hi (the same name and
+/// bounds give the same symbol). Errors: an empty or ill-formed name, lo > hi,
+/// negative bounds, or the table of named symbols is full.
+Expected<int64_t> namedSymbol(std::string_view name, int64_t lo = 1, int64_t hi = kUnbounded);
+/// The dim of the derived symbol with these probe values (interned by them).
+int64_t derivedSymbol(const std::array<int64_t, kProbes> &probes, int64_t lo, int64_t hi);
+/// A derived dim read back from text ("?3fa0"): its formula is not in the
+/// text, so it is a symbol of that name with no relation to others; a
+/// declared type matches an inferred one whose derived dim prints the same
+/// (typesMatch).
+int64_t derivedPlaceholder(std::string_view printed);
+/// `declared` (from text) against `inferred`: equal, except that a derived
+/// placeholder matches the derived symbol that prints as it.
+bool typesMatch(const Type &declared, const Type &inferred);
+/// The table entry of symbol dim `dim` (isSymbol(dim) and made by the two
+/// functions above; anything else is an internal error, checked).
+const SymbolInfo &symbolInfo(int64_t dim);
+/// Whether `dim` is a symbol the table holds.
+bool isKnownSymbol(int64_t dim);
+
+/// "N" for a named symbol with the default bounds (1, none), "N(1, 8)" or
+/// "N(0)" with others (the text IR reads both), "?" + four hex digits of its
+/// probe values and bounds for a derived one (stable across runs), the number
+/// for a constant.
+std::string dimStr(int64_t dim);
+
+} // namespace tessera::ir
