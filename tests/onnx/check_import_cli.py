@@ -71,8 +71,17 @@ def main():
     truncated = os.path.join(a.out, "truncated.onnx")
     open(truncated, "wb").write(data[: len(data) // 2])
     expect([t, "import", truncated], 1, f"{truncated}: not an ONNX model")
+    expect([t, "import", good, "--input-shape", "img=2,3a,5,8"], 1,
+           "bad input shape 'img=2,3a,5,8': dim 1 ('3a') is not a non-negative integer, a "
+           "symbol name (N), or a range (1..8, N:1..8)")
     expect([t, "import", good, "--input-shape", "img=2,x,5,8"], 1,
-           "bad input shape 'img=2,x,5,8': dim 1 ('x') is not a non-negative integer")
+           "input 'img': dim 1 is 3 in the model ([N, 3, H, 8]), the bound shape "
+           "[2, x, 5, 8] gives x")
+    # Symbols stay symbolic: a name, and an unnamed range named after the
+    # model's dim_param.
+    out = expect([t, "import", good, "--input-shape", "img=B,3,4..64,8"], 0)
+    if "def @main(%img: f32[B, 3, H(4, 64), 8]) -> f32[64, 64]" not in out:
+        failures.append(f"unexpected IR for a symbolic binding:\n{out}")
     expect([t, "import", good, "--input-shape", "img"], 1,
            "bad input shape 'img': expected NAME=D1,D2,...")
     expect([t, "import", good, "--input-shape", "image=1,3,5,8"], 1,

@@ -15,6 +15,7 @@
 #include "interp/interpreter.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "ir/symbol.h"
 #include "onnx_model_builder.h"
 
 #include <onnx/onnx_pb.h>
@@ -758,12 +759,57 @@ TEST_CASE("parseInputShape", "[onnx]") {
         "bad input shape 'x': expected NAME=D1,D2,... (e.g. x=1,3,224,224)");
   CHECK(parseInputShape("=1,2").error().str() == "bad input shape '=1,2': the input name is empty");
   CHECK(parseInputShape("x=").error().str() == "bad input shape 'x=': no dims after '='");
+  const std::string notADim = "is not a non-negative integer, a symbol name (N), or a range "
+                              "(1..8, N:1..8)";
   CHECK(parseInputShape("x=1,,2").error().str() ==
-        "bad input shape 'x=1,,2': dim 1 ('') is not a non-negative integer");
+        "bad input shape 'x=1,,2': dim 1 ('') " + notADim);
   CHECK(parseInputShape("x=1,-3").error().str() ==
-        "bad input shape 'x=1,-3': dim 1 ('-3') is not a non-negative integer");
+        "bad input shape 'x=1,-3': dim 1 ('-3') " + notADim);
   CHECK(parseInputShape("x=1,3a").error().str() ==
-        "bad input shape 'x=1,3a': dim 1 ('3a') is not a non-negative integer");
+        "bad input shape 'x=1,3a': dim 1 ('3a') " + notADim);
+  CHECK(parseInputShape("x=1,4..").error().str() ==
+        "bad input shape 'x=1,4..': dim 1 ('4..') " + notADim);
+  CHECK(parseInputShape("x=1,8..4").error().str() ==
+        "bad input shape 'x=1,8..4': dim 1 ('8..4'): symbol 'x_1': bounds 8..4 are not a range "
+        "of sizes");
+  // Symbols: a name, a named range, an unnamed range (named after the dim).
+  auto sym = parseInputShape("x=N,3,H:32..640,1..8");
+  REQUIRE(sym.ok());
+  REQUIRE(sym->second.size() == 4);
+  CHECK(ir::dimStr(sym->second[0]) == "N");
+  CHECK(sym->second[1] == 3);
+  CHECK(ir::dimStr(sym->second[2]) == "H(32, 640)");
+  CHECK(ir::dimStr(sym->second[3]) == "x_3(1, 8)");
+}
+
+TEST_CASE("dynamic dims: --input-shape names and bounds symbols that stay symbolic", "[onnx]") {
+  // Conv (same padding) -> global pool -> Flatten -> Gemm over [batch, 3, H, W].
+  ModelBuilder b;
+  b.input("x", {"batch", "3", "H", "W"}).output("y", {"batch", "2"});
+  b.initializer("w", f32({4, 3, 3, 3}, std::vector<double>(108, 0.5)));
+  b.initializer("fc", f32({2, 4}, {1, 0, 0, 1, 1, 1, 0, 0}));
+  auto *conv = b.node("Conv", {"x", "w"}, {"c"});
+  test::addIntsAttr(conv, "pads", {1, 1, 1, 1});
+  b.node("GlobalAveragePool", {"c"}, {"g"});
+  b.node("Flatten", {"g"}, {"f"});
+  auto *gemm = b.node("Gemm", {"f", "fc"}, {"y"});
+  test::addIntAttr(gemm, "transB", 1);
+
+  ImportOptions o;
+  o.registry = &ConverterRegistry::standard(); // the real converters
+  auto shape = parseInputShape("x=N,3,16..512,16..512");
+  REQUIRE(shape.ok());
+  o.inputShapes[shape->first] = shape->second;
+  auto m = importBytes(b.bytes(), o);
+  INFO((m.ok() ? std::string() : m.error().str()));
+  REQUIRE(m.ok());
+  // The unnamed ranges take the model's dim_params as names.
+  CHECK(m->find("main")->type().str() ==
+        "fn(f32[N, 3, H(16, 512), W(16, 512)]) -> f32[N, 2]");
+  // A symbol where the model has a fixed dim is refused by name.
+  o.inputShapes["x"] = parseInputShape("x=N,C,H,W")->second;
+  CHECK(importError(b.bytes(), o) == "model.onnx: input 'x': dim 1 is 3 in the model ([batch, 3, "
+                                     "H, W]), the bound shape [N, C, H, W] gives C");
 }
 
 //===----------------------------------------------------------------------===//

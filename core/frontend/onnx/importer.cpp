@@ -31,6 +31,7 @@
 
 #include "frontend/onnx/importer_internal.h"
 #include "frontend/onnx/tensor_proto.h"
+#include "ir/symbol.h"
 #include "passes/pass.h"
 #include "support/file.h"
 
@@ -39,6 +40,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -384,14 +386,54 @@ Expected<std::pair<std::string, std::vector<int64_t>>> parseInputShape(std::stri
   if (dims.empty())
     return Error::format("bad input shape '{}': no dims after '='", spec);
   std::vector<int64_t> shape;
+  auto integer = [](std::string_view d, int64_t &v) {
+    auto [ptr, ec] = std::from_chars(d.data(), d.data() + d.size(), v);
+    return !d.empty() && ec == std::errc() && ptr == d.data() + d.size() && v >= 0;
+  };
   while (true) {
     size_t comma = dims.find(',');
     std::string_view d = dims.substr(0, comma);
     int64_t v = -1;
-    auto [ptr, ec] = std::from_chars(d.data(), d.data() + d.size(), v);
-    if (d.empty() || ec != std::errc() || ptr != d.data() + d.size() || v < 0)
-      return Error::format("bad input shape '{}': dim {} ('{}') is not a non-negative integer",
-                           spec, shape.size(), d);
+    if (!integer(d, v)) {
+      // A symbol: NAME, NAME:LO..HI, or LO..HI (named after the input and
+      // the dim, "x_2"; the importer renames it after the model's dim_param).
+      auto isName = [](std::string_view n) {
+        if (n.empty() || !(std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_'))
+          return false;
+        return std::all_of(n.begin(), n.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        });
+      };
+      std::string_view symbol = d, range;
+      if (size_t colon = d.find(':'); colon != std::string_view::npos) {
+        symbol = d.substr(0, colon);
+        range = d.substr(colon + 1);
+      } else if (d.find("..") != std::string_view::npos) {
+        symbol = {};
+        range = d;
+      }
+      int64_t lo = 1, hi = ir::kUnbounded;
+      size_t dots = range.find("..");
+      const bool rangeOk = range.empty() || (dots != std::string_view::npos &&
+                                             integer(range.substr(0, dots), lo) &&
+                                             integer(range.substr(dots + 2), hi));
+      if (!rangeOk || (!symbol.empty() && !isName(symbol)) || (symbol.empty() && range.empty()))
+        return Error::format("bad input shape '{}': dim {} ('{}') is not a non-negative integer, "
+                             "a symbol name (N), or a range (1..8, N:1..8)",
+                             spec, shape.size(), d);
+      std::string symName =
+          symbol.empty() ? fmt::format("{}_{}", name, shape.size()) : std::string(symbol);
+      for (char &c : symName)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+          c = '_';
+      if (std::isdigit(static_cast<unsigned char>(symName[0])))
+        symName.insert(0, "_");
+      auto sym = ir::namedSymbol(symName, lo, hi);
+      if (!sym.ok())
+        return Error::format("bad input shape '{}': dim {} ('{}'): {}", spec, shape.size(), d,
+                             sym.error().message());
+      v = *sym;
+    }
     shape.push_back(v);
     if (comma == std::string_view::npos)
       break;

@@ -11,6 +11,7 @@
 #include "frontend/onnx/importer_internal.h"
 
 #include "frontend/onnx/tensor_proto.h"
+#include "ir/symbol.h"
 
 #include <optional>
 
@@ -61,16 +62,16 @@ Expected<ir::Type> Importer::inputType(const ValueInfoProto &vi) {
       return Error::format("input '{}': {}", name, st.error().message());
     return ir::Type::tensor(*dtype, shape);
   };
-  auto bound = options_.inputShapes.find(name);
+  auto bound = boundShapes_.find(name);
   if (!tt.has_shape()) {
-    if (bound == options_.inputShapes.end())
+    if (bound == boundShapes_.end())
       return Error::format("input '{}' declares no shape; give one (e.g. --input-shape "
                            "{}=1,3,224,224)",
                            name, name);
     return tensor(bound->second);
   }
   const auto &s = tt.shape();
-  if (bound != options_.inputShapes.end()) {
+  if (bound != boundShapes_.end()) {
     const auto &shape = bound->second;
     if (int64_t(shape.size()) != s.dim_size())
       return Error::format("input '{}': the bound shape {} has {} dims, the model declares {} "
@@ -82,7 +83,7 @@ Expected<ir::Type> Importer::inputType(const ValueInfoProto &vi) {
         return Error::format("input '{}': dim {} is {} in the model ({}), the bound shape {} "
                              "gives {}",
                              name, i, s.dim(i).dim_value(), declaredShapeStr(s),
-                             ir::shapeStr(shape), shape[size_t(i)]);
+                             ir::shapeStr(shape), ir::dimStr(shape[size_t(i)]));
     return tensor(shape);
   }
   ir::Shape shape;
@@ -118,9 +119,11 @@ Expected<ir::Type> Importer::inputType(const ValueInfoProto &vi) {
 /// The dim_params of the inputs whose shapes are bound: each is one symbol,
 /// whose value every other input that declares it takes.
 Status Importer::collectBoundSymbols() {
+  for (const auto &[input, shape] : options_.inputShapes)
+    boundShapes_[input] = shape;
   for (const auto &vi : graph_.input()) {
-    auto bound = options_.inputShapes.find(vi.name());
-    if (bound == options_.inputShapes.end() || !vi.type().has_tensor_type() ||
+    auto bound = boundShapes_.find(vi.name());
+    if (bound == boundShapes_.end() || !vi.type().has_tensor_type() ||
         !vi.type().tensor_type().has_shape())
       continue;
     const auto &s = vi.type().tensor_type().shape();
@@ -130,7 +133,18 @@ Status Importer::collectBoundSymbols() {
       const auto &d = s.dim(i);
       if (d.has_dim_value() || !d.has_dim_param() || d.dim_param().empty())
         continue;
-      const int64_t value = bound->second[size_t(i)];
+      int64_t &value = bound->second[size_t(i)];
+      // A range bound without a name ("x=1..8,...", named "x_0" by
+      // parseInputShape) takes the model's dim_param as its name.
+      if (ir::isSymbol(value)) {
+        const ir::SymbolInfo &sym = ir::symbolInfo(value);
+        if (sym.name == fmt::format("{}_{}", vi.name(), i) ||
+            sym.name == fmt::format("_{}_{}", vi.name(), i)) {
+          auto renamed = ir::namedSymbol(d.dim_param(), sym.lo, sym.hi);
+          if (renamed.ok())
+            value = *renamed;
+        }
+      }
       auto [it, fresh] = symbolIndex_.emplace(d.dim_param(), report_.symbols.size());
       if (fresh) {
         report_.symbols.push_back({d.dim_param(), value, false, {{vi.name(), i}}});
@@ -141,8 +155,8 @@ Status Importer::collectBoundSymbols() {
         return Error::format("symbolic dim '{}' is {} in the --input-shape of '{}' (dim {}) and "
                              "{} in that of '{}' (dim {}): inputs that declare the same "
                              "dim_param must agree",
-                             sym.name, sym.value, sym.dims[0].first, sym.dims[0].second, value,
-                             vi.name(), i);
+                             sym.name, ir::dimStr(sym.value), sym.dims[0].first,
+                             sym.dims[0].second, ir::dimStr(value), vi.name(), i);
       sym.dims.push_back({vi.name(), i});
     }
   }

@@ -103,6 +103,9 @@ private:
   std::vector<ir::Var> params_;
   /// dim_param -> index into report_.symbols.
   std::unordered_map<std::string, size_t> symbolIndex_;
+  /// options_.inputShapes, with unnamed range bounds named after the
+  /// model's dim_params (collectBoundSymbols).
+  std::map<std::string, ir::Shape> boundShapes_;
   bool hasOpset_ = false;
   /// The scopes enclosing the sub-graph being converted (values_ and
   /// missing_ are the innermost one), outermost first.

@@ -18,6 +18,8 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/converters/tensor_internal.h"
 
+#include "ir/symbol.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -119,8 +121,23 @@ Expected<Outputs> convertFlatten(NodeContext &ctx) {
   if (axis < 0)
     axis += r;
   const ir::Shape &s = shapeOf(x);
-  Ints out{product(std::span(s).subspan(0, size_t(axis))),
-           product(std::span(s).subspan(size_t(axis)))};
+  const auto lead = std::span(s).subspan(0, size_t(axis)), rest = std::span(s).subspan(size_t(axis));
+  Ints out{product(lead), product(rest)};
+  if (!ir::isStatic(s)) {
+    // Symbolic dims (ir/symbol.h): reshape's 0 copies a dim and -1 infers
+    // one, so one symbolic side is written through them.
+    if (ir::isStatic(lead))
+      out = {product(lead), -1};
+    else if (axis == 1)
+      out = {0, -1};
+    else if (ir::isStatic(rest))
+      out = {-1, product(rest)};
+    else
+      return ctx.error("cannot flatten {} at axis {}: symbolic dims on both sides",
+                       ir::shapeStr(s), axis);
+    TS_ASSIGN_OR_RETURN(Expr y, ctx.call("reshape", {x}, {{"newshape", out}}));
+    return Outputs{y};
+  }
   TS_ASSIGN_OR_RETURN(Expr y, reshapeTo(ctx, x, out));
   return Outputs{y};
 }
