@@ -1,6 +1,8 @@
 //===- ir/attrs.cpp - Typed attributes -----------------------------------===//
 #include "ir/attrs.h"
 
+#include "ir/symbol.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -82,7 +84,7 @@ void appendAttrValue(std::string &out, const AttrValue &v) {
             if (i)
               out += ", ";
             if constexpr (std::is_same_v<T, std::vector<int64_t>>)
-              fmt::format_to(std::back_inserter(out), "{}", x[i]);
+              out += isKnownSymbol(x[i]) ? dimStr(x[i]) : std::to_string(x[i]); // newshape=[N, -1]
             else
               appendFloat(out, x[i]);
           }

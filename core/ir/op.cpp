@@ -89,6 +89,10 @@ Expected<Type> Op::inferType(std::span<const Type> inputs, const Attrs &normaliz
   bool symbolic = false;
   for (const Type &t : inputs)
     symbolic = symbolic || !t.isStatic();
+  for (const auto &[attr, value] : normalized) // a reshape to [N, -1]
+    if (const auto *ints = std::get_if<std::vector<int64_t>>(&value))
+      for (int64_t v : *ints)
+        symbolic = symbolic || isKnownSymbol(v);
   if (symbolic)
     return inferSymbolic(inputs, normalized);
   auto result = relation(inputs, normalized);
@@ -133,17 +137,38 @@ Type rebuild(const Type &like, const std::vector<Type> &tensors, size_t &next) {
 // value, and at the symbols' lower and upper bounds; each output dim is read
 // back as a constant, an input symbol or a derived symbol (ir/symbol.h).
 Expected<Type> Op::inferSymbolic(std::span<const Type> inputs, const Attrs &normalized) const {
+  // Symbols in int attributes (a newshape taken from a Shape op's output)
+  // are substituted with the inputs'.
   auto at = [&](auto value) -> Expected<Type> {
     std::vector<Type> concrete;
     for (const Type &t : inputs)
       concrete.push_back(substitute(t, value));
-    return relation(concrete, normalized);
+    Attrs attrs;
+    for (const auto &[attr, v] : normalized) {
+      if (const auto *ints = std::get_if<std::vector<int64_t>>(&v)) {
+        std::vector<int64_t> replaced = *ints;
+        for (int64_t &x : replaced)
+          if (isKnownSymbol(x))
+            x = value(x);
+        attrs.set(attr, std::move(replaced));
+      } else {
+        attrs.set(attr, v);
+      }
+    }
+    return relation(concrete, attrs);
   };
   std::vector<int64_t> symbols;
+  auto note = [&](int64_t d) {
+    if (isKnownSymbol(d) && std::find(symbols.begin(), symbols.end(), d) == symbols.end())
+      symbols.push_back(d);
+  };
   for (const Type &t : inputs)
     for (int64_t d : t.shape())
-      if (isSymbol(d) && std::find(symbols.begin(), symbols.end(), d) == symbols.end())
-        symbols.push_back(d);
+      note(d);
+  for (const auto &[attr, v] : normalized)
+    if (const auto *ints = std::get_if<std::vector<int64_t>>(&v))
+      for (int64_t d : *ints)
+        note(d);
 
   std::array<std::vector<Type>, kProbes> probed;
   Type structure; // the first probe's result: its tuple nesting

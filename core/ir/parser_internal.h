@@ -211,6 +211,7 @@ private:
   Expected<int64_t> parseIntToken(const Token &t);
   template <typename F> Expected<F> parseFloatToken(const Token &t);
   static bool isFloatWord(const Token &t);
+  Expected<int64_t> parseSymbolDim(const Token &d);
   Expected<Type> parseType(int depth = 0);
   Expected<AttrValue> parseAttrValue();
   Expected<Attrs> parseAttrDict(const Op *op);

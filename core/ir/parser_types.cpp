@@ -48,6 +48,35 @@ bool Parser::isFloatWord(const Token &t) {
 
 // --- types --------------------------------------------------------------
 
+/// The rest of a symbolic dim after its name token `d` (consumed): optional
+/// bounds "(lo)" or "(lo, hi)"; a derived dim as printed ("?3fa0") has none.
+Expected<int64_t> Parser::parseSymbolDim(const Token &d) {
+  int64_t lo = 1, hi = kUnbounded;
+  if (d.text[0] == '?')
+    return derivedPlaceholder(d.text);
+  if (lex_.peek().kind == Tok::LParen) {
+    lex_.next();
+    Token loTok = lex_.peek();
+    if (loTok.kind != Tok::Int)
+      return expected(loTok, "expected the symbol's lower bound");
+    lex_.next();
+    TS_ASSIGN_OR_RETURN(lo, parseIntToken(loTok));
+    if (lex_.peek().kind == Tok::Comma) {
+      lex_.next();
+      Token hiTok = lex_.peek();
+      if (hiTok.kind != Tok::Int)
+        return expected(hiTok, "expected the symbol's upper bound");
+      lex_.next();
+      TS_ASSIGN_OR_RETURN(hi, parseIntToken(hiTok));
+    }
+    TS_RETURN_IF_ERROR(expect(Tok::RParen, "expected ')' after the symbol's bounds"));
+  }
+  auto sym = namedSymbol(d.text, lo, hi);
+  if (!sym.ok())
+    return errorAt(d, sym.error().message());
+  return *sym;
+}
+
 Expected<Type> Parser::parseType(int depth) {
   Token t = lex_.peek();
   if (depth > kMaxNesting)
@@ -99,31 +128,10 @@ Expected<Type> Parser::parseType(int depth) {
   while (lex_.peek().kind != Tok::RBracket) {
     Token d = lex_.peek();
     if (d.kind == Tok::Ident) {
-      // A symbolic dim: a name ("N"), or a derived dim as printed ("?3fa0").
+      // A symbolic dim: a name ("N", "N(1, 8)"), or a derived dim as printed ("?3fa0").
       lex_.next();
-      int64_t lo = 1, hi = kUnbounded;
-      if (d.text[0] != '?' && lex_.peek().kind == Tok::LParen) { // N(lo) or N(lo, hi)
-        lex_.next();
-        Token loTok = lex_.peek();
-        if (loTok.kind != Tok::Int)
-          return expected(loTok, "expected the symbol's lower bound");
-        lex_.next();
-        TS_ASSIGN_OR_RETURN(lo, parseIntToken(loTok));
-        if (lex_.peek().kind == Tok::Comma) {
-          lex_.next();
-          Token hiTok = lex_.peek();
-          if (hiTok.kind != Tok::Int)
-            return expected(hiTok, "expected the symbol's upper bound");
-          lex_.next();
-          TS_ASSIGN_OR_RETURN(hi, parseIntToken(hiTok));
-        }
-        TS_RETURN_IF_ERROR(expect(Tok::RParen, "expected ')' after the symbol's bounds"));
-      }
-      auto sym = d.text[0] == '?' ? Expected<int64_t>(derivedPlaceholder(d.text))
-                                  : namedSymbol(d.text, lo, hi);
-      if (!sym.ok())
-        return errorAt(d, sym.error().message());
-      shape.push_back(*sym);
+      TS_ASSIGN_OR_RETURN(int64_t symDim, parseSymbolDim(d));
+      shape.push_back(symDim);
       if (lex_.peek().kind == Tok::Comma)
         lex_.next();
       else if (lex_.peek().kind != Tok::RBracket)
@@ -187,14 +195,22 @@ Expected<AttrValue> Parser::parseAttrValue() {
   }
   case Tok::LBracket: {
     std::vector<Token> items;
+    // Symbolic dims in an int list (a reshape's newshape=[N, -1]), by item.
+    std::vector<std::optional<int64_t>> symbols;
     bool anyFloat = false;
     while (lex_.peek().kind != Tok::RBracket) {
       Token e = lex_.next();
-      if (e.kind == Tok::Float || isFloatWord(e))
+      std::optional<int64_t> symbol;
+      if (e.kind == Tok::Float || isFloatWord(e)) {
         anyFloat = true;
-      else if (e.kind != Tok::Int)
+      } else if (e.kind == Tok::Ident) {
+        TS_ASSIGN_OR_RETURN(int64_t dim, parseSymbolDim(e));
+        symbol = dim;
+      } else if (e.kind != Tok::Int) {
         return expected(e, "expected number in list");
+      }
       items.push_back(e);
+      symbols.push_back(symbol);
       if (lex_.peek().kind == Tok::Comma) {
         lex_.next();
         continue;
@@ -204,6 +220,9 @@ Expected<AttrValue> Parser::parseAttrValue() {
     }
     lex_.next();
     if (anyFloat) {
+      for (size_t k = 0; k < items.size(); ++k)
+        if (symbols[k])
+          return errorAt(items[k], "a symbolic dim in a list of floats");
       std::vector<double> v;
       v.reserve(items.size());
       for (const Token &e : items) {
@@ -214,8 +233,12 @@ Expected<AttrValue> Parser::parseAttrValue() {
     }
     std::vector<int64_t> v;
     v.reserve(items.size());
-    for (const Token &e : items) {
-      TS_ASSIGN_OR_RETURN(int64_t i, parseIntToken(e));
+    for (size_t k = 0; k < items.size(); ++k) {
+      if (symbols[k]) {
+        v.push_back(*symbols[k]);
+        continue;
+      }
+      TS_ASSIGN_OR_RETURN(int64_t i, parseIntToken(items[k]));
       v.push_back(i);
     }
     return AttrValue(std::move(v));

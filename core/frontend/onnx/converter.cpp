@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/converter.h"
 
+#include "ir/symbol.h"
 #include "support/log.h"
 
 #include <algorithm>
@@ -175,8 +176,21 @@ Expected<ir::Expr> NodeContext::call(std::string_view opName, std::vector<ir::Ex
       return built;
     values.push_back(k->data());
   }
-  if (resultBytes(c->type()) > kMaxFoldedBytes)
+  if (resultBytes(c->type()) > kMaxFoldedBytes || !c->type().isStatic())
     return built;
+  // Shape tensors of symbolic inputs hold their symbols (Shape's output):
+  // moving them (gather, concat, unsqueeze, slice) keeps them; arithmetic on
+  // them would compute with the encodings, so it is refused by name.
+  const bool moves = c->op()->pattern == ir::OpPattern::Injective ||
+                     (c->op()->name == "cast" && c->type().dtype() == ir::DType::I64);
+  if (!moves)
+    for (const ir::Tensor &v : values)
+      if (v.dtype() == ir::DType::I64)
+        for (int64_t x : v.toInts())
+          if (ir::isKnownSymbol(x))
+            return error("{} on a shape value holding the symbolic dim {}: shape arithmetic "
+                         "on symbols is not supported yet (docs/design/0013)",
+                         c->op()->name, ir::dimStr(x));
   auto out = c->op()->kernel(values, c->attrs(), c->type());
   if (!out.ok())
     return std::move(out)
@@ -249,4 +263,5 @@ const ConverterRegistry &ConverterRegistry::standard() {
   return registry;
 }
 
-} // namespace tessera::frontend::onnx
+} // namespace tessera::frontend::onnx#include "ir/symbol.h"
+

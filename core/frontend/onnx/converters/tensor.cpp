@@ -78,6 +78,18 @@ Expected<Outputs> convertReshape(NodeContext &ctx) {
   }
   TS_ASSIGN_OR_RETURN(int64_t allowZero, ctx.attrInt("allowzero", int64_t{0}));
   const ir::Shape &in = shapeOf(x);
+  if (!ir::isStatic(in) || !ir::isStatic(shape)) {
+    // Symbolic dims (in the input, or in a shape computed by Shape ->
+    // Gather -> Concat): the reshape relation checks the element counts at
+    // the symbols' probe values and infers the -1 (ir/symbol.h).
+    if (allowZero)
+      for (int64_t d : shape)
+        if (d == 0)
+          return ctx.error("shape {} with allowzero over symbolic dims is not supported yet",
+                           ir::shapeStr(shape));
+    TS_ASSIGN_OR_RETURN(Expr y, ctx.call("reshape", {x}, {{"newshape", shape}}));
+    return Outputs{y};
+  }
   int64_t inferAt = -1;
   __int128 known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {

@@ -82,6 +82,10 @@ Expected<Outputs> convertShape(NodeContext &ctx) {
 
 /// Size (opsets 1-17): a constant i64 scalar.
 Expected<Outputs> convertSize(NodeContext &ctx) {
+  if (!ctx.input(0)->type().isStatic())
+    return ctx.error("the size of {} is known only at run time (symbolic dims are not "
+                     "supported here yet)",
+                     ctx.input(0)->type().str());
   int64_t n = ctx.input(0)->type().numElements();
   return Outputs{ctx.constant(ir::Tensor::fromInts(DType::I64, {}, Ints{n}))};
 }
