@@ -47,8 +47,8 @@ constexpr double kMaxConstantMagnitude = 1e4;
 inline bool small(const ir::Module &m) {
   size_t nodes = 0;
   std::function<bool(const ir::Type &)> fits = [&](const ir::Type &t) {
-    if (t.isTensor())
-      return t.numElements() <= kMaxInterpretedElements;
+    if (t.isTensor()) // the interpreter runs fixed shapes only
+      return t.isStatic() && t.numElements() <= kMaxInterpretedElements;
     for (const ir::Type &f : t.fields())
       if (!fits(f))
         return false;

@@ -71,8 +71,11 @@ const Type::Impl *emptyTupleImpl() {
 
 int64_t numElements(std::span<const int64_t> shape) {
   int64_t n = 1;
-  for (int64_t d : shape)
+  for (int64_t d : shape) {
+    if (isSymbol(d))
+      return -1; // known only at run time
     n *= d;
+  }
   return n;
 }
 

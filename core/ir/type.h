@@ -50,7 +50,7 @@ Status checkShape(std::span<const int64_t> shape);
 class Type;
 Status checkShapes(const Type &t);
 
-/// Number of elements of a shape (1 for a scalar).
+/// Number of elements of a shape (1 for a scalar; -1 when a dim is symbolic).
 int64_t numElements(std::span<const int64_t> shape);
 /// "[1, 3, 224, 224]"
 std::string shapeStr(std::span<const int64_t> shape);
@@ -75,7 +75,7 @@ public:
   DType dtype() const;
   const Shape &shape() const;
   size_t rank() const { return shape().size(); }
-  /// Static shapes only (a symbolic dim is negative: see isStatic()).
+  /// -1 when a dim is symbolic (known only at run time; see isStatic()).
   int64_t numElements() const;
   /// Whether every dim of every tensor in the type is a constant (ir/symbol.h).
   bool isStatic() const;

@@ -49,6 +49,20 @@ using namespace ir;
 
 namespace {
 
+/// Ops over symbolic dims (ir/symbol.h) are not offered to plugins until the
+/// plugin ABI carries symbols (docs/design/0013, increment 5).
+constexpr const char *kSymbolicDecline =
+    "symbolic dims are not offered to plugins yet (docs/design/0013-dynamic-shapes.md)";
+
+bool callIsStatic(const CallNode &call) {
+  if (!call.type().isStatic())
+    return false;
+  for (const Expr &a : call.args())
+    if (!a->type().isStatic())
+      return false;
+  return true;
+}
+
 /// A region being formed: its target and its calls (post-order positions,
 /// ascending).
 struct Region {
@@ -92,6 +106,10 @@ public:
 
     for (const Target &t : state_->targets) {
       if (t.plugin->hasPartitionHook()) {
+        if (!fn->type().isStatic()) { // not offered to plugins yet (docs/design/0013)
+          noteHookLeftovers(t, index, regionOf, declines, kSymbolicDecline);
+          continue;
+        }
         TS_RETURN_IF_ERROR(askHook(t, fn, index, regions, regionOf, ctx_));
         noteHookLeftovers(t, index, regionOf, declines);
         continue;
@@ -114,6 +132,10 @@ public:
           if (!it->second)
             continue;
           const auto &call = static_cast<const CallNode &>(*index.node(i));
+          if (!callIsStatic(call)) {
+            declines[i].emplace_back(t.name, kSymbolicDecline);
+            continue;
+          }
           TS_ASSIGN_OR_RETURN(auto desc, bridge::OpDescHolder::fromCall(call));
           descs.push_back(std::move(desc));
           asked.push_back(i);
@@ -241,7 +263,8 @@ private:
   /// left unclaimed count as declined by it, not as unsupported.
   static void noteHookLeftovers(
       const Target &t, const NodeIndex &index, const std::vector<int> &regionOf,
-      std::unordered_map<size_t, std::vector<std::pair<std::string, std::string>>> &declines) {
+      std::unordered_map<size_t, std::vector<std::pair<std::string, std::string>>> &declines,
+      const char *reason = kNotTakenByHook) {
     const auto &ops = t.plugin->ops();
     const std::string prefix = t.name + ".";
     std::unordered_map<const void *, bool> listed;
@@ -258,7 +281,7 @@ private:
         mine = compositeOf(static_cast<const CallNode &>(*index.node(i))).starts_with(prefix);
       }
       if (mine)
-        declines[i].emplace_back(t.name, kNotTakenByHook);
+        declines[i].emplace_back(t.name, reason);
     }
   }
 

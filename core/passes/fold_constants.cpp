@@ -61,6 +61,8 @@ public:
           return node;
         inputs.push_back(k->data());
       }
+      if (!c->type().isStatic()) // a reshape of constants to [N, -1]: run time decides
+        return node;
       if (resultBytes(c->type()) > kMaxFoldedBytes) {
         ++ctx.stat("calls-too-large-to-fold");
         return node;
