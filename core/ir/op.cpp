@@ -236,8 +236,11 @@ Expected<Type> Op::inferSymbolic(std::span<const Type> inputs, const Attrs &norm
         shape.push_back(values[0]);
         continue;
       }
-      auto same = std::find_if(symbols.begin(), symbols.end(),
-                               [&](int64_t d) { return symbolInfo(d).probes == values; });
+      // An input symbol only if it also agrees at the lower bounds (a dim
+      // max(H, 3) follows H at the probes, not at H = 1).
+      auto same = std::find_if(symbols.begin(), symbols.end(), [&](int64_t d) {
+        return symbolInfo(d).probes == values && (!atLo || *atLo == symbolInfo(d).lo);
+      });
       if (same != symbols.end()) {
         shape.push_back(*same);
         continue;

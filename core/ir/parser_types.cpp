@@ -204,6 +204,11 @@ Expected<AttrValue> Parser::parseAttrValue() {
       if (e.kind == Tok::Float || isFloatWord(e)) {
         anyFloat = true;
       } else if (e.kind == Tok::Ident) {
+        if (e.text[0] == '?')
+          return errorAt(e, fmt::format("a derived symbolic dim ('{}') in an attribute cannot be "
+                                        "read back: the text does not hold its formula (import "
+                                        "the model again, or bind its dims)",
+                                        e.text));
         TS_ASSIGN_OR_RETURN(int64_t dim, parseSymbolDim(e));
         symbol = dim;
       } else if (e.kind != Tok::Int) {

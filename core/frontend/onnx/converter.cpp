@@ -12,6 +12,7 @@
 #include "support/log.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 
 namespace tessera::frontend::onnx {
@@ -160,6 +161,92 @@ Expected<ir::Tensor> NodeContext::attrTensor(std::string_view name) const {
   return error("attribute '{}' must be a tensor, got {}", name, kindName(*a));
 }
 
+/// The kernel of `call` on constants that hold symbols: run once per probe
+/// (and at the bounds) with every symbol replaced, each output element read
+/// back as a constant, an input symbol or a derived symbol.
+Expected<std::vector<ir::Tensor>>
+NodeContext::foldOverSymbols(const ir::CallNode &call, const std::vector<ir::Tensor> &values,
+                             const std::vector<int64_t> &symbols) {
+  auto at = [&](auto value) -> Expected<std::vector<ir::Tensor>> {
+    std::vector<ir::Tensor> concrete;
+    for (const ir::Tensor &v : values) {
+      if (v.dtype() != ir::DType::I64) {
+        concrete.push_back(v);
+        continue;
+      }
+      std::vector<int64_t> xs = v.toInts();
+      for (int64_t &x : xs)
+        if (ir::isKnownSymbol(x))
+          x = value(x);
+      concrete.push_back(ir::Tensor::fromInts(ir::DType::I64, v.shape(), xs));
+    }
+    return call.op()->kernel(concrete, call.attrs(), call.type());
+  };
+  auto refuse = [&](std::string_view why) {
+    return error("{} on a shape value holding the symbolic dim {}: {}", call.op()->name,
+                 ir::dimStr(symbols[0]), why);
+  };
+  std::array<std::vector<ir::Tensor>, ir::kProbes> probed;
+  for (size_t j = 0; j < ir::kProbes; ++j) {
+    auto r = at([&](int64_t d) { return ir::symbolInfo(d).probes[j]; });
+    if (!r.ok())
+      return refuse(r.error().str());
+    probed[j] = std::move(r).value();
+  }
+  bool bounded = true;
+  for (int64_t d : symbols)
+    bounded = bounded && ir::symbolInfo(d).bounded();
+  auto lo = at([](int64_t d) { return ir::symbolInfo(d).lo; });
+  auto hi = bounded ? at([](int64_t d) { return ir::symbolInfo(d).hi; })
+                    : Expected<std::vector<ir::Tensor>>(Error("unbounded"));
+  std::vector<ir::Tensor> out;
+  for (size_t k = 0; k < probed[0].size(); ++k) {
+    std::array<std::vector<int64_t>, ir::kProbes> ints;
+    for (size_t j = 0; j < ir::kProbes; ++j)
+      ints[j] = probed[j][k].dtype() == ir::DType::I64 ? probed[j][k].toInts()
+                                                         : std::vector<int64_t>{};
+    // A comparison or a cast away from i64 cannot hold a symbol, and the
+    // probes (which lie outside small bounds) cannot stand for every value.
+    if (probed[0][k].dtype() != ir::DType::I64)
+      return refuse(fmt::format("its {} result depends on the symbol's value, known only at "
+                                "run time (not supported yet, docs/design/0013)",
+                                ir::dtypeName(probed[0][k].dtype())));
+    const std::vector<int64_t> loInts =
+        lo.ok() && (*lo)[k].dtype() == ir::DType::I64 ? (*lo)[k].toInts() : std::vector<int64_t>{};
+    const std::vector<int64_t> hiInts =
+        hi.ok() && (*hi)[k].dtype() == ir::DType::I64 ? (*hi)[k].toInts() : std::vector<int64_t>{};
+    std::vector<int64_t> result(ints[0].size());
+    for (size_t e = 0; e < result.size(); ++e) {
+      std::array<int64_t, ir::kProbes> vals;
+      for (size_t j = 0; j < ir::kProbes; ++j)
+        vals[j] = ints[j][e];
+      const bool hasLo = loInts.size() == result.size();
+      bool constant = !hasLo || loInts[e] == vals[0];
+      for (int64_t v : vals)
+        constant = constant && v == vals[0];
+      if (constant) {
+        result[e] = vals[0];
+        continue;
+      }
+      // An input symbol only if it also agrees at the lower bounds (max(N, 2)
+      // follows N at the probes, not at N = 1).
+      auto same = std::find_if(symbols.begin(), symbols.end(), [&](int64_t d) {
+        return ir::symbolInfo(d).probes == vals && (!hasLo || loInts[e] == ir::symbolInfo(d).lo);
+      });
+      if (same != symbols.end()) {
+        result[e] = *same;
+        continue;
+      }
+      if (std::any_of(vals.begin(), vals.end(), [](int64_t v) { return v < 0; }))
+        return refuse("a negative result at the probe values");
+      result[e] = ir::derivedSymbol(vals, hasLo ? std::max<int64_t>(loInts[e], 0) : 0,
+                                    hiInts.size() == result.size() ? hiInts[e] : ir::kUnbounded);
+    }
+    out.push_back(ir::Tensor::fromInts(ir::DType::I64, probed[0][k].shape(), result));
+  }
+  return out;
+}
+
 Expected<ir::Expr> NodeContext::call(std::string_view opName, std::vector<ir::Expr> args,
                                      ir::Attrs attrs) {
   for (size_t i = 0; i < args.size(); ++i)
@@ -180,17 +267,24 @@ Expected<ir::Expr> NodeContext::call(std::string_view opName, std::vector<ir::Ex
     return built;
   // Shape tensors of symbolic inputs hold their symbols (Shape's output):
   // moving them (gather, concat, unsqueeze, slice) keeps them; arithmetic on
-  // them would compute with the encodings, so it is refused by name.
+  // them (b * n, c // heads) is evaluated at the symbols' probe values and
+  // read back as symbols, the way types are (ir/symbol.h).
   const bool moves = c->op()->pattern == ir::OpPattern::Injective ||
                      (c->op()->name == "cast" && c->type().dtype() == ir::DType::I64);
-  if (!moves)
+  if (!moves) {
+    std::vector<int64_t> symbols;
     for (const ir::Tensor &v : values)
       if (v.dtype() == ir::DType::I64)
         for (int64_t x : v.toInts())
-          if (ir::isKnownSymbol(x))
-            return error("{} on a shape value holding the symbolic dim {}: shape arithmetic "
-                         "on symbols is not supported yet (docs/design/0013)",
-                         c->op()->name, ir::dimStr(x));
+          if (ir::isKnownSymbol(x) && std::find(symbols.begin(), symbols.end(), x) == symbols.end())
+            symbols.push_back(x);
+    if (!symbols.empty()) {
+      TS_ASSIGN_OR_RETURN(std::vector<ir::Tensor> folded, foldOverSymbols(*c, values, symbols));
+      if (folded.size() != 1)
+        return error("internal: {} returned {} tensors", c->op()->name, folded.size());
+      return constant(std::move(folded[0]));
+    }
+  }
   auto out = c->op()->kernel(values, c->attrs(), c->type());
   if (!out.ok())
     return std::move(out)

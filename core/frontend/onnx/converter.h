@@ -119,6 +119,10 @@ public:
   }
 
 private:
+  Expected<std::vector<ir::Tensor>> foldOverSymbols(const ir::CallNode &call,
+                                                    const std::vector<ir::Tensor> &values,
+                                                    const std::vector<int64_t> &symbols);
+
   std::string opType_;
   std::string nodeName_;
   int64_t opset_;
