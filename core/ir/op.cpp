@@ -227,26 +227,9 @@ Expected<Type> Op::inferSymbolic(std::span<const Type> inputs, const Attrs &norm
       std::array<int64_t, kProbes> values;
       for (size_t j = 0; j < kProbes; ++j)
         values[j] = probed[j][k].shape()[i];
-      const std::optional<int64_t> atLo =
-          lo ? std::optional<int64_t>((*lo)[k].shape()[i]) : std::nullopt;
-      bool constant = atLo.value_or(values[0]) == values[0];
-      for (int64_t v : values)
-        constant = constant && v == values[0];
-      if (constant) {
-        shape.push_back(values[0]);
-        continue;
-      }
-      // An input symbol only if it also agrees at the lower bounds (a dim
-      // max(H, 3) follows H at the probes, not at H = 1).
-      auto same = std::find_if(symbols.begin(), symbols.end(), [&](int64_t d) {
-        return symbolInfo(d).probes == values && (!atLo || *atLo == symbolInfo(d).lo);
-      });
-      if (same != symbols.end()) {
-        shape.push_back(*same);
-        continue;
-      }
-      shape.push_back(derivedSymbol(values, atLo.value_or(0),
-                                    hi ? (*hi)[k].shape()[i] : kUnbounded));
+      shape.push_back(readBackDim(
+          values, lo ? std::optional<int64_t>((*lo)[k].shape()[i]) : std::nullopt,
+          hi ? std::optional<int64_t>((*hi)[k].shape()[i]) : std::nullopt, symbols));
     }
     tensors.push_back(Type::tensor(probed[0][k].dtype(), std::move(shape)));
   }

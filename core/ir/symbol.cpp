@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <deque>
 #include <map>
@@ -68,7 +69,9 @@ private:
   std::map<std::string, int64_t> bases_;
 };
 
-bool validName(std::string_view name) {
+} // namespace
+
+bool isSymbolName(std::string_view name) {
   if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
     return false;
   for (char c : name)
@@ -76,8 +79,6 @@ bool validName(std::string_view name) {
       return false;
   return true;
 }
-
-} // namespace
 
 bool isStatic(std::span<const int64_t> shape) {
   for (int64_t d : shape)
@@ -87,7 +88,7 @@ bool isStatic(std::span<const int64_t> shape) {
 }
 
 Expected<int64_t> namedSymbol(std::string_view name, int64_t lo, int64_t hi) {
-  if (!validName(name))
+  if (!isSymbolName(name))
     return Error::format("'{}' is not a symbol name (a letter or '_', then letters, digits "
                          "or '_')",
                          name);
@@ -99,6 +100,19 @@ Expected<int64_t> namedSymbol(std::string_view name, int64_t lo, int64_t hi) {
 
 int64_t derivedSymbol(const std::array<int64_t, kProbes> &probes, int64_t lo, int64_t hi) {
   return SymbolTable::get().derived(probes, lo, hi);
+}
+
+int64_t readBackDim(const std::array<int64_t, kProbes> &values, std::optional<int64_t> atLo,
+                    std::optional<int64_t> atHi, std::span<const int64_t> inputs) {
+  bool constant = atLo.value_or(values[0]) == values[0];
+  for (int64_t v : values)
+    constant = constant && v == values[0];
+  if (constant)
+    return values[0];
+  for (int64_t d : inputs)
+    if (symbolInfo(d).probes == values && (!atLo || *atLo == symbolInfo(d).lo))
+      return d;
+  return derivedSymbol(values, std::max<int64_t>(atLo.value_or(0), 0), atHi.value_or(kUnbounded));
 }
 
 int64_t derivedPlaceholder(std::string_view printed) {

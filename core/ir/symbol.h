@@ -37,6 +37,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -62,12 +63,24 @@ inline bool isSymbol(int64_t dim) { return dim <= kFirstSymbol; }
 /// Whether every dim is a constant.
 bool isStatic(std::span<const int64_t> shape);
 
+/// Whether `name` can name a symbol: a letter or '_', then letters, digits
+/// or '_'.
+bool isSymbolName(std::string_view name);
 /// The dim of the named symbol `name` with bounds lo..hi (the same name and
 /// bounds give the same symbol). Errors: an empty or ill-formed name, lo > hi,
 /// negative bounds, or the table of named symbols is full.
 Expected<int64_t> namedSymbol(std::string_view name, int64_t lo = 1, int64_t hi = kUnbounded);
 /// The dim of the derived symbol with these probe values (interned by them).
 int64_t derivedSymbol(const std::array<int64_t, kProbes> &probes, int64_t lo, int64_t hi);
+/// A dim read back from evaluations at the probes (ir/op.cpp for types, the
+/// ONNX importer for shape values): `values[j]` at probe j, `atLo`/`atHi` at
+/// the symbols' lower/upper bounds (nullopt where that evaluation failed or a
+/// symbol is unbounded). The same value everywhere is that constant; the
+/// probes and lower bound of one of `inputs` is that symbol (max(H, 3)
+/// follows H at the probes, not at H = 1); else the derived symbol with
+/// those values and bounds.
+int64_t readBackDim(const std::array<int64_t, kProbes> &values, std::optional<int64_t> atLo,
+                    std::optional<int64_t> atHi, std::span<const int64_t> inputs);
 /// A derived dim read back from text ("?3fa0"): its formula is not in the
 /// text, so it is a symbol of that name with no relation to others; a
 /// declared type matches an inferred one whose derived dim prints the same

@@ -49,20 +49,6 @@ using namespace ir;
 
 namespace {
 
-/// Ops over symbolic dims (ir/symbol.h) are not offered to plugins until the
-/// plugin ABI carries symbols (docs/design/0013, increment 5).
-constexpr const char *kSymbolicDecline =
-    "symbolic dims are not offered to plugins yet (docs/design/0013-dynamic-shapes.md)";
-
-bool callIsStatic(const CallNode &call) {
-  if (!call.type().isStatic())
-    return false;
-  for (const Expr &a : call.args())
-    if (!a->type().isStatic())
-      return false;
-  return true;
-}
-
 /// A region being formed: its target and its calls (post-order positions,
 /// ascending).
 struct Region {
@@ -75,15 +61,6 @@ struct Nodes {
   const NodeIndex &index;
   std::vector<int> regionOf; // region, or -1
 };
-
-/// The composite name of a call of a Composite function, or "".
-std::string compositeOf(const CallNode &call) {
-  if (call.calleeKind() != CallNode::CalleeKind::Local)
-    return {};
-  const AttrValue *v = call.localFn()->attrs().find(kCompositeAttr);
-  const std::string *s = v ? std::get_if<std::string>(v) : nullptr;
-  return s ? *s : std::string();
-}
 
 /// How a call is named in the log and in messages.
 std::string nodeLabel(const CallNode &call) {

@@ -24,16 +24,6 @@ namespace {
 /// passes log it). A composite call is keyed by its composite name as op.
 using Key = std::tuple<std::string, std::string, std::string>;
 
-/// The composite a local call is a call of, or "".
-std::string compositeOf(const CallNode &call) {
-  const FunctionNode *fn = call.localFn();
-  if (!fn)
-    return {};
-  const AttrValue *v = fn->attrs().find(kCompositeAttr);
-  const std::string *s = v ? std::get_if<std::string>(v) : nullptr;
-  return s ? *s : std::string();
-}
-
 } // namespace
 
 std::vector<HostOp> collectHostOps(const Module &m, const PartitionLog &log) {
@@ -125,9 +115,6 @@ Expected<PartitionResult> partitionModule(Module module, const PartitionOptions 
   TS_RETURN_IF_ERROR(part.run(module));
 
   PartitionResult r{std::move(module), options.targets, std::move(state->log), {}, 0};
-  for (const Target &t : state->targets)
-    r.log.patterns.insert(r.log.patterns.end(), std::make_move_iterator(t.patterns.begin()),
-                          std::make_move_iterator(t.patterns.end()));
   r.host = collectHostOps(r.module, r.log);
   r.offloadedOps = countOffloadedOps(r.module);
   return r;

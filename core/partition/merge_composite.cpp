@@ -18,8 +18,8 @@
 // would duplicate it) or when it overlaps a match already taken; the
 // plugin's check_pattern may veto it. What became of every match the
 // plugin was asked about (accepted, vetoed with the plugin's reason,
-// skipped and why) is recorded per pattern in Target::patterns for the
-// report (PatternRecord: counts and the first root names). A later pattern
+// skipped and why) is recorded per pattern in PartitionLog::patterns for
+// the report (PatternRecord: counts and the first root names). A later pattern
 // never takes an op of an earlier match; all matches are outlined in one
 // rebuild of the function.
 //
@@ -115,10 +115,11 @@ std::string rootLabel(const Expr &root) {
 /// every match in one batch (one child process when plugin calls are
 /// isolated), also matches that an earlier one in the order then overlaps:
 /// a checker answers for the ops it is shown, whatever else is taken.
-Status findMatches(Matching &m, const TargetPattern &tp, passes::PassContext &ctx) {
+Status findMatches(Matching &m, const TargetPattern &tp, std::vector<PatternRecord> &records,
+                   passes::PassContext &ctx) {
   const std::string composite = tp.target->name + "." + tp.pattern.name;
   // The pattern was tried (a record even when nothing matches).
-  recordPattern(tp.target->patterns, tp.target->name, tp.pattern.name,
+  recordPattern(records, tp.target->name, tp.pattern.name,
                 PatternRecord::Kind::Accepted, {}, {});
   const std::vector<const Op *> roots = bridge::rootOps(tp.pattern);
   std::vector<std::pair<size_t, bridge::PatternMatch>> found;
@@ -132,13 +133,8 @@ Status findMatches(Matching &m, const TargetPattern &tp, passes::PassContext &ct
       continue;
     // Matches over symbolic dims are not offered to plugins yet
     // (docs/design/0013); their ops go to annotate-target, which says so.
-    if (std::any_of(match->ops.begin(), match->ops.end(), [](const Expr &e) {
-          if (!e->type().isStatic())
-            return true;
-          const auto *c = e->as<CallNode>();
-          return c && std::any_of(c->args().begin(), c->args().end(),
-                                  [](const Expr &a) { return !a->type().isStatic(); });
-        }))
+    if (std::any_of(match->ops.begin(), match->ops.end(),
+                    [](const Expr &e) { return !callIsStatic(static_cast<const CallNode &>(*e)); }))
       continue;
     if (match->ops.size() < 2) {
       ++ctx.stat("matches-of-one-op");
@@ -187,7 +183,7 @@ Status findMatches(Matching &m, const TargetPattern &tp, passes::PassContext &ct
     m.accepted.push_back(Accepted{std::move(match), composite});
   }
   for (size_t k = found.size(); k-- > 0;)
-    recordPattern(tp.target->patterns, tp.target->name, tp.pattern.name, outcome[k].kind,
+    recordPattern(records, tp.target->name, tp.pattern.name, outcome[k].kind,
                   outcome[k].reason, outcome[k].root);
   return okStatus();
 }
@@ -223,7 +219,7 @@ public:
     for (const auto &[global, fn] : functions) {
       if (fn->attrs().has(kCompilerAttr))
         continue; // already partitioned
-      auto next = outline(fn, patterns, ctx);
+      auto next = outline(fn, patterns, state->log, ctx);
       if (!next.ok())
         return std::move(next).withContext(fmt::format("in function '@{}'", global)).error();
       if (*next != fn)
@@ -235,9 +231,9 @@ public:
 private:
   /// All matches outlined in one rebuild of the function.
   static Expected<Function> outline(const Function &fn, const std::vector<TargetPattern> &patterns,
-                                    passes::PassContext &ctx) {
+                                    PartitionLog &log, passes::PassContext &ctx) {
     NodeIndex index(fn->body(), /*intoFunctions=*/false);
-    TS_ASSIGN_OR_RETURN(Composites found, findComposites(fn, index, patterns, ctx));
+    TS_ASSIGN_OR_RETURN(Composites found, findComposites(fn, index, patterns, log, ctx));
     if (found.empty())
       return fn;
     return withComposites(fn, index, found);
@@ -298,7 +294,7 @@ Expected<std::vector<TargetPattern>> parsePatterns(const PartitionState &state) 
 }
 
 Expected<Composites> findComposites(const Function &fn, const NodeIndex &index,
-                                    const std::vector<TargetPattern> &patterns,
+                                    const std::vector<TargetPattern> &patterns, PartitionLog &log,
                                     passes::PassContext &ctx) {
   // Equivalent to applying the patterns one after the other: a later
   // pattern never takes an op of an earlier match, and outlining does not
@@ -309,7 +305,7 @@ Expected<Composites> findComposites(const Function &fn, const NodeIndex &index,
              std::vector<int>(index.size(), -1),
              {}};
   for (const TargetPattern &tp : patterns)
-    TS_RETURN_IF_ERROR(findMatches(m, tp, ctx));
+    TS_RETURN_IF_ERROR(findMatches(m, tp, log.patterns, ctx));
   Composites out;
   for (size_t i = 0; i < index.size(); ++i) {
     if (m.acceptedAt[i] < 0)

@@ -50,6 +50,23 @@ Expected<PartitionState *> requireState(PartitionState *state) {
   return state;
 }
 
+std::string compositeOf(const ir::CallNode &call) {
+  if (call.calleeKind() != ir::CallNode::CalleeKind::Local)
+    return {};
+  const ir::AttrValue *v = call.localFn()->attrs().find(kCompositeAttr);
+  const std::string *s = v ? std::get_if<std::string>(v) : nullptr;
+  return s ? *s : std::string();
+}
+
+bool callIsStatic(const ir::CallNode &call) {
+  if (!call.type().isStatic())
+    return false;
+  for (const ir::Expr &a : call.args())
+    if (!a->type().isStatic())
+      return false;
+  return true;
+}
+
 bool isComputeHeavy(std::string_view op) {
   const ir::Op *def = ir::OpRegistry::global().find(op);
   return def && def->pattern == ir::OpPattern::ComputeHeavy;

@@ -122,10 +122,6 @@ void recordPattern(std::vector<PatternRecord> &records, const std::string &targe
 struct Target {
   std::string name;
   std::shared_ptr<const plugin::LoadedPlugin> plugin;
-  /// What became of this target's pattern matches in this run, recorded by
-  /// merge-composite (which sees targets through const pointers, hence
-  /// mutable); partitionModule gathers them into PartitionLog::patterns.
-  mutable std::vector<PatternRecord> patterns = {};
 };
 
 /// Why an op call stays on the host, or a region went back there.
@@ -157,7 +153,8 @@ struct RegionInfo {
 struct PartitionLog {
   std::vector<HostDecision> host;
   std::vector<RegionInfo> regions;
-  /// Target by target in priority order (Target::patterns).
+  /// What became of the targets' pattern matches (merge-composite), target
+  /// by target in priority order, then each target's patterns in order.
   std::vector<PatternRecord> patterns = {};
 };
 
@@ -185,6 +182,18 @@ double estimateFlops(const ir::CallNode &call);
 
 /// Does the default prune rule count this op as compute-heavy?
 bool isComputeHeavy(std::string_view op);
+
+/// The composite a call is a call of ("<plugin>.<pattern>", the Composite
+/// attribute of its local function), or "".
+std::string compositeOf(const ir::CallNode &call);
+
+/// Whether a call and its arguments have static shapes: calls over symbolic
+/// dims (ir/symbol.h) are not offered to plugins until the plugin ABI
+/// carries symbols (docs/design/0013, increment 5).
+bool callIsStatic(const ir::CallNode &call);
+/// Why such calls stay on the host (the report's wording).
+inline constexpr const char *kSymbolicDecline =
+    "symbolic dims are not offered to plugins yet (docs/design/0013-dynamic-shapes.md)";
 
 //===- The passes (one file each) -----------------------------------------===//
 std::unique_ptr<passes::Pass> createMergeCompositePass(PartitionState *state);

@@ -87,7 +87,7 @@ public:
     for (Work &w : work) {
       const std::string &global = w.global;
       const Function &fn = w.original;
-      auto found = findComposites(fn, *w.index, patterns, ctx);
+      auto found = findComposites(fn, *w.index, patterns, state->log, ctx);
       if (!found.ok())
         return std::move(found).withContext(fmt::format("in function '@{}'", global)).error();
       w.composites = std::move(found).value();

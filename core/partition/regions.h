@@ -196,10 +196,11 @@ struct TargetPattern {
 Expected<std::vector<TargetPattern>> parsePatterns(const PartitionState &state);
 
 /// merge-composite's decisions on one function: for each match root, the
-/// composite call that replaces it, over the match's own inputs.
+/// composite call that replaces it, over the match's own inputs. What became
+/// of every match goes to `log.patterns`.
 using Composites = std::unordered_map<const ir::ExprNode *, ir::Expr>;
 Expected<Composites> findComposites(const ir::Function &fn, const ir::NodeIndex &index,
-                                    const std::vector<TargetPattern> &patterns,
+                                    const std::vector<TargetPattern> &patterns, PartitionLog &log,
                                     passes::PassContext &ctx);
 /// The function with the composites in place (merge-composite's result).
 Expected<ir::Function> withComposites(const ir::Function &fn, const ir::NodeIndex &index,

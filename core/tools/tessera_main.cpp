@@ -21,7 +21,6 @@
 #include "frontend/onnx/conformance.h"
 #include "frontend/onnx/converter.h"
 #include "frontend/onnx/importer.h"
-#include "support/log.h"
 #include "interp/interpreter.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -252,12 +251,9 @@ int importOnnx(const std::string &path, const std::vector<std::string> &shapeSpe
   if (!outPath.empty() && outPath != "-")
     if (Status s = checkWritableFile(outPath); !s.ok())
       return tools::reportError("tessera", s.error());
-  frontend::onnx::ImportReport report;
-  auto module = frontend::onnx::importModelFile(path, options, &report);
+  auto module = tools::importOnnx(path, options);
   if (!module.ok())
     return tools::reportError("tessera", module.error());
-  for (const std::string &note : frontend::onnx::pinnedSymbolNotes(report))
-    TS_LOG_WARN("{}: {}", path, note);
   if (outPath.empty() || outPath == "-") {
     ir::printModule(*module, std::cout);
     return 0;

@@ -132,6 +132,11 @@ Expected<ir::Module> loadModel(const std::string &path, const std::vector<std::s
       return Error::format("--input-shape given twice for '{}'", parsed.first);
     options.inputShapes.insert(std::move(parsed));
   }
+  return importOnnx(path, options);
+}
+
+Expected<ir::Module> importOnnx(const std::string &path,
+                                const frontend::onnx::ImportOptions &options) {
   frontend::onnx::ImportReport report;
   auto module = frontend::onnx::importModelFile(path, options, &report);
   if (module.ok())

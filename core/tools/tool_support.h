@@ -1,6 +1,7 @@
 //===- tools/tool_support.h - Shared bits of the command-line tools -*- C++ -*-===//
 #pragma once
 
+#include "frontend/onnx/importer.h"
 #include "ir/module.h"
 #include "partition/partition.h"
 #include "passes/pass_manager.h"
@@ -64,6 +65,10 @@ void printPasses(std::ostream &out);
 /// specs for its symbolic dims) or text IR (then `inputShapes` must be
 /// empty).
 Expected<ir::Module> loadModel(const std::string &path, const std::vector<std::string> &inputShapes);
+/// Imports an ONNX model, and warns of every symbolic dim it pinned
+/// (frontend::onnx::pinnedSymbolNotes).
+Expected<ir::Module> importOnnx(const std::string &path,
+                                const frontend::onnx::ImportOptions &options);
 
 /// Reads a whole file; the error names the file and the reason.
 Expected<std::string> readFile(const std::string &path);

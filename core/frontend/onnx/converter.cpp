@@ -201,46 +201,30 @@ NodeContext::foldOverSymbols(const ir::CallNode &call, const std::vector<ir::Ten
                     : Expected<std::vector<ir::Tensor>>(Error("unbounded"));
   std::vector<ir::Tensor> out;
   for (size_t k = 0; k < probed[0].size(); ++k) {
-    std::array<std::vector<int64_t>, ir::kProbes> ints;
-    for (size_t j = 0; j < ir::kProbes; ++j)
-      ints[j] = probed[j][k].dtype() == ir::DType::I64 ? probed[j][k].toInts()
-                                                         : std::vector<int64_t>{};
     // A comparison or a cast away from i64 cannot hold a symbol, and the
     // probes (which lie outside small bounds) cannot stand for every value.
     if (probed[0][k].dtype() != ir::DType::I64)
       return refuse(fmt::format("its {} result depends on the symbol's value, known only at "
                                 "run time (not supported yet, docs/design/0013)",
                                 ir::dtypeName(probed[0][k].dtype())));
-    const std::vector<int64_t> loInts =
-        lo.ok() && (*lo)[k].dtype() == ir::DType::I64 ? (*lo)[k].toInts() : std::vector<int64_t>{};
-    const std::vector<int64_t> hiInts =
-        hi.ok() && (*hi)[k].dtype() == ir::DType::I64 ? (*hi)[k].toInts() : std::vector<int64_t>{};
+    std::array<std::vector<int64_t>, ir::kProbes> ints;
+    for (size_t j = 0; j < ir::kProbes; ++j)
+      ints[j] = probed[j][k].toInts();
+    const std::vector<int64_t> loInts = lo.ok() ? (*lo)[k].toInts() : std::vector<int64_t>{};
+    const std::vector<int64_t> hiInts = hi.ok() ? (*hi)[k].toInts() : std::vector<int64_t>{};
     std::vector<int64_t> result(ints[0].size());
     for (size_t e = 0; e < result.size(); ++e) {
       std::array<int64_t, ir::kProbes> vals;
       for (size_t j = 0; j < ir::kProbes; ++j)
         vals[j] = ints[j][e];
-      const bool hasLo = loInts.size() == result.size();
-      bool constant = !hasLo || loInts[e] == vals[0];
-      for (int64_t v : vals)
-        constant = constant && v == vals[0];
-      if (constant) {
-        result[e] = vals[0];
-        continue;
-      }
-      // An input symbol only if it also agrees at the lower bounds (max(N, 2)
-      // follows N at the probes, not at N = 1).
-      auto same = std::find_if(symbols.begin(), symbols.end(), [&](int64_t d) {
-        return ir::symbolInfo(d).probes == vals && (!hasLo || loInts[e] == ir::symbolInfo(d).lo);
-      });
-      if (same != symbols.end()) {
-        result[e] = *same;
-        continue;
-      }
-      if (std::any_of(vals.begin(), vals.end(), [](int64_t v) { return v < 0; }))
+      const bool varies =
+          std::any_of(vals.begin(), vals.end(), [&](int64_t v) { return v != vals[0]; });
+      if (varies && std::any_of(vals.begin(), vals.end(), [](int64_t v) { return v < 0; }))
         return refuse("a negative result at the probe values");
-      result[e] = ir::derivedSymbol(vals, hasLo ? std::max<int64_t>(loInts[e], 0) : 0,
-                                    hiInts.size() == result.size() ? hiInts[e] : ir::kUnbounded);
+      result[e] = ir::readBackDim(
+          vals, loInts.size() == result.size() ? std::optional<int64_t>(loInts[e]) : std::nullopt,
+          hiInts.size() == result.size() ? std::optional<int64_t>(hiInts[e]) : std::nullopt,
+          symbols);
     }
     out.push_back(ir::Tensor::fromInts(ir::DType::I64, probed[0][k].shape(), result));
   }

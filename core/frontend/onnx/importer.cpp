@@ -374,6 +374,20 @@ Expected<ir::Module> importModelFile(const std::string &path, const ImportOption
   return importModelBytes(buffer.str(), dir, path, options, report);
 }
 
+namespace importer_detail {
+
+std::string rangeSymbolName(std::string_view input, size_t dim) {
+  std::string out = fmt::format("{}_{}", input, dim);
+  for (char &c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      c = '_';
+  if (std::isdigit(static_cast<unsigned char>(out[0])))
+    out.insert(0, "_");
+  return out;
+}
+
+} // namespace importer_detail
+
 Expected<std::pair<std::string, std::vector<int64_t>>> parseInputShape(std::string_view spec) {
   size_t eq = spec.rfind('=');
   if (eq == std::string_view::npos)
@@ -397,13 +411,6 @@ Expected<std::pair<std::string, std::vector<int64_t>>> parseInputShape(std::stri
     if (!integer(d, v)) {
       // A symbol: NAME, NAME:LO..HI, or LO..HI (named after the input and
       // the dim, "x_2"; the importer renames it after the model's dim_param).
-      auto isName = [](std::string_view n) {
-        if (n.empty() || !(std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_'))
-          return false;
-        return std::all_of(n.begin(), n.end(), [](char c) {
-          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-        });
-      };
       std::string_view symbol = d, range;
       if (size_t colon = d.find(':'); colon != std::string_view::npos) {
         symbol = d.substr(0, colon);
@@ -417,17 +424,12 @@ Expected<std::pair<std::string, std::vector<int64_t>>> parseInputShape(std::stri
       const bool rangeOk = range.empty() || (dots != std::string_view::npos &&
                                              integer(range.substr(0, dots), lo) &&
                                              integer(range.substr(dots + 2), hi));
-      if (!rangeOk || (!symbol.empty() && !isName(symbol)) || (symbol.empty() && range.empty()))
+      if (!rangeOk || (!symbol.empty() && !ir::isSymbolName(symbol)) || (symbol.empty() && range.empty()))
         return Error::format("bad input shape '{}': dim {} ('{}') is not a non-negative integer, "
                              "a symbol name (N), or a range (1..8, N:1..8)",
                              spec, shape.size(), d);
-      std::string symName =
-          symbol.empty() ? fmt::format("{}_{}", name, shape.size()) : std::string(symbol);
-      for (char &c : symName)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
-          c = '_';
-      if (std::isdigit(static_cast<unsigned char>(symName[0])))
-        symName.insert(0, "_");
+      const std::string symName = symbol.empty() ? importer_detail::rangeSymbolName(name, shape.size())
+                                                 : std::string(symbol);
       auto sym = ir::namedSymbol(symName, lo, hi);
       if (!sym.ok())
         return Error::format("bad input shape '{}': dim {} ('{}'): {}", spec, shape.size(), d,

@@ -138,8 +138,7 @@ Status Importer::collectBoundSymbols() {
       // parseInputShape) takes the model's dim_param as its name.
       if (ir::isSymbol(value)) {
         const ir::SymbolInfo &sym = ir::symbolInfo(value);
-        if (sym.name == fmt::format("{}_{}", vi.name(), i) ||
-            sym.name == fmt::format("_{}_{}", vi.name(), i)) {
+        if (sym.name == rangeSymbolName(vi.name(), size_t(i))) {
           auto renamed = ir::namedSymbol(d.dim_param(), sym.lo, sym.hi);
           if (renamed.ok())
             value = *renamed;

@@ -37,6 +37,11 @@ using ::onnx::ValueInfoProto;
 /// (importer_inputs.cpp).
 std::string declaredShapeStr(const ::onnx::TensorShapeProto &s);
 
+/// The name parseInputShape gives an unnamed range bound ("x=1..8,..."):
+/// "<input>_<dim>", made a valid symbol name; the importer renames such a
+/// symbol after the model's dim_param at that dim.
+std::string rangeSymbolName(std::string_view input, size_t dim);
+
 class Importer {
 public:
   Importer(const ModelProto &model, const std::string &baseDir, const std::string &displayName,
