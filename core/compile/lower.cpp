@@ -1,7 +1,7 @@
 //===- compile/lower.cpp - @main to an executor plan ----------------------===//
 //
-// Region compilation through the plugins, and the one post-order walk of
-// @main that builds the plan (lower.h).
+// The one post-order walk of @main that builds the plan (lower.h); region
+// compilation through the plugins is in compile_regions.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "compile/lower.h"
@@ -10,9 +10,6 @@
 #include "compile/fuse.h"
 #include "ir/visit.h"
 #include "partition/partition.h"
-#include "bridge/plugin_bridge.h"
-#include "plugin/registry.h"
-#include "runtime/artifact.h"
 
 #include <fmt/ranges.h>
 
@@ -22,75 +19,6 @@
 namespace tessera::compile {
 
 using namespace ir;
-
-//===- Regions ---------------------------------------------------------------===//
-
-namespace {
-
-int64_t countOps(const Function &fn) {
-  int64_t n = 0;
-  for (const ExprNode *e : postOrder(fn->body()))
-    if (const auto *c = e->as<CallNode>(); c && c->op())
-      ++n;
-  return n;
-}
-
-} // namespace
-
-Expected<std::vector<CompiledRegion>>
-compileRegions(const Module &m, const plugin::PluginRegistry *registry,
-               const std::function<void(std::string_view)> &progress,
-               const std::string &targetCpu) {
-  std::vector<CompiledRegion> out;
-  // Regions per plugin, in order of first appearance, for the progress lines.
-  std::vector<std::pair<std::string, size_t>> perPlugin;
-  for (const auto &[global, fn] : m.functions()) {
-    if (!fn->attrs().has(partition::kCompilerAttr))
-      continue;
-    CompiledRegion r;
-    r.global = global;
-    r.plugin = fn->attrs().getString(partition::kCompilerAttr);
-    r.symbol = fn->attrs().getString(partition::kGlobalSymbolAttr, global);
-    r.ops = countOps(fn);
-    auto it = std::find_if(perPlugin.begin(), perPlugin.end(),
-                           [&](const auto &p) { return p.first == r.plugin; });
-    if (it == perPlugin.end())
-      perPlugin.emplace_back(r.plugin, 1);
-    else
-      ++it->second;
-    out.push_back(std::move(r));
-  }
-  if (out.empty())
-    return out;
-  if (!registry)
-    return Error::format("region @{} needs plugin '{}', but no plugin registry was given",
-                         out[0].global, out[0].plugin);
-  if (progress)
-    for (const auto &[name, count] : perPlugin)
-      progress(fmt::format("codegen {} ({} region{})", name, count, count == 1 ? "" : "s"));
-
-  for (CompiledRegion &r : out) {
-    auto where = [&r] { return fmt::format("region @{} (plugin '{}')", r.global, r.plugin); };
-    std::shared_ptr<const plugin::LoadedPlugin> p = registry->find(r.plugin);
-    if (!p)
-      return Error::format("region @{}: plugin '{}' is not loaded", r.global, r.plugin);
-    r.pluginVersion = p->version();
-    Function fn = m.find(r.global);
-    auto graph = bridge::GraphHolder::fromFunction(fn, r.symbol, p->codegenFlags());
-    if (!graph)
-      return std::move(graph).error().addContext(where());
-    (*graph)->setTargetCpu(targetCpu);
-    auto saved = p->guardedCompile((*graph)->graph(), runtime::externalModuleHeader);
-    if (!saved)
-      return std::move(saved).error().addContext(where());
-    r.typeKey = std::move(saved->typeKey);
-    r.targetCpu = std::move(saved->targetCpu);
-    r.moduleSection = std::move(saved->bytes);
-    if ((*graph)->constantsAsInputs())
-      r.extraInputs = (*graph)->extraInputs();
-  }
-  return out;
-}
 
 //===- Lowering @main --------------------------------------------------------===//
 
@@ -310,6 +238,8 @@ private:
   }
 
   Status lowerOpCall(const CallNode &call) {
+    if (call.op()->controlFlow)
+      return call.op()->name == "if" ? lowerIf(call) : lowerLoop(call);
     codegen::HostStepSpec spec;
     TS_ASSIGN_OR_RETURN(spec.call, codegen::lowerHostOp(call));
     TS_ASSIGN_OR_RETURN(spec.types, codegen::hostOpTypes(call));
@@ -356,6 +286,140 @@ private:
     step.label = std::move(label);
     out_.plan.steps.push_back(std::move(step));
     out_.hostSteps.push_back(std::move(spec));
+    values_[&call] = std::move(result);
+    return okStatus();
+  }
+
+  //===- Run-time control flow (ir/ops/control.cpp) ----------------------===//
+  // The functions' steps go inline between Jump and LoopTest steps
+  // (runtime/plan.h); their results are copied into the buffers the op
+  // returns, which both branches (every iteration) write.
+
+  size_t addControlStep(runtime::StepKind kind, std::vector<uint32_t> args, std::string label) {
+    runtime::Step step;
+    step.kind = kind;
+    step.numInputs = uint32_t(args.size());
+    step.args = std::move(args);
+    step.label = std::move(label);
+    out_.plan.steps.push_back(std::move(step));
+    return out_.plan.steps.size() - 1;
+  }
+
+  void addCopy(uint32_t from, uint32_t to, std::string label) {
+    runtime::Step step;
+    step.kind = runtime::StepKind::Copy;
+    step.args = {from, to};
+    step.numInputs = 1;
+    step.label = std::move(label);
+    out_.plan.steps.push_back(std::move(step));
+  }
+
+  /// The steps of `fn`'s body with its parameters bound to `args`.
+  Expected<Value> lowerBody(const FunctionNode &fn, const std::vector<Value> &args) {
+    for (size_t i = 0; i < fn.params().size(); ++i)
+      values_[fn.params()[i].get()] = args.at(i);
+    for (const ExprNode *n : postOrder(fn.body(), /*intoFunctions=*/false))
+      TS_RETURN_IF_ERROR(visit(*n));
+    TS_ASSIGN_OR_RETURN(const Value *v, valueOf(*fn.body()));
+    return *v;
+  }
+
+  /// Copies every tensor of `from` into the same place of `to`. A source
+  /// that is also a destination (a loop body returning its carried values
+  /// swapped) is first copied aside, so no copy reads a value already
+  /// overwritten.
+  void copyInto(const std::vector<uint32_t> &from, const std::vector<uint32_t> &to,
+                const std::string &label) {
+    std::vector<uint32_t> src = from;
+    for (size_t i = 0; i < src.size(); ++i) {
+      const uint32_t b = src[i];
+      if (b == to[i] || std::find(to.begin(), to.end(), b) == to.end())
+        continue;
+      runtime::Buffer aside = out_.plan.buffers[b];
+      aside.kind = runtime::BufferKind::Activation;
+      aside.info.name.clear();
+      out_.plan.buffers.push_back(std::move(aside));
+      const uint32_t tmp = uint32_t(out_.plan.buffers.size() - 1);
+      addCopy(b, tmp, label);
+      src[i] = tmp;
+    }
+    for (size_t i = 0; i < src.size(); ++i)
+      if (src[i] != to[i])
+        addCopy(src[i], to[i], label);
+  }
+
+  Expected<std::vector<Value>> argValues(const CallNode &call, size_t first) const {
+    std::vector<Value> vals;
+    for (size_t i = first; i < call.args().size(); ++i) {
+      TS_ASSIGN_OR_RETURN(const Value *v, valueOf(*call.args()[i]));
+      vals.push_back(*v);
+    }
+    return vals;
+  }
+
+  static std::vector<uint32_t> flat(const Value &v) {
+    std::vector<uint32_t> out;
+    flattenInto(v, out);
+    return out;
+  }
+
+  /// if(cond, then, else, args...):
+  ///   Jump unless cond -> else; then's steps; copy; Jump -> end;
+  ///   else: else's steps; copy; end:
+  Status lowerIf(const CallNode &call) {
+    const std::string what = describeNode(call);
+    TS_ASSIGN_OR_RETURN(const Value *cond, valueOf(*call.args()[0]));
+    TS_ASSIGN_OR_RETURN(std::vector<Value> args, argValues(call, 3));
+    TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call));
+    const std::vector<uint32_t> into = flat(result);
+    const size_t toElse =
+        addControlStep(runtime::StepKind::Jump, {uint32_t(cond->buffer)}, what + ": unless the condition holds, go to else");
+    TS_ASSIGN_OR_RETURN(Value thenOut, lowerBody(*call.args()[1]->as<FunctionNode>(), args));
+    copyInto(flat(thenOut), into, what + ": then result");
+    const size_t toEnd = addControlStep(runtime::StepKind::Jump, {}, what + ": skip else");
+    out_.plan.steps[toElse].target = uint32_t(out_.plan.steps.size());
+    TS_ASSIGN_OR_RETURN(Value elseOut, lowerBody(*call.args()[2]->as<FunctionNode>(), args));
+    copyInto(flat(elseOut), into, what + ": else result");
+    out_.plan.steps[toEnd].target = uint32_t(out_.plan.steps.size());
+    values_[&call] = std::move(result);
+    return okStatus();
+  }
+
+  /// loop(trip, cond, body, carried..., captured...):
+  ///   copy the initial values; iteration = 0;
+  ///   head: LoopTest -> end; body's steps; copy (cond, carried) back;
+  ///   Increment iteration; Jump -> head; end:
+  Status lowerLoop(const CallNode &call) {
+    const std::string what = describeNode(call);
+    const auto &body = *call.args()[2]->as<FunctionNode>();
+    const size_t n = size_t(call.attrs().getInt("carried"));
+    TS_ASSIGN_OR_RETURN(const Value *trip, valueOf(*call.args()[0]));
+    TS_ASSIGN_OR_RETURN(const Value *condInit, valueOf(*call.args()[1]));
+    TS_ASSIGN_OR_RETURN(std::vector<Value> vals, argValues(call, 3));
+    TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call)); // the carried values
+    for (size_t i = 0; i < n; ++i)
+      copyInto(flat(vals[i]), flat(result.fields[i]), what + ": initial value");
+    if (!zero_.valid())
+      zero_ = Tensor::fromInts(DType::I64, {}, std::vector<int64_t>{0});
+    const uint32_t iter = addBuffer(runtime::BufferKind::Activation, Type::tensor(DType::I64, {}));
+    addCopy(addConstant(zero_, "zero"), iter, what + ": iteration 0");
+    const uint32_t cond =
+        addBuffer(runtime::BufferKind::Activation, body.params()[1]->type());
+    addCopy(uint32_t(condInit->buffer), cond, what + ": initial condition");
+
+    const size_t head = addControlStep(runtime::StepKind::LoopTest,
+                                       {iter, uint32_t(trip->buffer), cond}, what + ": test");
+    std::vector<Value> bodyArgs{Value{iter, {}}, Value{cond, {}}};
+    bodyArgs.insert(bodyArgs.end(), result.fields.begin(), result.fields.end());
+    bodyArgs.insert(bodyArgs.end(), vals.begin() + ptrdiff_t(n), vals.end());
+    TS_ASSIGN_OR_RETURN(Value out, lowerBody(body, bodyArgs));
+    std::vector<uint32_t> back{cond};
+    flattenInto(result, back);
+    copyInto(flat(out), back, what + ": next iteration");
+    addControlStep(runtime::StepKind::Increment, {iter}, what + ": iteration + 1");
+    const size_t jump = addControlStep(runtime::StepKind::Jump, {}, what + ": repeat");
+    out_.plan.steps[jump].target = uint32_t(head);
+    out_.plan.steps[head].target = uint32_t(out_.plan.steps.size());
     values_[&call] = std::move(result);
     return okStatus();
   }
@@ -453,6 +517,7 @@ private:
   std::unordered_map<std::string, size_t> regionIndex_;
   std::unordered_map<const ExprNode *, Value> values_;
   std::map<std::pair<const void *, std::string>, uint32_t> constants_;
+  Tensor zero_; // a loop's first iteration number (kept alive: constants_ keys on its bytes)
   LoweredModel out_;
 };
 

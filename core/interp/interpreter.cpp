@@ -46,7 +46,49 @@ std::string describe(const ExprNode &n) {
   return s;
 }
 
+/// A one-element value as the type `like` (shape [] or [1]; same dtype).
+Value asType(Value v, const Type &like) {
+  if (!v.isTuple && like.isTensor() && v.tensor.shape() != like.shape())
+    v.tensor = v.tensor.reshaped(like.shape());
+  return v;
+}
+
 } // namespace
+
+/// if and loop (ir/ops/control.cpp): `vals` are the non-function arguments.
+Expected<Value> evalControl(const Module &m, const CallNode &c, std::vector<Value> vals) {
+  auto fnArg = [&](size_t i) { return c.args()[i]->as<FunctionNode>(); };
+  if (c.op()->name == "if") {
+    const bool cond = vals.at(0).tensor.getDouble(0) != 0;
+    vals.erase(vals.begin());
+    auto out = evalFunction(m, *fnArg(cond ? 1 : 2), std::move(vals));
+    if (!out.ok())
+      return std::move(out).withContext(cond ? "in the then branch" : "in the else branch")
+          .error();
+    return out;
+  }
+  // loop(trip_count, cond, body, carried..., captured...)
+  const FunctionNode &body = *fnArg(2);
+  const int64_t trip = vals.at(0).tensor.getInt(0);
+  const size_t n = size_t(c.attrs().getInt("carried"));
+  Value cond = asType(vals.at(1), body.params()[1]->type());
+  std::vector<Value> carried(vals.begin() + 2, vals.begin() + 2 + ptrdiff_t(n));
+  const std::vector<Value> captured(vals.begin() + 2 + ptrdiff_t(n), vals.end());
+  for (int64_t iter = 0; iter < trip && cond.tensor.getDouble(0) != 0; ++iter) {
+    std::vector<Value> args;
+    args.push_back(Value::ofTensor(Tensor::fromInts(DType::I64, {}, std::vector<int64_t>{iter})));
+    args.push_back(cond);
+    args.insert(args.end(), carried.begin(), carried.end());
+    args.insert(args.end(), captured.begin(), captured.end());
+    auto out = evalFunction(m, body, std::move(args));
+    if (!out.ok())
+      return std::move(out).withContext(fmt::format("in iteration {} of the body", iter)).error();
+    cond = std::move(out->fields.at(0));
+    for (size_t i = 0; i < n; ++i)
+      carried[i] = std::move(out->fields.at(1 + i));
+  }
+  return Value::ofTuple(std::move(carried));
+}
 
 Expected<Value> evalFunction(const Module &m, const FunctionNode &f, std::vector<Value> args) {
   if (args.size() != f.params().size())
@@ -101,8 +143,14 @@ Expected<Value> evalFunction(const Module &m, const FunctionNode &f, std::vector
       const auto *c = n->as<CallNode>();
       std::vector<Value> args;
       for (const auto &a : c->args())
-        args.push_back(take(a.get()));
-      if (c->calleeKind() == CallNode::CalleeKind::Op) {
+        if (a->kind() != ExprKind::Function) // the functions of if and loop
+          args.push_back(take(a.get()));
+      if (c->op() && c->op()->controlFlow) {
+        auto out = evalControl(m, *c, std::move(args));
+        if (!out.ok())
+          return std::move(out).withContext("while running " + describe(*n)).error();
+        values[n] = std::move(out).value();
+      } else if (c->calleeKind() == CallNode::CalleeKind::Op) {
         std::vector<Tensor> inputs;
         for (auto &a : args) {
           if (a.isTuple)

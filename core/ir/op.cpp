@@ -83,6 +83,12 @@ Expected<Type> Op::inferType(std::span<const Type> inputs, const Attrs &normaliz
     return Error::format("{}: expected {} argument{}, got {}", name, expected,
                          (maxArgs == 1 && minArgs == 1) ? "" : "s", n);
   }
+  if (controlFlow) { // functions among the arguments; the relation compares types
+    auto result = relation(inputs, normalized);
+    if (!result.ok())
+      return Error::format("{}: {}", name, result.error().str());
+    return result;
+  }
   for (size_t i = 0; i < inputs.size(); ++i)
     if (!inputs[i].isTensor())
       return Error::format("{}: argument {} must be a tensor, got {}", name, i, inputs[i].str());

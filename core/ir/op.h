@@ -71,6 +71,10 @@ struct Op {
   OpPattern pattern = OpPattern::Opaque;
   TypeRelation relation;
   Kernel kernel;
+  /// Control flow (if, loop; ir/ops/control.cpp): some arguments are
+  /// functions, run when the op says so. The kernel only reports that the
+  /// interpreter and the executor run such an op; passes never fold it.
+  bool controlFlow = false;
 
   const AttrSpec *findAttr(std::string_view attrName) const;
 

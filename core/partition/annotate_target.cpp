@@ -280,6 +280,10 @@ private:
       d.function = global;
       d.node = nodeLabel(*call);
       d.op = composite.empty() ? call->op()->name : composite;
+      if (call->op() && call->op()->controlFlow) {
+        logControlFlow(global, *call, ctx);
+        continue;
+      }
       auto it = declines.find(i);
       if (it == declines.end()) {
         d.kind = HostDecision::Kind::NoTarget;
@@ -302,6 +306,28 @@ private:
       ++ctx.stat("ops-left-on-host");
       state_->log.host.push_back(std::move(d));
     }
+  }
+
+  /// Run-time control flow stays on the host, with every op of its
+  /// functions: plugins are not offered them (docs/design/0013).
+  void logControlFlow(const std::string &global, const CallNode &call, passes::PassContext &ctx) {
+    const std::string where = fmt::format("{} '{}'", call.op()->name, nodeLabel(call));
+    auto log = [&](const CallNode &c, std::string reason) {
+      HostDecision d;
+      d.function = global;
+      d.node = nodeLabel(c);
+      d.op = c.op()->name;
+      d.kind = HostDecision::Kind::NoTarget;
+      d.reason = std::move(reason);
+      ++ctx.stat("ops-left-on-host");
+      state_->log.host.push_back(std::move(d));
+    };
+    log(call, "run-time control flow runs on the host");
+    for (const Expr &a : call.args())
+      if (a->kind() == ExprKind::Function)
+        for (const ExprNode *n : postOrder(a))
+          if (const auto *c = n->as<CallNode>(); c && c->op() && !c->op()->controlFlow)
+            log(*c, fmt::format("inside {}, whose functions run on the host", where));
   }
 
   static std::string reasonText(const std::string &reason) {

@@ -181,17 +181,46 @@ Status planMemory(Plan &plan) {
     }
   }
 
-  // Buffers that start (end) at each step. A buffer written but never read
-  // lives for its writing step; one never used lives at step 0 (it still
-  // gets distinct bytes, so that every activation range is valid).
+  // Live ranges. A buffer written but never read lives for its writing
+  // step; one never used lives at step 0 (it still gets distinct bytes, so
+  // that every activation range is valid).
+  std::vector<int64_t> from(nb, 0), to(nb, 0);
+  for (uint32_t b = 0; b < nb; ++b) {
+    from[b] = firstWrite[b] == kNever ? 0 : firstWrite[b];
+    to[b] = std::max(from[b], lastRead[b]);
+  }
+  // A loop is the range [target, s] of a backward jump at step s. A buffer
+  // used in it and outside it must keep its bytes through every iteration:
+  // its range widens to the whole loop (repeated for nested loops).
+  std::vector<std::pair<int64_t, int64_t>> loops;
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const Step &step = plan.steps[s];
+    if ((step.kind == StepKind::Jump || step.kind == StepKind::LoopTest) && step.target <= s)
+      loops.emplace_back(int64_t(step.target), int64_t(s));
+  }
+  for (bool changed = !loops.empty(); changed;) {
+    changed = false;
+    for (const auto &[head, back] : loops)
+      for (uint32_t b = 0; b < nb; ++b) {
+        const bool used = from[b] <= back && to[b] >= head;
+        const bool crosses = from[b] < head || to[b] > back;
+        const bool whole = from[b] <= head && to[b] >= back;
+        if (used && crosses && !whole) {
+          from[b] = std::min(from[b], head);
+          to[b] = std::max(to[b], back);
+          changed = true;
+        }
+      }
+  }
+
+  // Buffers that start (end) at each step.
   const size_t ns = std::max<size_t>(plan.steps.size(), 1);
   std::vector<std::vector<uint32_t>> starts(ns), ends(ns);
   plan.activationBytesNoReuse = 0;
   for (uint32_t b = 0; b < nb; ++b) {
     if (plan.buffers[b].kind != BufferKind::Activation)
       continue;
-    int64_t first = firstWrite[b] == kNever ? 0 : firstWrite[b];
-    int64_t last = std::max(first, lastRead[b]);
+    const int64_t first = from[b], last = to[b];
     starts[size_t(first)].push_back(b);
     ends[size_t(last)].push_back(b);
     plan.activationBytesNoReuse += alignUp(plan.buffers[b].info.bytes());
@@ -218,6 +247,56 @@ Status planMemory(Plan &plan) {
 //===----------------------------------------------------------------------===//
 // Validation
 //===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A one-element buffer of a bool or integer dtype (i64 only when `i64`).
+bool isScalarOf(const TensorInfo &t, bool i64) {
+  uint64_t n = 1;
+  for (int64_t d : t.shape)
+    n *= uint64_t(d < 0 ? 0 : d);
+  if (n != 1 || t.dtype.lanes != 1)
+    return false;
+  if (i64)
+    return t.dtype.code == kDLInt && t.dtype.bits == 64;
+  return t.dtype.code == TESSERA_DL_BOOL || t.dtype.code == kDLInt || t.dtype.code == kDLUInt;
+}
+
+Status validateControlStep(const Plan &plan, size_t s) {
+  const Step &step = plan.steps[s];
+  auto fail = [&](std::string what) { return Error::format("{}: {}", stepName(plan, s), what); };
+  auto arg = [&](size_t a) -> const TensorInfo & { return plan.buffers[step.args[a]].info; };
+  if (step.kind != StepKind::Increment && step.target > plan.steps.size())
+    return fail(fmt::format("target {} out of range ({} steps)", step.target, plan.steps.size()));
+  if (step.numInputs != step.args.size())
+    return fail("a control step has no outputs");
+  switch (step.kind) {
+  case StepKind::Jump:
+    if (step.args.size() > 1)
+      return fail(fmt::format("a jump takes at most 1 condition, not {}", step.args.size()));
+    if (step.args.size() == 1 && !isScalarOf(arg(0), false))
+      return fail(fmt::format("the condition {} is not one bool or integer", arg(0).str()));
+    break;
+  case StepKind::LoopTest:
+    if (step.args.size() != 3)
+      return fail(fmt::format("a loop test takes 3 arguments, not {}", step.args.size()));
+    if (!isScalarOf(arg(0), true) || !isScalarOf(arg(1), true))
+      return fail(fmt::format("the iteration {} and trip count {} must be one i64 each",
+                              arg(0).str(), arg(1).str()));
+    if (!isScalarOf(arg(2), false))
+      return fail(fmt::format("the condition {} is not one bool or integer", arg(2).str()));
+    break;
+  case StepKind::Increment:
+    if (step.args.size() != 1 || !isScalarOf(arg(0), true) ||
+        plan.buffers[step.args[0]].kind != BufferKind::Activation)
+      return fail("an increment takes one i64 activation of one element");
+    break;
+  default: break;
+  }
+  return okStatus();
+}
+
+} // namespace
 
 Status validatePlan(const Plan &plan) {
   const size_t nb = plan.buffers.size();
@@ -310,6 +389,9 @@ Status validatePlan(const Plan &plan) {
                                 to.str(), to.bytes()));
       break;
     }
+    case StepKind::Jump:
+    case StepKind::LoopTest:
+    case StepKind::Increment: TS_RETURN_IF_ERROR(validateControlStep(plan, s)); break;
     }
   }
   for (size_t m = 0; m < plan.modules.size(); ++m)
@@ -327,7 +409,7 @@ namespace {
 using nlohmann::json;
 
 const char *kBufferKinds[] = {"input", "output", "constant", "activation"};
-const char *kStepKinds[] = {"host", "external", "copy"};
+const char *kStepKinds[] = {"host", "external", "copy", "jump", "loop_test", "increment"};
 
 json infoJson(const TensorInfo &info) {
   json j = json::object();
@@ -455,6 +537,8 @@ std::string serializePlan(const Plan &plan) {
       js["symbol"] = s.symbol;
     if (s.kind == StepKind::External)
       js["module"] = s.module;
+    if (s.kind == StepKind::Jump || s.kind == StepKind::LoopTest)
+      js["target"] = s.target;
     js["args"] = s.args;
     js["num_inputs"] = s.numInputs;
     js["label"] = s.label;
@@ -517,7 +601,14 @@ Expected<Plan> parsePlan(std::string_view text) {
     Step s;
     TS_ASSIGN_OR_RETURN(size_t kind, Reader::enumField(js, path, "kind", kStepKinds));
     s.kind = StepKind(kind);
-    TS_ASSIGN_OR_RETURN(s.symbol, Reader::str(js, path, "symbol", s.kind != StepKind::Copy));
+    const bool named = s.kind == StepKind::Host || s.kind == StepKind::External;
+    TS_ASSIGN_OR_RETURN(s.symbol, Reader::str(js, path, "symbol", named));
+    if (s.kind == StepKind::Jump || s.kind == StepKind::LoopTest) {
+      TS_ASSIGN_OR_RETURN(uint64_t target, Reader::u64Field(js, path, "target"));
+      if (target > uint64_t(std::numeric_limits<uint32_t>::max()))
+        return Error::format("{}.target: {} is too large", path, target);
+      s.target = uint32_t(target);
+    }
     if (s.kind == StepKind::External) {
       TS_ASSIGN_OR_RETURN(uint64_t m, Reader::u64Field(js, path, "module"));
       if (m > uint64_t(std::numeric_limits<int32_t>::max()))

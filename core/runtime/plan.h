@@ -14,7 +14,19 @@
 //   External    calls function `symbol` of plugin module `module` with the
 //               DLTensors of `args` (inputs then outputs)
 //   Copy        copies args[0] into args[1] (same size): a model output that
-//               is an input, a constant or another output
+//               is an input, a constant or another output, a branch's or a
+//               loop body's result into the buffer the If or Loop returns
+// and the control-flow steps of run-time If and Loop (their bodies are
+// steps of the same list; docs/design/0013-dynamic-shapes.md):
+//   Jump        goes to step `target`: always (no args), or when the one
+//               element of args[0] (bool or integer) is zero
+//   LoopTest    args = {iteration, trip count, condition} (i64, i64, bool or
+//               integer, one element each): goes to step `target` unless
+//               iteration < trip count and the condition is non-zero
+//   Increment   adds one to args[0] (i64, one element, an activation)
+// A static model's plan has none of them; `target` may be steps.size()
+// (the end). A buffer used inside a loop (a backward jump's range) and
+// outside it stays live across the whole loop (planMemory).
 // `label` names what the step computes ("conv2d 'conv1'", the region's
 // symbol) for errors and profiles.
 //
@@ -55,7 +67,7 @@ struct Buffer {
   TensorInfo info;
 };
 
-enum class StepKind : uint8_t { Host, External, Copy };
+enum class StepKind : uint8_t { Host, External, Copy, Jump, LoopTest, Increment };
 
 struct Step {
   StepKind kind = StepKind::Host;
@@ -63,6 +75,7 @@ struct Step {
   int32_t module = -1; // External: index into Plan::modules
   std::vector<uint32_t> args; // buffer ids, inputs first
   uint32_t numInputs = 0;
+  uint32_t target = 0; // Jump, LoopTest: the step to go to
   std::string label;
 };
 
@@ -90,7 +103,8 @@ struct Plan {
 inline constexpr uint64_t kBufferAlignment = 64;
 
 /// Assigns Activation offsets by liveness (a buffer is live from the step
-/// that first writes it to the last step that reads it; best-fit reuse of
+/// that first writes it to the last step that reads it, widened to a whole
+/// loop when it is used both inside and outside it; best-fit reuse of
 /// freed ranges, 64-byte aligned) and sets arenaBytes and
 /// activationBytesNoReuse. Errors on a plan that reads an activation before
 /// any step writes it.

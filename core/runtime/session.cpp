@@ -63,9 +63,21 @@ struct StepExec {
   StepKind kind;
   tessera_host_fn_t host;
   const plugin::PluginFunction *fn;
-  uint32_t first, count; // into hostArgs (Host, Copy) or dlPtrs (External)
+  uint32_t first, count; // into hostArgs (Host, Copy, control) or dlPtrs (External)
   uint64_t copyBytes;
+  uint32_t target = 0;        // Jump, LoopTest
+  DLDataType condType{};      // Jump with a condition, LoopTest: the condition's dtype
 };
+
+/// Whether the one element at `p` (bool or integer `t`) is non-zero.
+bool truthy(const void *p, DLDataType t) {
+  switch (t.bits) {
+  case 8: return *static_cast<const uint8_t *>(p) != 0;
+  case 16: return *static_cast<const uint16_t *>(p) != 0;
+  case 32: return *static_cast<const uint32_t *>(p) != 0;
+  default: return *static_cast<const uint64_t *>(p) != 0;
+  }
+}
 
 /// Where a bound buffer's pointer goes.
 struct Slots {
@@ -163,6 +175,11 @@ Status SessionImpl::build() {
       }
       if (step.kind == StepKind::Copy)
         e.copyBytes = plan.buffers[step.args[0]].info.bytes();
+      e.target = step.target;
+      if (step.kind == StepKind::Jump && !step.args.empty())
+        e.condType = plan.buffers[step.args[0]].info.dtype;
+      if (step.kind == StepKind::LoopTest)
+        e.condType = plan.buffers[step.args[2]].info.dtype;
     }
     steps.push_back(e);
   }
@@ -289,6 +306,8 @@ Status Session::run() {
   const OmpThreadsScope threads(s.pool.numThreads()); // for plugins' OpenMP code
   void **hostArgs = s.hostArgs.data();
   const DLTensor *const *dlPtrs = s.dlPtrs.data();
+  // The control steps of run-time If and Loop choose the next step; the
+  // plan was validated, so their targets are in range.
   for (size_t i = 0; i < s.steps.size(); ++i) {
     const StepExec &e = s.steps[i];
     switch (e.kind) {
@@ -309,6 +328,18 @@ Status Session::run() {
       if (e.copyBytes > 0 && hostArgs[e.first] != hostArgs[e.first + 1])
         std::memmove(hostArgs[e.first + 1], hostArgs[e.first], e.copyBytes);
       break;
+    case StepKind::Jump:
+      if (e.count == 0 || !truthy(hostArgs[e.first], e.condType))
+        i = size_t(e.target) - 1; // the loop's ++i makes it target
+      break;
+    case StepKind::LoopTest: {
+      const int64_t iter = *static_cast<const int64_t *>(hostArgs[e.first]);
+      const int64_t trip = *static_cast<const int64_t *>(hostArgs[e.first + 1]);
+      if (!(iter < trip && truthy(hostArgs[e.first + 2], e.condType)))
+        i = size_t(e.target) - 1;
+      break;
+    }
+    case StepKind::Increment: ++*static_cast<int64_t *>(hostArgs[e.first]); break;
     }
   }
   return okStatus();

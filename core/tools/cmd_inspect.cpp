@@ -87,7 +87,7 @@ Expected<json> describe(const std::string &path) {
   auto plan = runtime::parsePlan(plans[0].bytes);
   if (!plan)
     return std::move(plan).error().addContext(path + ": plan");
-  size_t counts[3] = {0, 0, 0};
+  size_t counts[6] = {0, 0, 0, 0, 0, 0};
   for (const runtime::Step &s : plan->steps)
     ++counts[size_t(s.kind)];
   // Every step in the order the runtime executes them, with the buffers it
@@ -99,13 +99,15 @@ Expected<json> describe(const std::string &path) {
                                                                 : fmt::format("#{}", id);
     return who + ": " + b.info.str();
   };
-  static const char *const kKinds[] = {"host", "plugin", "copy"};
+  static const char *const kKinds[] = {"host", "plugin", "copy", "jump", "loop", "incr"};
   json order = json::array();
   for (const runtime::Step &s : plan->steps) {
     json j = {{"kind", kKinds[size_t(s.kind)]}, {"symbol", s.symbol}, {"label", s.label}};
     if (s.kind == runtime::StepKind::External && s.module >= 0 &&
         size_t(s.module) < plan->modules.size())
       j["plugin"] = plan->modules[size_t(s.module)].plugin;
+    if (s.kind == runtime::StepKind::Jump || s.kind == runtime::StepKind::LoopTest)
+      j["target"] = s.target;
     json ins = json::array(), outs = json::array();
     for (size_t a = 0; a < s.args.size(); ++a)
       (a < s.numInputs ? ins : outs).push_back(bufferStr(s.args[a]));
@@ -118,6 +120,9 @@ Expected<json> describe(const std::string &path) {
                  {"host_steps", counts[size_t(runtime::StepKind::Host)]},
                  {"external_steps", counts[size_t(runtime::StepKind::External)]},
                  {"copy_steps", counts[size_t(runtime::StepKind::Copy)]},
+                 {"control_steps", counts[size_t(runtime::StepKind::Jump)] +
+                                       counts[size_t(runtime::StepKind::LoopTest)] +
+                                       counts[size_t(runtime::StepKind::Increment)]},
                  {"buffers", plan->buffers.size()},
                  {"arena_bytes", plan->arenaBytes},
                  {"activation_bytes_no_reuse", plan->activationBytesNoReuse},
@@ -191,9 +196,11 @@ void printText(const json &d, bool steps) {
                              p.value("version", std::string("?")), regions, regions == 1 ? "" : "s",
                              ops, keys);
   }
-  std::cout << fmt::format("Steps: {} ({} host, {} plugin, {} copies){}\n",
+  const size_t control = plan.value("control_steps", size_t(0));
+  std::cout << fmt::format("Steps: {} ({} host, {} plugin, {} copies{}){}\n",
                            plan["steps"].get<size_t>(), plan["host_steps"].get<size_t>(),
                            plan["external_steps"].get<size_t>(), plan["copy_steps"].get<size_t>(),
+                           control ? fmt::format(", {} control", control) : std::string(),
                            steps ? ", in order:" : "");
   if (steps) {
     size_t i = 0;
@@ -211,6 +218,8 @@ void printText(const json &d, bool steps) {
         what = symbol;
       else if (!symbol.empty() && what.find(symbol) == std::string::npos)
         what += " [" + symbol + "]";
+      if (s.contains("target")) // a jump or a loop test: where it goes
+        what += fmt::format(" -> step {}", s["target"].get<size_t>());
       std::cout << fmt::format("  {:>4}  {:<6}  {}: ({}) -> ({})\n", i++,
                                s["kind"].get<std::string>(), what, list(s["inputs"]),
                                list(s["outputs"]));

@@ -10,6 +10,8 @@
 
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/tensor_proto.h"
+#include "interp/interpreter.h"
+#include "ir/visit.h"
 #include "onnx_model_builder.h"
 
 #include <onnx/onnx_pb.h>
@@ -73,28 +75,78 @@ ir::Tensor resultData(const ir::Module &m, int field = -1) {
   return m;
 }
 
+
+/// How many calls of `op` @main has, inside its functions too.
+size_t countCalls(const ir::Module &m, std::string_view op) {
+  size_t n = 0;
+  for (const ir::ExprNode *e : ir::postOrder(m.find("main")->body()))
+    if (const auto *c = e->as<ir::CallNode>(); c && c->op() && c->op()->name == op)
+      ++n;
+  return n;
+}
+
+/// @main run by the reference interpreter on `inputs`: its flat outputs.
+std::vector<ir::Tensor> interpret(const ir::Module &m, const std::vector<ir::Tensor> &inputs) {
+  auto out = interp::run(m, inputs);
+  if (!out.ok())
+    FAIL(out.error().str());
+  return out->flatten();
+}
+
+ir::Tensor boolScalar(bool v) {
+  return ir::Tensor::fromInts(ir::DType::Bool, {}, std::vector<int64_t>{v ? 1 : 0});
+}
+
 } // namespace
 
 TEST_CASE("If: a constant condition selects the branch, outer values are visible",
           "[onnx][control_flow]") {
-  ImportReport report;
-  auto unbound = import(ifModel(), {}, &report);
-  REQUIRE(!unbound.ok());
-  CHECK(unbound.error().str() ==
-        "model.onnx: node 'if0' (If): input 0 ('cond') must be a constant (it decides the "
-        "output shape)");
-  CHECK(report.wantedConstants == std::vector<std::string>{"cond"});
-
   ImportOptions o;
-  ir::Tensor t = ir::Tensor::fromInts(ir::DType::Bool, {}, std::vector<int64_t>{1});
-  o.constantInputs["cond"] = t;
+  o.constantInputs["cond"] = boolScalar(true);
   auto m = import(ifModel(), o);
   REQUIRE(m.ok());
   CHECK(resultData(*m).toDoubles() == std::vector<double>{2, 3});
-  o.constantInputs["cond"] = ir::Tensor::fromInts(ir::DType::Bool, {}, std::vector<int64_t>{0});
+  CHECK(countCalls(*m, "if") == 0);
+  o.constantInputs["cond"] = boolScalar(false);
   m = import(ifModel(), o);
   REQUIRE(m.ok());
   CHECK(resultData(*m).toDoubles() == std::vector<double>{1, 2});
+}
+
+TEST_CASE("If: a run-time condition gives an if op over both branches", "[onnx][control_flow]") {
+  auto m = import(ifModel());
+  REQUIRE(m.ok());
+  CHECK(countCalls(*m, "if") == 1);
+  // The branches read outer initializers, which stay constants inside them
+  // (foldable): the functions take no captured parameter.
+  CHECK(interpret(*m, {boolScalar(true)})[0].toDoubles() == std::vector<double>{2, 3});
+  CHECK(interpret(*m, {boolScalar(false)})[0].toDoubles() == std::vector<double>{1, 2});
+
+  SECTION("outer values that are not constants are passed to both branches") {
+    auto model = ifModel();
+    auto &g = *model.mutable_graph();
+    g.mutable_initializer()->erase(g.mutable_initializer()->begin()); // x becomes an input
+    setType(g.add_input(), "x", F, {2});
+    auto r = import(model);
+    REQUIRE(r.ok());
+    const ir::Tensor x = f32({2}, {5, 7});
+    CHECK(interpret(*r, {boolScalar(true), x})[0].toDoubles() == std::vector<double>{6, 8});
+    CHECK(interpret(*r, {boolScalar(false), x})[0].toDoubles() == std::vector<double>{5, 7});
+  }
+
+  SECTION("branches of different types are an error that asks for the condition") {
+    auto model = ifModel();
+    auto *els = model.mutable_graph()->mutable_node(0)->mutable_attribute(1)->mutable_g();
+    test::addInitializer(*els, "wide", f32({3}, {1, 2, 3}));
+    els->mutable_output(0)->set_name("wide");
+    ImportReport report;
+    auto e = import(model, {}, &report);
+    REQUIRE(!e.ok());
+    CHECK(e.error().str().find("node 'if0' (If)") != std::string::npos);
+    CHECK(e.error().str().find("the then branch returns (f32[2],), the else branch (f32[3],)") !=
+          std::string::npos);
+    CHECK(report.wantedConstants == std::vector<std::string>{"cond"});
+  }
 }
 
 TEST_CASE("Loop: unrolled with carried values and stacked scan outputs",
@@ -130,6 +182,92 @@ TEST_CASE("Loop: unrolled with carried values and stacked scan outputs",
     REQUIRE(!e.ok());
     CHECK(e.error().str().find("node 'loop0' (Loop): the body's condition output does not fold "
                                "to a constant in iteration 0") != std::string::npos);
+  }
+}
+
+namespace {
+
+/// Loop(M, "", acc0) { acc = acc * 2 + x; if (acc > limit) -> cond false
+/// when any element passes it, via a nested If that reads the outer-outer
+/// value 'limit' }: acc0, x, limit and M are graph inputs unless bound.
+::onnx::ModelProto runtimeLoopModel() {
+  auto m = model(13);
+  auto &g = *m.mutable_graph();
+  setType(g.add_input(), "M", I, {});
+  setType(g.add_input(), "acc0", F, {2});
+  setType(g.add_input(), "x", F, {2});
+  setType(g.add_input(), "limit", F, {});
+  setType(g.add_output(), "acc", F, {2});
+  auto *n = test::addNode(g, "Loop", {"M", "", "acc0"}, {"acc"}, "loop0");
+  auto *body = test::addGraphAttr(n, "body");
+  setType(body->add_input(), "i", I, {});
+  setType(body->add_input(), "c", B, {});
+  setType(body->add_input(), "a", F, {2});
+  test::addInitializer(*body, "two", f32({2}, {2, 2}));
+  test::addNode(*body, "Mul", {"a", "two"}, {"a2"});
+  test::addNode(*body, "Add", {"a2", "x"}, {"a_out"});
+  test::addNode(*body, "ReduceMax", {"a_out"}, {"top"})->add_attribute()->set_name("keepdims");
+  body->mutable_node(2)->mutable_attribute(0)->set_type(::onnx::AttributeProto::INT);
+  body->mutable_node(2)->mutable_attribute(0)->set_i(0);
+  test::addNode(*body, "Greater", {"top", "limit"}, {"over"});
+  auto *iff = test::addNode(*body, "If", {"over"}, {"c_out"}, "stop");
+  auto *then = test::addGraphAttr(iff, "then_branch");
+  test::addNode(*then, "Not", {"over"}, {"no"});
+  setType(then->add_output(), "no", B, {});
+  auto *els = test::addGraphAttr(iff, "else_branch");
+  test::addNode(*els, "Identity", {"c"}, {"yes"});
+  setType(els->add_output(), "yes", B, {});
+  for (auto *o : {"c_out", "a_out"})
+    body->add_output()->set_name(o);
+  return m;
+}
+
+/// The same loop in f32 arithmetic (exact: one rounding per operation).
+std::vector<double> loopReference(int64_t trip, std::vector<float> acc, std::vector<float> x,
+                                  float limit) {
+  bool cond = true;
+  for (int64_t i = 0; i < trip && cond; ++i) {
+    for (size_t k = 0; k < acc.size(); ++k)
+      acc[k] = acc[k] * 2.0f + x[k];
+    cond = !(std::max(acc[0], acc[1]) > limit);
+  }
+  return std::vector<double>(acc.begin(), acc.end());
+}
+
+} // namespace
+
+TEST_CASE("Loop: a run-time trip count and condition give a loop op", "[onnx][control_flow]") {
+  auto m = import(runtimeLoopModel());
+  REQUIRE(m.ok());
+  CHECK(countCalls(*m, "loop") == 1);
+  CHECK(countCalls(*m, "if") == 1); // the nested If reads the body's values: run time too
+  const ir::Tensor acc0 = f32({2}, {1, -3}), x = f32({2}, {0.5, 1});
+  for (int64_t trip : {0, 1, 3, 50})
+    for (float limit : {1e9f, 40.0f}) {
+      INFO("trip " << trip << ", limit " << limit);
+      auto got = interpret(*m, {i64({}, {trip}), acc0, x, f32({}, {limit})});
+      CHECK(got[0].toDoubles() == loopReference(trip, {1, -3}, {0.5, 1}, limit));
+    }
+
+  SECTION("a long constant trip count is not unrolled") {
+    ImportOptions o;
+    o.constantInputs["M"] = i64({}, {1000});
+    auto r = import(runtimeLoopModel(), o);
+    REQUIRE(r.ok());
+    CHECK(countCalls(*r, "loop") == 1);
+    auto got = interpret(*r, {acc0, x, f32({}, {1e30f})});
+    CHECK(got[0].toDoubles() == loopReference(1000, {1, -3}, {0.5, 1}, 1e30f));
+  }
+  SECTION("a short constant loop with a folding condition is still unrolled") {
+    ImportOptions o;
+    o.constantInputs["M"] = i64({}, {3});
+    o.constantInputs["limit"] = f32({}, {1e9f});
+    o.constantInputs["acc0"] = acc0;
+    o.constantInputs["x"] = x;
+    auto r = import(runtimeLoopModel(), o);
+    REQUIRE(r.ok());
+    CHECK(countCalls(*r, "loop") == 0);
+    CHECK(resultData(*r).toDoubles() == loopReference(3, {1, -3}, {0.5, 1}, 1e9f));
   }
 }
 

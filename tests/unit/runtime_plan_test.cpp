@@ -7,10 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/plan.h"
+#include "tessera/c/dtype.h"
 
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <random>
+#include <regex>
 
 using namespace tessera;
 using namespace tessera::runtime;
@@ -343,4 +346,111 @@ TEST_CASE("parsePlan names the JSON field that is wrong", "[runtime]") {
   // The parsed plan is validated.
   CHECK(edit("\"weights_bytes\": 64", "\"weights_bytes\": 0") ==
         "plan: buffer 1 (constant f32[2, 3]): bytes [0, 24) outside the weights (0 bytes)");
+}
+
+namespace {
+
+const DLDataType kI64{kDLInt, 64, 1};
+const DLDataType kBool{TESSERA_DL_BOOL, 8, 1};
+
+Step control(StepKind kind, std::vector<uint32_t> args, uint32_t target, std::string label) {
+  Step s;
+  s.kind = kind;
+  s.numInputs = uint32_t(args.size());
+  s.args = std::move(args);
+  s.target = target;
+  s.label = std::move(label);
+  return s;
+}
+
+/// A loop as the compiler lowers one (compile/lower.cpp):
+///   0 copy x -> carried       3 host body(carried, k) -> t      6 jump -> 1
+///   1 loop_test i, n, c -> 7  4 copy t -> carried
+///   2 host pre(k) -> k2       5 increment i
+/// with `before` (written at step 0) read inside the body at step 3, and
+/// body temporaries t (and k2) that must not take before's bytes.
+PlanBuilder loopPlan() {
+  PlanBuilder b;
+  uint32_t x = b.input(f32({16}, "x"));
+  uint32_t n = b.input(TensorInfo{"n", kI64, {}});
+  uint32_t c = b.constant(TensorInfo{"c", kBool, {}});
+  uint32_t zero = b.constant(TensorInfo{"zero", kI64, {}});
+  uint32_t carried = b.activation(f32({16}));
+  uint32_t before = b.activation(f32({16}));
+  uint32_t i = b.activation(TensorInfo{"", kI64, {}});
+  uint32_t k2 = b.activation(f32({16}));
+  uint32_t t = b.activation(f32({16}));
+  uint32_t out = b.output(f32({16}, "y"));
+  b.host("init", {x, zero}, {carried, before, i}, "init");                  // 0
+  b.plan.steps.push_back(control(StepKind::LoopTest, {i, n, c}, 7, "test")); // 1
+  b.host("pre", {before}, {k2}, "pre");                                     // 2
+  b.host("body", {carried, k2}, {t}, "body");                               // 3
+  b.host("back", {t}, {carried}, "back");                                   // 4
+  b.plan.steps.push_back(control(StepKind::Increment, {i}, 0, "i + 1"));    // 5
+  b.plan.steps.push_back(control(StepKind::Jump, {}, 1, "repeat"));         // 6
+  b.host("after", {carried}, {out}, "after");                               // 7
+  return b;
+}
+
+} // namespace
+
+TEST_CASE("planMemory keeps values used across a loop live for the whole loop", "[runtime]") {
+  PlanBuilder b = loopPlan();
+  REQUIRE(planMemory(b.plan).ok());
+  REQUIRE(validateError(b.plan) == "");
+  const auto &bufs = b.plan.buffers;
+  auto overlaps = [&](uint32_t p, uint32_t q) {
+    return bufs[p].offset < bufs[q].offset + bufs[q].info.bytes() &&
+           bufs[q].offset < bufs[p].offset + bufs[p].info.bytes();
+  };
+  // 'before' (5) is last read at step 2 in list order, but every iteration
+  // reads it: the body's k2 (7) and t (8), and the iteration (6), must not
+  // share its bytes; 'carried' (4) lives through the loop too.
+  for (uint32_t inner : {6u, 7u, 8u}) {
+    INFO("buffer " << inner);
+    CHECK(!overlaps(5, inner));
+    CHECK(!overlaps(4, inner));
+  }
+  CHECK(!overlaps(4, 5));
+  // Without the loop's jump back, straight-line liveness lets t reuse
+  // 'before' (freed after step 2): the widening is what keeps them apart.
+  PlanBuilder straight = loopPlan();
+  straight.plan.steps[6] = control(StepKind::Jump, {}, 7, "forward");
+  REQUIRE(planMemory(straight.plan).ok());
+  const auto &sb = straight.plan.buffers;
+  CHECK(sb[8].offset == sb[5].offset);
+}
+
+TEST_CASE("control steps round-trip through JSON and are validated", "[runtime]") {
+  PlanBuilder b = loopPlan();
+  REQUIRE(planMemory(b.plan).ok());
+  const std::string text = serializePlan(b.plan);
+  auto parsed = parsePlan(text);
+  REQUIRE(parsed.ok());
+  CHECK(serializePlan(*parsed) == text);
+  CHECK(parsed->steps[1].kind == StepKind::LoopTest);
+  CHECK(parsed->steps[1].target == 7);
+  CHECK(parsed->steps[5].kind == StepKind::Increment);
+  CHECK(parsed->steps[6].kind == StepKind::Jump);
+  CHECK(parsed->steps[6].target == 1);
+
+  auto err = [&](const std::function<void(Plan &)> &edit) {
+    Plan p = b.plan;
+    edit(p);
+    return validateError(p);
+  };
+  CHECK(err([](Plan &p) { p.steps[6].target = 9; }) ==
+        "step 6 (repeat): target 9 out of range (8 steps)");
+  CHECK(err([](Plan &p) { p.steps[1].args = {6, 0, 2}; }) ==
+        "step 1 (test): the iteration i64[] and trip count f32[16] must be one i64 each");
+  CHECK(err([](Plan &p) { p.steps[1].args = {6, 1, 4}; }) ==
+        "step 1 (test): the condition f32[16] is not one bool or integer");
+  CHECK(err([](Plan &p) { p.steps[6].args = {4}, p.steps[6].numInputs = 1; }) ==
+        "step 6 (repeat): the condition f32[16] is not one bool or integer");
+  CHECK(err([](Plan &p) { p.steps[5].args = {1}; }) ==
+        "step 5 (i + 1): an increment takes one i64 activation of one element");
+  CHECK(err([](Plan &p) { p.steps[6].numInputs = 0, p.steps[6].args = {6}; }) ==
+        "step 6 (repeat): a control step has no outputs");
+  CHECK(parseError(std::regex_replace(text, std::regex("\"target\": 7"), "\"target\": -1"))
+            .find("plan.steps[1].target") != std::string::npos);
 }

@@ -1,14 +1,20 @@
 //===- frontend/onnx/control_flow.cpp - If, Loop, Scan, SequenceMap -------===//
 //
-// Our IR has static shapes and no control flow, so ONNX control flow is
-// specialised at import time: the importer converts a sub-graph attribute on
+// ONNX control flow is specialised at import time where it can be, and
+// kept as run-time control flow where it must: the importer converts a
+// sub-graph attribute on
 // request (NodeContext::convertSubgraph, with the outer scopes' values
 // visible by name), and these converters call it once per taken branch or
 // unrolled iteration.
-//   - If: the condition must be a constant; the taken branch is inlined.
-//   - Loop: the trip count and the initial condition must be constants; the
-//     body is converted once per iteration and its condition output must
-//     fold to a constant each time. Scan outputs are stacked on a new axis 0.
+//   - If: a constant condition inlines the taken branch; a run-time one
+//     gives an `if` op over both branches as closed functions
+//     (ir/ops/control.cpp, NodeContext::outlineSubgraphs).
+//   - Loop: with a constant trip count (at most kMaxUnrolled, or any with
+//     scan outputs) and condition, the body is converted once per iteration
+//     and its condition output must fold to a constant each time (scan
+//     outputs are stacked on a new axis 0); otherwise a `loop` op runs the
+//     body as a closed function (no scan outputs: their length would be
+//     known only at run time).
 //   - Scan: unrolled over the static sequence length.
 //   - SequenceMap: unrolled over the sequence (a tuple) length.
 // Unrolling is capped at kMaxIterations iterations (and the importer caps
@@ -26,6 +32,9 @@ using ir::Expr;
 using Outputs = std::vector<Expr>;
 
 constexpr int64_t kMaxIterations = 10000;
+/// A Loop without scan outputs runs at run time when its constant trip
+/// count is above this (or absent): unrolling it costs compile time.
+constexpr int64_t kMaxUnrolled = 64;
 
 /// The value of a constant scalar (one element) as a bool, or nullopt.
 std::optional<bool> constantBool(const Expr &e) {
@@ -69,9 +78,43 @@ Expected<Expr> takeAxis(NodeContext &ctx, const Expr &x, int64_t axis, int64_t i
   return ctx.call("squeeze", {s}, {{"axes", Ints{axis}}});
 }
 
-// If (1-17): 'cond' must be a constant (bind it when it is a graph input);
-// the chosen branch (then_branch / else_branch) is converted inline.
+/// The items of a tuple-typed value.
+Expected<Outputs> itemsOf(NodeContext &ctx, const Expr &tuple, size_t count) {
+  Outputs out;
+  for (size_t i = 0; i < count; ++i) {
+    TS_ASSIGN_OR_RETURN(Expr item, ir::makeTupleGetItem(tuple, int(i), ctx.nodeName()));
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+// If with a run-time condition: both branches become closed functions of
+// the values they read, and one `if` op runs one of them.
+Expected<Outputs> runtimeIf(NodeContext &ctx) {
+  const Expr &cond = ctx.input(0);
+  TS_ASSIGN_OR_RETURN(OutlinedSubgraphs o,
+                      ctx.outlineSubgraphs({"then_branch", "else_branch"}, {{}, {}}));
+  std::vector<Expr> args{cond, o.functions[0], o.functions[1]};
+  args.insert(args.end(), o.captured.begin(), o.captured.end());
+  auto built = ctx.call("if", std::move(args));
+  if (!built.ok()) {
+    ctx.constantInput(0); // binding 'cond' would inline one branch instead
+    return std::move(built).withContext("with 'cond' known only at run time (binding it as a "
+                                        "constant inlines one branch)").error();
+  }
+  const size_t results = (*built)->type().fields().size();
+  if (results != ctx.numOutputs())
+    return ctx.error("the branches have {} outputs, the node {}", results, ctx.numOutputs());
+  return itemsOf(ctx, *built, results);
+}
+
+// If (1-17): a constant 'cond' inlines the chosen branch (then_branch /
+// else_branch); a run-time one gives an `if` op over both (runtimeIf).
 Expected<Outputs> convertIf(NodeContext &ctx) {
+  if (!ctx.hasInput(0))
+    return ctx.error("input 0 ('cond') is missing");
+  if (!ctx.input(0)->as<ir::ConstantNode>())
+    return runtimeIf(ctx);
   TS_ASSIGN_OR_RETURN(bool cond, requireBool(ctx, 0, "cond"));
   TS_ASSIGN_OR_RETURN(Outputs outs,
                       ctx.convertSubgraph(cond ? "then_branch" : "else_branch", {}));
@@ -81,13 +124,12 @@ Expected<Outputs> convertIf(NodeContext &ctx) {
   return outs;
 }
 
-// Loop (1-17): inputs M (trip count), cond, v_initial...; the body maps
-// (iteration_num, cond, v...) to (cond, v..., scan_outputs...). M and cond
-// (each optional) must be constants and the body's cond must fold to a
-// constant after every iteration. Loop-carried values may be sequences
-// (tuples) or absent optionals; scan outputs are stacked on a new axis 0
-// (at least one iteration is needed for them).
-Expected<Outputs> convertLoop(NodeContext &ctx) {
+// A Loop run at import time: M and cond (each optional) must be constants
+// and the body's cond must fold to a constant after every iteration.
+// Loop-carried values may be sequences (tuples) or absent optionals; scan
+// outputs are stacked on a new axis 0 (at least one iteration is needed for
+// them).
+Expected<Outputs> unrollLoop(NodeContext &ctx) {
   wishConstants(ctx, {0, 1}); // ask for both at once
   std::optional<int64_t> tripCount;
   if (ctx.hasInput(0)) {
@@ -148,6 +190,66 @@ Expected<Outputs> convertLoop(NodeContext &ctx) {
     result.push_back(std::move(s));
   }
   return result;
+}
+
+// A Loop run at run time: one `loop` op over the body as a closed function.
+// Scan outputs would have a run-time length (dynamic shapes, not yet).
+Expected<Outputs> runtimeLoop(NodeContext &ctx) {
+  const size_t n = ctx.numInputs() < 2 ? 0 : ctx.numInputs() - 2;
+  if (ctx.numOutputs() < n)
+    return ctx.error("the node has {} outputs, fewer than its {} loop-carried values",
+                     ctx.numOutputs(), n);
+  if (ctx.numOutputs() > n) {
+    wishConstants(ctx, {0, 1});
+    return ctx.error("its {} scan outputs would grow to a length known only at run time (the "
+                     "trip count or the condition is not a constant), which needs dynamic "
+                     "shapes (docs/design/0013-dynamic-shapes.md, not yet)",
+                     ctx.numOutputs() - n);
+  }
+  Expr trip = ctx.hasInput(0) ? ctx.input(0)
+                              : ctx.constant(ir::Tensor::fromInts(
+                                    DType::I64, {}, std::vector<int64_t>{INT64_MAX}));
+  Expr cond = ctx.hasInput(1)
+                  ? ctx.input(1)
+                  : ctx.constant(ir::Tensor::fromInts(DType::Bool, {}, std::vector<int64_t>{1}));
+  std::vector<ir::Type> leading{ir::Type::tensor(DType::I64, {}), cond->type()};
+  std::vector<Expr> args{trip, cond, nullptr};
+  for (size_t i = 2; i < ctx.numInputs(); ++i) {
+    if (!ctx.hasInput(i))
+      return ctx.error("loop-carried value {} is an absent optional, which a loop run at run "
+                       "time cannot carry",
+                       i - 2);
+    leading.push_back(ctx.input(i)->type());
+    args.push_back(ctx.input(i));
+  }
+  TS_ASSIGN_OR_RETURN(OutlinedSubgraphs o, ctx.outlineSubgraphs({"body"}, {leading}));
+  args[2] = o.functions[0];
+  args.insert(args.end(), o.captured.begin(), o.captured.end());
+  TS_ASSIGN_OR_RETURN(Expr loop, ctx.call("loop", std::move(args), {{"carried", int64_t(n)}}));
+  return itemsOf(ctx, loop, n);
+}
+
+// Loop (1-17): inputs M (trip count), cond, v_initial...; the body maps
+// (iteration_num, cond, v...) to (cond, v..., scan_outputs...). Unrolled at
+// import time when M and cond are constants, the body's condition folds and
+// the loop is short (or has scan outputs, whose length must be static);
+// else one `loop` op runs it.
+Expected<Outputs> convertLoop(NodeContext &ctx) {
+  auto isConstant = [&](size_t i) {
+    return !ctx.hasInput(i) || ctx.input(i)->as<ir::ConstantNode>() != nullptr;
+  };
+  const size_t carried = ctx.numInputs() < 2 ? 0 : ctx.numInputs() - 2;
+  const bool scans = ctx.numOutputs() > carried;
+  if (isConstant(0) && isConstant(1)) {
+    const ir::Tensor *m = ctx.hasInput(0) ? ctx.constantInput(0) : nullptr;
+    const bool longLoop = !m || m->numel() != 1 || m->getInt(0) > kMaxUnrolled;
+    if (scans || !longLoop) {
+      auto unrolled = unrollLoop(ctx);
+      if (unrolled.ok() || scans)
+        return unrolled;
+    }
+  }
+  return runtimeLoop(ctx);
 }
 
 /// The core of Scan (opset 9 semantics) on one batch element.
@@ -340,10 +442,12 @@ Expected<Outputs> convertSequenceMap(NodeContext &ctx) {
 
 Status registerControlFlowConverters(ConverterRegistry &r) {
   TS_RETURN_IF_ERROR(r.add({"If", 1, 17, convertIf,
-                            "cond must be a constant (bind it); the taken branch is inlined"}));
+                            "a constant cond inlines the taken branch; a run-time cond runs one "
+                            "of the two branches (same output types) at run time"}));
   TS_RETURN_IF_ERROR(r.add({"Loop", 1, 17, convertLoop,
-                            "M and cond must be constants; unrolled (at most 10000 "
-                            "iterations); the body's cond must fold to a constant"}));
+                            "constant M (at most 64, or 10000 with scan outputs) and cond with a "
+                            "folding body cond: unrolled; otherwise run at run time (no scan "
+                            "outputs: their length would need dynamic shapes)"}));
   TS_RETURN_IF_ERROR(r.add({"Scan", 8, 17, convertScan,
                             "unrolled over the static sequence length; opset 8 without "
                             "sequence_lens"}));

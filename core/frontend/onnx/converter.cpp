@@ -78,6 +78,17 @@ Expected<std::vector<ir::Expr>> NodeContext::convertSubgraph(std::string_view at
   return (*subgraphs_)(attr, std::move(inputs));
 }
 
+Expected<OutlinedSubgraphs>
+NodeContext::outlineSubgraphs(const std::vector<std::string> &attrs,
+                              const std::vector<std::vector<ir::Type>> &leading) const {
+  for (const std::string &a : attrs)
+    if (!hasGraphAttr(a))
+      return error("missing sub-graph attribute '{}'", a);
+  if (!outline_)
+    return error("sub-graphs cannot be converted here (no importer)");
+  return (*outline_)(attrs, leading);
+}
+
 const OnnxAttr *NodeContext::attr(std::string_view name) const {
   auto it = attrs_.find(name);
   return it == attrs_.end() ? nullptr : &it->second;

@@ -41,6 +41,21 @@ using OnnxAttr = std::variant<int64_t, float, std::string, ir::Tensor, std::vect
 using SubgraphConverter = std::function<Expected<std::vector<ir::Expr>>(
     std::string_view attr, std::vector<ir::Expr> inputs)>;
 
+/// Sub-graphs converted into closed functions (run-time If and Loop; see
+/// NodeContext::outlineSubgraphs).
+struct OutlinedSubgraphs {
+  /// The enclosing scopes' values the graphs read (constants excepted, which
+  /// stay visible and foldable), in order of first use: the op passes them
+  /// after its own arguments.
+  std::vector<ir::Expr> captured;
+  /// Per graph: fn(leading..., one parameter per captured value) returning
+  /// the tuple of the graph's outputs; the leading parameters are bound to
+  /// the graph's inputs and named after them.
+  std::vector<ir::Function> functions;
+};
+using SubgraphOutliner = std::function<Expected<OutlinedSubgraphs>(
+    const std::vector<std::string> &attrs, const std::vector<std::vector<ir::Type>> &leading)>;
+
 class NodeContext {
 public:
   NodeContext(std::string opType, std::string nodeName, int64_t opset,
@@ -105,9 +120,16 @@ public:
   /// per branch or per unrolled iteration. An error without an importer.
   Expected<std::vector<ir::Expr>> convertSubgraph(std::string_view attr,
                                                   std::vector<ir::Expr> inputs) const;
-  void setSubgraphs(std::vector<std::string> graphAttrs, const SubgraphConverter *convert) {
+  /// Converts the sub-graph attributes `attrs` into closed functions whose
+  /// first parameters have the types `leading[i]` (the graph's inputs), for
+  /// control flow decided at run time. An error without an importer.
+  Expected<OutlinedSubgraphs> outlineSubgraphs(const std::vector<std::string> &attrs,
+                                               const std::vector<std::vector<ir::Type>> &leading) const;
+  void setSubgraphs(std::vector<std::string> graphAttrs, const SubgraphConverter *convert,
+                    const SubgraphOutliner *outline = nullptr) {
     graphAttrs_ = std::move(graphAttrs);
     subgraphs_ = convert;
+    outline_ = outline;
   }
 
   /// "node 'conv_3' (Conv): <message>".
@@ -133,6 +155,7 @@ private:
   std::vector<ir::Expr> *wishes_ = nullptr;
   std::vector<std::string> graphAttrs_;
   const SubgraphConverter *subgraphs_ = nullptr;
+  const SubgraphOutliner *outline_ = nullptr;
 };
 
 /// Returns one expression per ONNX output, in order. It may return fewer

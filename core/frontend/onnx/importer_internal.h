@@ -82,8 +82,12 @@ private:
   const ir::Expr *findValue(const std::string &name) const;
   const std::string *findMissing(const std::string &name) const;
   bool isDefined(const std::string &name) const;
-  Expected<std::vector<ir::Expr>> convertSubgraph(const ::onnx::GraphProto &g,
-                                                  std::vector<ir::Expr> inputs);
+  /// `bindings` (name -> value) shadow the enclosing scopes' values.
+  Expected<std::vector<ir::Expr>>
+  convertSubgraph(const ::onnx::GraphProto &g, std::vector<ir::Expr> inputs,
+                  const std::unordered_map<std::string, ir::Expr> *bindings = nullptr);
+  Expected<OutlinedSubgraphs> outlineSubgraphs(const std::vector<const ::onnx::GraphProto *> &gs,
+                                               const std::vector<std::vector<ir::Type>> &leading);
   Expected<std::vector<ir::Expr>> convertSubgraphInScope(const ::onnx::GraphProto &g,
                                                          std::vector<ir::Expr> inputs);
   static bool isValueType(const ir::Type &t);

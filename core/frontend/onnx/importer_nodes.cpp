@@ -18,6 +18,7 @@
 #include <exception>
 #include <optional>
 #include <set>
+#include <unordered_set>
 
 namespace tessera::frontend::onnx::importer_detail {
 
@@ -211,7 +212,20 @@ Status Importer::convertNode(const NodeProto &node, int index) {
             .withLocation(where);
     return Error::format("{}: no sub-graph attribute '{}'", where, attr);
   };
-  ctx.setSubgraphs(std::move(graphAttrs), &subgraphs);
+  SubgraphOutliner outline = [&](const std::vector<std::string> &names,
+                                 const std::vector<std::vector<ir::Type>> &leading)
+      -> Expected<OutlinedSubgraphs> {
+    std::vector<const ::onnx::GraphProto *> graphs;
+    for (const std::string &n : names)
+      for (const auto &a : node.attribute())
+        if (a.name() == n && a.has_g())
+          graphs.push_back(&a.g());
+    if (graphs.size() != names.size() || leading.size() != names.size())
+      return Error::format("{}: internal: {} sub-graphs asked for, {} found", where, names.size(),
+                           graphs.size());
+    return outlineSubgraphs(graphs, leading).withLocation(where);
+  };
+  ctx.setSubgraphs(std::move(graphAttrs), &subgraphs, &outline);
 
   const ConverterSpec *spec = registry_.find(node.op_type());
   Expected<std::vector<ir::Expr>> outputs = std::vector<ir::Expr>{};
@@ -280,8 +294,9 @@ bool Importer::isDefined(const std::string &name) const {
 /// values are visible by name; returns its outputs (null for an absent
 /// optional). Control-flow converters call this once per branch or
 /// unrolled iteration.
-Expected<std::vector<ir::Expr>> Importer::convertSubgraph(const ::onnx::GraphProto &g,
-                                                          std::vector<ir::Expr> inputs) {
+Expected<std::vector<ir::Expr>>
+Importer::convertSubgraph(const ::onnx::GraphProto &g, std::vector<ir::Expr> inputs,
+                          const std::unordered_map<std::string, ir::Expr> *bindings) {
   if (int64_t(inputs.size()) != g.input_size())
     return Error::format("the sub-graph '{}' has {} inputs, {} given", g.name(), g.input_size(),
                          inputs.size());
@@ -290,6 +305,8 @@ Expected<std::vector<ir::Expr>> Importer::convertSubgraph(const ::onnx::GraphPro
   outer_.push_back(Scope{std::move(values_), std::move(missing_)});
   values_.clear();
   missing_.clear();
+  if (bindings)
+    values_.insert(bindings->begin(), bindings->end());
   auto result = convertSubgraphInScope(g, std::move(inputs));
   values_ = std::move(outer_.back().values);
   missing_ = std::move(outer_.back().missing);
@@ -334,6 +351,103 @@ Expected<std::vector<ir::Expr>> Importer::convertSubgraphInScope(const ::onnx::G
     outputs.push_back(*v);
   }
   return outputs;
+}
+
+namespace {
+
+/// Appends to `out` (once each, in order of first use) the names `g` reads
+/// without defining them: inputs of its nodes and its outputs that are not
+/// its inputs, initializers or node outputs, also inside nested sub-graphs.
+void freeNames(const ::onnx::GraphProto &g, std::vector<std::string> &out) {
+  std::unordered_set<std::string> defined;
+  for (const auto &vi : g.input())
+    defined.insert(vi.name());
+  for (const auto &t : g.initializer())
+    defined.insert(t.name());
+  for (const auto &n : g.node())
+    for (const auto &o : n.output())
+      defined.insert(o);
+  auto use = [&](const std::string &name) {
+    if (!name.empty() && !defined.count(name) &&
+        std::find(out.begin(), out.end(), name) == out.end())
+      out.push_back(name);
+  };
+  for (const auto &n : g.node()) {
+    for (const auto &in : n.input())
+      use(in);
+    for (const auto &a : n.attribute()) {
+      std::vector<std::string> inner;
+      if (a.has_g())
+        freeNames(a.g(), inner);
+      for (const auto &sub : a.graphs())
+        freeNames(sub, inner);
+      for (const auto &name : inner)
+        use(name);
+    }
+  }
+  for (const auto &vi : g.output())
+    use(vi.name());
+}
+
+} // namespace
+
+/// Sub-graphs as closed functions: every non-constant value they read from
+/// the enclosing scopes becomes a parameter of each function (its own Var
+/// per function), bound while the graph is converted; the outputs become
+/// the function's tuple result.
+Expected<OutlinedSubgraphs>
+Importer::outlineSubgraphs(const std::vector<const ::onnx::GraphProto *> &gs,
+                           const std::vector<std::vector<ir::Type>> &leading) {
+  std::vector<std::string> names;
+  for (const auto *g : gs)
+    freeNames(*g, names);
+  OutlinedSubgraphs out;
+  std::vector<std::string> capturedNames;
+  std::unordered_map<std::string, ir::Expr> constants;
+  for (const std::string &name : names) {
+    if (const std::string *m = findMissing(name))
+      return Error::format("a sub-graph reads '{}', which is {}, which Tessera does not produce",
+                           name, *m);
+    const ir::Expr *v = findValue(name);
+    if (!v)
+      continue; // the conversion reports it as not defined
+    if (!*v || (*v)->as<ir::ConstantNode>()) {
+      constants[name] = *v; // absent optionals and constants stay as they are
+      continue;
+    }
+    if (!isValueType((*v)->type()))
+      return Error::format("a sub-graph reads '{}' of type {}, which cannot be passed to it",
+                           name, (*v)->type().str());
+    capturedNames.push_back(name);
+    out.captured.push_back(*v);
+  }
+  for (size_t i = 0; i < gs.size(); ++i) {
+    const ::onnx::GraphProto &g = *gs[i];
+    if (int64_t(leading[i].size()) != g.input_size())
+      return Error::format("the sub-graph '{}' has {} inputs, {} given", g.name(), g.input_size(),
+                           leading[i].size());
+    std::unordered_map<std::string, ir::Expr> bindings = constants;
+    std::vector<ir::Var> params;
+    for (int j = 0; j < g.input_size(); ++j)
+      params.push_back(ir::makeVar(g.input(j).name(), leading[i][size_t(j)]));
+    std::vector<ir::Expr> inputs(params.begin(), params.end());
+    for (size_t c = 0; c < capturedNames.size(); ++c) {
+      ir::Var p = ir::makeVar(capturedNames[c], out.captured[c]->type());
+      bindings[capturedNames[c]] = p;
+      params.push_back(std::move(p));
+    }
+    TS_ASSIGN_OR_RETURN(std::vector<ir::Expr> results,
+                        convertSubgraph(*gs[i], std::move(inputs), &bindings)
+                            .withContext(fmt::format("sub-graph '{}'", gs[i]->name())));
+    for (size_t r = 0; r < results.size(); ++r)
+      if (!results[r])
+        return Error::format("sub-graph '{}': output {} is an absent optional, which a function "
+                             "decided at run time cannot return",
+                             gs[i]->name(), r);
+    out.functions.push_back(ir::makeFunction(std::move(params), ir::makeTuple(std::move(results)),
+                                             {}, gs[i]->name()));
+  }
+  return out;
 }
 
 /// A tensor, or a tuple of them (a sequence), nested.

@@ -47,5 +47,7 @@ Status registerIndexOps(OpRegistry &r);
 Status registerImageOps(OpRegistry &r);
 /// det and other linear algebra.
 Status registerLinalgOps(OpRegistry &r);
+/// if, loop: run-time control flow over closed functions (control.cpp).
+Status registerControlOps(OpRegistry &r);
 
 } // namespace tessera::ir::ops

@@ -18,6 +18,7 @@ Status registerCoreOps(OpRegistry &r) {
   TS_RETURN_IF_ERROR(ops::registerIndexOps(r).withContext("while registering index ops"));
   TS_RETURN_IF_ERROR(ops::registerImageOps(r).withContext("while registering image ops"));
   TS_RETURN_IF_ERROR(ops::registerLinalgOps(r).withContext("while registering linalg ops"));
+  TS_RETURN_IF_ERROR(ops::registerControlOps(r).withContext("while registering control ops"));
   return okStatus();
 }
 

@@ -1,0 +1,160 @@
+//===- ir/ops/control.cpp - Run-time control flow: if, loop ---------------===//
+//
+// The two ops whose arguments include functions. Both functions of an `if`
+// and the body of a `loop` are closed Function expressions (every value
+// they use from outside is passed as an argument), so that each can be
+// lowered, planned and run on its own. No kernel runs them: the reference
+// interpreter (interp/) evaluates the functions, the executor runs their
+// steps between Jump and LoopTest steps (runtime/plan.h). The ONNX importer
+// creates them only when a condition or a trip count is not a constant
+// (constant ones still fold: frontend/onnx/control_flow.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "ir/ops/common.h"
+#include "ir/ops/ops.h"
+#include "ir/symbol.h"
+
+namespace tessera::ir::ops {
+
+namespace {
+
+/// A tensor of one element (any shape whose dims are all 1, or []).
+bool isOneElement(const Type &t) {
+  return t.isTensor() && t.isStatic() && t.numElements() == 1;
+}
+
+bool isCondition(const Type &t) {
+  return isOneElement(t) && (t.dtype() == DType::Bool || isInteger(t.dtype()));
+}
+
+/// Checks that `fn` is a function taking `params` (types match, symbols by
+/// name); `what` names it in messages.
+Status checkParams(const Type &fn, std::span<const Type> params, std::string_view what) {
+  if (!fn.isFunc())
+    return Error::format("{} must be a function, got {}", what, fn.str());
+  const auto &declared = fn.fields();
+  if (declared.size() != params.size())
+    return Error::format("{} takes {} parameters, {} are passed", what, declared.size(),
+                         params.size());
+  for (size_t i = 0; i < params.size(); ++i)
+    if (!typesMatch(declared[i], params[i]))
+      return Error::format("parameter {} of {} is {}, the value passed is {}", i, what,
+                           declared[i].str(), params[i].str());
+  return okStatus();
+}
+
+// if(cond, then, else, args...): then(args...) when cond is non-zero, else
+// else(args...). Both functions return the same type.
+Expected<Type> ifRelation(std::span<const Type> in, const Attrs &) {
+  if (!isCondition(in[0]))
+    return Error::format("the condition must be one bool or integer, got {}", in[0].str());
+  std::span<const Type> args = in.subspan(3);
+  TS_RETURN_IF_ERROR(checkParams(in[1], args, "the then branch"));
+  TS_RETURN_IF_ERROR(checkParams(in[2], args, "the else branch"));
+  const Type &thenType = in[1].result(), &elseType = in[2].result();
+  if (!typesMatch(thenType, elseType))
+    return Error::format("the then branch returns {}, the else branch {}", thenType.str(),
+                         elseType.str());
+  return thenType;
+}
+
+// loop(trip_count, cond, body, carried..., captured...) {carried = n}: the
+// body maps (iteration: i64[], cond, carried..., captured...) to
+// (cond, carried...) and runs while iteration < trip_count and cond; the
+// result is the tuple of the carried values after the last iteration.
+Expected<Type> loopRelation(std::span<const Type> in, const Attrs &attrs) {
+  const int64_t n = attrs.getInt("carried");
+  if (!isOneElement(in[0]) || in[0].dtype() != DType::I64)
+    return Error::format("the trip count must be one i64, got {}", in[0].str());
+  if (!isCondition(in[1]))
+    return Error::format("the condition must be one bool or integer, got {}", in[1].str());
+  std::span<const Type> rest = in.subspan(3);
+  if (n < 0 || size_t(n) > rest.size())
+    return Error::format("attribute 'carried' is {}, but {} values follow the body", n,
+                         rest.size());
+  const Type &body = in[2];
+  if (!body.isFunc())
+    return Error::format("the body must be a function, got {}", body.str());
+  const auto &params = body.fields();
+  if (params.size() != 2 + rest.size())
+    return Error::format("the body takes {} parameters, the loop passes {} (the iteration, the "
+                         "condition and {} values)",
+                         params.size(), 2 + rest.size(), rest.size());
+  if (params[0] != Type::tensor(DType::I64, {}))
+    return Error::format("the body's first parameter (the iteration) must be i64[], got {}",
+                         params[0].str());
+  if (!isCondition(params[1]))
+    return Error::format("the body's second parameter (the condition) must be one bool or "
+                         "integer, got {}",
+                         params[1].str());
+  for (size_t i = 0; i < rest.size(); ++i)
+    if (!typesMatch(params[2 + i], rest[i]))
+      return Error::format("parameter {} of the body is {}, the value passed is {}", 2 + i,
+                           params[2 + i].str(), rest[i].str());
+  const Type &result = body.result();
+  if (!result.isTuple() || result.fields().size() != size_t(1 + n))
+    return Error::format("the body must return a tuple of the condition and {} carried values, "
+                         "got {}",
+                         n, result.str());
+  if (!isCondition(result.fields()[0]) ||
+      result.fields()[0].numElements() != params[1].numElements())
+    return Error::format("the body's condition result must be one bool or integer, got {}",
+                         result.fields()[0].str());
+  std::vector<Type> carried;
+  for (int64_t i = 0; i < n; ++i) {
+    const Type &out = result.fields()[size_t(1 + i)];
+    if (!typesMatch(out, rest[size_t(i)]))
+      return Error::format("carried value {} enters the loop as {} but the body returns {} (a "
+                           "carried value keeps its type)",
+                           i, rest[size_t(i)].str(), out.str());
+    carried.push_back(rest[size_t(i)]);
+  }
+  return Type::tuple(std::move(carried));
+}
+
+Expected<std::vector<Tensor>> controlKernel(std::span<const Tensor>, const Attrs &,
+                                            const Type &) {
+  return Error("control flow has no kernel: the interpreter and the executor run its functions");
+}
+
+} // namespace
+
+Status registerControlOps(OpRegistry &r) {
+  using K = AttrKind;
+  Op ifOp{
+      "if",
+      "Runs 'then' on the arguments when 'cond' (one bool or integer) is non-zero, else 'else' "
+      "(ONNX If with a run-time condition). Both are closed functions of the arguments with one "
+      "result type.",
+      {"cond", "then", "else", "args"},
+      3,
+      -1,
+      {},
+      OpPattern::Opaque,
+      ifRelation,
+      controlKernel,
+  };
+  ifOp.controlFlow = true;
+  TS_RETURN_IF_ERROR(r.add(std::move(ifOp)));
+
+  Op loopOp{
+      "loop",
+      "Runs 'body' while the iteration count is below 'trip_count' and the condition holds "
+      "(ONNX Loop with a run-time trip count or condition); returns the carried values. The "
+      "body maps (iteration, cond, carried..., captured...) to (cond, carried...).",
+      {"trip_count", "cond", "body", "values"},
+      3,
+      -1,
+      {{"carried", K::Int, std::nullopt,
+        "how many of the values after 'body' are loop-carried (the rest are passed unchanged "
+        "to every iteration)"}},
+      OpPattern::Opaque,
+      loopRelation,
+      controlKernel,
+  };
+  loopOp.controlFlow = true;
+  TS_RETURN_IF_ERROR(r.add(std::move(loopOp)));
+  return okStatus();
+}
+
+} // namespace tessera::ir::ops
