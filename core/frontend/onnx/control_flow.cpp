@@ -92,8 +92,12 @@ Expected<Outputs> itemsOf(NodeContext &ctx, const Expr &tuple, size_t count) {
 // the values they read, and one `if` op runs one of them.
 Expected<Outputs> runtimeIf(NodeContext &ctx) {
   const Expr &cond = ctx.input(0);
-  TS_ASSIGN_OR_RETURN(OutlinedSubgraphs o,
-                      ctx.outlineSubgraphs({"then_branch", "else_branch"}, {{}, {}}));
+  auto outlined = ctx.outlineSubgraphs({"then_branch", "else_branch"}, {{}, {}});
+  if (!outlined.ok()) {
+    ctx.constantInput(0); // a constant would inline one branch instead
+    return std::move(outlined).error();
+  }
+  OutlinedSubgraphs o = std::move(outlined).value();
   std::vector<Expr> args{cond, o.functions[0], o.functions[1]};
   args.insert(args.end(), o.captured.begin(), o.captured.end());
   auto built = ctx.call("if", std::move(args));
@@ -222,7 +226,12 @@ Expected<Outputs> runtimeLoop(NodeContext &ctx) {
     leading.push_back(ctx.input(i)->type());
     args.push_back(ctx.input(i));
   }
-  TS_ASSIGN_OR_RETURN(OutlinedSubgraphs o, ctx.outlineSubgraphs({"body"}, {leading}));
+  auto outlined = ctx.outlineSubgraphs({"body"}, {leading});
+  if (!outlined.ok()) {
+    wishConstants(ctx, {0, 1}); // constants would unroll it instead
+    return std::move(outlined).error();
+  }
+  OutlinedSubgraphs o = std::move(outlined).value();
   args[2] = o.functions[0];
   args.insert(args.end(), o.captured.begin(), o.captured.end());
   TS_ASSIGN_OR_RETURN(Expr loop, ctx.call("loop", std::move(args), {{"carried", int64_t(n)}}));
