@@ -23,6 +23,7 @@
 
 #include "codegen/llvm_util.h"
 #include "ir/structural.h"
+#include "ir/symbol.h"
 #include "runtime/cpu_features.h"
 #include "runtime/host_abi.h"
 
@@ -72,6 +73,13 @@ public:
     llvm::Function *fn = newStep(spec.symbol);
     llvm::Value *buffers = fn->getArg(0);
     const size_t nin = spec.types.inputs.size(), nout = spec.types.outputs.size();
+    // A step over symbolic shapes: the symbols' values follow its buffers.
+    symbols_ = spec.symbols.empty()
+                   ? nullptr
+                   : loadBuffer(buffers, nin + nout + (call.scratchBytes ? 1 : 0));
+    symbolIndex_.clear();
+    for (const auto &[dim, index] : spec.symbols)
+      symbolIndex_[dim] = index;
     llvm::Value *in = tensors(spec.types.inputs, buffers, 0, spec.symbol + ".in");
     llvm::Value *out = tensors(spec.types.outputs, buffers, nin, spec.symbol + ".out");
     llvm::Value *scratch = call.scratchBytes ? loadBuffer(buffers, nin + nout)
@@ -80,7 +88,7 @@ public:
     llvm::Value *fields[] = {
         in,
         out,
-        constantArray(call.ia, spec.symbol + ".ia"),
+        spec.ia.empty() ? constantArray(call.ia, spec.symbol + ".ia") : symbolicArray(spec.ia),
         constantArray(call.fa, spec.symbol + ".fa"),
         scratch,
         b_.getInt32(uint32_t(nin)),
@@ -195,10 +203,48 @@ private:
     for (size_t i = 0; i < types.size(); ++i) {
       llvm::Value *t = b_.CreateConstInBoundsGEP1_64(tensorTy_, array, i);
       b_.CreateStore(loadBuffer(buffers, first + i), b_.CreateStructGEP(tensorTy_, t, 0));
-      b_.CreateStore(constantArray(types[i].shape(), fmt::format("{}.shape{}", name, i)),
-                     b_.CreateStructGEP(tensorTy_, t, 1));
+      llvm::Value *shape =
+          types[i].isStatic()
+              ? static_cast<llvm::Value *>(
+                    constantArray(types[i].shape(), fmt::format("{}.shape{}", name, i)))
+              : symbolicShape(types[i].shape());
+      b_.CreateStore(shape, b_.CreateStructGEP(tensorTy_, t, 1));
       b_.CreateStore(b_.getInt32(uint32_t(types[i].rank())), b_.CreateStructGEP(tensorTy_, t, 2));
       b_.CreateStore(b_.getInt32(uint32_t(types[i].dtype())), b_.CreateStructGEP(tensorTy_, t, 3));
+    }
+    return array;
+  }
+
+  /// The value of plan symbol `index` for this run.
+  llvm::Value *symbolValue(uint32_t index) {
+    return b_.CreateLoad(i64_, b_.CreateConstInBoundsGEP1_64(i64_, symbols_, index),
+                         fmt::format("sym{}", index));
+  }
+
+  /// A stack array of a symbolic shape's dims: constants, or this run's
+  /// symbol values.
+  llvm::Value *symbolicShape(const ir::Shape &shape) {
+    llvm::Value *array = b_.CreateAlloca(i64_, b_.getInt64(shape.size()), "shape");
+    for (size_t d = 0; d < shape.size(); ++d) {
+      llvm::Value *v = ir::isSymbol(shape[d]) ? symbolValue(symbolIndex_.at(shape[d]))
+                                              : b_.getInt64(uint64_t(shape[d]));
+      b_.CreateStore(v, b_.CreateConstInBoundsGEP1_64(i64_, array, d));
+    }
+    return array;
+  }
+
+  /// A stack array of kernel parameters computed from this run's symbols.
+  llvm::Value *symbolicArray(const std::vector<SymbolicInt> &values) {
+    llvm::Value *array = b_.CreateAlloca(i64_, b_.getInt64(values.size()), "ia");
+    for (size_t i = 0; i < values.size(); ++i) {
+      llvm::Value *sum = b_.getInt64(uint64_t(values[i].constant));
+      for (const SymbolicInt::Term &t : values[i].terms) {
+        llvm::Value *product = b_.getInt64(uint64_t(t.coefficient));
+        for (uint32_t k : t.symbols)
+          product = b_.CreateMul(product, symbolValue(k));
+        sum = b_.CreateAdd(sum, product);
+      }
+      b_.CreateStore(sum, b_.CreateConstInBoundsGEP1_64(i64_, array, i));
     }
     return array;
   }
@@ -231,6 +277,8 @@ private:
   std::unordered_set<std::string> steps_;
   std::vector<std::pair<std::string, std::string>> kernelSteps_; // (kernel, step)
   std::unordered_set<std::string> inlined_;
+  llvm::Value *symbols_ = nullptr;                     // the step being built: symbol values
+  std::unordered_map<int64_t, uint32_t> symbolIndex_;  // its ir symbol -> plan symbol
 };
 
 /// What makes a library step's code: the kernel, its attributes, scratch
@@ -238,6 +286,10 @@ private:
 std::string libraryKey(const HostStepSpec &s) {
   std::string key = fmt::format("{}|{}|{}|{}", s.call.kernel, fmt::join(s.call.ia, ","),
                                 fmt::join(s.call.fa, ","), s.call.scratchBytes);
+  for (const SymbolicInt &v : s.ia)
+    key += "|" + v.str();
+  for (const auto &[dim, index] : s.symbols)
+    key += fmt::format("|{}={}", dim, index);
   for (const auto *types : {&s.types.inputs, &s.types.outputs}) {
     key += '|';
     for (const ir::Type &t : *types)
@@ -286,6 +338,16 @@ std::vector<std::string> enabledCpuFeatures(const llvm::TargetMachine &tm) {
 }
 
 } // namespace
+
+std::string SymbolicInt::str() const {
+  std::string out = std::to_string(constant);
+  for (const Term &t : terms) {
+    out += fmt::format(" + {}", t.coefficient);
+    for (uint32_t k : t.symbols)
+      out += fmt::format("*s{}", k);
+  }
+  return out;
+}
 
 Expected<std::vector<std::string>> cpuFeatures(const CodegenOptions &options) {
   TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, makeTargetMachine(options));

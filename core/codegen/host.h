@@ -29,6 +29,21 @@
 
 namespace tessera::codegen {
 
+/// A kernel parameter of a step over symbolic shapes: `constant` plus, per
+/// term, `coefficient` times the product of the values of `symbols` (indices
+/// into the plan's symbols, runtime/plan.h), computed by the step at run time
+/// (docs/design/0013: kernel parameters of pass-through symbols).
+struct SymbolicInt {
+  struct Term {
+    int64_t coefficient = 0;
+    std::vector<uint32_t> symbols;
+  };
+  int64_t constant = 0;
+  std::vector<Term> terms;
+  /// "3 + 4*s0*s1"
+  std::string str() const;
+};
+
 /// One host step. Its function reads `buffers` (runtime/host_abi.h) as the
 /// data of types.inputs, then types.outputs, then, when call.scratchBytes is
 /// non-zero, one scratch buffer of at least that many bytes (64-byte
@@ -41,6 +56,12 @@ struct HostStepSpec {
   /// ... or, when set, a fused elementwise function (parameters = the
   /// step's inputs, in order; one tensor result = the step's output).
   std::optional<ir::Function> fused;
+  /// Library steps over symbolic shapes: each symbol dim of `types` with
+  /// the index of its plan symbol (the step reads the values from the
+  /// pointer after its buffers, runtime/host_abi.h), and `call.ia`'s entries
+  /// as functions of them. Empty for static steps.
+  std::vector<std::pair<int64_t, uint32_t>> symbols;
+  std::vector<SymbolicInt> ia;
 };
 
 struct HostBuildInfo {

@@ -35,6 +35,13 @@ nlohmann::json tensorJson(const runtime::TensorInfo &t) {
   return {{"name", t.name}, {"dtype", runtime::dtypeString(t.dtype)}, {"shape", t.shape}};
 }
 
+nlohmann::json symbolsJson(const runtime::Plan &plan) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const runtime::PlanSymbol &s : plan.symbols)
+    out.push_back({{"name", s.name}, {"lo", s.lo}, {"hi", s.hi}});
+  return out;
+}
+
 /// The metadata section: {"format", "tessera_version", "inputs", "outputs",
 /// "target", "plugins", "regions", "host_steps", "arena_bytes",
 /// "weights_bytes"}, read by the runtime (runtime/session.h) and inspect.
@@ -79,6 +86,8 @@ std::string metadataJson(const LoweredModel &lowered, const std::vector<Compiled
                       {"host_steps", lowered.hostSteps.size()},
                       {"arena_bytes", plan.arenaBytes},
                       {"weights_bytes", plan.weightsBytes}};
+  if (!plan.symbols.empty()) // absent from static artifacts
+    j["symbols"] = symbolsJson(plan);
   return j.dump(2);
 }
 
@@ -111,12 +120,6 @@ Expected<CompileResult> compileModule(const ir::Module &input, const CompileOpti
   };
   if (!input.find("main"))
     return Error("the module has no function '@main'");
-  for (const auto &[global, fn] : input.functions())
-    if (!fn->type().isStatic())
-      return Error::format("@{} has symbolic dims ({}): artifacts are compiled for fixed shapes "
-                           "until the executor computes shapes at run time "
-                           "(docs/design/0013-dynamic-shapes.md); bind them with --input-shape",
-                           global, fn->type().str());
 
   CompileResult result;
   ir::Module m = input;

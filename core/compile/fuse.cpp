@@ -39,6 +39,8 @@ ir::Shape biasShape(const ir::CallNode &biasAdd) {
 /// (binary ops, bias) f32 tensors the loop reads with broadcasting.
 bool fusible(const ir::NodeIndex &index, size_t i) {
   const ir::ExprNode &n = *index.node(i);
+  if (!n.type().isStatic()) // the fused loop's bounds are constants; symbolic steps run alone
+    return false;
   if (isBiasAdd(n))
     return index.node(size_t(index.operands(i)[0]))->type() == n.type();
   if (!codegen::isFusibleElementwise(n))

@@ -8,6 +8,8 @@
 
 #include "codegen/host_ops.h"
 #include "compile/fuse.h"
+#include "compile/symbolic_steps.h"
+#include "ir/symbol.h"
 #include "ir/visit.h"
 #include "partition/partition.h"
 
@@ -103,6 +105,9 @@ public:
       if (!p->type().isTensor())
         return Error::format("input '{}' has type {}: model inputs must be tensors", p->name(),
                              p->type().str());
+      if (int64_t d = 0; hasDerivedDim(p->type(), &d))
+        return Error::format("input '{}' has type {}: {} is not a symbol an input can give",
+                             p->name(), p->type().str(), dimStr(d));
       uint32_t id = addBuffer(runtime::BufferKind::Input, p->type(), p->name());
       out_.plan.buffers[id].index = uint32_t(out_.plan.inputs.size());
       out_.plan.inputs.push_back(id);
@@ -129,12 +134,25 @@ public:
   }
 
 private:
+  /// The plan's symbol for the named ir symbol `dim` (added on first use).
+  uint32_t planSymbol(int64_t dim) {
+    auto [it, fresh] = planSymbols_.emplace(dim, uint32_t(out_.plan.symbols.size()));
+    if (fresh) {
+      const SymbolInfo &info = symbolInfo(dim);
+      out_.plan.symbols.push_back({info.name, info.lo, info.hi});
+    }
+    return it->second;
+  }
+
   uint32_t addBuffer(runtime::BufferKind kind, const Type &type, std::string name = {}) {
     runtime::Buffer b;
     b.kind = kind;
     b.info.name = std::move(name);
     b.info.dtype = toDLDataType(type.dtype());
     b.info.shape = type.shape();
+    for (int64_t &d : b.info.shape) // derived symbols were refused (newValue, the inputs)
+      if (isSymbol(d))
+        d = runtime::symbolDim(planSymbol(d));
     out_.plan.buffers.push_back(std::move(b));
     return uint32_t(out_.plan.buffers.size() - 1);
   }
@@ -160,6 +178,11 @@ private:
 
   /// New Activation buffers shaped like `type` (a tensor or a tuple).
   Expected<Value> newValue(const Type &type, const ExprNode &n) {
+    if (int64_t d = 0; hasDerivedDim(type, &d))
+      return Error::format("{}: its type {} holds {}, a dim computed from symbols, which "
+                           "artifacts cannot compute at run time yet: bind the symbols it comes "
+                           "from (--input-shape; docs/design/0013-dynamic-shapes.md)",
+                           describeNode(n), type.str(), dimStr(d));
     if (type.isTensor())
       return Value{int64_t(addBuffer(runtime::BufferKind::Activation, type)), {}};
     if (!type.isTuple())
@@ -241,8 +264,27 @@ private:
     if (call.op()->controlFlow)
       return call.op()->name == "if" ? lowerIf(call) : lowerLoop(call);
     codegen::HostStepSpec spec;
-    TS_ASSIGN_OR_RETURN(spec.call, codegen::lowerHostOp(call));
     TS_ASSIGN_OR_RETURN(spec.types, codegen::hostOpTypes(call));
+    bool symbolic = false;
+    for (const auto *list : {&spec.types.inputs, &spec.types.outputs})
+      for (const Type &t : *list)
+        symbolic = symbolic || !t.isStatic();
+    if (symbolic) {
+      TS_ASSIGN_OR_RETURN(SymbolicKernel k, fitSymbolicKernel(call));
+      spec.call = std::move(k.call);
+      for (int64_t d : k.symbols)
+        spec.symbols.emplace_back(d, planSymbol(d));
+      // The fit numbers symbols by their position in k.symbols; the step
+      // reads them by their plan index.
+      for (codegen::SymbolicInt &v : k.ia) {
+        for (auto &term : v.terms)
+          for (uint32_t &j : term.symbols)
+            j = spec.symbols[j].second;
+        spec.ia.push_back(std::move(v));
+      }
+    } else {
+      TS_ASSIGN_OR_RETURN(spec.call, codegen::lowerHostOp(call));
+    }
     std::string label = call.name().empty() ? call.op()->name
                                             : fmt::format("{} '{}'", call.op()->name, call.name());
     return addHostStep(call, std::move(spec), std::move(label));
@@ -517,6 +559,7 @@ private:
   std::unordered_map<std::string, size_t> regionIndex_;
   std::unordered_map<const ExprNode *, Value> values_;
   std::map<std::pair<const void *, std::string>, uint32_t> constants_;
+  std::map<int64_t, uint32_t> planSymbols_; // named ir symbol -> plan symbol
   Tensor zero_; // a loop's first iteration number (kept alive: constants_ keys on its bytes)
   LoweredModel out_;
 };

@@ -304,6 +304,28 @@ tessera_status_t *tessera_model_output_info(const tessera_model_t *model, size_t
   return tensorInfo(model->model->outputs(), "output", index, out_dtype, out_ndim, out_shape);
 }
 
+size_t tessera_model_num_symbols(const tessera_model_t *model) {
+  return liveModel(model) ? model->model->plan().symbols.size() : 0;
+}
+
+tessera_status_t *tessera_model_symbol(const tessera_model_t *model, size_t index,
+                                       const char **out_name, int64_t *out_lo, int64_t *out_hi) {
+  if (tessera_status_t *bad = badModel(model))
+    return bad;
+  const auto &symbols = model->model->plan().symbols;
+  if (index >= symbols.size())
+    return statusOf(TESSERA_STATUS_INVALID_ARGUMENT,
+                    fmt::format("symbol index {} out of range (the model has {} symbol{})", index,
+                                symbols.size(), symbols.size() == 1 ? "" : "s"));
+  if (out_name)
+    *out_name = symbols[index].name.c_str();
+  if (out_lo)
+    *out_lo = symbols[index].lo;
+  if (out_hi)
+    *out_hi = symbols[index].hi;
+  return nullptr;
+}
+
 const char *tessera_model_metadata_json(const tessera_model_t *model) {
   return liveModel(model) ? model->model->metadataJson().c_str() : "";
 }

@@ -75,7 +75,38 @@ uint64_t TensorInfo::bytes() const {
 }
 
 std::string TensorInfo::str() const {
-  return fmt::format("{}[{}]", dtypeString(dtype), fmt::join(shape, ", "));
+  std::vector<std::string> dims;
+  for (int64_t d : shape)
+    dims.push_back(isSymbolDim(d) ? fmt::format("${}", symbolIndexOf(d)) : std::to_string(d));
+  return fmt::format("{}[{}]", dtypeString(dtype), fmt::join(dims, ", "));
+}
+
+bool TensorInfo::symbolic() const {
+  return std::any_of(shape.begin(), shape.end(), isSymbolDim);
+}
+
+TensorInfo TensorInfo::resolved(const std::vector<int64_t> &values) const {
+  TensorInfo out = *this;
+  for (int64_t &d : out.shape)
+    if (isSymbolDim(d))
+      d = symbolIndexOf(d) < values.size() ? values[symbolIndexOf(d)] : 0;
+  return out;
+}
+
+std::string Plan::str(const TensorInfo &info) const {
+  std::vector<std::string> dims;
+  for (int64_t d : info.shape)
+    dims.push_back(!isSymbolDim(d)                      ? std::to_string(d)
+                   : symbolIndexOf(d) < symbols.size() ? symbols[symbolIndexOf(d)].name
+                                                       : fmt::format("${}", symbolIndexOf(d)));
+  return fmt::format("{}[{}]", dtypeString(info.dtype), fmt::join(dims, ", "));
+}
+
+std::vector<int64_t> Plan::nominalSymbolValues() const {
+  std::vector<int64_t> v;
+  for (const PlanSymbol &s : symbols)
+    v.push_back(s.hi >= 0 ? s.hi : s.lo);
+  return v;
 }
 
 std::string dtypeString(DLDataType t) {
@@ -158,9 +189,15 @@ private:
 
 } // namespace
 
-Status planMemory(Plan &plan) {
+Status planMemory(Plan &plan, const std::vector<int64_t> &symbolValues) {
   constexpr int64_t kNever = -1;
   const size_t nb = plan.buffers.size();
+  const std::vector<int64_t> values =
+      symbolValues.empty() ? plan.nominalSymbolValues() : symbolValues;
+  auto sizeOf = [&](uint32_t b) {
+    const TensorInfo &info = plan.buffers[b].info;
+    return plan.symbols.empty() || !info.symbolic() ? info.bytes() : info.resolved(values).bytes();
+  };
   std::vector<int64_t> firstWrite(nb, kNever), lastRead(nb, kNever);
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const Step &step = plan.steps[s];
@@ -223,22 +260,22 @@ Status planMemory(Plan &plan) {
     const int64_t first = from[b], last = to[b];
     starts[size_t(first)].push_back(b);
     ends[size_t(last)].push_back(b);
-    plan.activationBytesNoReuse += alignUp(plan.buffers[b].info.bytes());
+    plan.activationBytesNoReuse += alignUp(sizeOf(b));
   }
 
   ArenaAllocator arena;
   for (size_t s = 0; s < ns; ++s) {
     // Larger buffers first: fewer holes.
     std::stable_sort(starts[s].begin(), starts[s].end(), [&](uint32_t a, uint32_t b) {
-      return plan.buffers[a].info.bytes() > plan.buffers[b].info.bytes();
+      return sizeOf(a) > sizeOf(b);
     });
     for (uint32_t b : starts[s])
-      plan.buffers[b].offset = arena.allocate(
-          std::max<uint64_t>(alignUp(plan.buffers[b].info.bytes()), kBufferAlignment));
+      plan.buffers[b].offset =
+          arena.allocate(std::max<uint64_t>(alignUp(sizeOf(b)), kBufferAlignment));
     // Freed after the step: a step's inputs never share bytes with its outputs.
     for (uint32_t b : ends[s])
       arena.release(plan.buffers[b].offset,
-                    std::max<uint64_t>(alignUp(plan.buffers[b].info.bytes()), kBufferAlignment));
+                    std::max<uint64_t>(alignUp(sizeOf(b)), kBufferAlignment));
   }
   plan.arenaBytes = arena.size();
   return okStatus();
@@ -300,17 +337,35 @@ Status validateControlStep(const Plan &plan, size_t s) {
 
 Status validatePlan(const Plan &plan) {
   const size_t nb = plan.buffers.size();
+  const std::vector<int64_t> nominal = plan.nominalSymbolValues();
+  for (size_t k = 0; k < plan.symbols.size(); ++k) {
+    const PlanSymbol &sym = plan.symbols[k];
+    if (sym.name.empty() || sym.lo < 0 || (sym.hi >= 0 && sym.hi < sym.lo))
+      return Error::format("symbol {} ('{}'): bounds {}..{} are not valid", k, sym.name, sym.lo,
+                           sym.hi);
+    bool bound = false;
+    for (uint32_t id : plan.inputs)
+      if (id < nb)
+        for (int64_t d : plan.buffers[id].info.shape)
+          bound = bound || d == symbolDim(k);
+    if (!bound)
+      return Error::format("symbol {} ('{}') is no input's dim, so no run can give its value", k,
+                           sym.name);
+  }
   for (size_t b = 0; b < nb; ++b) {
     const Buffer &buf = plan.buffers[b];
     auto fail = [&](std::string what) {
-      return Error::format("buffer {} ({} {}): {}", b, kindName(buf.kind), buf.info.str(), what);
+      return Error::format("buffer {} ({} {}): {}", b, kindName(buf.kind), plan.str(buf.info),
+                           what);
     };
     if (buf.info.dtype.lanes != 1 || dtypeString(buf.info.dtype).starts_with("dtype("))
       return fail(fmt::format("unsupported dtype {}", dtypeString(buf.info.dtype)));
     for (int64_t d : buf.info.shape)
-      if (d < 0)
-        return fail(fmt::format("negative dimension {}", d));
-    const uint64_t bytes = buf.info.bytes();
+      if (isSymbolDim(d) && symbolIndexOf(d) >= plan.symbols.size())
+        return fail(fmt::format("dimension {} is no symbol ({} symbols)", d, plan.symbols.size()));
+    if (buf.kind == BufferKind::Constant && buf.info.symbolic())
+      return fail("a constant cannot have symbolic dims");
+    const uint64_t bytes = buf.info.resolved(nominal).bytes();
     switch (buf.kind) {
     case BufferKind::Input:
       if (buf.index >= plan.inputs.size() || plan.inputs[buf.index] != b)
@@ -382,8 +437,8 @@ Status validatePlan(const Plan &plan) {
       if (step.args.size() != 2 || step.numInputs != 1)
         return fail(fmt::format("a copy takes 1 input and 1 output, not {} and {}", step.numInputs,
                                 step.args.size() - step.numInputs));
-      const TensorInfo &from = plan.buffers[step.args[0]].info,
-                       &to = plan.buffers[step.args[1]].info;
+      const TensorInfo from = plan.buffers[step.args[0]].info.resolved(nominal),
+                       to = plan.buffers[step.args[1]].info.resolved(nominal);
       if (from.bytes() != to.bytes())
         return fail(fmt::format("copies {} ({} bytes) into {} ({} bytes)", from.str(), from.bytes(),
                                 to.str(), to.bytes()));
@@ -505,10 +560,15 @@ Expected<TensorInfo> parseInfo(const json &j, const std::string &path) {
   if (!shape->is_array())
     return Error::format("{}.shape: expected an array, got {}", path, shape->dump());
   for (size_t i = 0; i < shape->size(); ++i) {
-    TS_ASSIGN_OR_RETURN(uint64_t d, Reader::u64((*shape)[i], fmt::format("{}.shape[{}]", path, i)));
-    if (d > uint64_t(std::numeric_limits<int64_t>::max()))
-      return Error::format("{}.shape[{}]: {} is too large", path, i, d);
-    info.shape.push_back(int64_t(d));
+    const json &d = (*shape)[i];
+    if (d.is_number_integer() && d.get<int64_t>() < 0) { // a symbol (validatePlan checks which)
+      info.shape.push_back(d.get<int64_t>());
+      continue;
+    }
+    TS_ASSIGN_OR_RETURN(uint64_t v, Reader::u64(d, fmt::format("{}.shape[{}]", path, i)));
+    if (v > uint64_t(std::numeric_limits<int64_t>::max()))
+      return Error::format("{}.shape[{}]: {} is too large", path, i, v);
+    info.shape.push_back(int64_t(v));
   }
   return info;
 }
@@ -518,6 +578,12 @@ Expected<TensorInfo> parseInfo(const json &j, const std::string &path) {
 std::string serializePlan(const Plan &plan) {
   json j = json::object();
   j["format"] = 1;
+  if (!plan.symbols.empty()) { // absent from static plans: their bytes are as before
+    json symbols = json::array();
+    for (const PlanSymbol &sym : plan.symbols)
+      symbols.push_back({{"name", sym.name}, {"lo", sym.lo}, {"hi", sym.hi}});
+    j["symbols"] = std::move(symbols);
+  }
   json buffers = json::array();
   for (const Buffer &b : plan.buffers) {
     json jb = infoJson(b.info);
@@ -571,6 +637,22 @@ Expected<Plan> parsePlan(std::string_view text) {
     return Error::format("plan.format: version {}, this runtime reads version 1", format);
 
   Plan plan;
+  if (j.contains("symbols")) {
+    TS_ASSIGN_OR_RETURN(const json *symbols, Reader::array(j, "symbols"));
+    for (size_t i = 0; i < symbols->size(); ++i) {
+      const json &js = (*symbols)[i];
+      const std::string path = fmt::format("plan.symbols[{}]", i);
+      if (!js.is_object() || !js.contains("lo") || !js["lo"].is_number_integer() ||
+          !js.contains("hi") || !js["hi"].is_number_integer())
+        return Error::format("{}: expected {{\"name\", \"lo\", \"hi\"}} with integer bounds",
+                             path);
+      PlanSymbol sym;
+      TS_ASSIGN_OR_RETURN(sym.name, Reader::str(js, path, "name"));
+      sym.lo = js["lo"].get<int64_t>();
+      sym.hi = js["hi"].get<int64_t>();
+      plan.symbols.push_back(std::move(sym));
+    }
+  }
   TS_ASSIGN_OR_RETURN(const json *buffers, Reader::array(j, "buffers"));
   for (size_t i = 0; i < buffers->size(); ++i) {
     const json &jb = (*buffers)[i];

@@ -47,15 +47,35 @@
 
 namespace tessera::runtime {
 
+/// A dim >= 0 is a constant; a dim < 0 is a symbol of the plan, known when
+/// the inputs are bound: dim -1 - k is Plan::symbols[k].
+inline bool isSymbolDim(int64_t d) { return d < 0; }
+inline size_t symbolIndexOf(int64_t d) { return size_t(-1 - d); }
+inline int64_t symbolDim(size_t k) { return -1 - int64_t(k); }
+
 struct TensorInfo {
   std::string name; // model inputs/outputs: their names; others may be empty
   DLDataType dtype{kDLFloat, 32, 1};
   std::vector<int64_t> shape;
 
-  /// Element count times element size (bool: one byte).
+  /// Element count times element size (bool: one byte); 0 when a dim is a
+  /// symbol (see resolved()).
   TESSERA_RT_EXPORT uint64_t bytes() const;
-  /// "f32[1, 3, 224, 224]"
+  /// "f32[1, 3, 224, 224]" (symbols as "$k"; Plan::str names them)
   TESSERA_RT_EXPORT std::string str() const;
+  /// Whether a dim is a symbol.
+  TESSERA_RT_EXPORT bool symbolic() const;
+  /// The same with every symbol replaced by its value (`values[k]`).
+  TESSERA_RT_EXPORT TensorInfo resolved(const std::vector<int64_t> &values) const;
+};
+
+/// A symbolic dim of a plan: a model input's dim whose value the bound
+/// tensor gives at run time (docs/design/0013-dynamic-shapes.md), within
+/// lo..hi (inclusive; hi < 0: no upper bound).
+struct PlanSymbol {
+  std::string name;
+  int64_t lo = 1;
+  int64_t hi = -1;
 };
 
 enum class BufferKind : uint8_t { Input, Output, Constant, Activation };
@@ -89,6 +109,8 @@ struct ModuleRef {
 };
 
 struct Plan {
+  /// The symbols buffer dims refer to (empty: a static plan).
+  std::vector<PlanSymbol> symbols;
   std::vector<Buffer> buffers;
   std::vector<Step> steps;
   std::vector<uint32_t> inputs;  // buffer id of each model input, in order
@@ -98,21 +120,30 @@ struct Plan {
   uint64_t weightsBytes = 0; // size the weights section must have
   /// Sum of all activation sizes without reuse (for the report).
   uint64_t activationBytesNoReuse = 0;
+
+  /// "f32[N, 3, 224, 224]", symbols by name.
+  TESSERA_RT_EXPORT std::string str(const TensorInfo &info) const;
+  /// Values the compiler plans memory at: each symbol's upper bound, or its
+  /// lower bound when it has none (a session plans again at the real ones).
+  TESSERA_RT_EXPORT std::vector<int64_t> nominalSymbolValues() const;
 };
 
 inline constexpr uint64_t kBufferAlignment = 64;
 
+/// With symbols, the sizes are those at `symbolValues` (one per symbol).
 /// Assigns Activation offsets by liveness (a buffer is live from the step
 /// that first writes it to the last step that reads it, widened to a whole
 /// loop when it is used both inside and outside it; best-fit reuse of
 /// freed ranges, 64-byte aligned) and sets arenaBytes and
 /// activationBytesNoReuse. Errors on a plan that reads an activation before
 /// any step writes it.
-TESSERA_RT_EXPORT Status planMemory(Plan &plan);
+TESSERA_RT_EXPORT Status planMemory(Plan &plan, const std::vector<int64_t> &symbolValues = {});
 
 /// Checks a plan's internal consistency: buffer ids, module indices, input/
 /// output lists, constant ranges against `weightsBytes`, activation ranges
-/// against arenaBytes, Copy steps' sizes. Every message names the step.
+/// against arenaBytes (at the nominal symbol values), Copy steps' sizes, the
+/// symbols (bounds; each one is a dim of some input, so binding the inputs
+/// gives its value; constants have none). Every message names the step.
 TESSERA_RT_EXPORT Status validatePlan(const Plan &plan);
 
 TESSERA_RT_EXPORT std::string serializePlan(const Plan &plan);

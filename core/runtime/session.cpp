@@ -59,16 +59,6 @@ const char *hostErrorName(int32_t rc) {
 
 namespace {
 
-struct StepExec {
-  StepKind kind;
-  tessera_host_fn_t host;
-  const plugin::PluginFunction *fn;
-  uint32_t first, count; // into hostArgs (Host, Copy, control) or dlPtrs (External)
-  uint64_t copyBytes;
-  uint32_t target = 0;        // Jump, LoopTest
-  DLDataType condType{};      // Jump with a condition, LoopTest: the condition's dtype
-};
-
 /// Whether the one element at `p` (bool or integer `t`) is non-zero.
 bool truthy(const void *p, DLDataType t) {
   switch (t.bits) {
@@ -79,63 +69,51 @@ bool truthy(const void *p, DLDataType t) {
   }
 }
 
-/// Where a bound buffer's pointer goes.
-struct Slots {
-  std::vector<size_t> host; // into hostArgs
-  std::vector<size_t> dl;   // into dlArgs
-};
-
 } // namespace
 
-class SessionImpl {
-public:
-  SessionImpl(std::shared_ptr<const LoadedModel> m, int32_t threads)
-      : model(std::move(m)), pool(threads) {}
-
-  Status build();
-  Status bind(const char *what, const TensorInfo &info, size_t index, const DLTensor &t,
-              void *&out) const;
-  void patch(const Slots &slots, void *ptr);
-
-  std::shared_ptr<const LoadedModel> model;
-  ThreadPool pool;
-  AlignedBytes arena, outputStorage;
-  std::vector<void *> bufferPtr; // per buffer: its data at creation
-  std::vector<StepExec> steps;
-  std::vector<void *> hostArgs;
-  std::vector<DLTensor> dlArgs;
-  std::vector<const DLTensor *> dlPtrs;
-  std::vector<Slots> inputSlots, outputSlots;
-  std::vector<bool> inputSet;
-  std::vector<void *> outputOwn; // session storage of each output
-  std::vector<DLTensor> outputViews;
-};
+SessionImpl::SessionImpl(std::shared_ptr<const LoadedModel> m, int32_t threads)
+    : model(std::move(m)), pool(threads) {}
 
 Status SessionImpl::build() {
   const LoadedModelImpl &m = *model->impl_;
   const Plan &plan = m.plan;
-  arena = AlignedBytes::make(plan.arenaBytes);
-  uint64_t outBytes = 0;
-  std::vector<uint64_t> outOffset;
-  for (uint32_t id : plan.outputs) {
-    outOffset.push_back(outBytes);
-    outBytes += (plan.buffers[id].info.bytes() + kBufferAlignment - 1) / kBufferAlignment *
-                kBufferAlignment;
-  }
-  outputStorage = AlignedBytes::make(outBytes);
-  if (!arena.ptr || !outputStorage.ptr)
-    return Error::format("out of memory for the session ({} bytes of activations, {} of outputs)",
-                         plan.arenaBytes, outBytes);
-
+  dynamic = !plan.symbols.empty();
   bufferPtr.assign(plan.buffers.size(), nullptr);
-  for (size_t b = 0; b < plan.buffers.size(); ++b) {
-    const Buffer &buf = plan.buffers[b];
-    switch (buf.kind) {
-    case BufferKind::Input: break; // bound by setInput
-    case BufferKind::Output: bufferPtr[b] = outputStorage.data() + outOffset[buf.index]; break;
-    case BufferKind::Constant: bufferPtr[b] = m.weights.data() + buf.offset; break;
-    case BufferKind::Activation: bufferPtr[b] = arena.data() + buf.offset; break;
+  std::vector<uint64_t> outOffset;
+  if (!dynamic) { // a symbolic plan gets its memory when the first run knows the sizes
+    arena = AlignedBytes::make(plan.arenaBytes);
+    uint64_t outBytes = 0;
+    for (uint32_t id : plan.outputs) {
+      outOffset.push_back(outBytes);
+      outBytes += (plan.buffers[id].info.bytes() + kBufferAlignment - 1) / kBufferAlignment *
+                  kBufferAlignment;
     }
+    outputStorage = AlignedBytes::make(outBytes);
+    if (!arena.ptr || !outputStorage.ptr)
+      return Error::format(
+          "out of memory for the session ({} bytes of activations, {} of outputs)",
+          plan.arenaBytes, outBytes);
+    for (size_t b = 0; b < plan.buffers.size(); ++b) {
+      const Buffer &buf = plan.buffers[b];
+      switch (buf.kind) {
+      case BufferKind::Input: break; // bound by setInput
+      case BufferKind::Output: bufferPtr[b] = outputStorage.data() + outOffset[buf.index]; break;
+      case BufferKind::Constant: bufferPtr[b] = m.weights.data() + buf.offset; break;
+      case BufferKind::Activation: bufferPtr[b] = arena.data() + buf.offset; break;
+      }
+    }
+  } else {
+    for (size_t b = 0; b < plan.buffers.size(); ++b)
+      if (plan.buffers[b].kind == BufferKind::Constant)
+        bufferPtr[b] = m.weights.data() + plan.buffers[b].offset;
+    symbolValues.assign(plan.symbols.size(), 0);
+    shapes.resize(plan.buffers.size());
+    for (size_t b = 0; b < plan.buffers.size(); ++b)
+      shapes[b] = plan.buffers[b].info.shape;
+    givenShapes.resize(plan.inputs.size());
+    inputPtr.assign(plan.inputs.size(), nullptr);
+    outputPtr.assign(plan.outputs.size(), nullptr);
+    outputShapes.resize(plan.outputs.size());
   }
 
   inputSlots.resize(plan.inputs.size());
@@ -143,16 +121,18 @@ Status SessionImpl::build() {
   inputSet.assign(plan.inputs.size(), false);
   auto record = [&](uint32_t b, bool host, size_t slot) {
     const Buffer &buf = plan.buffers[b];
-    Slots *slots = buf.kind == BufferKind::Input    ? &inputSlots[buf.index]
-                   : buf.kind == BufferKind::Output ? &outputSlots[buf.index]
-                                                    : nullptr;
+    detail::Slots *slots = buf.kind == BufferKind::Input    ? &inputSlots[buf.index]
+                           : buf.kind == BufferKind::Output ? &outputSlots[buf.index]
+                                                            : nullptr;
     if (slots)
       (host ? slots->host : slots->dl).push_back(slot);
+    if (dynamic)
+      host ? hostSlotBuffer.push_back(b) : dlSlotBuffer.push_back(b);
   };
 
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const Step &step = plan.steps[s];
-    StepExec e{step.kind, m.hostFns[s], nullptr, 0, uint32_t(step.args.size()), 0};
+    detail::StepExec e{step.kind, m.hostFns[s], nullptr, 0, uint32_t(step.args.size()), 0};
     if (step.kind == StepKind::External) {
       e.fn = &m.functions[s];
       e.first = uint32_t(dlArgs.size());
@@ -163,15 +143,24 @@ Status SessionImpl::build() {
         t.device = {kDLCPU, 0};
         t.ndim = int32_t(info.shape.size());
         t.dtype = info.dtype;
-        t.shape = const_cast<int64_t *>(info.shape.data()); // the model's, immutable
+        // The model's, immutable; a symbolic plan's: this run's (resize()).
+        t.shape = const_cast<int64_t *>(dynamic ? shapes[b].data() : info.shape.data());
         record(b, false, dlArgs.size());
         dlArgs.push_back(t);
       }
     } else {
       e.first = uint32_t(hostArgs.size());
+      bool symbolic = false;
       for (uint32_t b : step.args) {
         record(b, true, hostArgs.size());
         hostArgs.push_back(bufferPtr[b]);
+        symbolic = symbolic || plan.buffers[b].info.symbolic();
+      }
+      // A host step over symbolic shapes reads their values after its
+      // buffers (runtime/host_abi.h).
+      if (step.kind == StepKind::Host && symbolic) {
+        hostArgs.push_back(symbolValues.data());
+        hostSlotBuffer.push_back(-1);
       }
       if (step.kind == StepKind::Copy)
         e.copyBytes = plan.buffers[step.args[0]].info.bytes();
@@ -188,21 +177,23 @@ Status SessionImpl::build() {
 
   outputOwn.resize(plan.outputs.size());
   for (size_t i = 0; i < plan.outputs.size(); ++i) {
-    const TensorInfo &info = plan.buffers[plan.outputs[i]].info;
-    outputOwn[i] = bufferPtr[plan.outputs[i]];
+    const uint32_t b = plan.outputs[i];
+    const TensorInfo &info = plan.buffers[b].info;
+    outputOwn[i] = bufferPtr[b];
     DLTensor t{};
     t.data = outputOwn[i];
     t.device = {kDLCPU, 0};
     t.ndim = int32_t(info.shape.size());
     t.dtype = info.dtype;
-    t.shape = const_cast<int64_t *>(info.shape.data());
+    t.shape = const_cast<int64_t *>(dynamic ? shapes[b].data() : info.shape.data());
     outputViews.push_back(t);
   }
   return okStatus();
 }
 
 Status SessionImpl::bind(const char *what, const TensorInfo &info, size_t index, const DLTensor &t,
-                         void *&out) const {
+                         void *&out, std::vector<int64_t> *shape) const {
+  const Plan &plan = model->plan();
   const std::string who = tensorName(what, info, index);
   if (t.device.device_type != kDLCPU)
     return Error::format("{}: expected a CPU tensor (device type {}), got device type {}", who,
@@ -213,21 +204,33 @@ Status SessionImpl::bind(const char *what, const TensorInfo &info, size_t index,
   TensorInfo given;
   given.dtype = t.dtype;
   given.shape.assign(t.shape, t.shape + t.ndim);
-  if (t.dtype.code != info.dtype.code || t.dtype.bits != info.dtype.bits ||
-      t.dtype.lanes != info.dtype.lanes || given.shape != info.shape)
-    return Error::format("{}: expected {}, got {}", who, info.str(), given.str());
+  bool fits = t.dtype.code == info.dtype.code && t.dtype.bits == info.dtype.bits &&
+              t.dtype.lanes == info.dtype.lanes && given.shape.size() == info.shape.size();
+  for (size_t d = 0; fits && d < info.shape.size(); ++d)
+    fits = isSymbolDim(info.shape[d]) ? given.shape[d] >= 0 : given.shape[d] == info.shape[d];
+  if (!fits)
+    return Error::format("{}: expected {}, got {}", who, plan.str(info), given.str());
+  for (size_t d = 0; d < info.shape.size(); ++d) {
+    if (!isSymbolDim(info.shape[d]))
+      continue;
+    const PlanSymbol &sym = plan.symbols[symbolIndexOf(info.shape[d])];
+    if (given.shape[d] < sym.lo || (sym.hi >= 0 && given.shape[d] > sym.hi))
+      return Error::format("{}: dim {} ({}) is {}, outside its bounds {}..{}", who, d, sym.name,
+                           given.shape[d], sym.lo,
+                           sym.hi >= 0 ? std::to_string(sym.hi) : std::string());
+  }
   if (t.strides) {
-    std::vector<int64_t> compact(info.shape.size(), 1);
-    for (size_t d = info.shape.size(); d-- > 1;)
-      compact[d - 1] = compact[d] * info.shape[d];
-    for (size_t d = 0; d < info.shape.size(); ++d)
-      if (info.shape[d] > 1 && t.strides[d] != compact[d])
+    std::vector<int64_t> compact(given.shape.size(), 1);
+    for (size_t d = given.shape.size(); d-- > 1;)
+      compact[d - 1] = compact[d] * given.shape[d];
+    for (size_t d = 0; d < given.shape.size(); ++d)
+      if (given.shape[d] > 1 && t.strides[d] != compact[d])
         return Error::format("{}: expected dense row-major strides [{}], got [{}]", who,
                              fmt::join(compact, ", "),
                              fmt::join(t.strides, t.strides + t.ndim, ", "));
   }
   auto *data = static_cast<uint8_t *>(t.data);
-  if (!data && info.bytes() > 0)
+  if (!data && given.bytes() > 0)
     return Error::format("{}: data is null", who);
   const uint64_t elem = info.dtype.code == TESSERA_DL_BOOL ? 1 : info.dtype.bits / 8;
   if (data && elem > 1 && (reinterpret_cast<uintptr_t>(data) + t.byte_offset) % elem != 0)
@@ -235,10 +238,12 @@ Status SessionImpl::bind(const char *what, const TensorInfo &info, size_t index,
                          "({} bytes)",
                          who, static_cast<const void *>(data), t.byte_offset, elem);
   out = data ? data + t.byte_offset : nullptr;
+  if (shape)
+    *shape = std::move(given.shape);
   return okStatus();
 }
 
-void SessionImpl::patch(const Slots &slots, void *ptr) {
+void SessionImpl::patch(const detail::Slots &slots, void *ptr) {
   for (size_t i : slots.host)
     hostArgs[i] = ptr;
   for (size_t i : slots.dl)
@@ -263,10 +268,16 @@ Status Session::setInput(size_t index, const DLTensor &tensor) {
   if (index >= inputs.size())
     return Error::format("input index {} out of range (the model has {} input{})", index,
                          inputs.size(), inputs.size() == 1 ? "" : "s");
+  SessionImpl &s = *impl_;
   void *ptr = nullptr;
-  TS_RETURN_IF_ERROR(impl_->bind("input", inputs[index], index, tensor, ptr));
-  impl_->patch(impl_->inputSlots[index], ptr);
-  impl_->inputSet[index] = true;
+  std::vector<int64_t> shape;
+  TS_RETURN_IF_ERROR(s.bind("input", inputs[index], index, tensor, ptr, &shape));
+  s.patch(s.inputSlots[index], ptr);
+  s.inputSet[index] = true;
+  if (s.dynamic) {
+    s.inputPtr[index] = ptr;
+    s.givenShapes[index] = std::move(shape);
+  }
   return okStatus();
 }
 
@@ -290,8 +301,14 @@ Status Session::setOutput(size_t index, const DLTensor *tensor) {
     return Error::format("output index {} out of range (the model has {} output{})", index,
                          outputs.size(), outputs.size() == 1 ? "" : "s");
   void *ptr = s.outputOwn[index];
+  std::vector<int64_t> shape;
   if (tensor)
-    TS_RETURN_IF_ERROR(s.bind("output", outputs[index], index, *tensor, ptr));
+    TS_RETURN_IF_ERROR(s.bind("output", outputs[index], index, *tensor, ptr, &shape));
+  if (s.dynamic) {
+    // Its symbolic dims are checked against the inputs' when run() knows them.
+    s.outputPtr[index] = tensor ? ptr : nullptr;
+    s.outputShapes[index] = std::move(shape);
+  }
   s.patch(s.outputSlots[index], ptr);
   s.outputViews[index].data = ptr;
   return okStatus();
@@ -302,6 +319,8 @@ Status Session::run() {
   for (size_t i = 0; i < s.inputSet.size(); ++i)
     if (!s.inputSet[i])
       return Error::format("{} was not set", tensorName("input", s.model->inputs()[i], i));
+  if (s.dynamic)
+    TS_RETURN_IF_ERROR(s.prepareShapes());
   const tessera_host_ctx_t *ctx = s.pool.ctx();
   const OmpThreadsScope threads(s.pool.numThreads()); // for plugins' OpenMP code
   void **hostArgs = s.hostArgs.data();
@@ -309,7 +328,7 @@ Status Session::run() {
   // The control steps of run-time If and Loop choose the next step; the
   // plan was validated, so their targets are in range.
   for (size_t i = 0; i < s.steps.size(); ++i) {
-    const StepExec &e = s.steps[i];
+    const detail::StepExec &e = s.steps[i];
     switch (e.kind) {
     case StepKind::Host:
       if (int32_t rc = e.host(hostArgs + e.first, ctx)) {

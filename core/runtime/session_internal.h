@@ -10,6 +10,7 @@
 #include "plugin/registry.h"
 #include "runtime/host_abi.h"
 #include "runtime/plan.h"
+#include "runtime/thread_pool.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -69,6 +70,76 @@ struct HostLibrary {
 std::string stepName(const Plan &plan, size_t s);
 
 } // namespace detail
+
+namespace detail {
+
+struct StepExec {
+  StepKind kind;
+  tessera_host_fn_t host;
+  const plugin::PluginFunction *fn;
+  uint32_t first, count; // into hostArgs (Host, Copy, control) or dlPtrs (External)
+  uint64_t copyBytes;
+  uint32_t target = 0;   // Jump, LoopTest
+  DLDataType condType{}; // Jump with a condition, LoopTest: the condition's dtype
+};
+
+/// Where a bound buffer's pointer goes.
+struct Slots {
+  std::vector<size_t> host; // into hostArgs
+  std::vector<size_t> dl;   // into dlArgs
+};
+
+} // namespace detail
+
+class LoadedModel;
+
+/// A session's state (runtime/session.h). Steps' argument arrays are built
+/// once; run() only calls functions. A plan with symbols (session_shapes.cpp)
+/// also keeps each buffer's shape for this run's symbol values and re-plans
+/// memory when they change.
+class SessionImpl {
+public:
+  SessionImpl(std::shared_ptr<const LoadedModel> m, int32_t threads);
+
+  Status build();
+  /// Checks `t` against `info` (a symbolic dim: any value within its bounds)
+  /// and returns its data pointer in `out` and its shape in `shape`.
+  Status bind(const char *what, const TensorInfo &info, size_t index, const DLTensor &t,
+              void *&out, std::vector<int64_t> *shape = nullptr) const;
+  void patch(const detail::Slots &slots, void *ptr);
+
+  // Symbolic plans (session_shapes.cpp).
+  /// The symbol values the bound inputs give (conflicts between inputs are
+  /// errors naming both); then, when they changed, every buffer's shape,
+  /// the memory plan at those sizes, pointers and copy sizes.
+  Status prepareShapes();
+  Status resize();
+
+  std::shared_ptr<const LoadedModel> model;
+  ThreadPool pool;
+  detail::AlignedBytes arena, outputStorage;
+  std::vector<void *> bufferPtr; // per buffer: its data at creation
+  std::vector<detail::StepExec> steps;
+  std::vector<void *> hostArgs;
+  std::vector<DLTensor> dlArgs;
+  std::vector<const DLTensor *> dlPtrs;
+  std::vector<detail::Slots> inputSlots, outputSlots;
+  std::vector<bool> inputSet;
+  std::vector<void *> outputOwn; // session storage of each output
+  std::vector<DLTensor> outputViews;
+
+  // Symbolic plans only.
+  bool dynamic = false;
+  std::vector<int64_t> symbolValues;  // this run's (hosts steps read them)
+  std::vector<int64_t> plannedValues; // what memory is planned for (empty: nothing yet)
+  std::vector<std::vector<int64_t>> shapes;      // per buffer, at plannedValues
+  std::vector<std::vector<int64_t>> givenShapes; // per input, as bound
+  std::vector<void *> inputPtr, outputPtr;       // as bound (outputPtr null: session storage)
+  std::vector<std::vector<int64_t>> outputShapes; // per output bound by the caller: its shape
+  uint64_t arenaCapacity = 0, outputCapacity = 0;
+  std::vector<int64_t> hostSlotBuffer;           // per hostArgs slot: its buffer, -1: symbols
+  std::vector<uint32_t> dlSlotBuffer;            // per dlArgs slot: its buffer
+};
 
 class LoadedModelImpl {
 public:

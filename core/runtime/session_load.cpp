@@ -67,9 +67,10 @@ Expected<std::vector<TensorInfo>> parseMetadataTensors(const json &meta, const c
       return Error::format("{}.dtype: {}", path, dtype.error().str());
     info.dtype = *dtype;
     for (const json &d : t["shape"]) {
-      if (!d.is_number_integer() || d.get<int64_t>() < 0)
-        return Error::format("{}.shape: expected non-negative integers, got {}", path,
-                             t["shape"].dump());
+      // A negative dim is a symbol of the plan (runtime/plan.h), which the
+      // plan must agree with.
+      if (!d.is_number_integer())
+        return Error::format("{}.shape: expected integers, got {}", path, t["shape"].dump());
       info.shape.push_back(d.get<int64_t>());
     }
     out.push_back(std::move(info));

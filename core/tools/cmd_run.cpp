@@ -30,6 +30,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <charconv>
 #include <random>
 
 namespace tessera::tools {
@@ -44,7 +45,45 @@ struct RunArgs {
   bool printTime = false, printAll = false;
   int threads = 0;
   uint64_t seed = 0;
+  std::vector<std::string> dims; // NAME=VALUE for random inputs of symbolic shapes
 };
+
+/// The values of the model's symbols for random inputs: --dim NAME=VALUE,
+/// else each symbol's lower bound (at least 1).
+Expected<std::vector<int64_t>> symbolValues(const RunArgs &a, const rt::Model &model) {
+  std::vector<int64_t> values;
+  std::vector<std::string> names;
+  for (size_t k = 0; k < model.numSymbols(); ++k) {
+    rt::Model::Symbol sym = model.symbol(k);
+    values.push_back(std::max<int64_t>(sym.lo, 1));
+    names.push_back(sym.name);
+  }
+  for (const std::string &spec : a.dims) {
+    const size_t eq = spec.find('=');
+    const std::string name = spec.substr(0, eq);
+    auto it = std::find(names.begin(), names.end(), name);
+    if (eq == std::string::npos || it == names.end())
+      return Error::format("--dim '{}': expected NAME=VALUE with NAME one of the model's "
+                           "symbols ({})",
+                           spec, names.empty() ? std::string("it has none")
+                                               : fmt::format("{}", fmt::join(names, ", ")));
+    const std::string v = spec.substr(eq + 1);
+    int64_t value = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), value);
+    if (ec != std::errc() || end != v.data() + v.size() || value < 0)
+      return Error::format("--dim '{}': '{}' is not a non-negative integer", spec, v);
+    values[size_t(it - names.begin())] = value;
+  }
+  return values;
+}
+
+/// `info` at the symbol values `values` (a negative dim d is symbol -1 - d).
+rt::TensorInfo resolved(rt::TensorInfo info, const std::vector<int64_t> &values) {
+  for (int64_t &d : info.shape)
+    if (d < 0)
+      d = values[size_t(-1 - d)];
+  return info;
+}
 
 
 bool isBool(DLDataType t) {
@@ -190,11 +229,16 @@ Expected<std::vector<npy::Array>> loadInputs(const RunArgs &a, const rt::Model &
   };
   std::vector<npy::Array> out;
   if (a.inputs.empty()) {
+    TS_ASSIGN_OR_RETURN(std::vector<int64_t> values, symbolValues(a, model));
+    for (size_t k = 0; k < values.size(); ++k)
+      std::cout << fmt::format("symbol {} = {}\n", model.symbol(k).name, values[k]);
     std::mt19937_64 rng(a.seed);
     for (const auto &info : infos)
-      out.push_back(randomInput(info, rng));
+      out.push_back(randomInput(resolved(info, values), rng));
     return out;
   }
+  if (!a.dims.empty())
+    return Error("--dim sets symbols of random inputs; with --inputs the arrays' shapes do");
   // Gather (array, file) per name.
   std::map<std::string, std::pair<npy::Array, std::string>> given;
   for (const std::string &spec : a.inputs) {
@@ -227,10 +271,13 @@ Expected<std::vector<npy::Array>> loadInputs(const RunArgs &a, const rt::Model &
     if (it == given.end())
       return Error::format("input '{}' ({}) is not given in --inputs", info.name, info.str());
     npy::Array &arr = it->second.first;
-    if (!npy::compatible(info.dtype, arr.dtype) || arr.shape != info.shape) {
+    bool fits = arr.shape.size() == info.shape.size();
+    for (size_t d = 0; fits && d < info.shape.size(); ++d) // symbols: the session checks
+      fits = info.shape[d] < 0 || arr.shape[d] == info.shape[d];
+    if (!npy::compatible(info.dtype, arr.dtype) || !fits) {
       rt::TensorInfo got{info.name, arr.dtype, arr.shape};
       return Error::format("{}: input '{}': expected {}, got {}", it->second.second, info.name,
-                           info.str(), got.str());
+                           model.str(info), got.str());
     }
     arr.dtype = info.dtype; // '<u2' for bf16
     out.push_back(std::move(arr));
@@ -276,6 +323,7 @@ Status runModel(const RunArgs &a) {
     for (size_t i = 0; i < model.numOutputs(); ++i) {
       rt::TensorInfo info = model.output(i);
       const DLTensor &t = session.output(i);
+      info.shape.assign(t.shape, t.shape + t.ndim); // this run's (symbolic outputs)
       printOutput(info, t, a.printAll);
       if (!a.outputs.empty()) {
         npy::Array arr;
@@ -331,6 +379,9 @@ Subcommand addRunCommand(CLI::App &app) {
   cmd->add_option("--seed", args->seed, "Seed of the random inputs (without --inputs)")
       ->capture_default_str();
   cmd->add_flag("--print-all", args->printAll, "Print every element of each output");
+  cmd->add_option("--dim", args->dims,
+                  "NAME=VALUE: a symbolic dim's value for random inputs (default: its lower "
+                  "bound); repeatable");
   return {cmd, [args] {
             Status s = runModel(*args);
             if (!s.ok())

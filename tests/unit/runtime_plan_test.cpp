@@ -304,7 +304,7 @@ TEST_CASE("validatePlan names the step or buffer that is wrong", "[runtime]") {
         "buffer 2 (activation dtype(code 2, bits 32, lanes 2)[2, 3]): unsupported dtype "
         "dtype(code 2, bits 32, lanes 2)");
   CHECK(err([](Plan &p) { p.buffers[2].info.shape = {-1}; }) ==
-        "buffer 2 (activation f32[-1]): negative dimension -1");
+        "buffer 2 (activation f32[$0]): dimension -1 is no symbol (0 symbols)");
   CHECK(err([](Plan &p) { p.inputs.push_back(2); }) ==
         "model input 1: buffer 2 is activation 0 f32[2, 3], not input 1");
   CHECK(err([](Plan &p) { p.outputs.push_back(40); }) ==

@@ -78,11 +78,19 @@ struct TensorInfo {
   DLDataType dtype{};
   std::vector<int64_t> shape;
 
+  /// The element count (0 while a dim is a symbol: see Model::symbol).
   int64_t numElements() const {
     int64_t n = 1;
     for (int64_t d : shape)
-      n *= d;
+      n *= d < 0 ? 0 : d;
     return n;
+  }
+  /// Whether a dim is a symbol (negative: symbol -1 - d of the model).
+  bool symbolic() const {
+    for (int64_t d : shape)
+      if (d < 0)
+        return true;
+    return false;
   }
   size_t bytes() const {
     return size_t(numElements()) * (dtype.code == TESSERA_DL_BOOL ? 1 : (dtype.bits * dtype.lanes + 7) / 8);
@@ -193,6 +201,30 @@ public:
                 });
   }
   std::string metadataJson() const { return tessera_model_metadata_json(get()); }
+
+  /// A symbolic dim: its name and inclusive bounds (hi < 0: none). A
+  /// negative dim d of an input's or output's shape is symbol -1 - d.
+  struct Symbol {
+    std::string name;
+    int64_t lo = 0, hi = -1;
+  };
+  size_t numSymbols() const { return tessera_model_num_symbols(get()); }
+  Symbol symbol(size_t index) const {
+    Symbol out;
+    const char *name = nullptr;
+    check(tessera_model_symbol(get(), index, &name, &out.lo, &out.hi));
+    out.name = name ? name : "";
+    return out;
+  }
+  /// "f32[N, 3, 224, 224]": `info` with its symbols by name.
+  std::string str(const TensorInfo &info) const {
+    std::string s = dtypeName(info.dtype) + "[";
+    for (size_t i = 0; i < info.shape.size(); ++i) {
+      const int64_t d = info.shape[i];
+      s += (i ? ", " : "") + (d < 0 ? symbol(size_t(-1 - d)).name : std::to_string(d));
+    }
+    return s + "]";
+  }
 
   tessera_model_t *get() const { return handle_.get(); }
 

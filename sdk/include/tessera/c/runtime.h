@@ -138,7 +138,10 @@ TESSERA_RUNTIME_API const char *tessera_model_output_name(const tessera_model_t 
                                                           size_t index);
 /* The dtype and shape of input / output `index`: *out_shape points to
  * *out_ndim dimensions, valid while the model lives. Any out pointer may be
- * NULL. INVALID_ARGUMENT when `index` is out of range. */
+ * NULL. INVALID_ARGUMENT when `index` is out of range. A negative dim d is
+ * the model's symbol -1 - d (tessera_model_symbol): its value is the bound
+ * input's, within the symbol's bounds; an output's actual shape after a run
+ * is in tessera_session_get_output's tensor. */
 TESSERA_RUNTIME_API tessera_status_t *tessera_model_input_info(const tessera_model_t *model,
                                                                size_t index, DLDataType *out_dtype,
                                                                int32_t *out_ndim,
@@ -147,6 +150,14 @@ TESSERA_RUNTIME_API tessera_status_t *tessera_model_output_info(const tessera_mo
                                                                 size_t index, DLDataType *out_dtype,
                                                                 int32_t *out_ndim,
                                                                 const int64_t **out_shape);
+/* The model's symbolic dims (0 for a model compiled for fixed shapes), and
+ * symbol `index`'s name (valid while the model lives) and inclusive bounds
+ * (*out_hi < 0: no upper bound). Any out pointer may be NULL.
+ * INVALID_ARGUMENT when `index` is out of range. */
+TESSERA_RUNTIME_API size_t tessera_model_num_symbols(const tessera_model_t *model);
+TESSERA_RUNTIME_API tessera_status_t *tessera_model_symbol(const tessera_model_t *model,
+                                                           size_t index, const char **out_name,
+                                                           int64_t *out_lo, int64_t *out_hi);
 /* The artifact's metadata (JSON: inputs, outputs, target, plugins, regions,
  * sizes), valid while the model lives. */
 TESSERA_RUNTIME_API const char *tessera_model_metadata_json(const tessera_model_t *model);

@@ -1,0 +1,245 @@
+//===- compile/symbolic_steps.cpp - Host steps over symbolic shapes -------===//
+//
+// fitSymbolicKernel (symbolic_steps.h): the lowering at the corners of a
+// box of symbol values, a multilinear fit per parameter, one check.
+//
+//===----------------------------------------------------------------------===//
+#include "compile/symbolic_steps.h"
+
+#include "ir/symbol.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+namespace tessera::compile {
+
+using namespace ir;
+
+namespace {
+
+constexpr size_t kMaxSymbols = 3;
+
+std::string describe(const CallNode &call) {
+  return call.name().empty() ? call.calleeName()
+                             : fmt::format("{} '{}'", call.calleeName(), call.name());
+}
+
+/// `types` with every symbol replaced by values[its position in `symbols`].
+std::vector<Type> substitute(const std::vector<Type> &types, const std::vector<int64_t> &symbols,
+                             const std::vector<int64_t> &values) {
+  std::vector<Type> out;
+  for (const Type &t : types) {
+    Shape shape = t.shape();
+    for (int64_t &d : shape)
+      if (isSymbol(d))
+        d = values[size_t(std::find(symbols.begin(), symbols.end(), d) - symbols.begin())];
+    out.push_back(Type::tensor(t.dtype(), std::move(shape)));
+  }
+  return out;
+}
+
+/// Three distinct values of a symbol to fit at (two) and check at (one),
+/// away from 0 and 1, where lowerings take shortcuts that stay valid for
+/// general sizes.
+Expected<std::array<int64_t, 3>> fitPoints(int64_t dim) {
+  const SymbolInfo &s = symbolInfo(dim);
+  if (!s.bounded() || s.hi - s.lo >= 12)
+    return std::array<int64_t, 3>{s.lo + 4, s.lo + 8, s.lo + 12};
+  if (s.hi - s.lo >= 2)
+    return std::array<int64_t, 3>{s.lo, (s.lo + s.hi) / 2 == s.lo ? s.lo + 1 : (s.lo + s.hi) / 2,
+                                  s.hi};
+  return Error::format("symbol {} takes only {} values ({}..{}): bind it to one", s.name,
+                       s.hi - s.lo + 1, s.lo, s.hi);
+}
+
+/// Monomial coefficients of the multilinear function with values f[mask] at
+/// the corners (bit j of mask: symbol j at b[j], else at a[j]); coefficient
+/// [mask] multiplies the product of the symbols in mask. Nullopt when one is
+/// not an integer.
+std::optional<std::vector<int64_t>> fitMultilinear(std::vector<int64_t> f,
+                                                   const std::vector<int64_t> &a,
+                                                   const std::vector<int64_t> &b) {
+  const size_t k = a.size();
+  for (size_t j = 0; j < k; ++j)
+    for (size_t mask = 0; mask < f.size(); ++mask) {
+      if (mask & (size_t(1) << j))
+        continue;
+      const size_t hi = mask | (size_t(1) << j);
+      const int64_t rise = f[hi] - f[mask], run = b[j] - a[j];
+      if (rise % run != 0)
+        return std::nullopt;
+      const int64_t slope = rise / run;
+      f[mask] -= slope * a[j];
+      f[hi] = slope;
+    }
+  return f;
+}
+
+int64_t evaluate(const std::vector<int64_t> &coefficients, const std::vector<int64_t> &values) {
+  int64_t sum = 0;
+  for (size_t mask = 0; mask < coefficients.size(); ++mask) {
+    int64_t term = coefficients[mask];
+    for (size_t j = 0; j < values.size(); ++j)
+      if (mask & (size_t(1) << j))
+        term *= values[j];
+    sum += term;
+  }
+  return sum;
+}
+
+codegen::SymbolicInt toSymbolicInt(const std::vector<int64_t> &coefficients) {
+  codegen::SymbolicInt out;
+  out.constant = coefficients[0];
+  for (size_t mask = 1; mask < coefficients.size(); ++mask) {
+    if (coefficients[mask] == 0)
+      continue;
+    codegen::SymbolicInt::Term t;
+    t.coefficient = coefficients[mask];
+    for (uint32_t j = 0; j < 32; ++j)
+      if (mask & (size_t(1) << j))
+        t.symbols.push_back(j);
+    out.terms.push_back(std::move(t));
+  }
+  return out;
+}
+
+} // namespace
+
+bool hasDerivedDim(const Type &type, int64_t *dim) {
+  if (type.isTuple()) {
+    for (const Type &f : type.fields())
+      if (hasDerivedDim(f, dim))
+        return true;
+    return false;
+  }
+  if (!type.isTensor())
+    return false;
+  for (int64_t d : type.shape())
+    if (isSymbol(d) && symbolInfo(d).derived()) {
+      if (dim)
+        *dim = d;
+      return true;
+    }
+  return false;
+}
+
+Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
+  const std::string what = describe(call);
+  TS_ASSIGN_OR_RETURN(codegen::HostOpTypes types, codegen::hostOpTypes(call));
+  const codegen::Lowering *lowering = codegen::hostLowerings().find(call.op()->name);
+  if (!lowering)
+    return Error::format("{}: no host kernel for op '{}'", what, call.op()->name);
+
+  SymbolicKernel out;
+  for (const auto *list : {&types.inputs, &types.outputs})
+    for (const Type &t : *list)
+      for (int64_t d : t.shape())
+        if (isSymbol(d) && std::find(out.symbols.begin(), out.symbols.end(), d) ==
+                               out.symbols.end()) {
+          if (symbolInfo(d).derived())
+            return Error::format("{}: its shapes hold {}, a dim computed from symbols, which "
+                                 "artifacts cannot compute at run time yet: bind the symbols it "
+                                 "comes from (--input-shape; docs/design/0013-dynamic-shapes.md)",
+                                 what, dimStr(d));
+          out.symbols.push_back(d);
+        }
+  const size_t k = out.symbols.size();
+  if (k > kMaxSymbols)
+    return Error::format("{}: its shapes hold {} symbols, more than the {} a host step takes",
+                         what, k, kMaxSymbols);
+  std::vector<int64_t> a(k), b(k), check(k);
+  for (size_t j = 0; j < k; ++j) {
+    auto points = fitPoints(out.symbols[j]);
+    if (!points.ok())
+      return std::move(points).error().addContext(what);
+    a[j] = (*points)[0];
+    b[j] = (*points)[1];
+    check[j] = (*points)[2];
+  }
+
+  auto lowerAt = [&](const std::vector<int64_t> &values) -> Expected<codegen::KernelCall> {
+    codegen::HostOpTypes at{substitute(types.inputs, out.symbols, values),
+                            substitute(types.outputs, out.symbols, values)};
+    auto call2 = (*lowering)(call.attrs(), at);
+    if (!call2.ok())
+      return std::move(call2).error().addContext(
+          fmt::format("{} at {} = {}", what,
+                      fmt::join([&] {
+                        std::vector<std::string> n;
+                        for (int64_t s : out.symbols)
+                          n.push_back(dimStr(s));
+                        return n;
+                      }(),
+                                ", "),
+                      fmt::join(values, ", ")));
+    return call2;
+  };
+  std::vector<codegen::KernelCall> corners;
+  for (size_t mask = 0; mask < (size_t(1) << k); ++mask) {
+    std::vector<int64_t> values(k);
+    for (size_t j = 0; j < k; ++j)
+      values[j] = mask & (size_t(1) << j) ? b[j] : a[j];
+    TS_ASSIGN_OR_RETURN(codegen::KernelCall c, lowerAt(values));
+    corners.push_back(std::move(c));
+  }
+  TS_ASSIGN_OR_RETURN(codegen::KernelCall atCheck, lowerAt(check));
+  corners.push_back(std::move(atCheck));
+  const codegen::KernelCall &first = corners[0];
+  for (const codegen::KernelCall &c : corners)
+    if (c.kernel != first.kernel || c.ia.size() != first.ia.size() || c.fa != first.fa)
+      return Error::format("{}: its host kernel or its float parameters change with the "
+                           "symbols' values, which a step compiled once cannot follow",
+                           what);
+
+  // Each integer parameter, then the scratch size, as a polynomial.
+  const size_t n = first.ia.size();
+  for (size_t i = 0; i <= n; ++i) {
+    std::vector<int64_t> f;
+    for (size_t c = 0; c + 1 < corners.size(); ++c)
+      f.push_back(i < n ? corners[c].ia[i] : int64_t(corners[c].scratchBytes));
+    auto coefficients = fitMultilinear(f, a, b);
+    const int64_t atCheckValue = i < n ? corners.back().ia[i] : int64_t(corners.back().scratchBytes);
+    if (!coefficients || evaluate(*coefficients, check) != atCheckValue)
+      return Error::format("{}: {} of its host kernel is not a polynomial in {} (with integer "
+                           "coefficients), so a step compiled once cannot compute it",
+                           what, i < n ? fmt::format("parameter {}", i) : "the scratch size",
+                           [&] {
+                             std::vector<std::string> names;
+                             for (int64_t s : out.symbols)
+                               names.push_back(dimStr(s));
+                             return fmt::format("{}", fmt::join(names, ", "));
+                           }());
+    if (i < n) {
+      out.ia.push_back(toSymbolicInt(*coefficients));
+      continue;
+    }
+    // Scratch: the most any admitted value needs (a multilinear function's
+    // extremes over a box are at its corners).
+    codegen::SymbolicInt scratch = toSymbolicInt(*coefficients);
+    if (scratch.terms.empty()) {
+      out.scratchBytes = uint64_t(std::max<int64_t>(scratch.constant, 0));
+      continue;
+    }
+    int64_t most = 0;
+    for (size_t mask = 0; mask < (size_t(1) << k); ++mask) {
+      std::vector<int64_t> values(k);
+      for (size_t j = 0; j < k; ++j) {
+        const SymbolInfo &s = symbolInfo(out.symbols[j]);
+        if (!s.bounded())
+          return Error::format("{}: its scratch memory grows with {}, which has no upper bound: "
+                               "give it one (--input-shape x={}:1..64,...)",
+                               what, s.name, s.name);
+        values[j] = mask & (size_t(1) << j) ? s.hi : s.lo;
+      }
+      most = std::max(most, evaluate(*coefficients, values));
+    }
+    out.scratchBytes = uint64_t(most);
+  }
+  out.call = first;
+  out.call.scratchBytes = out.scratchBytes;
+  return out;
+}
+
+} // namespace tessera::compile

@@ -1,0 +1,49 @@
+//===- compile/symbolic_steps.h - Host steps over symbolic shapes -*- C++ -*-===//
+//
+// A host op whose shapes hold pass-through symbols (a batch N, a sequence
+// length S: dims that are symbols themselves, not formulas of them) runs the
+// kernel it runs for fixed shapes, with its sizes read at run time. The
+// op's lowering (codegen/host_ops.h) computes the kernel's integer
+// parameters from shapes (a broadcast walk's collapsed sizes and strides,
+// element counts, scratch offsets), so it cannot run at run time; instead it
+// is run here at 2^k substitutions of the step's k symbols, and every
+// parameter (and the scratch size) is fitted as a multilinear polynomial in
+// them with integer coefficients, then verified at one more substitution.
+// A step whose kernel, float parameters or parameter count change with the
+// symbols, or whose parameters do not fit, is refused with the reason
+// (docs/design/0013-dynamic-shapes.md, "Kernels").
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "codegen/host.h"
+#include "ir/expr.h"
+#include "support/error.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tessera::compile {
+
+struct SymbolicKernel {
+  codegen::KernelCall call; // kernel and float parameters; ia as at the first fit point
+  /// Each of call.ia's entries, over the step's symbols (SymbolicInt's
+  /// symbol indices are positions in `symbols`).
+  std::vector<codegen::SymbolicInt> ia;
+  /// The ir symbol dims the step's types hold, in order of first use.
+  std::vector<int64_t> symbols;
+  /// Scratch bytes enough for every value the symbols' bounds admit.
+  uint64_t scratchBytes = 0;
+};
+
+/// Fits `call`'s host lowering over the named symbols in its types. Errors
+/// name the call and say why ("add 'a': its kernel parameters are not a
+/// polynomial in N", "... its scratch memory grows with N, which has no
+/// upper bound: bound it (--input-shape x=1..64,...)").
+Expected<SymbolicKernel> fitSymbolicKernel(const ir::CallNode &call);
+
+/// Whether a type holds a symbol computed from others (a derived symbol),
+/// which steps cannot take yet; `where` names the first one in `dim`.
+bool hasDerivedDim(const ir::Type &type, int64_t *dim = nullptr);
+
+} // namespace tessera::compile

@@ -1,0 +1,138 @@
+//===- runtime/session_shapes.cpp - Sessions over symbolic shapes ---------===//
+//
+// A plan with symbols (runtime/plan.h; docs/design/0013-dynamic-shapes.md)
+// learns their values from the bound inputs at each run. When they differ
+// from the last run's, the session computes every buffer's shape at them,
+// plans memory again with the same planner the compiler uses (planMemory at
+// the concrete sizes), grows the arena and the output storage when they no
+// longer fit (never shrinks them: the next larger run reuses them), and
+// points every step argument at its new place. DLTensors of plugin steps and
+// of the outputs point into the session's shape arrays, so they describe this
+// run's sizes; host steps over symbolic shapes read the values themselves.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/session.h"
+#include "runtime/session_internal.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace tessera::runtime {
+
+namespace {
+
+std::string who(const char *what, const TensorInfo &info, size_t index) {
+  return info.name.empty() ? fmt::format("{} {}", what, index)
+                           : fmt::format("{} '{}'", what, info.name);
+}
+
+} // namespace
+
+Status SessionImpl::prepareShapes() {
+  const Plan &plan = model->plan();
+  std::vector<int64_t> values(plan.symbols.size(), -1);
+  std::vector<std::pair<size_t, size_t>> from(plan.symbols.size()); // (input, dim)
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    const TensorInfo &info = plan.buffers[plan.inputs[i]].info;
+    for (size_t d = 0; d < info.shape.size(); ++d) {
+      if (!isSymbolDim(info.shape[d]))
+        continue;
+      const size_t k = symbolIndexOf(info.shape[d]);
+      const int64_t v = givenShapes[i][d];
+      if (values[k] < 0) {
+        values[k] = v;
+        from[k] = {i, d};
+      } else if (values[k] != v) {
+        const auto [j, e] = from[k];
+        return Error::format("{} dim {} ({}) is {}, but {} dim {} gives {} = {}",
+                             who("input", info, i), d, plan.symbols[k].name, v,
+                             who("input", plan.buffers[plan.inputs[j]].info, j), e,
+                             plan.symbols[k].name, values[k]);
+      }
+    }
+  }
+  std::copy(values.begin(), values.end(), symbolValues.begin()); // host steps hold its address
+  if (symbolValues != plannedValues)
+    TS_RETURN_IF_ERROR(resize());
+  for (size_t o = 0; o < plan.outputs.size(); ++o) {
+    if (!outputPtr[o])
+      continue;
+    const std::vector<int64_t> &want = shapes[plan.outputs[o]];
+    if (outputShapes[o] != want) {
+      TensorInfo expected = plan.buffers[plan.outputs[o]].info, got = expected;
+      expected.shape = want;
+      got.shape = outputShapes[o];
+      return Error::format("{}: this run's inputs make it {}, the bound tensor is {}",
+                           who("output", expected, o), expected.str(), got.str());
+    }
+  }
+  return okStatus();
+}
+
+Status SessionImpl::resize() {
+  const LoadedModelImpl &m = *model->impl_;
+  const Plan &plan = m.plan;
+  Plan sized = plan; // the offsets at this run's sizes
+  TS_RETURN_IF_ERROR(planMemory(sized, symbolValues));
+  for (size_t b = 0; b < plan.buffers.size(); ++b) {
+    const TensorInfo &info = plan.buffers[b].info;
+    for (size_t d = 0; d < info.shape.size(); ++d) // same length: DLTensors keep the address
+      shapes[b][d] = isSymbolDim(info.shape[d]) ? symbolValues[symbolIndexOf(info.shape[d])]
+                                                : info.shape[d];
+  }
+  auto bytesOf = [&](uint32_t b) {
+    TensorInfo t = plan.buffers[b].info;
+    t.shape = shapes[b];
+    return t.bytes();
+  };
+  std::vector<uint64_t> outOffset;
+  uint64_t outBytes = 0;
+  for (uint32_t id : plan.outputs) {
+    outOffset.push_back(outBytes);
+    outBytes += (bytesOf(id) + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+  }
+  if (sized.arenaBytes > arenaCapacity || !arena.ptr) {
+    arena = detail::AlignedBytes::make(sized.arenaBytes);
+    arenaCapacity = sized.arenaBytes;
+  }
+  if (outBytes > outputCapacity || !outputStorage.ptr) {
+    outputStorage = detail::AlignedBytes::make(outBytes);
+    outputCapacity = outBytes;
+  }
+  if (!arena.ptr || !outputStorage.ptr)
+    return Error::format("out of memory for this run's sizes ({} bytes of activations, {} of "
+                         "outputs)",
+                         sized.arenaBytes, outBytes);
+  for (size_t b = 0; b < plan.buffers.size(); ++b) {
+    const Buffer &buf = plan.buffers[b];
+    if (buf.kind == BufferKind::Activation)
+      bufferPtr[b] = arena.data() + sized.buffers[b].offset;
+    else if (buf.kind == BufferKind::Output)
+      bufferPtr[b] = outputStorage.data() + outOffset[buf.index];
+  }
+  auto pointerOf = [&](int64_t b) -> void * {
+    if (b < 0)
+      return symbolValues.data();
+    const Buffer &buf = plan.buffers[size_t(b)];
+    if (buf.kind == BufferKind::Input)
+      return inputPtr[buf.index];
+    if (buf.kind == BufferKind::Output && outputPtr[buf.index])
+      return outputPtr[buf.index];
+    return bufferPtr[size_t(b)];
+  };
+  for (size_t i = 0; i < hostArgs.size(); ++i)
+    hostArgs[i] = pointerOf(hostSlotBuffer[i]);
+  for (size_t i = 0; i < dlArgs.size(); ++i)
+    dlArgs[i].data = pointerOf(dlSlotBuffer[i]);
+  for (size_t o = 0; o < plan.outputs.size(); ++o) {
+    outputOwn[o] = bufferPtr[plan.outputs[o]];
+    outputViews[o].data = outputPtr[o] ? outputPtr[o] : outputOwn[o];
+  }
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    if (plan.steps[s].kind == StepKind::Copy)
+      steps[s].copyBytes = bytesOf(plan.steps[s].args[0]);
+  plannedValues = symbolValues;
+  return okStatus();
+}
+
+} // namespace tessera::runtime
