@@ -39,6 +39,10 @@ struct KernelCall {
 struct HostOpTypes {
   std::vector<ir::Type> inputs;  // tensor types
   std::vector<ir::Type> outputs; // tensor types
+  /// Lowering for a step whose sizes vary at run time (compile/
+  /// symbolic_steps.h): the types are one sample of them, so a choice
+  /// between kernel modes must not depend on a size (a small-M shortcut).
+  bool anySize = false;
 };
 
 /// Lowers one call (its op, normalised attributes and types).

@@ -94,7 +94,9 @@ KernelCall lowerProduct(const ProductPlan &p, const HostOpTypes &t) {
   // Dot products for a matrix times a vector (N == 1) and for few rows
   // against a transposed B; else the tiled GEMM, on B transposed first when
   // its rows are not contiguous.
-  int64_t mode = p.b_ns == 1 ? (p.N == 1 && p.b_ks == 1 ? 2 : 0) : p.M < 4 ? 2 : 1;
+  int64_t mode = p.b_ns == 1                 ? (p.N == 1 && p.b_ks == 1 ? 2 : 0)
+                 : p.M < 4 && !t.anySize ? 2
+                                         : 1;
   int64_t offA = takeConverted(s, t.inputs[0]);
   int64_t offB = takeConverted(s, t.inputs[1]);
   int64_t offP =

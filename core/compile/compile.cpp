@@ -185,8 +185,18 @@ Expected<CompileResult> compileModule(const ir::Module &input, const CompileOpti
         hostCode, codegen::buildHostLibrary(lowered.hostSteps, options.codegen, &info, progress));
   }
   const runtime::Plan &plan = lowered.plan;
-  progress(fmt::format("memory: arena {} bytes ({} without reuse), weights {} bytes",
-                       plan.arenaBytes, plan.activationBytesNoReuse, plan.weightsBytes));
+  progress(fmt::format("memory: arena {} bytes ({} without reuse), weights {} bytes{}",
+                       plan.arenaBytes, plan.activationBytesNoReuse, plan.weightsBytes,
+                       plan.symbols.empty() ? "" : " at the symbols' nominal sizes"));
+  if (!plan.symbols.empty()) {
+    std::vector<std::string> syms;
+    for (const runtime::PlanSymbol &s : plan.symbols)
+      syms.push_back(s.hi >= 0 ? fmt::format("{} ({}..{})", s.name, s.lo, s.hi)
+                               : fmt::format("{} ({}.., no upper bound)", s.name, s.lo));
+    progress(fmt::format("symbolic dims: {}: each run takes their values from its inputs and "
+                         "plans memory for them",
+                         fmt::join(syms, ", ")));
+  }
 
   writer.add(runtime::SectionKind::Metadata, metadataJson(lowered, regions, info));
   writer.add(runtime::SectionKind::Plan, runtime::serializePlan(plan));

@@ -41,17 +41,18 @@ std::vector<Type> substitute(const std::vector<Type> &types, const std::vector<i
 }
 
 /// Three distinct values of a symbol to fit at (two) and check at (one),
-/// away from 0 and 1, where lowerings take shortcuts that stay valid for
-/// general sizes.
+/// at least 2: at 0 and 1 lowerings drop dims (a broadcast walk collapses a
+/// dim of 1), a form that the general one also covers.
 Expected<std::array<int64_t, 3>> fitPoints(int64_t dim) {
   const SymbolInfo &s = symbolInfo(dim);
-  if (!s.bounded() || s.hi - s.lo >= 12)
-    return std::array<int64_t, 3>{s.lo + 4, s.lo + 8, s.lo + 12};
-  if (s.hi - s.lo >= 2)
-    return std::array<int64_t, 3>{s.lo, (s.lo + s.hi) / 2 == s.lo ? s.lo + 1 : (s.lo + s.hi) / 2,
-                                  s.hi};
-  return Error::format("symbol {} takes only {} values ({}..{}): bind it to one", s.name,
-                       s.hi - s.lo + 1, s.lo, s.hi);
+  const int64_t lo = std::max<int64_t>(s.lo, 2);
+  if (!s.bounded() || s.hi - lo >= 12)
+    return std::array<int64_t, 3>{lo + 3, lo + 7, lo + 12};
+  if (s.hi - lo >= 2)
+    return std::array<int64_t, 3>{lo, (lo + s.hi) / 2, s.hi};
+  return Error::format("symbol {} ({}..{}) has fewer than 3 values of 2 or more to fit a host "
+                       "step at: bind it to one value, or widen its bounds",
+                       s.name, s.lo, s.hi);
 }
 
 /// Monomial coefficients of the multilinear function with values f[mask] at
@@ -161,7 +162,7 @@ Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
 
   auto lowerAt = [&](const std::vector<int64_t> &values) -> Expected<codegen::KernelCall> {
     codegen::HostOpTypes at{substitute(types.inputs, out.symbols, values),
-                            substitute(types.outputs, out.symbols, values)};
+                            substitute(types.outputs, out.symbols, values), /*anySize=*/true};
     auto call2 = (*lowering)(call.attrs(), at);
     if (!call2.ok())
       return std::move(call2).error().addContext(

@@ -47,10 +47,18 @@ struct InspectArgs {
   bool steps = false; // list the plan's steps in order
 };
 
-std::string tensorStr(const json &t) {
+/// "x: f32[N, 3, 224, 224]": a negative dim d is symbol -1 - d of `symbols`
+/// (the metadata's, runtime/plan.h).
+std::string tensorStr(const json &t, const json &symbols) {
   std::string shape;
-  for (const auto &d : t.value("shape", json::array()))
-    shape += (shape.empty() ? "" : ", ") + std::to_string(d.get<int64_t>());
+  for (const auto &d : t.value("shape", json::array())) {
+    const int64_t v = d.get<int64_t>();
+    const size_t k = size_t(-1 - v);
+    std::string dim = v >= 0 ? std::to_string(v)
+                      : k < symbols.size() ? symbols[k].value("name", std::string("?"))
+                                           : "?";
+    shape += (shape.empty() ? "" : ", ") + dim;
+  }
   return fmt::format("{}: {}[{}]", t.value("name", std::string()), t.value("dtype", "?"), shape);
 }
 
@@ -97,7 +105,7 @@ Expected<json> describe(const std::string &path) {
     std::string who = !b.info.name.empty() ? b.info.name
                       : b.kind == runtime::BufferKind::Constant ? fmt::format("const#{}", id)
                                                                 : fmt::format("#{}", id);
-    return who + ": " + b.info.str();
+    return who + ": " + plan->str(b.info);
   };
   static const char *const kKinds[] = {"host", "plugin", "copy", "jump", "loop", "incr"};
   json order = json::array();
@@ -143,10 +151,19 @@ void printText(const json &d, bool steps) {
         "  {:<16} {:>12} bytes{}\n", s["kind"].get<std::string>(), s["size"].get<uint64_t>(),
         s.contains("type_key") ? "  (type key '" + s["type_key"].get<std::string>() + "')"
                                : std::string());
+  const json symbols = meta.value("symbols", json::array());
   for (const char *key : {"inputs", "outputs"}) {
     std::cout << fmt::format("{}{}:\n", char(std::toupper(key[0])), key + 1);
     for (const auto &t : meta.value(key, json::array()))
-      std::cout << "  " << tensorStr(t) << "\n";
+      std::cout << "  " << tensorStr(t, symbols) << "\n";
+  }
+  if (!symbols.empty()) {
+    std::cout << "Symbols (sizes each run takes from its inputs):\n";
+    for (const auto &sym : symbols) {
+      const int64_t lo = sym.value("lo", int64_t(0)), hi = sym.value("hi", int64_t(-1));
+      std::cout << fmt::format("  {}: {}..{}\n", sym.value("name", std::string("?")), lo,
+                               hi >= 0 ? std::to_string(hi) : std::string("(no upper bound)"));
+    }
   }
   json target = meta.value("target", json::object());
   std::string triple = target.value("triple", std::string()),

@@ -121,6 +121,35 @@ def check_onnx_cnn(c, source):
         c.close(got[out_name], want, 1e-3, 1e-4, f"onnx cnn {label}: run vs numpy")
 
 
+def check_symbolic_batch(c, source):
+    """The same ONNX CNN (its batch flows through the exporter's
+    x.view(x.size(0), -1) chain) compiled once with a symbolic batch, run at
+    three batch sizes in fresh processes against NumPy; a batch outside the
+    bounds is an error naming the input, the dim and the symbol."""
+    sys.path.insert(0, os.path.join(source, "tests", "onnx"))
+    import make_cnn  # noqa: E402
+
+    model, path, _ = onnx_cnn(c, source)
+    out_name = model.graph.output[0].name
+    w = make_cnn.weights()
+    tsr = c.path("cnn_batch.tsr")
+    c.tool("compile", path, "--input-shape", "x=N:1..8,3,17,19", "-o", tsr)
+    inputs = c.inspect(tsr)["metadata"]["inputs"]
+    c.ok(inputs[0]["shape"][0] < 0, "symbolic batch: the artifact's input keeps N", str(inputs))
+    for n in (1, 3, 8):
+        x = np.random.default_rng(n).standard_normal((n, 3, 17, 19)).astype(np.float32)
+        np.save(c.path(f"cnn_x{n}.npy"), x)
+        out = c.path(f"cnn_batch{n}_out.npz")
+        c.tool("run", tsr, "--inputs", "x=" + c.path(f"cnn_x{n}.npy"), "--outputs", out)
+        c.close(np.load(out)[out_name], make_cnn.reference(x, w), 1e-3, 1e-4,
+                f"symbolic batch: N = {n} vs numpy")
+    x = np.zeros((9, 3, 17, 19), np.float32)
+    np.save(c.path("cnn_x9.npy"), x)
+    r = c.tool("run", tsr, "--inputs", "x=" + c.path("cnn_x9.npy"), rc=None)
+    c.ok(r.returncode != 0 and "input 'x': dim 0 (N) is 9, outside its bounds 1..8" in r.stderr,
+         "symbolic batch: a batch above the bound is refused by name", r.stderr)
+
+
 def check_node_tests(c, data):
     for name in NODE_TESTS:
         folder = os.path.join(data, name)
@@ -330,6 +359,7 @@ def main():
     a, c = checker_from_args(
         ("--onnx-data", dict(default="/usr/share/libonnx-testdata/data/node")))
     for step in (lambda: check_tiny_cnn(c, a.source_dir), lambda: check_onnx_cnn(c, a.source_dir),
+                 lambda: check_symbolic_batch(c, a.source_dir),
                  lambda: check_node_tests(c, a.onnx_data), lambda: check_bf16(c),
                  lambda: check_errors(c), lambda: check_foreign_cpu(c, a.source_dir)):
         c.step("", step)

@@ -1,0 +1,246 @@
+//===- unit/compile_symbolic_test.cpp - One artifact for every batch -------===//
+//
+// Models whose inputs have pass-through symbolic dims (a batch N) compiled
+// once (compile/symbolic_steps.h, runtime/plan.h symbols) and run by one
+// session at several values, growing and reusing its memory; every output
+// compared with the reference interpreter on the same model with N written
+// as that number (|a-b| <= 1e-5 + 1e-5 |b|). Then each error a caller can
+// cause, with its message: a dim outside the symbol's bounds, two inputs
+// that disagree on N, a constant dim that does not match, a bound output of
+// the wrong size; and the compiler's refusal of a dim computed from symbols.
+//
+//===----------------------------------------------------------------------===//
+#include <catch2/catch.hpp>
+
+#include "compile/compile.h"
+#include "interp/interpreter.h"
+#include "ir/parser.h"
+#include "runtime/session.h"
+#include "tessera/runtime.hpp"
+
+#include <random>
+#include <regex>
+
+using namespace tessera;
+
+namespace {
+
+/// "[v0, v1, ...]": `n` values from a fixed seed, for constants.
+std::string values(size_t n, unsigned seed) {
+  std::mt19937 rng{seed};
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::string out = "[";
+  for (size_t i = 0; i < n; ++i)
+    out += (i ? ", " : "") + std::to_string(u(rng));
+  return out + "]";
+}
+
+// A small CNN over a batch N (conv, pool, global pool, flatten, dense,
+// softmax) plus a second input sharing N.
+const std::string kCnn = R"(module @cnn
+def @main(%x: f32[N(1, 16), 3, 8, 8], %y: f32[N(1, 16), 10]) -> (f32[N(1, 16), 10], f32[N(1, 16), 8, 4, 4]) {
+  %w = constant f32[8, 3, 3, 3] )" + values(216, 1) + R"(
+  %c = conv2d(%x, %w) {pads=[1, 1, 1, 1]}
+  %r = relu(%c)
+  %p = max_pool2d(%r) {pool_size=[2, 2], strides=[2, 2]}
+  %g = global_avg_pool2d(%p)
+  %f = flatten(%g)
+  %w2 = constant f32[10, 8] )" + values(80, 2) + R"(
+  %d = dense(%f, %w2)
+  %a = add(%d, %y)
+  %s = softmax(%a) {axis=1}
+  %t = tuple(%s, %p)
+  return %t
+}
+)";
+
+/// |got - want| <= 1e-5 + 1e-5 |want| elementwise (same f32 arithmetic,
+/// other summation orders and the host's vectorised exp).
+void requireClose(const ir::Tensor &got, const ir::Tensor &want) {
+  REQUIRE(got.shape() == want.shape());
+  for (int64_t k = 0; k < got.numel(); ++k) {
+    const double g = got.getDouble(k), w = want.getDouble(k);
+    INFO("element " << k);
+    REQUIRE(std::abs(g - w) <= 1e-5 + 1e-5 * std::abs(w));
+  }
+}
+
+/// `text` with the symbol N (and its bounds) written as `n`.
+std::string withBatch(const std::string &text, int64_t n) {
+  return std::regex_replace(text, std::regex(R"(N\(1, 16\))"), std::to_string(n));
+}
+
+/// Constant tensors written as one repeated word: fill them with varied
+/// values so that the test is not fooled by symmetric weights.
+ir::Module parse(const std::string &text) {
+  auto m = ir::parseModule(text);
+  if (!m.ok())
+    FAIL(m.error().str());
+  return std::move(m).value();
+}
+
+ir::Tensor randomTensor(const ir::Type &t, std::mt19937 &rng) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  ir::Tensor out(t.dtype(), t.shape());
+  for (int64_t i = 0; i < out.numel(); ++i)
+    out.setDouble(i, u(rng));
+  return out;
+}
+
+std::shared_ptr<const runtime::LoadedModel> compileText(const std::string &text) {
+  auto r = compile::compileModule(parse(text), {}, nullptr);
+  if (!r.ok())
+    FAIL(r.error().str());
+  auto model = runtime::LoadedModel::load(r->artifact, "cnn.tsr");
+  if (!model.ok())
+    FAIL(model.error().str());
+  return *model;
+}
+
+/// Runs `session` at batch n and compares with the interpreter on the model
+/// compiled for n.
+void checkAt(runtime::Session &session, int64_t n) {
+  INFO("N = " << n);
+  ir::Module fixed = parse(withBatch(kCnn, n));
+  std::mt19937 rng{unsigned(n)};
+  std::vector<ir::Tensor> inputs;
+  for (const auto &p : fixed.find("main")->params())
+    inputs.push_back(randomTensor(p->type(), rng));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    REQUIRE(session.setInput(i, inputs[i].dl()).ok());
+  auto ran = session.run();
+  if (!ran.ok())
+    FAIL(ran.error().str());
+  auto want = interp::run(fixed, inputs);
+  REQUIRE(want.ok());
+  auto expected = want->flatten();
+  for (size_t o = 0; o < expected.size(); ++o) {
+    auto out = session.output(o);
+    REQUIRE(out.ok());
+    INFO("output " << o);
+    requireClose(ir::Tensor::copyOf(**out), expected[o]); // its shape is this run's
+  }
+}
+
+std::string runError(runtime::Session &session, const std::vector<ir::Tensor> &inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto s = session.setInput(i, inputs[i].dl());
+    if (!s.ok())
+      return s.error().str();
+  }
+  auto ran = session.run();
+  return ran.ok() ? "" : ran.error().str();
+}
+
+} // namespace
+
+TEST_CASE("symbolic batch: one artifact runs every batch and matches the interpreter",
+          "[compile][symbol]") {
+  auto model = compileText(kCnn);
+  const runtime::Plan &plan = model->plan();
+  REQUIRE(plan.symbols.size() == 1);
+  CHECK(plan.symbols[0].name == "N");
+  CHECK(plan.symbols[0].lo == 1);
+  CHECK(plan.symbols[0].hi == 16);
+  CHECK(plan.str(model->inputs()[0]) == "f32[N, 3, 8, 8]");
+  auto session = runtime::Session::create(model, {1});
+  REQUIRE(session.ok());
+  // Growing, shrinking, growing past the first size, the same size again.
+  for (int64_t n : {2, 1, 7, 3, 16, 16})
+    checkAt(**session, n);
+
+  SECTION("two threads") {
+    auto two = runtime::Session::create(model, {2});
+    REQUIRE(two.ok());
+    for (int64_t n : {5, 9})
+      checkAt(**two, n);
+  }
+}
+
+TEST_CASE("symbolic batch: what a caller gets wrong is an error naming it", "[compile][symbol]") {
+  auto model = compileText(kCnn);
+  auto session = runtime::Session::create(model, {1});
+  REQUIRE(session.ok());
+  runtime::Session &s = **session;
+  auto f32 = [](ir::Shape shape) { return ir::Tensor(ir::DType::F32, std::move(shape)); };
+
+  CHECK(runError(s, {f32({17, 3, 8, 8}), f32({17, 10})}) ==
+        "input 'x': dim 0 (N) is 17, outside its bounds 1..16");
+  CHECK(runError(s, {f32({0, 3, 8, 8}), f32({0, 10})}) ==
+        "input 'x': dim 0 (N) is 0, outside its bounds 1..16");
+  CHECK(runError(s, {f32({2, 3, 8, 9}), f32({2, 10})}) ==
+        "input 'x': expected f32[N, 3, 8, 8], got f32[2, 3, 8, 9]");
+  CHECK(runError(s, {f32({4, 3, 8, 8}), f32({3, 10})}) ==
+        "input 'y' dim 0 (N) is 3, but input 'x' dim 0 gives N = 4");
+  // A caller's output tensor must have this run's shape.
+  ir::Tensor small = f32({3, 10});
+  DLTensor view = small.dl();
+  REQUIRE(s.setOutput(0, &view).ok());
+  CHECK(runError(s, {f32({4, 3, 8, 8}), f32({4, 10})}) ==
+        "output 's': this run's inputs make it f32[4, 10], the bound tensor is f32[3, 10]");
+  REQUIRE(s.setOutput(0, nullptr).ok());
+  CHECK(runError(s, {f32({4, 3, 8, 8}), f32({4, 10})}) == "");
+  auto out = s.output(1);
+  REQUIRE(out.ok());
+  CHECK(std::vector<int64_t>((*out)->shape, (*out)->shape + (*out)->ndim) ==
+        std::vector<int64_t>{4, 8, 4, 4});
+}
+
+TEST_CASE("symbolic batch: a symbol with no upper bound grows the memory as needed",
+          "[compile][symbol]") {
+  const std::string text = R"(module @m
+def @main(%x: f32[B, 64]) -> f32[B, 64] {
+  %e = exp(%x)
+  %r = relu(%e)
+  %n = neg(%r)
+  return %n
+}
+)";
+  auto model = compileText(text);
+  CHECK(model->plan().symbols[0].hi < 0);
+  auto session = runtime::Session::create(model, {1});
+  REQUIRE(session.ok());
+  for (int64_t b : {1, 1000, 3}) {
+    INFO("B = " << b);
+    std::mt19937 rng(7);
+    ir::Tensor x = randomTensor(ir::Type::tensor(ir::DType::F32, {b, 64}), rng);
+    REQUIRE(runError(**session, {x}) == "");
+    auto want = interp::run(parse(std::regex_replace(text, std::regex("B"), std::to_string(b))),
+                            {x});
+    REQUIRE(want.ok());
+    auto out = (*session)->output(0);
+    REQUIRE(out.ok());
+    requireClose(ir::Tensor::copyOf(**out), want->flatten()[0]);
+  }
+}
+
+TEST_CASE("symbolic batch: the C API reports symbols and each run's output shape",
+          "[compile][symbol][runtime]") {
+  auto r = compile::compileModule(parse(kCnn), {}, nullptr);
+  REQUIRE(r.ok());
+  tessera::rt::Model model = tessera::rt::Model::fromBytes(r->artifact.data(), r->artifact.size());
+  REQUIRE(model.numSymbols() == 1);
+  CHECK(model.symbol(0).name == "N");
+  CHECK(model.symbol(0).lo == 1);
+  CHECK(model.symbol(0).hi == 16);
+  CHECK(model.input(0).shape == std::vector<int64_t>{-1, 3, 8, 8});
+  CHECK(model.str(model.input(0)) == "f32[N, 3, 8, 8]");
+  const char *name = nullptr;
+  tessera_status_t *bad = tessera_model_symbol(model.get(), 1, &name, nullptr, nullptr);
+  REQUIRE(bad != nullptr);
+  CHECK(std::string(tessera_status_message(bad)) ==
+        "symbol index 1 out of range (the model has 1 symbol)");
+  tessera_status_free(bad);
+
+  tessera::rt::Session session(model, tessera::rt::SessionOptions{1});
+  for (int64_t n : {3, 5}) {
+    ir::Tensor x(ir::DType::F32, {n, 3, 8, 8}), y(ir::DType::F32, {n, 10});
+    DLTensor dx = x.dl(), dy = y.dl();
+    session.setInput("x", dx);
+    session.setInput("y", dy);
+    session.run();
+    const DLTensor &out = session.output(1);
+    CHECK(std::vector<int64_t>(out.shape, out.shape + out.ndim) ==
+          std::vector<int64_t>{n, 8, 4, 4});
+  }
+}
