@@ -110,18 +110,51 @@ public:
     inlined_.insert(body->getName().str());
     llvm::Function *fn = newStep(spec.symbol);
     llvm::Value *buffers = fn->getArg(0);
-    llvm::Value *out = loadBuffer(buffers, f->params().size());
+    const size_t nin = f->params().size();
+    llvm::Value *out = loadBuffer(buffers, nin);
     const int64_t n = f->resultType().numElements();
-    if (n >= kParallelFusedElements && outer >= 2) {
-      // Ranges of the outermost loop on the runtime's threads
-      // (kernels/elementwise.cpp's tk_fused_parallel).
-      llvm::FunctionCallee parallel = m_.getOrInsertFunction(
-          "tk_fused_parallel", b_.getVoidTy(), ptr_, i64_, ptr_, ptr_, ptr_);
-      b_.CreateCall(parallel, {fn->getArg(1), b_.getInt64(uint64_t(outer)),
-                               m_.getFunction(elementwiseRangeSymbol(k.symbol)), buffers, out});
-    } else {
-      b_.CreateCall(body, {buffers, out, b_.getInt64(uint64_t(n))});
+    auto compute = [&](llvm::Value *inputs, llvm::Value *result) {
+      if (n >= kParallelFusedElements && outer >= 2) {
+        // Ranges of the outermost loop on the runtime's threads
+        // (kernels/elementwise.cpp's tk_fused_parallel).
+        llvm::FunctionCallee parallel = m_.getOrInsertFunction(
+            "tk_fused_parallel", b_.getVoidTy(), ptr_, i64_, ptr_, ptr_, ptr_);
+        b_.CreateCall(parallel, {fn->getArg(1), b_.getInt64(uint64_t(outer)),
+                                 m_.getFunction(elementwiseRangeSymbol(k.symbol)), inputs, result});
+      } else {
+        b_.CreateCall(body, {inputs, result, b_.getInt64(uint64_t(n))});
+      }
+    };
+    if (!spec.rows) {
+      compute(buffers, out);
+      b_.CreateRet(b_.getInt32(TESSERA_HOST_OK));
+      return okStatus();
     }
+    // Rows of a static shape: `f` computes one; run it once per row with
+    // the inputs and the output advanced (the symbols follow the buffers).
+    symbols_ = loadBuffer(buffers, nin + 1);
+    llvm::Value *rows = symbolValue(*spec.rows);
+    llvm::Value *inputs = b_.CreateAlloca(ptr_, b_.getInt64(std::max<size_t>(nin, 1)), "row.in");
+    llvm::BasicBlock *entry = b_.GetInsertBlock();
+    auto *loop = llvm::BasicBlock::Create(ctx_, "row", fn);
+    auto *done = llvm::BasicBlock::Create(ctx_, "done", fn);
+    b_.CreateCondBr(b_.CreateICmpSGT(rows, b_.getInt64(0)), loop, done);
+    b_.SetInsertPoint(loop);
+    llvm::PHINode *r = b_.CreatePHI(i64_, 2, "r");
+    r->addIncoming(b_.getInt64(0), entry);
+    auto advance = [&](llvm::Value *base, int64_t elements) {
+      return elements == 0 ? base
+                           : b_.CreateInBoundsGEP(b_.getFloatTy(), base,
+                                                  b_.CreateMul(r, b_.getInt64(uint64_t(elements))));
+    };
+    for (size_t j = 0; j < nin; ++j)
+      b_.CreateStore(advance(loadBuffer(buffers, j), spec.rowElements[j]),
+                     b_.CreateConstInBoundsGEP1_64(ptr_, inputs, j));
+    compute(inputs, advance(out, spec.outputRowElements));
+    llvm::Value *next = b_.CreateAdd(r, b_.getInt64(1));
+    r->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateCondBr(b_.CreateICmpSLT(next, rows), loop, done);
+    b_.SetInsertPoint(done);
     b_.CreateRet(b_.getInt32(TESSERA_HOST_OK));
     return okStatus();
   }
@@ -312,8 +345,12 @@ std::vector<int> identicalSteps(const std::vector<HostStepSpec> &steps) {
       continue;
     }
     std::vector<int> &bucket = fused[ir::structuralHash(*s.fused)];
+    auto sameRows = [&](const HostStepSpec &o) {
+      return o.rows == s.rows && o.rowElements == s.rowElements &&
+             o.outputRowElements == s.outputRowElements;
+    };
     for (int j : bucket)
-      if (ir::structuralEqual(*steps[size_t(j)].fused, *s.fused)) {
+      if (sameRows(steps[size_t(j)]) && ir::structuralEqual(*steps[size_t(j)].fused, *s.fused)) {
         sameAs[i] = j;
         break;
       }

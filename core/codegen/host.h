@@ -62,6 +62,13 @@ struct HostStepSpec {
   /// as functions of them. Empty for static steps.
   std::vector<std::pair<int64_t, uint32_t>> symbols;
   std::vector<SymbolicInt> ia;
+  /// Fused steps over rows (compile/fuse.h): `fused` computes one row; the
+  /// step runs it once per row, the count being plan symbol `rows`, with
+  /// each input advanced by its `rowElements` (0: read whole by every row)
+  /// and the output by `outputRowElements`.
+  std::optional<uint32_t> rows;
+  std::vector<int64_t> rowElements;
+  int64_t outputRowElements = 0;
 };
 
 struct HostBuildInfo {

@@ -1,6 +1,8 @@
 //===- compile/fuse.cpp - Fuse elementwise chains on the host -------------===//
 #include "compile/fuse.h"
 
+#include "ir/symbol.h"
+
 #include "codegen/elementwise.h"
 #include "ir/visit.h"
 
@@ -34,13 +36,38 @@ ir::Shape biasShape(const ir::CallNode &biasAdd) {
   return shape;
 }
 
+} // namespace
+
+bool isRows(const ir::Type &t) {
+  if (!t.isTensor() || t.rank() == 0 || !ir::isSymbol(t.shape()[0]))
+    return false;
+  for (size_t d = 1; d < t.rank(); ++d)
+    if (ir::isSymbol(t.shape()[d]))
+      return false;
+  return true;
+}
+
+namespace {
+
 /// Can the fused loop compute node i? A fusible elementwise op, or a
 /// bias_add; its operands the node's own type, scalar f32 constants, or
 /// (binary ops, bias) f32 tensors the loop reads with broadcasting.
 bool fusible(const ir::NodeIndex &index, size_t i) {
   const ir::ExprNode &n = *index.node(i);
-  if (!n.type().isStatic()) // the fused loop's bounds are constants; symbolic steps run alone
-    return false;
+  if (!n.type().isStatic()) {
+    // Over symbolic shapes, only rows of a static shape (a symbolic batch
+    // first, the rest static): the loop is compiled for one row and run
+    // once per row (HostStepSpec::rowSymbol). Operands are the node's own
+    // type or static (broadcast over the rows).
+    if (!isRows(n.type()))
+      return false;
+    for (int j : index.operands(i)) {
+      const ir::Type &t = index.node(size_t(j))->type();
+      if (t != n.type() && !(t.isTensor() && t.isStatic() &&
+                             (t.rank() < n.type().rank() || t.shape()[0] == 1)))
+        return false;
+    }
+  }
   if (isBiasAdd(n))
     return index.node(size_t(index.operands(i)[0]))->type() == n.type();
   if (!codegen::isFusibleElementwise(n))

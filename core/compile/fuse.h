@@ -38,4 +38,10 @@ Expected<ir::Function> fuseElementwise(const ir::Function &fn, FuseStats *stats 
 /// Whether `call` calls a HostFused local function.
 bool isHostFusedCall(const ir::CallNode &call);
 
+/// Whether `t` is rows of a static shape: a tensor whose first dim is a
+/// symbol and whose other dims are constants. Elementwise trees over such
+/// types fuse too; their loop is compiled for one row (the symbol as 1) and
+/// run once per row.
+bool isRows(const ir::Type &t);
+
 } // namespace tessera::compile

@@ -298,6 +298,14 @@ private:
     for (const Expr &a : call.args())
       spec.types.inputs.push_back(a->type());
     spec.types.outputs.push_back(call.type());
+    if (!call.type().isStatic()) { // rows of a static shape (compile/fuse.h)
+      const int64_t n = call.type().shape()[0];
+      TS_ASSIGN_OR_RETURN(spec.fused, oneRow(*call.localFn(), n));
+      spec.rows = planSymbol(n);
+      spec.symbols.emplace_back(n, *spec.rows);
+      spec.rowElements = rowElements(spec.types.inputs, n);
+      spec.outputRowElements = rowElements(spec.types.outputs, n)[0];
+    }
     // Label: the ops inside, root last ("fused add+relu 'r'").
     std::vector<std::string> ops;
     for (const ExprNode *e : postOrder(call.localFn()->body()))

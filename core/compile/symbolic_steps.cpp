@@ -7,6 +7,9 @@
 #include "compile/symbolic_steps.h"
 
 #include "ir/symbol.h"
+#include "ir/visit.h"
+
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -107,6 +110,41 @@ codegen::SymbolicInt toSymbolicInt(const std::vector<int64_t> &coefficients) {
 }
 
 } // namespace
+
+Expected<Function> oneRow(const FunctionNode &fn, int64_t symbol) {
+  std::unordered_map<const ExprNode *, Var> vars;
+  std::vector<Var> params;
+  for (const Var &p : fn.params()) {
+    Shape shape = p->type().shape();
+    if (!shape.empty() && shape[0] == symbol)
+      shape[0] = 1;
+    Var v = makeVar(p->name(), Type::tensor(p->type().dtype(), std::move(shape)));
+    vars[p.get()] = v;
+    params.push_back(std::move(v));
+  }
+  // Calls are rebuilt over the new parameters, their types inferred again.
+  TS_ASSIGN_OR_RETURN(Expr body,
+                      rewrite(fn.body(), [&](const Expr &original, const Expr &rebuilt)
+                                             -> Expected<Expr> {
+                        auto it = vars.find(original.get());
+                        return it == vars.end() ? rebuilt : Expr(it->second);
+                      }));
+  if (!body->type().isStatic())
+    return Error::format("a fused loop over rows of {} still has symbolic dims: {}",
+                         dimStr(symbol), body->type().str());
+  return makeFunction(std::move(params), std::move(body), fn.attrs(), fn.name(), fn.span());
+}
+
+std::vector<int64_t> rowElements(const std::vector<Type> &types, int64_t symbol) {
+  std::vector<int64_t> out;
+  for (const Type &t : types) {
+    int64_t n = t.rank() > 0 && t.shape()[0] == symbol ? 1 : 0;
+    for (size_t d = 1; n && d < t.rank(); ++d)
+      n *= t.shape()[d];
+    out.push_back(n);
+  }
+  return out;
+}
 
 bool hasDerivedDim(const Type &type, int64_t *dim) {
   if (type.isTuple()) {

@@ -42,6 +42,14 @@ struct SymbolicKernel {
 /// upper bound: bound it (--input-shape x=1..64,...)").
 Expected<SymbolicKernel> fitSymbolicKernel(const ir::CallNode &call);
 
+/// A fused elementwise function over rows (compile/fuse.h isRows) as the
+/// function of one row: `symbol` (the rows' count) written as 1.
+Expected<ir::Function> oneRow(const ir::FunctionNode &fn, int64_t symbol);
+
+/// Per type: the elements of one row when its first dim is `symbol`, else 0
+/// (a static operand, read whole by every row).
+std::vector<int64_t> rowElements(const std::vector<ir::Type> &types, int64_t symbol);
+
 /// Whether a type holds a symbol computed from others (a derived symbol),
 /// which steps cannot take yet; `where` names the first one in `dim`.
 bool hasDerivedDim(const ir::Type &type, int64_t *dim = nullptr);

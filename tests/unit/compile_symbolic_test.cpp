@@ -35,13 +35,18 @@ std::string values(size_t n, unsigned seed) {
   return out + "]";
 }
 
-// A small CNN over a batch N (conv, pool, global pool, flatten, dense,
-// softmax) plus a second input sharing N.
+// A small CNN over a batch N (conv, bias, a per-channel scale and relu fused
+// into one loop run per row, pool, global pool, flatten, dense, softmax)
+// plus a second input sharing N.
 const std::string kCnn = R"(module @cnn
 def @main(%x: f32[N(1, 16), 3, 8, 8], %y: f32[N(1, 16), 10]) -> (f32[N(1, 16), 10], f32[N(1, 16), 8, 4, 4]) {
   %w = constant f32[8, 3, 3, 3] )" + values(216, 1) + R"(
   %c = conv2d(%x, %w) {pads=[1, 1, 1, 1]}
-  %r = relu(%c)
+  %b = constant f32[8] )" + values(8, 3) + R"(
+  %cb = bias_add(%c, %b)
+  %scale = constant f32[1, 8, 1, 1] )" + values(8, 4) + R"(
+  %cs = multiply(%cb, %scale)
+  %r = relu(%cs)
   %p = max_pool2d(%r) {pool_size=[2, 2], strides=[2, 2]}
   %g = global_avg_pool2d(%p)
   %f = flatten(%g)
@@ -143,6 +148,15 @@ TEST_CASE("symbolic batch: one artifact runs every batch and matches the interpr
   CHECK(plan.symbols[0].lo == 1);
   CHECK(plan.symbols[0].hi == 16);
   CHECK(plan.str(model->inputs()[0]) == "f32[N, 3, 8, 8]");
+  // The bias, the per-channel scale (unless folded into the conv) and relu:
+  // one loop, run per row.
+  std::string labels;
+  for (const runtime::Step &s : plan.steps)
+    labels += s.label + "; ";
+  INFO(labels);
+  CHECK(std::count_if(plan.steps.begin(), plan.steps.end(), [](const runtime::Step &s) {
+          return s.label.starts_with("fused ") && s.label.find("relu") != std::string::npos;
+        }) == 1);
   auto session = runtime::Session::create(model, {1});
   REQUIRE(session.ok());
   // Growing, shrinking, growing past the first size, the same size again.
