@@ -15,6 +15,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace tessera::compile {
 
@@ -226,8 +227,13 @@ Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
   TS_ASSIGN_OR_RETURN(codegen::KernelCall atCheck, lowerAt(check));
   corners.push_back(std::move(atCheck));
   const codegen::KernelCall &first = corners[0];
+  // Float parameters compared bit for bit (unused taps may hold NaN).
+  auto sameFloats = [](const std::vector<double> &a, const std::vector<double> &b) {
+    return a.size() == b.size() &&
+           (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+  };
   for (const codegen::KernelCall &c : corners)
-    if (c.kernel != first.kernel || c.ia.size() != first.ia.size() || c.fa != first.fa)
+    if (c.kernel != first.kernel || c.ia.size() != first.ia.size() || !sameFloats(c.fa, first.fa))
       return Error::format("{}: its host kernel or its float parameters change with the "
                            "symbols' values, which a step compiled once cannot follow",
                            what);

@@ -397,11 +397,10 @@ TEST_CASE("symbolic batch: every host op a batch passes through runs at any batc
     refused.push_back(cases[*at].label + ": " + message);
     kept.erase(at);
   }
-  // Nearly every op a batch passes through takes it (2026-11-26: 75 of 76;
-  // resize2d's kernel mode follows the sizes and is refused).
+  // Every op a batch passes through takes it (a refusal would list here).
   INFO(fmt::format("{} of {} ops refused:\n{}", refused.size(), cases.size(),
                    fmt::join(refused, "\n")));
-  CHECK(refused.size() <= 3);
+  CHECK(refused.empty());
   REQUIRE(model);
 
   auto session = runtime::Session::create(model, {1});

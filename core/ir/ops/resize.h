@@ -18,8 +18,8 @@ namespace tessera::ir::ops {
 struct Taps {
   int n = 0;
   bool outside = false; // tf_crop_and_resize: x_ori is outside the input
-  int64_t idx[4];
-  double w[4];
+  int64_t idx[4] = {0, 0, 0, 0}; // unused taps are 0: the host kernel's parameters are deterministic
+  double w[4] = {0, 0, 0, 0};
 };
 
 struct ResizeParams {
