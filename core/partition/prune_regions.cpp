@@ -39,7 +39,7 @@ using namespace ir;
 namespace {
 
 constexpr const char *kDefaultReason =
-    "no compute-heavy op (conv2d, conv2d_transpose, dense, matmul, batch_matmul)";
+    "no compute-heavy op (conv2d, conv2d_transpose, dense, matmul, batch_matmul, lstm)";
 
 /// Why a region goes back to the host, or nullopt to keep it.
 struct Verdict {

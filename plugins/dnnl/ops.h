@@ -43,6 +43,7 @@ enum class OpKind {
   View,      // reshape, flatten, squeeze, unsqueeze: a new shape, same bytes
   Transpose, // a reorder into a view of the output with permuted strides
   Slice,     // a reorder from a strided, offset view of the input
+  Lstm,      // lstm_forward (one direction: forward or reverse)
 };
 
 /// One oneDNN eltwise operation (as a primitive or a post-op).
@@ -81,6 +82,9 @@ struct OpInfo {
   // Transpose: the permutation. Slice: per input dim, the first index taken
   // and the step (the output's dims are the count).
   Dims perm, starts, steps;
+  // Lstm: [S, B, I] in, hidden size H; reverse runs right to left.
+  int64_t seq = 0, batch = 0, inputSize = 0, hidden = 0;
+  bool reverse = false;
 };
 
 /// The core ops the plugin takes.

@@ -228,11 +228,14 @@ std::vector<int> PlanBuilder::flatten(const Graph &g, const std::vector<int> &bo
     const Node &n = g.nodes[i];
     std::string at = where + ": node " + std::to_string(i) + " ('" + n.name + "'" +
                      (n.op.empty() ? "" : ", " + n.op) + ")";
-    if (n.outputs.size() != 1)
-      fail(at,
-           "has " + std::to_string(n.outputs.size()) + " results; this plugin runs ops with one");
-    if (!(n.outputs[0].dtype == DLDataType{kDLFloat, 32, 1}))
-      fail(at, "only f32, got " + sdk::dtypeName(n.outputs[0].dtype));
+    const size_t results = n.kind == Node::Kind::Op && n.op == "lstm" ? 3 : 1;
+    if (n.outputs.size() != results)
+      fail(at, "has " + std::to_string(n.outputs.size()) + " results; this plugin runs " +
+                   (n.kind == Node::Kind::Op ? "'" + n.op + "'" : std::string("this node")) +
+                   " with " + std::to_string(results));
+    for (const sdk::TensorType &t : n.outputs)
+      if (!(t.dtype == DLDataType{kDLFloat, 32, 1}))
+        fail(at, "only f32, got " + sdk::dtypeName(t.dtype));
     switch (n.kind) {
     case Node::Kind::Input: {
       auto pos = std::find(g.inputs.begin(), g.inputs.end(), int64_t(i));
@@ -258,9 +261,11 @@ std::vector<int> PlanBuilder::flatten(const Graph &g, const std::vector<int> &bo
       f.graph = &g;
       for (const NodeRef &r : n.inputs)
         f.ins.push_back(of(r));
-      f.out = newLogical(n.outputs[0]);
+      for (const sdk::TensorType &t : n.outputs)
+        f.outs.push_back(newLogical(t));
+      f.out = f.outs[0];
       f.where = at;
-      logical[i] = {f.out};
+      logical[i] = f.outs;
       nodes_.push_back(std::move(f));
       break;
     }
@@ -424,7 +429,7 @@ void PlanBuilder::addStep(dnnl::primitive prim, std::vector<StepArg> args, std::
 bool threadsFixedAtCreation(dnnl::primitive::kind kind) {
   using Kind = dnnl::primitive::kind;
   return kind == Kind::convolution || kind == Kind::deconvolution ||
-         kind == Kind::inner_product || kind == Kind::matmul;
+         kind == Kind::inner_product || kind == Kind::matmul || kind == Kind::rnn;
 }
 
 bool isReference(std::string_view impl) {

@@ -5,5 +5,6 @@ set(TK_NN_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/nn_linalg.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nn_pool.cpp
   ${CMAKE_CURRENT_LIST_DIR}/nn_norm.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/nn_recurrent.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reduce.cpp
 )

@@ -49,5 +49,7 @@ Status registerImageOps(OpRegistry &r);
 Status registerLinalgOps(OpRegistry &r);
 /// if, loop: run-time control flow over closed functions (control.cpp).
 Status registerControlOps(OpRegistry &r);
+/// lstm: a whole recurrent sequence as one op.
+Status registerRecurrentOps(OpRegistry &r);
 
 } // namespace tessera::ir::ops

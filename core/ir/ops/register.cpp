@@ -19,6 +19,8 @@ Status registerCoreOps(OpRegistry &r) {
   TS_RETURN_IF_ERROR(ops::registerImageOps(r).withContext("while registering image ops"));
   TS_RETURN_IF_ERROR(ops::registerLinalgOps(r).withContext("while registering linalg ops"));
   TS_RETURN_IF_ERROR(ops::registerControlOps(r).withContext("while registering control ops"));
+  TS_RETURN_IF_ERROR(
+      ops::registerRecurrentOps(r).withContext("while registering recurrent ops"));
   return okStatus();
 }
 

@@ -60,6 +60,20 @@ inline Expected<ir::Expr> transpose(NodeContext &ctx, const ir::Expr &x, const I
   return ctx.call("transpose", {x}, {{"perm", perm}});
 }
 
+/// The fields of a tuple-valued expression (a folded call gives a Tuple).
+inline Expected<Outputs> unpackTuple(NodeContext &ctx, const ir::Expr &t) {
+  Outputs out;
+  if (const auto *tuple = t->as<ir::TupleNode>()) {
+    out.assign(tuple->fields().begin(), tuple->fields().end());
+    return out;
+  }
+  for (size_t i = 0; i < t->type().fields().size(); ++i) {
+    TS_ASSIGN_OR_RETURN(ir::Expr item, ir::makeTupleGetItem(t, int(i), ctx.nodeName()));
+    out.push_back(item);
+  }
+  return out;
+}
+
 inline Expected<ir::Expr> castTo(NodeContext &ctx, const ir::Expr &x, ir::DType dt) {
   if (dtypeOf(x) == dt)
     return x;

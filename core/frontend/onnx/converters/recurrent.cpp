@@ -1,9 +1,12 @@
 //===- frontend/onnx/converters/recurrent.cpp - ONNX recurrent converters ---===//
 //
-// Converters for the ONNX recurrent ops RNN, GRU and LSTM, unrolled over the
-// static sequence length into core ops (dense, add, multiply, activations,
-// slice, concat, ...), and for the image sampling ops GridSample and
-// RoiAlign, which map onto the core ops grid_sample and roi_align.
+// Converters for the ONNX recurrent ops RNN, GRU and LSTM, and for
+// the image sampling ops. An LSTM that the core op lstm expresses (f32,
+// default activations, no clip, peepholes or input_forget) becomes that one
+// op; the others, and RNN and GRU, are unrolled over the static sequence
+// length into core ops (dense, add, multiply, activations, slice, concat,
+// ...). The image sampling ops GridSample and RoiAlign map onto the core
+// ops grid_sample and roi_align.
 //
 // Recurrent ops (opsets 7-17): directions forward, reverse, bidirectional;
 // optional B, initial_h, initial_c, P (peepholes); sequence_lens must be a
@@ -453,9 +456,45 @@ Expected<DirectionResult> runDirection(NodeContext &ctx, const Recurrence &rc, i
   return res;
 }
 
+/// Whether the core op lstm expresses `rc` (ir/ops/recurrent.cpp): f32,
+/// the default activations, no clip, peepholes or coupled gates.
+bool isCoreLstm(const Recurrence &rc) {
+  if (rc.cell != Cell::LSTM || dtypeOf(rc.x) != DType::F32 || rc.clip || rc.inputForget || rc.p)
+    return false;
+  for (size_t k = 0; k < rc.acts.size(); ++k)
+    if (rc.acts[k].name != (k % 3 == 0 ? "sigmoid" : "tanh"))
+      return false;
+  return true;
+}
+
+/// The LSTM as one lstm op; absent B and initial states as zeros.
+Expected<Outputs> convertCoreLstm(NodeContext &ctx, const Recurrence &rc) {
+  const int64_t H = rc.hidden, B = rc.batch, D = rc.dirs;
+  auto orZeros = [&](const Expr &e, const Ints &shape) {
+    return e ? e : ctx.constant(ir::Tensor(DType::F32, shape));
+  };
+  const std::string direction =
+      D == 2 ? "bidirectional" : rc.forwardOnlyReverse ? "reverse" : "forward";
+  TS_ASSIGN_OR_RETURN(Expr t, ctx.call("lstm",
+                                       {rc.x, rc.w, rc.r, orZeros(rc.b, {D, 8 * H}),
+                                        orZeros(rc.h0, {D, B, H}), orZeros(rc.c0, {D, B, H})},
+                                       {{"direction", direction}}));
+  TS_ASSIGN_OR_RETURN(Outputs outs, unpackTuple(ctx, t));
+  if (rc.layout == 1) {
+    TS_ASSIGN_OR_RETURN(outs[0], transpose(ctx, outs[0], {2, 0, 1, 3}));
+    for (size_t i = 1; i < outs.size(); ++i) {
+      TS_ASSIGN_OR_RETURN(outs[i], transpose(ctx, outs[i], {1, 0, 2}));
+    }
+  }
+  outs.resize(std::min(ctx.numOutputs(), outs.size()));
+  return outs;
+}
+
 /// RNN, GRU, LSTM: see the banner.
 Expected<Outputs> convertRecurrent(NodeContext &ctx, Cell cell) {
   TS_ASSIGN_OR_RETURN(Recurrence rc, parseRecurrence(ctx, cell));
+  if (isCoreLstm(rc))
+    return convertCoreLstm(ctx, rc);
   const int64_t H = rc.hidden, B = rc.batch, S = rc.seq, D = rc.dirs;
   std::vector<DirectionResult> dirs;
   for (int64_t d = 0; d < D; ++d) {
@@ -567,7 +606,9 @@ Status registerRecurrentConverters(ConverterRegistry &r) {
                     std::string(rnnNotes) + "; linear_before_reset"}));
   TS_RETURN_IF_ERROR(r.add(ConverterSpec{
       "LSTM", 7, 17, [](NodeContext &ctx) { return convertRecurrent(ctx, Cell::LSTM); },
-      std::string(rnnNotes) + "; peepholes, input_forget"}));
+      "one core lstm op when f32 with the default activations and no clip, peepholes or "
+      "input_forget, else " +
+          std::string(rnnNotes) + "; peepholes, input_forget"}));
   TS_RETURN_IF_ERROR(r.add(ConverterSpec{"GridSample", 16, 17, convertGridSample,
                                          "4-D; modes bilinear, nearest, bicubic; padding_mode "
                                          "zeros, border, reflection; align_corners"}));

@@ -39,20 +39,6 @@ Expected<Ints> constantInts(NodeContext &ctx, size_t i, std::string_view name) {
   return t->toInts();
 }
 
-/// The fields of a tuple-valued expression (a folded call gives a Tuple).
-Expected<Outputs> unpackTuple(NodeContext &ctx, const Expr &t) {
-  Outputs out;
-  if (const auto *tuple = t->as<ir::TupleNode>()) {
-    out.assign(tuple->fields().begin(), tuple->fields().end());
-    return out;
-  }
-  for (size_t i = 0; i < t->type().fields().size(); ++i) {
-    TS_ASSIGN_OR_RETURN(Expr item, ir::makeTupleGetItem(t, int(i), ctx.nodeName()));
-    out.push_back(item);
-  }
-  return out;
-}
-
 /// Normalises `axis` into [0, rank).
 Expected<int64_t> normAxis(NodeContext &ctx, int64_t axis, int64_t rank, std::string_view what) {
   if (axis < -rank || axis >= rank)

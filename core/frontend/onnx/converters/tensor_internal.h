@@ -25,7 +25,6 @@ constexpr int64_t kMaxConstantElements = int64_t(1) << 28;
 
 // Helpers (tensor.cpp).
 Expected<Ints> constantInts(NodeContext &ctx, size_t i, std::string_view name);
-Expected<Outputs> unpackTuple(NodeContext &ctx, const Expr &t);
 Expected<int64_t> normAxis(NodeContext &ctx, int64_t axis, int64_t rank, std::string_view what);
 
 // Converters that registerTensorConverters() (tensor.cpp) registers.
