@@ -206,6 +206,21 @@ void batchMatmulSamples(Samples &s) {
   s.addAs(DType::F16, {}, {in(f32({2, 3, 4})), in(f32({2, 4, 5}))});
 }
 
+/// X [S, B, I], W [D, 4H, I], R [D, 4H, H], B [D, 8H] (constants, as an
+/// export's), initial_h and initial_c [D, B, H].
+void lstmSamples(Samples &s) {
+  auto lstm = [&](const char *direction, int64_t S, int64_t B, int64_t I, int64_t H) {
+    const int64_t D = std::string_view(direction) == "bidirectional" ? 2 : 1;
+    s.add({{"direction", std::string(direction)}},
+          {in(f32({S, B, I})), cst(f32({D, 4 * H, I})), cst(f32({D, 4 * H, H})),
+           cst(f32({D, 8 * H})), in(f32({D, B, H})), in(f32({D, B, H}))});
+  };
+  lstm("forward", 5, 1, 6, 8);
+  lstm("forward", 3, 4, 5, 20); // hidden units not a multiple of 16
+  lstm("reverse", 4, 2, 3, 16);
+  lstm("bidirectional", 3, 2, 4, 8);
+}
+
 void denseSamples(Samples &s) {
   s.add({}, {in(f32({2, 8})), cst(f32({6, 8}))});
   s.add({}, {in(f32({1, 16})), cst(f32({4, 16}))});
@@ -372,6 +387,7 @@ const std::map<std::string, SampleFn, std::less<>> &handWritten() {
     t["matmul"] = matmulSamples;
     t["batch_matmul"] = batchMatmulSamples;
     t["dense"] = denseSamples;
+    t["lstm"] = lstmSamples;
     t["bias_add"] = biasAddSamples;
     t["batch_norm"] = batchNormSamples;
     t["layer_norm"] = layerNormSamples;

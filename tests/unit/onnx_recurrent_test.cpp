@@ -13,7 +13,9 @@
 #include "onnx_test_util.h"
 
 #include <cmath>
+#include <map>
 #include <random>
+#include <set>
 
 using namespace tessera;
 using namespace tessera::frontend::onnx;
@@ -309,6 +311,68 @@ TEST_CASE("LSTM converter: directions, peepholes, initial states, clip", "[onnx]
   l.clip = 0.3;
   checkLayer(l, {{"clip", 0.3f}});
   checkLayer(makeLayer(Kind::LSTM, "bidirectional", true, true, true), {}, /*layout=*/1);
+}
+
+TEST_CASE("LSTM converter: the core lstm op, folded, in layout 1 and without bias",
+          "[onnx][recurrent]") {
+  // Default activations, no peepholes or clip: these go through the core op
+  // lstm (its reference kernel folds them), the others above unroll.
+  for (std::string dir : {"forward", "reverse", "bidirectional"}) {
+    CAPTURE(dir);
+    checkLayer(makeLayer(Kind::LSTM, dir, true, false, false), {});
+    checkLayer(makeLayer(Kind::LSTM, dir, false, true, false), {}, /*layout=*/1);
+  }
+}
+
+TEST_CASE("LSTM converter: one lstm op when the core op expresses it, else unrolled",
+          "[onnx][recurrent]") {
+  Layer l = makeLayer(Kind::LSTM, "forward", true, false, false);
+  const int64_t H = l.H;
+  auto countOps = [](const std::vector<ir::Expr> &outs) {
+    std::map<std::string, int> n;
+    std::vector<ir::Expr> work(outs.begin(), outs.end());
+    std::set<const ir::ExprNode *> seen;
+    while (!work.empty()) {
+      ir::Expr e = work.back();
+      work.pop_back();
+      if (!e || !seen.insert(e.get()).second)
+        continue;
+      if (const auto *c = e->as<ir::CallNode>()) {
+        ++n[c->op()->name];
+        for (const ir::Expr &a : c->args())
+          work.push_back(a);
+      } else if (const auto *g = e->as<ir::TupleGetItemNode>()) {
+        work.push_back(g->tuple());
+      }
+    }
+    return n;
+  };
+  auto convert = [&](AttrMap attrs, bool peepholes) {
+    std::vector<ir::Expr> in = {
+        ir::makeVar("x", ir::Type::tensor(ir::DType::F32, {l.S, l.B, l.I})),
+        ir::makeConstant(f32({1, 4 * H, l.I}, l.w)),
+        ir::makeConstant(f32({1, 4 * H, H}, l.r)),
+        ir::makeConstant(f32({1, 8 * H}, l.b)),
+        nullptr,
+        nullptr,
+        nullptr,
+        peepholes ? ir::makeConstant(f32({1, 3 * H}, randomVec(size_t(3 * H), 3))) : nullptr};
+    attrs["hidden_size"] = H;
+    auto out = test::convertNode("LSTM", in, attrs, 3);
+    if (!out.ok())
+      FAIL("conversion failed: " << out.error().str());
+    return countOps(*out);
+  };
+  auto whole = convert({}, false);
+  CHECK(whole["lstm"] == 1);
+  CHECK(whole["dense"] == 0);
+  auto peep = convert({}, true);
+  CHECK(peep["lstm"] == 0);
+  CHECK(peep["dense"] > int(l.S)); // unrolled: one product per step and more
+  auto clipped = convert({{"clip", 0.5f}}, false);
+  CHECK(clipped["lstm"] == 0);
+  auto acts = convert({{"activations", std::vector<std::string>{"Sigmoid", "Tanh", "Relu"}}}, false);
+  CHECK(acts["lstm"] == 0);
 }
 
 TEST_CASE("Recurrent converters: sequence_lens", "[onnx][recurrent]") {
