@@ -27,6 +27,7 @@ const LoweringTable &hostLowerings() {
     LoweringTable t;
     addNnLowerings(t);
     addTensorLowerings(t);
+    addRecurrentLowerings(t);
     return t;
   }();
   return table;
@@ -48,6 +49,8 @@ Expected<HostOpTypes> hostOpTypes(const ir::CallNode &call) {
       return Error::format("op {}: an argument of type {} is not a tensor", describeCall(call),
                            arg->type().str());
     types.inputs.push_back(arg->type());
+    const auto *c = arg->as<ir::ConstantNode>();
+    types.constants.push_back(c ? c->data() : ir::Tensor());
   }
   const ir::Type &result = call.type();
   if (result.isTensor()) {

@@ -26,11 +26,20 @@
 
 namespace tessera::codegen {
 
+/// A constant argument that a kernel takes in a layout of its own, laid out
+/// once at compile time: the step passes `data` in place of argument
+/// `input` (compile/lower.cpp), and the kernel's attributes say so.
+struct PackedInput {
+  size_t input;
+  ir::Tensor data;
+};
+
 struct KernelCall {
   std::string kernel;       // "conv2d" -> the symbol tk_conv2d
   std::vector<int64_t> ia;  // integer attributes, kernel-specific layout
   std::vector<double> fa;   // float attributes, kernel-specific layout
   uint64_t scratchBytes = 0; // temporary memory the kernel needs (tk_args::scratch)
+  std::vector<PackedInput> packed; // constant arguments in the kernel's layout
 };
 
 /// A call's argument and result types, as the lowering sees them: one
@@ -43,6 +52,9 @@ struct HostOpTypes {
   /// symbolic_steps.h): the types are one sample of them, so a choice
   /// between kernel modes must not depend on a size (a small-M shortcut).
   bool anySize = false;
+  /// Per argument, its data when it is a constant (else an invalid Tensor;
+  /// empty when unknown): what a lowering may lay out (KernelCall::packed).
+  std::vector<ir::Tensor> constants;
 };
 
 /// Lowers one call (its op, normalised attributes and types).
@@ -73,5 +85,6 @@ Expected<HostOpTypes> hostOpTypes(const ir::CallNode &call);
 // Per-family registration (host_ops_<family>.cpp).
 void addNnLowerings(LoweringTable &table);        // conv, pool, dense, matmul, norms, softmax, reductions, ...
 void addTensorLowerings(LoweringTable &table);    // elementwise, broadcast, cast, injective, index, image, ...
+void addRecurrentLowerings(LoweringTable &table); // lstm
 
 } // namespace tessera::codegen

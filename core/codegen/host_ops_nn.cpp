@@ -426,22 +426,6 @@ Expected<KernelCall> lowerTopk(const ir::Attrs &attrs, const HostOpTypes &t) {
                     scratch.bytes};
 }
 
-// lstm (f32): ia = S, B, I, H, D, reverse, offWt, offXW, offH, offC (see
-// kernels/nn_recurrent.cpp).
-Expected<KernelCall> lowerLstm(const ir::Attrs &attrs, const HostOpTypes &t) {
-  const Shape &x = t.inputs[0].shape(), &r = t.inputs[2].shape();
-  const int64_t S = x[0], B = x[1], I = x[2], D = r[0], H = r[2];
-  Scratch s;
-  auto floats = [&](int64_t n) { return s.take(uint64_t(n) * 4); };
-  const int64_t offWt = floats(I * 4 * H), offXW = floats(S * B * 4 * H),
-                offH = floats(2 * B * H), offC = floats(B * H);
-  return KernelCall{"lstm",
-                    {S, B, I, H, D, attrs.getString("direction") == "reverse", offWt, offXW, offH,
-                     offC},
-                    {},
-                    s.bytes};
-}
-
 } // namespace
 
 void addNnLowerings(LoweringTable &table) {
@@ -475,7 +459,6 @@ void addNnLowerings(LoweringTable &table) {
   table.add("argmin", argLowering(false));
   table.add("cumsum", lowerCumsum);
   table.add("topk", lowerTopk);
-  table.add("lstm", lowerLstm);
 }
 
 } // namespace tessera::codegen

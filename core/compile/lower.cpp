@@ -17,6 +17,7 @@
 
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tessera::compile {
 
@@ -51,37 +52,6 @@ std::string describeNode(const ExprNode &n) {
   if (const auto *c = n.as<CallNode>())
     return n.name().empty() ? c->calleeName() : fmt::format("{} '{}'", c->calleeName(), n.name());
   return n.name().empty() ? std::string("a value") : fmt::format("'{}'", n.name());
-}
-
-/// The names of the values `main` returns (a tuple body's fields, else the
-/// body), one per tensor: a value's name when it has one that no other
-/// returned value has and it is not a parameter (whose name is the input's),
-/// else "output_<i>". Empty when a returned value is not a tensor.
-std::vector<std::string> returnedNames(const FunctionNode &main) {
-  const Expr &body = main.body();
-  std::vector<const ExprNode *> leaves;
-  if (const auto *t = body->as<TupleNode>()) {
-    for (const Expr &f : t->fields())
-      leaves.push_back(f.get());
-  } else {
-    leaves.push_back(body.get());
-  }
-  std::map<std::string, int> uses;
-  for (const ExprNode *l : leaves) {
-    if (!l->type().isTensor())
-      return {};
-    ++uses[l->name()];
-  }
-  std::vector<std::string> names;
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    const ExprNode *l = leaves[i];
-    // All-digit names are the text format's numbering of unnamed values.
-    const std::string &n = l->name();
-    bool numbered = std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
-    bool usable = !numbered && l->kind() != ExprKind::Var && uses[n] == 1;
-    names.push_back(usable ? l->name() : fmt::format("output_{}", i));
-  }
-  return names;
 }
 
 class Lowerer {
@@ -123,6 +93,7 @@ public:
       if (const auto *c = n->as<ConstantNode>())
         weightBytes += c->data().nbytes() + runtime::kBufferAlignment;
     out_.weights.reserve(weightBytes);
+    findPackedOnly(order, *main);
     for (const ExprNode *n : order)
       TS_RETURN_IF_ERROR(visit(*n));
 
@@ -142,6 +113,32 @@ private:
       out_.plan.symbols.push_back({info.name, info.lo, info.hi});
     }
     return it->second;
+  }
+
+  /// Lowers @main's op calls ahead (kept for lowerOpCall) to find the
+  /// constants that only kernels with a layout of their own read
+  /// (KernelCall::packed): those are stored in that layout alone.
+  void findPackedOnly(const std::vector<const ExprNode *> &order, const FunctionNode &main) {
+    std::unordered_map<const ExprNode *, size_t> uses, packedUses;
+    ++uses[main.body().get()];
+    for (const ExprNode *n : order) {
+      for (const Expr &o : n->operands())
+        ++uses[o.get()];
+      const auto *call = n->as<CallNode>();
+      if (!call || call->calleeKind() != CallNode::CalleeKind::Op || call->op()->controlFlow ||
+          !call->type().isStatic()) // symbolic steps are lowered by their fit
+        continue;
+      auto lowered = codegen::lowerHostOp(*call);
+      if (!lowered)
+        continue; // reported when the call is lowered
+      for (const codegen::PackedInput &p : lowered->packed)
+        if (call->args()[p.input]->as<ConstantNode>())
+          ++packedUses[call->args()[p.input].get()];
+      lowered_.emplace(call, std::move(*lowered));
+    }
+    for (const auto &[node, n] : packedUses)
+      if (uses[node] == n)
+        packedOnly_.insert(node);
   }
 
   uint32_t addBuffer(runtime::BufferKind kind, const Type &type, std::string name = {}) {
@@ -203,6 +200,8 @@ private:
         return Error::format("'%{}' is not a parameter of @main", n.name());
       return okStatus();
     case ExprKind::Constant:
+      if (packedOnly_.count(&n))
+        return okStatus();
       values_[&n] = Value{int64_t(addConstant(n.as<ConstantNode>()->data(), n.name())), {}};
       return okStatus();
     case ExprKind::Tuple: {
@@ -251,9 +250,20 @@ private:
     return &it->second;
   }
 
-  Expected<std::vector<uint32_t>> argBuffers(const CallNode &call) const {
+  /// The buffers of `call`'s arguments; the `packed` ones (tensors) are
+  /// their laid-out constants instead.
+  Expected<std::vector<uint32_t>> argBuffers(const CallNode &call,
+                                             std::vector<codegen::PackedInput> packed = {}) {
     std::vector<uint32_t> args;
-    for (const Expr &a : call.args()) {
+    for (size_t i = 0; i < call.args().size(); ++i) {
+      const Expr &a = call.args()[i];
+      auto p = std::find_if(packed.begin(), packed.end(),
+                            [&](const codegen::PackedInput &q) { return q.input == i; });
+      if (p != packed.end()) {
+        keptAlive_.push_back(std::move(p->data)); // constants_ keys on its bytes
+        args.push_back(addConstant(keptAlive_.back(), a->name() + ".packed"));
+        continue;
+      }
       TS_ASSIGN_OR_RETURN(const Value *v, valueOf(*a));
       flattenInto(*v, args);
     }
@@ -282,6 +292,9 @@ private:
             j = spec.symbols[j].second;
         spec.ia.push_back(std::move(v));
       }
+    } else if (auto it = lowered_.find(&call); it != lowered_.end()) {
+      spec.call = std::move(it->second); // by findPackedOnly
+      lowered_.erase(it);
     } else {
       TS_ASSIGN_OR_RETURN(spec.call, codegen::lowerHostOp(call));
     }
@@ -324,7 +337,8 @@ private:
     runtime::Step step;
     step.kind = runtime::StepKind::Host;
     step.symbol = spec.symbol;
-    TS_ASSIGN_OR_RETURN(step.args, argBuffers(call));
+    TS_ASSIGN_OR_RETURN(step.args, argBuffers(call, std::move(spec.call.packed)));
+    spec.call.packed.clear();
     step.numInputs = uint32_t(step.args.size());
     flattenInto(result, step.args);
     // The kernel's scratch memory: one more buffer after the outputs
@@ -502,31 +516,6 @@ private:
     return okStatus();
   }
 
-  /// The names of the model outputs (see lowerMain).
-  std::vector<std::string> outputNames(const FunctionNode &main, size_t count) {
-    std::vector<std::string> names;
-    std::string joined = main.attrs().getString("output_names");
-    if (!joined.empty()) {
-      size_t start = 0;
-      while (true) {
-        size_t end = joined.find(';', start);
-        names.push_back(joined.substr(start, end == std::string::npos ? end : end - start));
-        if (end == std::string::npos)
-          break;
-        start = end + 1;
-      }
-      if (names.size() == count)
-        return names;
-    }
-    names = returnedNames(main);
-    if (names.size() == count)
-      return names;
-    names.clear();
-    for (size_t i = 0; i < count; ++i)
-      names.push_back(fmt::format("output_{}", i));
-    return names;
-  }
-
   Status bindOutputs(const FunctionNode &main) {
     std::vector<uint32_t> results;
     TS_ASSIGN_OR_RETURN(const Value *body, valueOf(*main.body()));
@@ -569,6 +558,9 @@ private:
   std::map<std::pair<const void *, std::string>, uint32_t> constants_;
   std::map<int64_t, uint32_t> planSymbols_; // named ir symbol -> plan symbol
   Tensor zero_; // a loop's first iteration number (kept alive: constants_ keys on its bytes)
+  std::vector<Tensor> keptAlive_; // laid-out constants (likewise)
+  std::unordered_map<const CallNode *, codegen::KernelCall> lowered_; // by findPackedOnly
+  std::unordered_set<const ExprNode *> packedOnly_; // constants stored laid out only
   LoweredModel out_;
 };
 
@@ -576,21 +568,6 @@ private:
 
 Expected<LoweredModel> lowerMain(const Module &m, const std::vector<CompiledRegion> &regions) {
   return Lowerer(m, regions).run();
-}
-
-} // namespace tessera::compile
-
-namespace tessera::compile {
-
-Function withOutputNames(const Function &main) {
-  if (main->attrs().has("output_names"))
-    return main;
-  std::vector<std::string> names = returnedNames(*main);
-  if (names.empty())
-    return main;
-  Attrs attrs = main->attrs();
-  attrs.set("output_names", fmt::format("{}", fmt::join(names, ";")));
-  return makeFunction(main->params(), main->body(), std::move(attrs), main->name(), main->span());
 }
 
 } // namespace tessera::compile

@@ -86,6 +86,10 @@ struct LoweredModel {
 /// parameter, else "output_<i>".
 Expected<LoweredModel> lowerMain(const ir::Module &m, const std::vector<CompiledRegion> &regions);
 
+/// The names of @main's `count` outputs, as lowerMain gives them
+/// (output_names.cpp).
+std::vector<std::string> outputNames(const ir::FunctionNode &main, size_t count);
+
 /// `main` with the attribute "output_names" set from the names of the
 /// values it returns (when it has none and those names are usable, see
 /// lowerMain), so that the names survive the passes that rename or replace

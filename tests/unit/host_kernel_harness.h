@@ -77,6 +77,10 @@ inline Expected<std::vector<ir::Tensor>> runNative(const ir::CallNode &call,
   std::vector<tk_tensor> in, out;
   for (const ir::Tensor &t : inputs)
     in.push_back(view(t));
+  // Constant arguments the lowering laid out (KernelCall::packed) replace
+  // the inputs, as compile/lower.cpp replaces their buffers.
+  for (const codegen::PackedInput &p : lowered->packed)
+    in.at(p.input) = view(p.data);
   for (const ir::Tensor &t : outputs)
     out.push_back(view(t));
   std::unique_ptr<void, AlignedFree> scratch;

@@ -2,115 +2,125 @@
 //
 // tk_lstm: the core op lstm (ir/ops/recurrent.cpp) in f32, as a loop over
 // the time steps rather than one host step per step of an unrolled graph.
-// Per direction: the input projection of every step at once (one GEMM,
-// [S*B, I] x [I, 4H], plus both biases), then per step the recurrent
-// products h R^T and the gates together, in chunks of hidden units that the
-// runtime's threads share: a chunk reads the four gates' rows of R for its
-// units (kChunk * 4 rows, which stay in cache across the batch rows) as dot
-// products with h, eight rows at a time, then updates c and h for its units.
-// At batch 1 this is a GEMV per step that streams R (4 MB for H = 512) at
-// the cache's bandwidth: the bound of every LSTM at batch 1.
+// The weights are read in the panel layout of lstm_layout.h: the lowering
+// lays constant W, R and B out once at compile time (KernelCall::packed);
+// weights that arrive at run time are laid out into scratch here first.
 //
-// ia: S, B, I, H, D, reverse, offWt, offXW, offH, offC
-// scratch (f32): Wt [I, 4H], XW [S*B, 4H], h [2, B, H] (this step's and the
-// next's), c [B, H].
+// Per direction:
+//  - the input projection of every step at once, XW [P][S*B][64] = X W^T,
+//    as the GEMM micro-kernel (nn_common.h) on the W panels as they lie,
+//    the panels split over the runtime's threads;
+//  - per step, per panel of 16 hidden units (the threads share the
+//    panels): its 64 gate columns of h R^T as one sequential stream of the
+//    R panel with four 16-lane accumulators (a GEMV at batch 1, bound by
+//    the bandwidth that streams R), started from XW and the bias, then the
+//    gates, c and h of its units, written straight into Y, Y_c. The next
+//    step reads h from Y. sigmoid and tanh are fast_math.h's.
+//
+// ia: S, B, I, H, D, reverse, packedW, packedR, packedB, offW, offR, offB,
+//     offXW, offEdge
+// packed*: 1 when that input is already in the panel layout, else it is
+// laid out into scratch at off* (-1 when unused). Scratch (f32): W, R, B of
+// one direction, XW [P][S*B][64], the last (S*B) % 6 rows of X zero-padded
+// to 6 ([6][I], for the micro-kernel's edge).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/kernels/fast_math.h"
+#include "codegen/kernels/lstm_layout.h"
 #include "codegen/kernels/nn_common.h"
 
 using namespace tk_nn;
+using namespace tk_lstm_layout;
 
 namespace {
 
-constexpr int64_t kChunk = 16; // hidden units per chunk of a step
-constexpr int kRows = 8;       // rows of R per dot-product pass
-constexpr int kLanes = 16;     // partial sums per row (one AVX-512 vector)
+constexpr int64_t U = kLstmUnits, C = kLstmColumns;
+using V = Vec64<float>::type; // U lanes
+static_assert(sizeof(V) == U * sizeof(float), "a panel's gate is one vector");
+static_assert(kLstmEdgeRows == kMR, "the lowering sizes the edge rows as the micro-kernel's");
 
-inline float sigmoidf(float v) { return 1.0f / (1.0f + tk_fast_expf(-v)); }
-
-/// out[r] = dot(h, R[rows[r]]) for `n` rows (at most kRows), each K long.
-template <int N> inline void dots(const float *const *rows, const float *h, int64_t K, float *out) {
-  float part[N][kLanes] = {};
-  int64_t k = 0;
-  for (; k + kLanes <= K; k += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      const float hv = h[k + l];
-      for (int r = 0; r < N; ++r)
-        part[r][l] += hv * rows[r][k + l];
-    }
-  for (int r = 0; r < N; ++r) {
-    float s = 0;
-    for (int l = 0; l < kLanes; ++l)
-      s += part[r][l];
-    for (int64_t kk = k; kk < K; ++kk)
-      s += h[kk] * rows[r][kk];
-    out[r] = s;
-  }
+// By reference: a vector returned by value would change the ABI without
+// AVX-512 (they are inlined anyway).
+inline void load(V &v, const float *p) {
+  __builtin_memcpy(&v, p, sizeof v);
+}
+inline void addTo(V &acc, const float *p, float scale) {
+  V v;
+  load(v, p);
+  acc += v * scale;
 }
 
-struct Step {
-  const float *R;  // [4H, H], this direction's
-  const float *xw; // [B, 4H], this step's input projection plus biases
-  const float *h;  // [B, H], the previous state
-  float *hNext;    // [B, H]
-  float *c;        // [B, H], updated in place
-  float *y;        // [B, H], this step's output
-  int64_t B, H;
+inline float sigmoidf(float v) {
+  return 1.0f / (1.0f + tk_fast_expf(-v));
+}
+
+/// XW [P][M][64] = X [M, K] x W^T, W as [P][4][K][16] panels.
+struct Projection {
+  const float *X, *Wp, *edge; // edge: X's last M % kMR rows, zero-padded to kMR
+  float *XW;
+  int64_t M, K;
 };
 
-/// Chunks [begin, end) of hidden units of one step, every batch row.
-void stepChunks(void *closure, int64_t begin, int64_t end) {
-  const Step &s = *(const Step *)closure;
-  const int64_t H = s.H;
-  for (int64_t chunk = begin; chunk < end; ++chunk) {
-    const int64_t j0 = chunk * kChunk, n = tkMin(H, j0 + kChunk) - j0;
-    for (int64_t b = 0; b < s.B; ++b) {
-      const float *h = s.h + b * H, *xw = s.xw + b * 4 * H;
-      float g[4 * kChunk];
-      // Row t of the chunk: gate t / n, unit j0 + t % n.
-      const float *rows[kRows];
-      int pending = 0, first = 0;
-      for (int t = 0; t < 4 * int(n); ++t) {
-        rows[pending++] = s.R + ((t / n) * H + j0 + t % n) * H;
-        if (pending == kRows) {
-          dots<kRows>(rows, h, H, g + first);
-          first += pending, pending = 0;
-        }
-      }
-      for (int r = 0; r < pending; ++r)
-        dots<1>(rows + r, h, H, g + first + r);
-      for (int64_t t = 0; t < n; ++t) {
-        const int64_t j = j0 + t;
-        const float i = sigmoidf(g[t] + xw[j]), o = sigmoidf(g[n + t] + xw[H + j]),
-                    f = sigmoidf(g[2 * n + t] + xw[2 * H + j]),
-                    cand = tk_fast_tanhf(g[3 * n + t] + xw[3 * H + j]);
-        float &cell = s.c[b * H + j];
-        cell = f * cell + i * cand;
-        const float hv = o * tk_fast_tanhf(cell);
-        s.hNext[b * H + j] = hv;
-        s.y[b * H + j] = hv;
-      }
-    }
+void projectPanels(void *closure, int64_t begin, int64_t end) {
+  const Projection &pr = *(const Projection *)closure;
+  const int64_t M = pr.M, K = pr.K, full = M / kMR * kMR;
+  for (int64_t q = begin * 4; q < end * 4; ++q) { // column panel q: panel q / 4, gate q % 4
+    const float *w = pr.Wp + q * K * U;
+    float *xw = pr.XW + (q / 4) * M * C + (q % 4) * U;
+    for (int64_t i = 0; i < full; i += kMR)
+      microKernel<float>(K, pr.X + i * K, K, 1, w, xw + i * C, C, kMR, U, false);
+    if (full < M)
+      microKernel<float>(K, pr.edge, K, 1, w, xw + full * C, C, M - full, U, false);
   }
 }
 
-/// XW [M, N] = X [M, K] x W^T with W [N, K] as it lies (transposed into Wt).
-void inputProjection(const float *X, int64_t M, int64_t K, const float *W, int64_t N, float *Wt,
-                     float *XW, const tessera_host_ctx_t *ctx) {
-  Gemm<float> g;
-  g.M = M, g.N = N, g.K = K;
-  g.A = X, g.a_rs = K, g.a_ks = 1;
-  g.C = XW, g.c_rs = N, g.c_bstride = M * N;
-  g.batches = 1, g.brank = 0, g.bshape = g.a_bstride = g.b_bstride = 0;
-  const bool dot = M < 4;
-  if (dot) {
-    g.B = W, g.b_ks = 1, g.b_ns = K;
-  } else {
-    transposeMatrices<float>(W, 1, N, K, Wt);
-    g.B = Wt, g.b_ks = N, g.b_ns = 1;
+/// One time step of one direction.
+struct Step {
+  const float *Rp;  // [P][H][64]
+  const float *Bp;  // [P][64]
+  const float *XW;  // [P][M][64]; this step's rows from row0
+  const float *h;   // [B, H], the previous hidden state
+  float *hNext;     // [B, H], this step's (Y's slot)
+  float *c;         // [B, H], updated in place
+  int64_t row0, M, B, H;
+};
+
+void stepPanels(void *closure, int64_t begin, int64_t end) {
+  const Step &s = *(const Step *)closure;
+  const int64_t H = s.H;
+  for (int64_t p = begin; p < end; ++p) {
+    const float *panel = s.Rp + p * H * C, *bias = s.Bp + p * C;
+    const int64_t j0 = p * U, n = tkMin<int64_t>(U, H - j0);
+    for (int64_t b = 0; b < s.B; ++b) {
+      const float *xw = s.XW + (p * s.M + s.row0 + b) * C;
+      V a0, a1, a2, a3;
+      load(a0, bias), load(a1, bias + U), load(a2, bias + 2 * U), load(a3, bias + 3 * U);
+      addTo(a0, xw, 1.0f), addTo(a1, xw + U, 1.0f), addTo(a2, xw + 2 * U, 1.0f);
+      addTo(a3, xw + 3 * U, 1.0f);
+      const float *h = s.h + b * H, *r = panel;
+      for (int64_t k = 0; k < H; ++k, r += C) {
+        const float hk = h[k];
+        addTo(a0, r, hk);
+        addTo(a1, r + U, hk);
+        addTo(a2, r + 2 * U, hk);
+        addTo(a3, r + 3 * U, hk);
+      }
+      alignas(64) float g[C], cs[U], hs[U];
+      __builtin_memcpy(g, &a0, sizeof a0), __builtin_memcpy(g + U, &a1, sizeof a1);
+      __builtin_memcpy(g + 2 * U, &a2, sizeof a2), __builtin_memcpy(g + 3 * U, &a3, sizeof a3);
+      float *c = s.c + b * H + j0, *hn = s.hNext + b * H + j0;
+      for (int64_t u = 0; u < U; ++u)
+        cs[u] = u < n ? c[u] : 0.0f;
+      for (int64_t u = 0; u < U; ++u) {
+        const float i = sigmoidf(g[u]), o = sigmoidf(g[U + u]), f = sigmoidf(g[2 * U + u]),
+                    cand = tk_fast_tanhf(g[3 * U + u]);
+        cs[u] = f * cs[u] + i * cand;
+        hs[u] = o * tk_fast_tanhf(cs[u]);
+      }
+      for (int64_t u = 0; u < n; ++u)
+        c[u] = cs[u], hn[u] = hs[u];
+    }
   }
-  gemmRun<float>(g, dot, ctx);
 }
 
 } // namespace
@@ -118,38 +128,54 @@ void inputProjection(const float *X, int64_t M, int64_t K, const float *W, int64
 TK_KERNEL(lstm) {
   const int64_t *ia = a->ia;
   const int64_t S = ia[0], B = ia[1], I = ia[2], H = ia[3], D = ia[4];
-  const bool reverse = ia[5] != 0;
-  float *Wt = scratchAt<float>(a, ia[6]), *XW = scratchAt<float>(a, ia[7]),
-        *hs = scratchAt<float>(a, ia[8]), *c = scratchAt<float>(a, ia[9]);
+  const bool reverse = ia[5] != 0, packedW = ia[6] != 0, packedR = ia[7] != 0,
+             packedB = ia[8] != 0;
+  float *Ws = scratchAt<float>(a, ia[9]), *Rs = scratchAt<float>(a, ia[10]),
+        *Bs = scratchAt<float>(a, ia[11]), *XW = scratchAt<float>(a, ia[12]),
+        *edge = scratchAt<float>(a, ia[13]);
   const float *X = (const float *)a->in[0].data, *W = (const float *)a->in[1].data,
               *R = (const float *)a->in[2].data, *bias = (const float *)a->in[3].data,
               *h0 = (const float *)a->in[4].data, *c0 = (const float *)a->in[5].data;
   float *Y = (float *)a->out[0].data, *Yh = (float *)a->out[1].data,
         *Yc = (float *)a->out[2].data;
-  const int64_t G4 = 4 * H, chunks = (H + kChunk - 1) / kChunk;
+  const int64_t P = lstmPanels(H), M = S * B, full = M / kMR * kMR;
+  const int64_t wSize = lstmPackedSize(H, I), rSize = lstmPackedSize(H, H);
+  if (edge) { // the micro-kernel reads kMR rows: the last ones padded with zeros
+    TK_COLD_LOOP
+    for (int64_t e = 0; e < kMR * I; ++e)
+      edge[e] = full + e / I < M ? X[full * I + e] : 0.0f;
+  }
   for (int64_t d = 0; d < D; ++d) {
-    inputProjection(X, S * B, I, W + d * G4 * I, G4, Wt, XW, ctx);
-    const float *wb = bias + d * 2 * G4, *rb = wb + G4;
-    for (int64_t row = 0; row < S * B; ++row)
-      for (int64_t j = 0; j < G4; ++j)
-        XW[row * G4 + j] += wb[j] + rb[j];
-    float *h = hs, *hNext = hs + B * H;
-    for (int64_t k = 0; k < B * H; ++k) {
-      h[k] = h0[d * B * H + k];
-      c[k] = c0[d * B * H + k];
+    const float *Wp = W + d * wSize, *Rp = R + d * rSize, *Bp = bias + d * P * C;
+    if (!packedW) {
+      lstmPackWeights(W + d * 4 * H * I, H, I, true, Ws);
+      Wp = Ws;
     }
+    if (!packedR) {
+      lstmPackWeights(R + d * 4 * H * H, H, H, false, Rs);
+      Rp = Rs;
+    }
+    if (!packedB) {
+      lstmPackBias(bias + d * 8 * H, H, Bs);
+      Bp = Bs;
+    }
+    Projection pr{X, Wp, edge, XW, M, I};
+    tk_parallel_for(ctx, P, &projectPanels, &pr);
+
+    float *c = Yc + d * B * H;
+    const float *h = h0 + d * B * H;
+    for (int64_t k = 0; k < B * H; ++k)
+      c[k] = c0[d * B * H + k];
     const bool backwards = reverse || d == 1;
     for (int64_t step = 0; step < S; ++step) {
       const int64_t t = backwards ? S - 1 - step : step;
-      Step s{R + d * G4 * H, XW + t * B * G4, h, hNext, c, Y + (t * D + d) * B * H, B, H};
-      tk_parallel_for(ctx, chunks, &stepChunks, &s);
-      float *swap = h;
-      h = hNext, hNext = swap;
+      float *hNext = Y + (t * D + d) * B * H;
+      Step s{Rp, Bp, XW, h, hNext, c, t * B, M, B, H};
+      tk_parallel_for(ctx, P, &stepPanels, &s);
+      h = hNext;
     }
-    for (int64_t k = 0; k < B * H; ++k) {
+    for (int64_t k = 0; k < B * H; ++k)
       Yh[d * B * H + k] = h[k];
-      Yc[d * B * H + k] = c[k];
-    }
   }
   return TESSERA_HOST_OK;
 }

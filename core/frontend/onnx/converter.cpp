@@ -338,7 +338,8 @@ const ConverterRegistry &ConverterRegistry::standard() {
     for (auto *family : {&registerElementwiseConverters, &registerReduceConverters,
                          &registerNNConverters, &registerTensorConverters,
                          &registerLossConverters, &registerSequenceConverters,
-                         &registerRecurrentConverters, &registerSignalConverters,
+                         &registerRecurrentConverters, &registerSamplingConverters,
+                         &registerSignalConverters,
                          &registerControlFlowConverters}) {
       Status s = family(r);
       if (!s.ok()) {

@@ -195,7 +195,8 @@ Status registerNNConverters(ConverterRegistry &r);          // Conv, Gemm, MatMu
 Status registerTensorConverters(ConverterRegistry &r);      // shape and data movement, Constant, Shape, ...
 Status registerLossConverters(ConverterRegistry &r);        // NLL and SCE losses, Einsum, index ops
 Status registerSequenceConverters(ConverterRegistry &r);    // sequences as tuples of static length
-Status registerRecurrentConverters(ConverterRegistry &r);   // RNN, GRU, LSTM unrolled; GridSample, RoiAlign
+Status registerRecurrentConverters(ConverterRegistry &r);   // RNN, GRU unrolled; LSTM as lstm or unrolled
+Status registerSamplingConverters(ConverterRegistry &r);    // GridSample, RoiAlign
 Status registerSignalConverters(ConverterRegistry &r);      // DFT, STFT, windows, MelWeightMatrix, Det
 Status registerControlFlowConverters(ConverterRegistry &r); // If, Loop, Scan, SequenceMap unrolled (control_flow.cpp)
 
