@@ -48,8 +48,7 @@ public:
     const sdk::Node *node = nullptr;
     const sdk::Graph *graph = nullptr;
     std::vector<int> ins; // logicals
-    int out = -1;         // logical (the first result's)
-    std::vector<int> outs; // every result's logical (lstm has three)
+    int out = -1;         // logical
     std::string where;    // "function 'f': node 3 ('conv1', conv2d)"
     bool done = false;
   };
@@ -107,7 +106,6 @@ private:
   void lowerResample(FNode &n, const OpInfo &info);
   void lowerView(FNode &n);
   void lowerStridedCopy(FNode &n, const OpInfo &info);
-  void lowerLstm(FNode &n, const OpInfo &info);
   sdk::OpDesc descOf(const FNode &n) const;
   void consumed(FNode &n);
   bool freeAfter(int buffer) const;

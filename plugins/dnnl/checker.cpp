@@ -38,27 +38,18 @@ namespace {
 
 /// Builds the op's primitives on a one-node graph (inputs plain, as the
 /// region boundary has them), so that everything oneDNN refuses is known
-/// now. Constant operands become inputs: the layout logic is the same;
-/// except lstm's weights and bias, which the plan rearranges and so takes
-/// as constants only (zeros here; a model's are initializers).
+/// now. Constant operands become inputs: the layout logic is the same.
 /// Returns the plan's first step that runs one of oneDNN's reference
 /// kernels ("ref:any"), or "".
 std::string probe(const sdk::OpDesc &op) {
   sdk::Graph g;
-  sdk::JsonFunction fn;
   for (size_t i = 0; i < op.inputs.size(); ++i) {
     sdk::Node n;
+    n.kind = sdk::Node::Kind::Input;
     n.name = "x" + std::to_string(i);
     n.outputs = {op.inputs[i]};
-    if (op.op == "lstm" && i >= 1 && i <= 3) {
-      n.kind = sdk::Node::Kind::Const;
-      n.constant = int64_t(fn.constants.size());
-      fn.constants.emplace_back(n.name, op.inputs[i]);
-    } else {
-      n.kind = sdk::Node::Kind::Input;
-      g.inputs.push_back(int64_t(i));
-    }
     g.nodes.push_back(std::move(n));
+    g.inputs.push_back(int64_t(i));
   }
   sdk::Node n;
   n.kind = sdk::Node::Kind::Op;
@@ -70,6 +61,7 @@ std::string probe(const sdk::OpDesc &op) {
   n.outputs = op.outputs;
   g.nodes.push_back(std::move(n));
   g.outputs.push_back(sdk::NodeRef{int64_t(op.inputs.size()), 0});
+  sdk::JsonFunction fn;
   fn.symbol = "probe";
   fn.graph = std::move(g);
   std::unique_ptr<PrimitivePlan> plan = buildPlan(fn, "", ConstantCopies::CheckOnly);

@@ -140,7 +140,6 @@ void PlanBuilder::lower(size_t index) {
     case OpKind::View: lowerView(n); break;
     case OpKind::Transpose:
     case OpKind::Slice: lowerStridedCopy(n, info); break;
-    case OpKind::Lstm: lowerLstm(n, info); break;
     }
   } catch (const dnnl::error &e) {
     fail(n.where, std::string("oneDNN: ") + e.what());
@@ -945,76 +944,6 @@ void PlanBuilder::lowerStridedCopy(FNode &n, const OpInfo &info) {
     addReorder(src, view, out, dst, n.where);
   }
   addValue(n.out, out, dst);
-}
-
-//===----------------------------------------------------------------------===//
-// Recurrent
-//===----------------------------------------------------------------------===//
-
-/// lstm as one lstm_forward. The weights and the bias are constants,
-/// rearranged here from ONNX's gate order (i, o, f, c) and [4H, K] rows into
-/// oneDNN's ldigo / ldgo with its gate order (i, f, c, o); the two biases
-/// become one. Y [S, 1, B, H] is dst_layer [S, B, H]: the same bytes.
-void PlanBuilder::lowerLstm(FNode &n, const OpInfo &info) {
-  consumed(n);
-  const int64_t S = info.seq, B = info.batch, I = info.inputSize, H = info.hidden;
-  const float *w = static_cast<const float *>(constData(n.ins[1]));
-  const float *r = static_cast<const float *>(constData(n.ins[2]));
-  const float *bias = static_cast<const float *>(constData(n.ins[3]));
-  if (!w || !r || !bias)
-    fail(n.where, "W, R and B must be constants (their gates are reordered at build time)");
-  static constexpr int64_t kOnnxGate[4] = {0, 2, 3, 1}; // oneDNN i, f, c, o in ONNX's order
-  auto gatesMajor = [&](const float *m, int64_t k) { // [4H, k] -> [k, 4, H]
-    std::vector<float> out(size_t(k * 4 * H));
-    for (int64_t c = 0; c < k; ++c)
-      for (int64_t g = 0; g < 4; ++g)
-        for (int64_t h = 0; h < H; ++h)
-          out[size_t((c * 4 + g) * H + h)] = m[(kOnnxGate[g] * H + h) * k + c];
-    return out;
-  };
-  const std::vector<float> wl = gatesMajor(w, I), wi = gatesMajor(r, H);
-  std::vector<float> b(size_t(4 * H));
-  for (int64_t g = 0; g < 4; ++g)
-    for (int64_t h = 0; h < H; ++h)
-      b[size_t(g * H + h)] = bias[kOnnxGate[g] * H + h] + bias[(4 + kOnnxGate[g]) * H + h];
-
-  const memory::desc srcLayer({S, B, I}, kF32, Tag::tnc), dstLayer({S, B, H}, kF32, Tag::tnc);
-  const memory::desc state({1, 1, B, H}, kF32, Tag::ldnc);
-  const memory::desc wlPlain({1, 1, I, 4, H}, kF32, Tag::ldigo),
-      wiPlain({1, 1, H, 4, H}, kF32, Tag::ldigo), biasMd({1, 1, 4, H}, kF32, Tag::ldgo);
-  dnnl::lstm_forward::desc desc(
-      prop_kind::forward_inference,
-      info.reverse ? dnnl::rnn_direction::unidirectional_right2left
-                   : dnnl::rnn_direction::unidirectional_left2right,
-      srcLayer, state, state, memory::desc({1, 1, I, 4, H}, kF32, Tag::any),
-      memory::desc({1, 1, H, 4, H}, kF32, Tag::any), biasMd, dstLayer, state, state);
-  dnnl::lstm_forward::primitive_desc pd(desc, baseAttr(), cpuEngine());
-  const int wlBuf = constBuffer(wlPlain, wl.data(), pd.weights_layer_desc());
-  const int wiBuf = constBuffer(wiPlain, wi.data(), pd.weights_iter_desc());
-  const int biasBuf = constBuffer(biasMd, b.data(), biasMd);
-  // X and the states, plain: the bytes of tnc and of ldnc ([1, B, H] is
-  // [1, 1, B, H]).
-  auto plain = [&](int logical) {
-    return value(need(logical, plainMd(logicals_[size_t(logical)].type.shape))).buffer;
-  };
-  const int x = plain(n.ins[0]), h0 = plain(n.ins[4]), c0 = plain(n.ins[5]);
-  const int y = newBuffer(Buffer::Kind::Temp, dstLayer.get_size()),
-            hN = newBuffer(Buffer::Kind::Temp, state.get_size()),
-            cN = newBuffer(Buffer::Kind::Temp, state.get_size());
-  addStep(dnnl::lstm_forward(pd),
-          {{DNNL_ARG_SRC_LAYER, x, srcLayer},
-           {DNNL_ARG_SRC_ITER, h0, state},
-           {DNNL_ARG_SRC_ITER_C, c0, state},
-           {DNNL_ARG_WEIGHTS_LAYER, wlBuf, pd.weights_layer_desc()},
-           {DNNL_ARG_WEIGHTS_ITER, wiBuf, pd.weights_iter_desc()},
-           {DNNL_ARG_BIAS, biasBuf, biasMd},
-           {DNNL_ARG_DST_LAYER, y, dstLayer},
-           {DNNL_ARG_DST_ITER, hN, state},
-           {DNNL_ARG_DST_ITER_C, cN, state}},
-          n.where, pd);
-  addValue(n.outs[0], y, plainMd(logicals_[size_t(n.outs[0])].type.shape));
-  addValue(n.outs[1], hN, plainMd(logicals_[size_t(n.outs[1])].type.shape));
-  addValue(n.outs[2], cN, plainMd(logicals_[size_t(n.outs[2])].type.shape));
 }
 
 } // namespace tessera::dnnl_plugin

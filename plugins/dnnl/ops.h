@@ -43,7 +43,6 @@ enum class OpKind {
   View,      // reshape, flatten, squeeze, unsqueeze: a new shape, same bytes
   Transpose, // a reorder into a view of the output with permuted strides
   Slice,     // a reorder from a strided, offset view of the input
-  Lstm,      // lstm_forward (one direction: forward or reverse)
 };
 
 /// One oneDNN eltwise operation (as a primitive or a post-op).
@@ -82,12 +81,10 @@ struct OpInfo {
   // Transpose: the permutation. Slice: per input dim, the first index taken
   // and the step (the output's dims are the count).
   Dims perm, starts, steps;
-  // Lstm: [S, B, I] in, hidden size H; reverse runs right to left.
-  int64_t seq = 0, batch = 0, inputSize = 0, hidden = 0;
-  bool reverse = false;
 };
 
-/// The core ops the plugin takes.
+/// The core ops the checker is asked about (it declines those the host runs
+/// faster, with the reason).
 const std::vector<std::string> &supportedOps();
 
 /// Validates one op call; throws sdk::Error with the reason (without the

@@ -228,14 +228,11 @@ std::vector<int> PlanBuilder::flatten(const Graph &g, const std::vector<int> &bo
     const Node &n = g.nodes[i];
     std::string at = where + ": node " + std::to_string(i) + " ('" + n.name + "'" +
                      (n.op.empty() ? "" : ", " + n.op) + ")";
-    const size_t results = n.kind == Node::Kind::Op && n.op == "lstm" ? 3 : 1;
-    if (n.outputs.size() != results)
-      fail(at, "has " + std::to_string(n.outputs.size()) + " results; this plugin runs " +
-                   (n.kind == Node::Kind::Op ? "'" + n.op + "'" : std::string("this node")) +
-                   " with " + std::to_string(results));
-    for (const sdk::TensorType &t : n.outputs)
-      if (!(t.dtype == DLDataType{kDLFloat, 32, 1}))
-        fail(at, "only f32, got " + sdk::dtypeName(t.dtype));
+    if (n.outputs.size() != 1)
+      fail(at,
+           "has " + std::to_string(n.outputs.size()) + " results; this plugin runs ops with one");
+    if (!(n.outputs[0].dtype == DLDataType{kDLFloat, 32, 1}))
+      fail(at, "only f32, got " + sdk::dtypeName(n.outputs[0].dtype));
     switch (n.kind) {
     case Node::Kind::Input: {
       auto pos = std::find(g.inputs.begin(), g.inputs.end(), int64_t(i));
@@ -261,11 +258,9 @@ std::vector<int> PlanBuilder::flatten(const Graph &g, const std::vector<int> &bo
       f.graph = &g;
       for (const NodeRef &r : n.inputs)
         f.ins.push_back(of(r));
-      for (const sdk::TensorType &t : n.outputs)
-        f.outs.push_back(newLogical(t));
-      f.out = f.outs[0];
+      f.out = newLogical(n.outputs[0]);
       f.where = at;
-      logical[i] = f.outs;
+      logical[i] = {f.out};
       nodes_.push_back(std::move(f));
       break;
     }
@@ -429,7 +424,7 @@ void PlanBuilder::addStep(dnnl::primitive prim, std::vector<StepArg> args, std::
 bool threadsFixedAtCreation(dnnl::primitive::kind kind) {
   using Kind = dnnl::primitive::kind;
   return kind == Kind::convolution || kind == Kind::deconvolution ||
-         kind == Kind::inner_product || kind == Kind::matmul || kind == Kind::rnn;
+         kind == Kind::inner_product || kind == Kind::matmul;
 }
 
 bool isReference(std::string_view impl) {

@@ -114,6 +114,12 @@ TEST_CASE("dnnl plugin: decline reasons name the plugin, the op and the cause", 
   CHECK(plugin().checkOp("softmax", {{1, 8, 5, 5}}, {1, 8, 5, 5}, {axis1}).reason ==
         "dnnl: softmax: would run oneDNN's reference kernel (ref:any)");
   CHECK(plugin().checkOp("softmax", {{1, 8, 5, 5}}, {1, 8, 5, 5}).ok); // the last axis
+  // lstm: oneDNN has lstm_forward, but the host's lstm kernel is faster.
+  CHECK_THAT(plugin()
+                 .checkOp("lstm", {{5, 1, 4}, {1, 32, 4}, {1, 32, 8}, {1, 64}, {1, 1, 8}, {1, 1, 8}},
+                          {5, 1, 1, 8})
+                 .reason,
+             Catch::StartsWith("dnnl: lstm: runs on the host: oneDNN 2.6's lstm_forward measured"));
 }
 
 TEST_CASE("dnnl plugin: conv2d + bias + relu + residual add, fused", "[dnnl_plugin]") {
