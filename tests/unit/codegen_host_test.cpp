@@ -75,6 +75,9 @@ Expected<Prepared> prepare(const kit::OpSample &sample, size_t index, uint64_t s
                                                  : values.at(arg.get()));
   TS_ASSIGN_OR_RETURN(p.spec.call, codegen::lowerHostOp(*call));
   TS_ASSIGN_OR_RETURN(p.spec.types, codegen::hostOpTypes(*call));
+  // Constants the lowering laid out are passed so, as compile/lower.cpp does.
+  for (const codegen::PackedInput &packed : p.spec.call.packed)
+    p.args.at(packed.input) = packed.data;
   p.spec.symbol = fmt::format("step_{}", index);
   return p;
 }
