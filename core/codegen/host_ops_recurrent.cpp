@@ -76,8 +76,9 @@ Expected<KernelCall> lowerLstm(const ir::Attrs &attrs, const HostOpTypes &t) {
                 offB = b ? -1 : floats(P * kLstmColumns),
                 offEdge = t.anySize || (S * B) % kLstmEdgeRows ? floats(kLstmEdgeRows * I) : -1,
                 offXW = floats(P * S * B * kLstmColumns);
-  call.ia = {S,  B,         I,       H,    D,    attrs.getString("direction") == "reverse",
-             w != nullptr, rc != nullptr, b != nullptr, offW, offR, offB, offXW, offEdge};
+  const int64_t reverse = attrs.getString("direction") == "reverse";
+  call.ia = {S, B, I, H, D, reverse, w != nullptr, rc != nullptr, b != nullptr};
+  call.ia.insert(call.ia.end(), {offW, offR, offB, offXW, offEdge});
   call.scratchBytes = s.bytes;
   return call;
 }

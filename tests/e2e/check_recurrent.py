@@ -12,7 +12,8 @@ the ONNX equations (|a-b| <= 1e-5 + 1e-4 |b|).
     or absent, as initializers or as inputs; W, R and B as initializers
     (laid out at compile time) and as model inputs (laid out by the kernel
     per run); layout 1; batch > 1; hidden sizes that are not multiples of
-    the kernel's 16-unit panels; a subset of the outputs; two stacked layers.
+    the kernel's 16-unit panels; a subset of the outputs; two stacked layers;
+    a symbolic sequence length (one artifact run at several lengths).
   - Unrolled: an LSTM with peepholes, one with other activations, GRU, RNN.
   - The reference interpreter on two models (`tessera conformance`).
   - Refused with the node and the attribute named: per-batch sequence_lens,
@@ -245,6 +246,32 @@ def stacked_model(c):
                         f"stacked ({target or 'host'}) at {threads} threads: '{name}'")
 
 
+def symbolic_length(c):
+    """An LSTM whose sequence length is a symbol: compiled once (N in 1..20),
+    run at several lengths."""
+    case = Case("symlen", "LSTM", 7, 3, 5, 20, direction="bidirectional", seed=15)
+    model = case.model()
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "N"
+    path = c.path("symlen.onnx")
+    onnx.save(model, path)
+    tsr = c.path("symlen.tsr")
+    if c.step("symlen: compile", lambda: c.tool("compile", path, "--input-shape", "x=N:1..20,3,5",
+                                                 "-o", tsr)) is None:
+        return
+    d = case.data
+    for n in (1, 6, 20):
+        x = np.random.default_rng(n).uniform(-1, 1, (n, 3, 5)).astype(np.float32)
+        npz, out = c.path(f"symlen_{n}.npz"), c.path(f"symlen_{n}_out.npz")
+        np.savez(npz, x=x)
+        if c.step(f"symlen: run at N={n}", lambda: c.tool("run", tsr, "--inputs", npz, "--outputs",
+                                                          out, "--threads", "2")) is None:
+            continue
+        got = np.load(out)
+        want = reference("LSTM", x, d["W"], d["R"], d["B"], direction="bidirectional")
+        for name, w in zip(("Y", "Y_h", "Y_c"), want):
+            c.close(got[name], w.astype(np.float32), 1e-4, 1e-5, f"symlen at N={n}: '{name}'")
+
+
 def main():
     a, c = checker_from_args()
     from check_control_flow import backend_folder
@@ -273,6 +300,7 @@ def main():
     for case in unrolled:
         run_case(c, case, core_op=False)
     stacked_model(c)
+    symbolic_length(c)
 
     # The reference interpreter (the lstm op's reference kernel).
     for case in (cases[1], cases[3]):

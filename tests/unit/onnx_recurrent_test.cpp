@@ -12,6 +12,8 @@
 
 #include "onnx_test_util.h"
 
+#include "ir/symbol.h"
+
 #include <cmath>
 #include <map>
 #include <random>
@@ -403,4 +405,49 @@ TEST_CASE("Recurrent converters: sequence_lens", "[onnx][recurrent]") {
     CHECK(out.error().str() == "node 'n0' (RNN): input 4 ('sequence_lens') must be a constant "
                                "(it decides the output shape)");
   }
+}
+
+TEST_CASE("Recurrent converters: symbolic dims", "[onnx][recurrent]") {
+  // X [S, B, I] with S or B a symbol: the lstm op loops over a symbolic
+  // sequence length; a symbolic batch needs the initial states (zeros of a
+  // symbolic shape are no constant); unrolled recurrences need both static.
+  Layer l = makeLayer(Kind::LSTM, "forward", true, false, false);
+  const int64_t H = l.H;
+  auto sym = ir::namedSymbol("T", 1, 9);
+  REQUIRE(sym);
+  auto run = [&](Kind kind, ir::Shape xShape, bool states, bool peepholes = false) {
+    const int64_t G = kind == Kind::GRU ? 3 : 4, B = xShape[1];
+    ir::Shape sShape{1, B, H};
+    std::vector<ir::Expr> in = {
+        ir::makeVar("x", ir::Type::tensor(ir::DType::F32, xShape)),
+        ir::makeConstant(f32({1, G * H, l.I}, randomVec(size_t(G * H * l.I), 1))),
+        ir::makeConstant(f32({1, G * H, H}, randomVec(size_t(G * H * H), 2))),
+        nullptr,
+        nullptr,
+        states ? ir::makeVar("h0", ir::Type::tensor(ir::DType::F32, sShape)) : nullptr};
+    if (kind == Kind::LSTM) {
+      in.push_back(states ? ir::makeVar("c0", ir::Type::tensor(ir::DType::F32, sShape)) : nullptr);
+      in.push_back(peepholes ? ir::makeConstant(f32({1, 3 * H}, randomVec(size_t(3 * H), 3)))
+                             : nullptr);
+    }
+    return test::convertNode(opName(kind), in, {{"hidden_size", H}}, kind == Kind::LSTM ? 3 : 2);
+  };
+  auto lstmSeq = run(Kind::LSTM, {*sym, l.B, l.I}, false);
+  INFO((lstmSeq.ok() ? "" : lstmSeq.error().str()));
+  REQUIRE(lstmSeq.ok());
+  CHECK((*lstmSeq)[0]->type() == ir::Type::tensor(ir::DType::F32, {*sym, 1, l.B, H}));
+  CHECK(run(Kind::LSTM, {l.S, *sym, l.I}, true).ok());
+  auto noStates = run(Kind::LSTM, {l.S, *sym, l.I}, false);
+  REQUIRE(!noStates.ok());
+  CHECK(noStates.error().str() ==
+        "node 'n0' (LSTM): the batch dim T(1, 9) is a symbol: initial_h and initial_c must be "
+        "given (zero states of a symbolic shape cannot be constants); or bind it (--input-shape)");
+  auto gru = run(Kind::GRU, {*sym, l.B, l.I}, false);
+  REQUIRE(!gru.ok());
+  CHECK(gru.error().str() == "node 'n0' (GRU): X has the symbolic dim T(1, 9): this GRU is "
+                             "unrolled, which needs its sequence length and batch; bind them "
+                             "(--input-shape)");
+  auto peep = run(Kind::LSTM, {*sym, l.B, l.I}, false, true);
+  REQUIRE(!peep.ok());
+  CHECK_THAT(peep.error().str(), Catch::Contains("this LSTM is unrolled"));
 }

@@ -47,9 +47,12 @@ Tensor randomF32(Shape shape, uint32_t seed, double scale = 1.0) {
 std::vector<Tensor> lstmInputs(int64_t S, int64_t B, int64_t I, int64_t H, int64_t D,
                                uint32_t seed = 1) {
   const double w = 1.0 / std::sqrt(double(H)); // keeps the gates off saturation
-  return {randomF32({S, B, I}, seed),          randomF32({D, 4 * H, I}, seed + 1, w),
-          randomF32({D, 4 * H, H}, seed + 2, w), randomF32({D, 8 * H}, seed + 3, 0.5),
-          randomF32({D, B, H}, seed + 4),       randomF32({D, B, H}, seed + 5)};
+  return {randomF32({S, B, I}, seed),
+          randomF32({D, 4 * H, I}, seed + 1, w),
+          randomF32({D, 4 * H, H}, seed + 2, w),
+          randomF32({D, 8 * H}, seed + 3, 0.5),
+          randomF32({D, B, H}, seed + 4),
+          randomF32({D, B, H}, seed + 5)};
 }
 
 /// ONNX LSTM (default activations, no peepholes), by its equations:
@@ -153,8 +156,8 @@ TEST_CASE("lstm infers Y, Y_h and Y_c", "[ops][lstm]") {
 }
 
 TEST_CASE("lstm type errors", "[ops][lstm]") {
-  std::vector<Type> ok = {tf32({5, 2, 3}),  tf32({1, 16, 3}), tf32({1, 16, 4}),
-                          tf32({1, 32}),    tf32({1, 2, 4}),  tf32({1, 2, 4})};
+  std::vector<Type> ok = {tf32({5, 2, 3}), tf32({1, 16, 3}), tf32({1, 16, 4}),
+                          tf32({1, 32}),   tf32({1, 2, 4}),  tf32({1, 2, 4})};
   auto with = [&](size_t i, Type t) {
     std::vector<Type> a = ok;
     a[i] = std::move(t);
@@ -204,8 +207,7 @@ TEST_CASE("lstm reference kernel follows ONNX's LSTM", "[ops][lstm]") {
   const double i = 1 / (1 + std::exp(-0.5)), half = 0.5, cand = std::tanh(1.0);
   const double c1 = half * 2 + i * cand, c2 = half * c1 + i * cand;
   std::vector<Tensor> got = runOp("lstm", in);
-  requireClose(got[0], f32({2, 1, 1, 1}, {half * std::tanh(c1), half * std::tanh(c2)}), 1e-6,
-               1e-7);
+  requireClose(got[0], f32({2, 1, 1, 1}, {half * std::tanh(c1), half * std::tanh(c2)}), 1e-6, 1e-7);
   requireClose(got[2], f32({1, 1, 1}, {c2}), 1e-6, 1e-7);
 }
 
@@ -224,8 +226,7 @@ TEST_CASE("lstm host kernel matches the reference kernel", "[lstm][host-kernels]
         INFO(d << " S=" << S << " B=" << B << " I=" << I << " H=" << H
                << (constant ? " constant" : " run-time") << " weights");
         std::string failure = hostAgainstReference(
-            lstmInputs(S, B, I, H, d == "bidirectional" ? 2 : 1, uint32_t(S * 7 + H)), d,
-            constant);
+            lstmInputs(S, B, I, H, d == "bidirectional" ? 2 : 1, uint32_t(S * 7 + H)), d, constant);
         INFO(failure);
         CHECK(failure.empty());
       }
@@ -277,16 +278,18 @@ TEST_CASE("lstm compiled into an artifact matches the interpreter", "[lstm][host
   Expr first = layer(x, l1, "bidirectional", "l1");
   auto y1 = makeTupleGetItem(first, 0);
   REQUIRE(y1);
-  auto flat = makeCall("reshape", {*y1}, Attrs{{"newshape", AttrValue(std::vector<int64_t>{9, 2, 48})}});
+  auto flat =
+      makeCall("reshape", {*y1}, Attrs{{"newshape", AttrValue(std::vector<int64_t>{9, 2, 48})}});
   REQUIRE(flat);
   // l2's W as one constant node, used by the lstm and by a dense.
   Expr w2 = makeConstant(l2[1]);
   auto second = makeCall("lstm",
-                         {*flat, w2, makeConstant(l2[2]), makeConstant(l2[3]),
-                          makeConstant(l2[4]), makeConstant(l2[5])},
+                         {*flat, w2, makeConstant(l2[2]), makeConstant(l2[3]), makeConstant(l2[4]),
+                          makeConstant(l2[5])},
                          dir("reverse"), "l2");
   REQUIRE(second);
-  auto w2flat = makeCall("reshape", {w2}, Attrs{{"newshape", AttrValue(std::vector<int64_t>{96, 48})}});
+  auto w2flat =
+      makeCall("reshape", {w2}, Attrs{{"newshape", AttrValue(std::vector<int64_t>{96, 48})}});
   REQUIRE(w2flat);
   auto side = makeCall("dense", {*flat, *w2flat});
   REQUIRE(side);
@@ -307,11 +310,11 @@ TEST_CASE("lstm compiled into an artifact matches the interpreter", "[lstm][host
   // for the dense; l1's W and R and l2's R as they are would not fit.
   using namespace tk_lstm_layout;
   auto aligned = [](int64_t floats) { return (floats * 4 + 63) / 64 * 64; };
-  const int64_t H = 24, P = lstmPanels(H), stored =
-      aligned(2 * lstmPackedSize(H, 6)) + aligned(2 * lstmPackedSize(H, H)) +
-      aligned(2 * P * kLstmColumns) + 2 * aligned(2 * 2 * H) + aligned(lstmPackedSize(H, 48)) +
-      aligned(lstmPackedSize(H, H)) + aligned(P * kLstmColumns) + 2 * aligned(2 * H) +
-      aligned(96 * 48);
+  const int64_t H = 24, P = lstmPanels(H),
+                stored = aligned(2 * lstmPackedSize(H, 6)) + aligned(2 * lstmPackedSize(H, H)) +
+                         aligned(2 * P * kLstmColumns) + 2 * aligned(2 * 2 * H) +
+                         aligned(lstmPackedSize(H, 48)) + aligned(lstmPackedSize(H, H)) +
+                         aligned(P * kLstmColumns) + 2 * aligned(2 * H) + aligned(96 * 48);
   CHECK(int64_t(compiled->weightsBytes) <= stored);
   auto model = runtime::LoadedModel::load(compiled->artifact, "lstm.tsr");
   INFO((model ? "" : model.error().str()));

@@ -27,8 +27,8 @@
 
 namespace tk_lstm_layout {
 
-constexpr int64_t kLstmUnits = 16;                  // hidden units per panel
-constexpr int64_t kLstmColumns = 4 * kLstmUnits;    // a panel's gate columns
+constexpr int64_t kLstmUnits = 16;               // hidden units per panel
+constexpr int64_t kLstmColumns = 4 * kLstmUnits; // a panel's gate columns
 constexpr int64_t kLstmEdgeRows = 6; // rows of the GEMM micro-kernel (nn_common.h's kMR)
 
 inline int64_t lstmPanels(int64_t H) {

@@ -76,12 +76,12 @@ void projectPanels(void *closure, int64_t begin, int64_t end) {
 
 /// One time step of one direction.
 struct Step {
-  const float *Rp;  // [P][H][64]
-  const float *Bp;  // [P][64]
-  const float *XW;  // [P][M][64]; this step's rows from row0
-  const float *h;   // [B, H], the previous hidden state
-  float *hNext;     // [B, H], this step's (Y's slot)
-  float *c;         // [B, H], updated in place
+  const float *Rp; // [P][H][64]
+  const float *Bp; // [P][64]
+  const float *XW; // [P][M][64]; this step's rows from row0
+  const float *h;  // [B, H], the previous hidden state
+  float *hNext;    // [B, H], this step's (Y's slot)
+  float *c;        // [B, H], updated in place
   int64_t row0, M, B, H;
 };
 
@@ -128,16 +128,14 @@ void stepPanels(void *closure, int64_t begin, int64_t end) {
 TK_KERNEL(lstm) {
   const int64_t *ia = a->ia;
   const int64_t S = ia[0], B = ia[1], I = ia[2], H = ia[3], D = ia[4];
-  const bool reverse = ia[5] != 0, packedW = ia[6] != 0, packedR = ia[7] != 0,
-             packedB = ia[8] != 0;
+  const bool reverse = ia[5] != 0, packedW = ia[6] != 0, packedR = ia[7] != 0, packedB = ia[8] != 0;
   float *Ws = scratchAt<float>(a, ia[9]), *Rs = scratchAt<float>(a, ia[10]),
         *Bs = scratchAt<float>(a, ia[11]), *XW = scratchAt<float>(a, ia[12]),
         *edge = scratchAt<float>(a, ia[13]);
   const float *X = (const float *)a->in[0].data, *W = (const float *)a->in[1].data,
               *R = (const float *)a->in[2].data, *bias = (const float *)a->in[3].data,
               *h0 = (const float *)a->in[4].data, *c0 = (const float *)a->in[5].data;
-  float *Y = (float *)a->out[0].data, *Yh = (float *)a->out[1].data,
-        *Yc = (float *)a->out[2].data;
+  float *Y = (float *)a->out[0].data, *Yh = (float *)a->out[1].data, *Yc = (float *)a->out[2].data;
   const int64_t P = lstmPanels(H), M = S * B, full = M / kMR * kMR;
   const int64_t wSize = lstmPackedSize(H, I), rSize = lstmPackedSize(H, H);
   if (edge) { // the micro-kernel reads kMR rows: the last ones padded with zeros

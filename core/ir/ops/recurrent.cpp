@@ -48,8 +48,7 @@ Expected<int64_t> lstmDirections(const Attrs &attrs) {
 Expected<Type> lstmRelation(std::span<const Type> in, const Attrs &attrs) {
   for (size_t i = 0; i < in.size(); ++i)
     if (in[i].dtype() != DType::F32)
-      return Error::format("argument {} must be f32 (lstm takes f32 only), got {}", i,
-                           in[i].str());
+      return Error::format("argument {} must be f32 (lstm takes f32 only), got {}", i, in[i].str());
   TS_RETURN_IF_ERROR(requireRank(in, 0, 3, "X"));
   TS_RETURN_IF_ERROR(requireRank(in, 2, 3, "R"));
   TS_ASSIGN_OR_RETURN(int64_t D, lstmDirections(attrs));
@@ -70,7 +69,9 @@ Expected<Type> lstmRelation(std::span<const Type> in, const Attrs &attrs) {
   return Type::tuple({Type::tensor(DType::F32, {S, D, B, H}), state, state});
 }
 
-double sigmoid(double v) { return 1.0 / (1.0 + std::exp(-v)); }
+double sigmoid(double v) {
+  return 1.0 / (1.0 + std::exp(-v));
+}
 
 Expected<std::vector<Tensor>> lstmKernel(std::span<const Tensor> in, const Attrs &attrs,
                                          const Type &outType) {

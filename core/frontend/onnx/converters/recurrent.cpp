@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/converters/common.h"
+#include "ir/symbol.h"
 
 #include <algorithm>
 #include <cmath>
@@ -468,14 +469,21 @@ bool isCoreLstm(const Recurrence &rc) {
   return true;
 }
 
-/// The LSTM as one lstm op; absent B and initial states as zeros.
+/// The LSTM as one lstm op; absent B and initial states as zeros. The
+/// sequence length may be a symbol (the kernels loop over it).
 Expected<Outputs> convertCoreLstm(NodeContext &ctx, const Recurrence &rc) {
   const int64_t H = rc.hidden, B = rc.batch, D = rc.dirs;
+  if (ir::isSymbol(B) && (!rc.h0 || !rc.c0))
+    return ctx.error("the batch dim {} is a symbol: initial_h and initial_c must be given (zero "
+                     "states of a symbolic shape cannot be constants); or bind it "
+                     "(--input-shape)",
+                     ir::dimStr(B));
   auto orZeros = [&](const Expr &e, const Ints &shape) {
     return e ? e : ctx.constant(ir::Tensor(DType::F32, shape));
   };
-  const std::string direction =
-      D == 2 ? "bidirectional" : rc.forwardOnlyReverse ? "reverse" : "forward";
+  const std::string direction = D == 2                  ? "bidirectional"
+                                : rc.forwardOnlyReverse ? "reverse"
+                                                        : "forward";
   TS_ASSIGN_OR_RETURN(Expr t, ctx.call("lstm",
                                        {rc.x, rc.w, rc.r, orZeros(rc.b, {D, 8 * H}),
                                         orZeros(rc.h0, {D, B, H}), orZeros(rc.c0, {D, B, H})},
@@ -496,6 +504,14 @@ Expected<Outputs> convertRecurrent(NodeContext &ctx, Cell cell) {
   TS_ASSIGN_OR_RETURN(Recurrence rc, parseRecurrence(ctx, cell));
   if (isCoreLstm(rc))
     return convertCoreLstm(ctx, rc);
+  for (int64_t d : {rc.seq, rc.batch})
+    if (ir::isSymbol(d))
+      return ctx.error("X has the symbolic dim {}: this {} is unrolled, which needs its sequence "
+                       "length and batch; bind them (--input-shape)",
+                       ir::dimStr(d),
+                       cell == Cell::RNN   ? "RNN"
+                       : cell == Cell::GRU ? "GRU"
+                                           : "LSTM");
   const int64_t H = rc.hidden, B = rc.batch, S = rc.seq, D = rc.dirs;
   std::vector<DirectionResult> dirs;
   for (int64_t d = 0; d < D; ++d) {
