@@ -412,7 +412,8 @@ const std::map<std::string, Analyze, std::less<>> &table() {
 /// (measured): declined with the reason, so that they stay on the host.
 /// lstm: oneDNN 2.6's lstm_forward (brgemm, its only f32 implementation
 /// here) took 1.5x the time of the host's lstm kernel on the zoo's 2-layer
-/// LSTM (batch 1, at 1 and at 2 threads; bench/zoo, issue 21).
+/// LSTM at 1 thread and 1.6x at 2 (batch 1, --mcpu native; bench/zoo,
+/// issue 21: 19.5 against 13.0 ms, 10.7 against 6.8 ms).
 const std::map<std::string, std::string, std::less<>> &hostFaster() {
   static const std::map<std::string, std::string, std::less<>> t = {
       {"lstm", "runs on the host: oneDNN 2.6's lstm_forward measured 1.5x slower than the "
