@@ -13,9 +13,11 @@
 //  - per step, per panel of 16 hidden units (the threads share the
 //    panels): its 64 gate columns of h R^T as one sequential stream of the
 //    R panel with four 16-lane accumulators (a GEMV at batch 1, bound by
-//    the bandwidth that streams R), started from XW and the bias, then the
-//    gates, c and h of its units, written straight into Y, Y_c. The next
-//    step reads h from Y. sigmoid and tanh are fast_math.h's.
+//    the bandwidth that streams R; batch rows go in pairs, half a panel at
+//    a time, so that each load of R feeds two rows), started from XW and
+//    the bias, then the gates, c and h of its units, written straight into
+//    Y, Y_c. The next step reads h from Y. sigmoid and tanh are
+//    fast_math.h's.
 //
 // ia: S, B, I, H, D, reverse, packedW, packedR, packedB, offW, offR, offB,
 //     offXW, offEdge
@@ -85,40 +87,83 @@ struct Step {
   int64_t row0, M, B, H;
 };
 
+/// g[64] = xw + bias + h R^T for one batch row and one panel: the GEMV,
+/// one sequential stream of the panel into four 16-lane accumulators.
+inline void panelRow(const float *panel, const float *bias, const float *xw, const float *h,
+                     int64_t H, float *g) {
+  V a0, a1, a2, a3;
+  load(a0, bias), load(a1, bias + U), load(a2, bias + 2 * U), load(a3, bias + 3 * U);
+  addTo(a0, xw, 1.0f), addTo(a1, xw + U, 1.0f), addTo(a2, xw + 2 * U, 1.0f);
+  addTo(a3, xw + 3 * U, 1.0f);
+  const float *r = panel;
+  for (int64_t k = 0; k < H; ++k, r += C) {
+    const float hk = h[k];
+    addTo(a0, r, hk);
+    addTo(a1, r + U, hk);
+    addTo(a2, r + 2 * U, hk);
+    addTo(a3, r + 3 * U, hk);
+  }
+  __builtin_memcpy(g, &a0, sizeof a0), __builtin_memcpy(g + U, &a1, sizeof a1);
+  __builtin_memcpy(g + 2 * U, &a2, sizeof a2), __builtin_memcpy(g + 3 * U, &a3, sizeof a3);
+}
+
+/// panelRow for two batch rows at once, half a panel (two gates) at a time:
+/// each load of R feeds both rows, and the eight accumulators' worth of
+/// registers (on AVX2) still fit with the loads.
+inline void panelPair(const float *panel, const float *bias, const float *xw0, const float *xw1,
+                      const float *h0, const float *h1, int64_t H, float *g0, float *g1) {
+  for (int64_t half = 0; half < C; half += 2 * U) {
+    V a0, a1, b0, b1;
+    load(a0, bias + half), load(a1, bias + half + U);
+    b0 = a0, b1 = a1;
+    addTo(a0, xw0 + half, 1.0f), addTo(a1, xw0 + half + U, 1.0f);
+    addTo(b0, xw1 + half, 1.0f), addTo(b1, xw1 + half + U, 1.0f);
+    const float *r = panel + half;
+    for (int64_t k = 0; k < H; ++k, r += C) {
+      V r0, r1;
+      load(r0, r), load(r1, r + U);
+      a0 += r0 * h0[k], a1 += r1 * h0[k];
+      b0 += r0 * h1[k], b1 += r1 * h1[k];
+    }
+    __builtin_memcpy(g0 + half, &a0, sizeof a0), __builtin_memcpy(g0 + half + U, &a1, sizeof a1);
+    __builtin_memcpy(g1 + half, &b0, sizeof b0), __builtin_memcpy(g1 + half + U, &b1, sizeof b1);
+  }
+}
+
+/// The gates of `n` units from their pre-activations g[64] (i, o, f, c
+/// blocks of 16): c updated in place, h written.
+inline void gates(const float *g, float *c, float *h, int64_t n) {
+  alignas(64) float cs[U], hs[U];
+  for (int64_t u = 0; u < U; ++u)
+    cs[u] = u < n ? c[u] : 0.0f;
+  for (int64_t u = 0; u < U; ++u) {
+    const float i = sigmoidf(g[u]), o = sigmoidf(g[U + u]), f = sigmoidf(g[2 * U + u]),
+                cand = tk_fast_tanhf(g[3 * U + u]);
+    cs[u] = f * cs[u] + i * cand;
+    hs[u] = o * tk_fast_tanhf(cs[u]);
+  }
+  for (int64_t u = 0; u < n; ++u)
+    c[u] = cs[u], h[u] = hs[u];
+}
+
 void stepPanels(void *closure, int64_t begin, int64_t end) {
   const Step &s = *(const Step *)closure;
   const int64_t H = s.H;
   for (int64_t p = begin; p < end; ++p) {
     const float *panel = s.Rp + p * H * C, *bias = s.Bp + p * C;
+    const float *xw = s.XW + (p * s.M + s.row0) * C; // row b at xw + b * C
     const int64_t j0 = p * U, n = tkMin<int64_t>(U, H - j0);
-    for (int64_t b = 0; b < s.B; ++b) {
-      const float *xw = s.XW + (p * s.M + s.row0 + b) * C;
-      V a0, a1, a2, a3;
-      load(a0, bias), load(a1, bias + U), load(a2, bias + 2 * U), load(a3, bias + 3 * U);
-      addTo(a0, xw, 1.0f), addTo(a1, xw + U, 1.0f), addTo(a2, xw + 2 * U, 1.0f);
-      addTo(a3, xw + 3 * U, 1.0f);
-      const float *h = s.h + b * H, *r = panel;
-      for (int64_t k = 0; k < H; ++k, r += C) {
-        const float hk = h[k];
-        addTo(a0, r, hk);
-        addTo(a1, r + U, hk);
-        addTo(a2, r + 2 * U, hk);
-        addTo(a3, r + 3 * U, hk);
-      }
-      alignas(64) float g[C], cs[U], hs[U];
-      __builtin_memcpy(g, &a0, sizeof a0), __builtin_memcpy(g + U, &a1, sizeof a1);
-      __builtin_memcpy(g + 2 * U, &a2, sizeof a2), __builtin_memcpy(g + 3 * U, &a3, sizeof a3);
-      float *c = s.c + b * H + j0, *hn = s.hNext + b * H + j0;
-      for (int64_t u = 0; u < U; ++u)
-        cs[u] = u < n ? c[u] : 0.0f;
-      for (int64_t u = 0; u < U; ++u) {
-        const float i = sigmoidf(g[u]), o = sigmoidf(g[U + u]), f = sigmoidf(g[2 * U + u]),
-                    cand = tk_fast_tanhf(g[3 * U + u]);
-        cs[u] = f * cs[u] + i * cand;
-        hs[u] = o * tk_fast_tanhf(cs[u]);
-      }
-      for (int64_t u = 0; u < n; ++u)
-        c[u] = cs[u], hn[u] = hs[u];
+    alignas(64) float g[2][C];
+    int64_t b = 0;
+    for (; b + 2 <= s.B; b += 2) {
+      panelPair(panel, bias, xw + b * C, xw + (b + 1) * C, s.h + b * H, s.h + (b + 1) * H, H, g[0],
+                g[1]);
+      for (int64_t r = 0; r < 2; ++r)
+        gates(g[r], s.c + (b + r) * H + j0, s.hNext + (b + r) * H + j0, n);
+    }
+    if (b < s.B) {
+      panelRow(panel, bias, xw + b * C, s.h + b * H, H, g[0]);
+      gates(g[0], s.c + b * H + j0, s.hNext + b * H + j0, n);
     }
   }
 }
