@@ -42,6 +42,17 @@ struct KernelCall {
   std::vector<PackedInput> packed; // constant arguments in the kernel's layout
 };
 
+/// Regions of one kernel's scratch memory (KernelCall::scratchBytes), each
+/// 64-byte aligned: take(n) returns its offset.
+struct Scratch {
+  uint64_t bytes = 0;
+  int64_t take(uint64_t n) {
+    auto off = int64_t(bytes);
+    bytes += (n + 63) / 64 * 64;
+    return off;
+  }
+};
+
 /// A call's argument and result types, as the lowering sees them: one
 /// TensorType per argument and one per output (tuple results give one per
 /// field, in order).

@@ -40,15 +40,6 @@ int64_t normAxis(int64_t axis, size_t rank) {
   return axis < 0 ? axis + int64_t(rank) : axis;
 }
 
-/// The regions of one kernel's scratch memory.
-struct Scratch {
-  uint64_t bytes = 0;
-  int64_t take(uint64_t n) {
-    auto off = int64_t(bytes);
-    bytes += (n + 63) / 64 * 64;
-    return off;
-  }
-};
 
 /// Size of the GEMM compute type of `d` (float / double / u32 / u64).
 uint64_t computeSize(DType d) {

@@ -44,15 +44,6 @@ ir::Tensor packBias(const ir::Tensor &b, int64_t H) {
   return out;
 }
 
-/// Scratch regions, 64-byte aligned.
-struct Scratch {
-  uint64_t bytes = 0;
-  int64_t take(uint64_t n) {
-    auto off = int64_t(bytes);
-    bytes += (n + 63) / 64 * 64;
-    return off;
-  }
-};
 
 // lstm (f32): ia = S, B, I, H, D, reverse, packedW, packedR, packedB, offW,
 // offR, offB, offXW, offEdge (see kernels/nn_recurrent.cpp).
