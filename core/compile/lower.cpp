@@ -8,6 +8,7 @@
 
 #include "codegen/host_ops.h"
 #include "compile/fuse.h"
+#include "compile/symbol_formulas.h"
 #include "compile/symbolic_steps.h"
 #include "ir/symbol.h"
 #include "ir/visit.h"
@@ -105,14 +106,49 @@ public:
   }
 
 private:
-  /// The plan's symbol for the named ir symbol `dim` (added on first use).
+  /// The plan's symbol for ir symbol `dim`: a named one is added on first
+  /// use, a derived one must have been added by addDerived.
   uint32_t planSymbol(int64_t dim) {
     auto [it, fresh] = planSymbols_.emplace(dim, uint32_t(out_.plan.symbols.size()));
     if (fresh) {
       const SymbolInfo &info = symbolInfo(dim);
-      out_.plan.symbols.push_back({info.name, info.lo, info.hi});
+      runtime::PlanSymbol s;
+      s.name = info.name;
+      s.lo = info.lo;
+      s.hi = info.hi;
+      out_.plan.symbols.push_back(std::move(s));
     }
     return it->second;
+  }
+
+  /// Adds derived symbol `dim` with its fitted formula (compile/
+  /// symbol_formulas.h), after the symbols it is computed from; `definedBy`
+  /// names it in run-time errors.
+  Status addDerived(int64_t dim, const std::string &definedBy) {
+    if (planSymbols_.count(dim))
+      return okStatus();
+    auto fitted = fitDerivedSymbol(dim);
+    if (!fitted.ok())
+      return std::move(fitted).error().addContext(definedBy);
+    for (int64_t s : fitted->sources)
+      if (symbolInfo(s).derived())
+        TS_RETURN_IF_ERROR(addDerived(s, fmt::format("a shape value ({})", fitted->what)));
+    runtime::PlanSymbol s;
+    s.name = dimStr(dim);
+    s.lo = fitted->lo;
+    s.hi = fitted->hi;
+    s.divisor = fitted->divisor;
+    s.constant = fitted->numerator.constant;
+    for (const codegen::SymbolicInt::Term &t : fitted->numerator.terms) {
+      runtime::PlanSymbol::Term term{t.coefficient, {}};
+      for (uint32_t j : t.symbols)
+        term.symbols.push_back(planSymbol(fitted->sources[j]));
+      s.terms.push_back(std::move(term));
+    }
+    s.definedBy = definedBy;
+    planSymbols_.emplace(dim, uint32_t(out_.plan.symbols.size()));
+    out_.plan.symbols.push_back(std::move(s));
+    return okStatus();
   }
 
   /// Lowers @main's op calls ahead (kept for lowerOpCall) to find the
@@ -147,7 +183,7 @@ private:
     b.info.name = std::move(name);
     b.info.dtype = toDLDataType(type.dtype());
     b.info.shape = type.shape();
-    for (int64_t &d : b.info.shape) // derived symbols were refused (newValue, the inputs)
+    for (int64_t &d : b.info.shape) // derived ones were added by newValue
       if (isSymbol(d))
         d = runtime::symbolDim(planSymbol(d));
     out_.plan.buffers.push_back(std::move(b));
@@ -173,13 +209,25 @@ private:
     return id;
   }
 
+  /// Adds the derived symbols of `n`'s result type `type`, before anything
+  /// reads their plan indices.
+  Status addDerivedDims(const Type &type, const ExprNode &n) {
+    if (type.isTuple()) {
+      for (const Type &f : type.fields())
+        TS_RETURN_IF_ERROR(addDerivedDims(f, n));
+      return okStatus();
+    }
+    if (!type.isTensor())
+      return okStatus();
+    for (size_t i = 0; i < type.rank(); ++i)
+      if (const int64_t d = type.shape()[i]; isSymbol(d) && symbolInfo(d).derived())
+        TS_RETURN_IF_ERROR(addDerived(d, fmt::format("dim {} of {}", i, describeNode(n))));
+    return okStatus();
+  }
+
   /// New Activation buffers shaped like `type` (a tensor or a tuple).
   Expected<Value> newValue(const Type &type, const ExprNode &n) {
-    if (int64_t d = 0; hasDerivedDim(type, &d))
-      return Error::format("{}: its type {} holds {}, a dim computed from symbols, which "
-                           "artifacts cannot compute at run time yet: bind the symbols it comes "
-                           "from (--input-shape; docs/design/0013-dynamic-shapes.md)",
-                           describeNode(n), type.str(), dimStr(d));
+    TS_RETURN_IF_ERROR(addDerivedDims(type, n));
     if (type.isTensor())
       return Value{int64_t(addBuffer(runtime::BufferKind::Activation, type)), {}};
     if (!type.isTuple())
@@ -273,6 +321,7 @@ private:
   Status lowerOpCall(const CallNode &call) {
     if (call.op()->controlFlow)
       return call.op()->name == "if" ? lowerIf(call) : lowerLoop(call);
+    TS_RETURN_IF_ERROR(addDerivedDims(call.type(), call));
     codegen::HostStepSpec spec;
     TS_ASSIGN_OR_RETURN(spec.types, codegen::hostOpTypes(call));
     bool symbolic = false;
@@ -306,6 +355,7 @@ private:
   /// A HostFused call (compile/fuse.h): one step whose loop computes the
   /// whole elementwise tree.
   Status lowerFusedCall(const CallNode &call) {
+    TS_RETURN_IF_ERROR(addDerivedDims(call.type(), call));
     codegen::HostStepSpec spec;
     spec.fused = std::static_pointer_cast<const FunctionNode>(call.localFnExpr());
     for (const Expr &a : call.args())

@@ -23,7 +23,7 @@ using namespace ir;
 
 namespace {
 
-constexpr size_t kMaxSymbols = 3;
+constexpr size_t kMaxSymbols = 6; // 64 lowerings: a conv over N, H, W, OH, OW
 
 std::string describe(const CallNode &call) {
   return call.name().empty() ? call.calleeName()
@@ -59,10 +59,8 @@ Expected<std::array<int64_t, 3>> fitPoints(int64_t dim) {
                        s.name, s.lo, s.hi);
 }
 
-/// Monomial coefficients of the multilinear function with values f[mask] at
-/// the corners (bit j of mask: symbol j at b[j], else at a[j]); coefficient
-/// [mask] multiplies the product of the symbols in mask. Nullopt when one is
-/// not an integer.
+} // namespace
+
 std::optional<std::vector<int64_t>> fitMultilinear(std::vector<int64_t> f,
                                                    const std::vector<int64_t> &a,
                                                    const std::vector<int64_t> &b) {
@@ -109,8 +107,6 @@ codegen::SymbolicInt toSymbolicInt(const std::vector<int64_t> &coefficients) {
   }
   return out;
 }
-
-} // namespace
 
 Expected<Function> oneRow(const FunctionNode &fn, int64_t symbol) {
   std::unordered_map<const ExprNode *, Var> vars;
@@ -178,11 +174,6 @@ Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
       for (int64_t d : t.shape())
         if (isSymbol(d) && std::find(out.symbols.begin(), out.symbols.end(), d) ==
                                out.symbols.end()) {
-          if (symbolInfo(d).derived())
-            return Error::format("{}: its shapes hold {}, a dim computed from symbols, which "
-                                 "artifacts cannot compute at run time yet: bind the symbols it "
-                                 "comes from (--input-shape; docs/design/0013-dynamic-shapes.md)",
-                                 what, dimStr(d));
           out.symbols.push_back(d);
         }
   const size_t k = out.symbols.size();
@@ -238,49 +229,51 @@ Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
                            "symbols' values, which a step compiled once cannot follow",
                            what);
 
-  // Each integer parameter, then the scratch size, as a polynomial.
-  const size_t n = first.ia.size();
-  for (size_t i = 0; i <= n; ++i) {
+  // Each integer parameter as a polynomial.
+  auto notPolynomial = [&](const std::string &which) {
+    std::vector<std::string> names;
+    for (int64_t s : out.symbols)
+      names.push_back(dimStr(s));
+    return Error::format("{}: {} of its host kernel is not a polynomial in {} (with integer "
+                         "coefficients), so a step compiled once cannot compute it",
+                         what, which, fmt::join(names, ", "));
+  };
+  for (size_t i = 0; i < first.ia.size(); ++i) {
     std::vector<int64_t> f;
     for (size_t c = 0; c + 1 < corners.size(); ++c)
-      f.push_back(i < n ? corners[c].ia[i] : int64_t(corners[c].scratchBytes));
+      f.push_back(corners[c].ia[i]);
     auto coefficients = fitMultilinear(f, a, b);
-    const int64_t atCheckValue = i < n ? corners.back().ia[i] : int64_t(corners.back().scratchBytes);
-    if (!coefficients || evaluate(*coefficients, check) != atCheckValue)
-      return Error::format("{}: {} of its host kernel is not a polynomial in {} (with integer "
-                           "coefficients), so a step compiled once cannot compute it",
-                           what, i < n ? fmt::format("parameter {}", i) : "the scratch size",
-                           [&] {
-                             std::vector<std::string> names;
-                             for (int64_t s : out.symbols)
-                               names.push_back(dimStr(s));
-                             return fmt::format("{}", fmt::join(names, ", "));
-                           }());
-    if (i < n) {
-      out.ia.push_back(toSymbolicInt(*coefficients));
-      continue;
-    }
-    // Scratch: the most any admitted value needs (a multilinear function's
-    // extremes over a box are at its corners).
-    codegen::SymbolicInt scratch = toSymbolicInt(*coefficients);
-    if (scratch.terms.empty()) {
-      out.scratchBytes = uint64_t(std::max<int64_t>(scratch.constant, 0));
-      continue;
-    }
-    int64_t most = 0;
+    if (!coefficients || evaluate(*coefficients, check) != corners.back().ia[i])
+      return notPolynomial(fmt::format("parameter {}", i));
+    out.ia.push_back(toSymbolicInt(*coefficients));
+  }
+  // Scratch: the most any admitted value needs. Sizes grow with dims, so
+  // with bounds that is the most at the corners of their box (lowered
+  // there: sizes rounded to alignment are not polynomials); without, the
+  // size must not grow.
+  bool bounded = true;
+  for (int64_t d : out.symbols)
+    bounded = bounded && symbolInfo(d).bounded();
+  if (bounded) {
     for (size_t mask = 0; mask < (size_t(1) << k); ++mask) {
       std::vector<int64_t> values(k);
       for (size_t j = 0; j < k; ++j) {
         const SymbolInfo &s = symbolInfo(out.symbols[j]);
-        if (!s.bounded())
-          return Error::format("{}: its scratch memory grows with {}, which has no upper bound: "
-                               "give it one (--input-shape x={}:1..64,...)",
-                               what, s.name, s.name);
-        values[j] = mask & (size_t(1) << j) ? s.hi : s.lo;
+        values[j] = mask & (size_t(1) << j) ? s.hi : std::max<int64_t>(s.lo, 1);
       }
-      most = std::max(most, evaluate(*coefficients, values));
+      TS_ASSIGN_OR_RETURN(codegen::KernelCall c, lowerAt(values));
+      out.scratchBytes = std::max(out.scratchBytes, c.scratchBytes);
     }
-    out.scratchBytes = uint64_t(most);
+  } else {
+    for (const codegen::KernelCall &c : corners)
+      if (c.scratchBytes != first.scratchBytes) {
+        for (int64_t d : out.symbols)
+          if (const SymbolInfo &s = symbolInfo(d); !s.bounded())
+            return Error::format("{}: its scratch memory grows with {}, which has no upper "
+                                 "bound: give it one (--input-shape x={}:1..64,...)",
+                                 what, dimStr(d), s.derived() ? "N" : s.name);
+      }
+    out.scratchBytes = first.scratchBytes;
   }
   out.call = first;
   out.call.scratchBytes = out.scratchBytes;

@@ -21,6 +21,7 @@
 #include "support/error.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace tessera::compile {
@@ -41,6 +42,18 @@ struct SymbolicKernel {
 /// polynomial in N", "... its scratch memory grows with N, which has no
 /// upper bound: bound it (--input-shape x=1..64,...)").
 Expected<SymbolicKernel> fitSymbolicKernel(const ir::CallNode &call);
+
+/// Monomial coefficients of the multilinear function with values f[mask] at
+/// the corners of the box a..b (bit j of mask: symbol j at b[j], else at
+/// a[j]); coefficient [mask] multiplies the product of the symbols in mask.
+/// Nullopt when one is not an integer.
+std::optional<std::vector<int64_t>> fitMultilinear(std::vector<int64_t> f,
+                                                   const std::vector<int64_t> &a,
+                                                   const std::vector<int64_t> &b);
+/// The fitted function at `values`.
+int64_t evaluate(const std::vector<int64_t> &coefficients, const std::vector<int64_t> &values);
+/// The coefficients as a SymbolicInt over symbol positions 0..k-1.
+codegen::SymbolicInt toSymbolicInt(const std::vector<int64_t> &coefficients);
 
 /// A fused elementwise function over rows (compile/fuse.h isRows) as the
 /// function of one row: `symbol` (the rows' count) written as 1.

@@ -127,6 +127,56 @@ void tensorsOf(const Type &t, std::vector<Type> &out) {
       tensorsOf(f, out);
 }
 
+/// `op`'s relation with every symbol replaced by value(symbol), in the input
+/// types and in int attributes (a newshape taken from a Shape op's output).
+Expected<Type> relationAt(const Op &op, std::span<const Type> inputs, const Attrs &normalized,
+                          const std::function<int64_t(int64_t)> &value) {
+  std::vector<Type> concrete;
+  for (const Type &t : inputs)
+    concrete.push_back(substitute(t, value));
+  Attrs attrs;
+  for (const auto &[attr, v] : normalized) {
+    if (const auto *ints = std::get_if<std::vector<int64_t>>(&v)) {
+      std::vector<int64_t> replaced = *ints;
+      for (int64_t &x : replaced)
+        if (isKnownSymbol(x))
+          x = value(x);
+      attrs.set(attr, std::move(replaced));
+    } else {
+      attrs.set(attr, v);
+    }
+  }
+  return op.relation(concrete, attrs);
+}
+
+/// Records how derived symbol `dim`, dim `i` of result tensor `k` of `op`
+/// over `inputs`, is computed from `symbols` (ir/symbol.h SymbolDefinition).
+void define(int64_t dim, const Op &op, std::span<const Type> inputs, const Attrs &normalized,
+            const std::vector<int64_t> &symbols, size_t k, size_t i, size_t numResults) {
+  SymbolDefinition def;
+  def.sources = symbols;
+  def.what = numResults > 1 ? fmt::format("{} result {} dim {}", op.name, k, i)
+                            : fmt::format("{} result dim {}", op.name, i);
+  std::string types;
+  for (const Type &t : inputs)
+    types += t.str() + ";";
+  def.key = fmt::format("{} {} {} {} {}", op.name, normalized.str(), types, k, i);
+  def.eval = [&op, ins = std::vector<Type>(inputs.begin(), inputs.end()), attrs = normalized,
+              symbols, k, i](std::span<const int64_t> values) -> std::optional<int64_t> {
+    auto r = relationAt(op, ins, attrs, [&](int64_t d) {
+      return values[size_t(std::find(symbols.begin(), symbols.end(), d) - symbols.begin())];
+    });
+    if (!r.ok())
+      return std::nullopt;
+    std::vector<Type> out;
+    tensorsOf(*r, out);
+    if (k >= out.size() || i >= out[k].rank())
+      return std::nullopt;
+    return out[k].shape()[i];
+  };
+  defineSymbol(dim, std::move(def));
+}
+
 /// `tensors` rebuilt into the structure of `like` (same tensor count).
 Type rebuild(const Type &like, const std::vector<Type> &tensors, size_t &next) {
   if (like.isTensor())
@@ -143,26 +193,7 @@ Type rebuild(const Type &like, const std::vector<Type> &tensors, size_t &next) {
 // value, and at the symbols' lower and upper bounds; each output dim is read
 // back as a constant, an input symbol or a derived symbol (ir/symbol.h).
 Expected<Type> Op::inferSymbolic(std::span<const Type> inputs, const Attrs &normalized) const {
-  // Symbols in int attributes (a newshape taken from a Shape op's output)
-  // are substituted with the inputs'.
-  auto at = [&](auto value) -> Expected<Type> {
-    std::vector<Type> concrete;
-    for (const Type &t : inputs)
-      concrete.push_back(substitute(t, value));
-    Attrs attrs;
-    for (const auto &[attr, v] : normalized) {
-      if (const auto *ints = std::get_if<std::vector<int64_t>>(&v)) {
-        std::vector<int64_t> replaced = *ints;
-        for (int64_t &x : replaced)
-          if (isKnownSymbol(x))
-            x = value(x);
-        attrs.set(attr, std::move(replaced));
-      } else {
-        attrs.set(attr, v);
-      }
-    }
-    return relation(concrete, attrs);
-  };
+  auto at = [&](auto value) { return relationAt(*this, inputs, normalized, value); };
   std::vector<int64_t> symbols;
   auto note = [&](int64_t d) {
     if (isKnownSymbol(d) && std::find(symbols.begin(), symbols.end(), d) == symbols.end())
@@ -233,9 +264,12 @@ Expected<Type> Op::inferSymbolic(std::span<const Type> inputs, const Attrs &norm
       std::array<int64_t, kProbes> values;
       for (size_t j = 0; j < kProbes; ++j)
         values[j] = probed[j][k].shape()[i];
-      shape.push_back(readBackDim(
+      const int64_t d = readBackDim(
           values, lo ? std::optional<int64_t>((*lo)[k].shape()[i]) : std::nullopt,
-          hi ? std::optional<int64_t>((*hi)[k].shape()[i]) : std::nullopt, symbols));
+          hi ? std::optional<int64_t>((*hi)[k].shape()[i]) : std::nullopt, symbols);
+      if (isSymbol(d) && symbolInfo(d).derived())
+        define(d, *this, inputs, normalized, symbols, k, i, probed[0].size());
+      shape.push_back(d);
     }
     tensors.push_back(Type::tensor(probed[0][k].dtype(), std::move(shape)));
   }

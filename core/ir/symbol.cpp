@@ -50,6 +50,22 @@ public:
     return derived_[key] = add(SymbolInfo{"", lo, hi, probes});
   }
 
+  void define(int64_t dim, SymbolDefinition definition) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<SymbolDefinition> &list = definitions_[dim];
+    for (const SymbolDefinition &d : list)
+      if (d.key == definition.key)
+        return;
+    if (list.size() < kMaxDefinitions)
+      list.push_back(std::move(definition));
+  }
+
+  std::vector<SymbolDefinition> definitions(int64_t dim) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = definitions_.find(dim);
+    return it == definitions_.end() ? std::vector<SymbolDefinition>{} : it->second;
+  }
+
   const SymbolInfo *find(int64_t dim) {
     std::lock_guard<std::mutex> lock(mu_);
     const int64_t k = kFirstSymbol - dim;
@@ -67,6 +83,8 @@ private:
   std::map<std::tuple<std::string, int64_t, int64_t>, int64_t> named_;
   std::map<std::tuple<std::array<int64_t, kProbes>, int64_t, int64_t>, int64_t> derived_;
   std::map<std::string, int64_t> bases_;
+  static constexpr size_t kMaxDefinitions = 8;
+  std::map<int64_t, std::vector<SymbolDefinition>> definitions_;
 };
 
 } // namespace
@@ -113,6 +131,14 @@ int64_t readBackDim(const std::array<int64_t, kProbes> &values, std::optional<in
     if (symbolInfo(d).probes == values && (!atLo || *atLo == symbolInfo(d).lo))
       return d;
   return derivedSymbol(values, std::max<int64_t>(atLo.value_or(0), 0), atHi.value_or(kUnbounded));
+}
+
+void defineSymbol(int64_t dim, SymbolDefinition definition) {
+  SymbolTable::get().define(dim, std::move(definition));
+}
+
+std::vector<SymbolDefinition> symbolDefinitions(int64_t dim) {
+  return SymbolTable::get().definitions(dim);
 }
 
 int64_t derivedPlaceholder(std::string_view printed) {

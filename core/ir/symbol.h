@@ -37,10 +37,12 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tessera::ir {
 
@@ -56,6 +58,21 @@ struct SymbolInfo {
   std::array<int64_t, kProbes> probes{};
   bool derived() const { return name.empty(); }
   bool bounded() const { return hi != kUnbounded; }
+};
+
+/// How a derived symbol is computed: the relation (or shape-value kernel)
+/// that produced it, as a function of the symbols it was computed from.
+/// The compiler fits a formula to it (compile/symbol_formulas.h) that the
+/// artifact carries, so that no relation runs at run time.
+struct SymbolDefinition {
+  std::vector<int64_t> sources; // symbols, named or derived
+  /// The dim at concrete values of `sources` (same order); nullopt where
+  /// the relation fails there (an input too small for a convolution).
+  std::function<std::optional<int64_t>(std::span<const int64_t>)> eval;
+  std::string what; // "conv2d result dim 2"
+  /// Tells definitions apart (the op, its attributes and input types):
+  /// inference runs again in every pass, and repeats are not kept.
+  std::string key;
 };
 
 inline constexpr int64_t kFirstSymbol = -(int64_t(1) << 40);
@@ -89,6 +106,12 @@ int64_t derivedPlaceholder(std::string_view printed);
 /// `declared` (from text) against `inferred`: equal, except that a derived
 /// placeholder matches the derived symbol that prints as it.
 bool typesMatch(const Type &declared, const Type &inferred);
+/// Records a definition of derived symbol `dim` (the first few are kept:
+/// probing makes two formulas that agree at the probes one symbol, and the
+/// compiler checks every kept one against the formula it fits).
+void defineSymbol(int64_t dim, SymbolDefinition definition);
+/// The definitions recorded for `dim` (empty for named symbols).
+std::vector<SymbolDefinition> symbolDefinitions(int64_t dim);
 /// The table entry of symbol dim `dim` (isSymbol(dim) and made by the two
 /// functions above; anything else is an internal error, checked).
 const SymbolInfo &symbolInfo(int64_t dim);

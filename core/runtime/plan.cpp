@@ -106,6 +106,9 @@ std::vector<int64_t> Plan::nominalSymbolValues() const {
   std::vector<int64_t> v;
   for (const PlanSymbol &s : symbols)
     v.push_back(s.hi >= 0 ? s.hi : s.lo);
+  std::vector<int64_t> derived = v;
+  if (deriveSymbolValues(symbols, derived).ok()) // else validatePlan says why
+    v = std::move(derived);
   return v;
 }
 
@@ -343,6 +346,17 @@ Status validatePlan(const Plan &plan) {
     if (sym.name.empty() || sym.lo < 0 || (sym.hi >= 0 && sym.hi < sym.lo))
       return Error::format("symbol {} ('{}'): bounds {}..{} are not valid", k, sym.name, sym.lo,
                            sym.hi);
+    if (sym.derived()) {
+      for (const PlanSymbol::Term &t : sym.terms)
+        for (uint32_t j : t.symbols)
+          if (j >= k)
+            return Error::format("symbol {} ('{}') is computed from symbol {}, which is not an "
+                                 "earlier one",
+                                 k, sym.name, j);
+      continue;
+    }
+    if (sym.divisor < 0 || !sym.terms.empty() || sym.constant != 0)
+      return Error::format("symbol {} ('{}'): divisor {} is not valid", k, sym.name, sym.divisor);
     bool bound = false;
     for (uint32_t id : plan.inputs)
       if (id < nb)
@@ -573,6 +587,37 @@ Expected<TensorInfo> parseInfo(const json &j, const std::string &path) {
   return info;
 }
 
+/// A derived symbol's formula (PlanSymbol): integers checked for type only;
+/// validatePlan checks what they refer to.
+Status parseDerivedSymbol(const json &js, const std::string &path, PlanSymbol &sym) {
+  auto integer = [&](const json &v, const std::string &where) -> Expected<int64_t> {
+    if (!v.is_number_integer())
+      return Error::format("{}: expected an integer, got {}", where, v.dump());
+    return v.get<int64_t>();
+  };
+  TS_ASSIGN_OR_RETURN(sym.divisor, integer(js["divisor"], path + ".divisor"));
+  if (sym.divisor < 1)
+    return Error::format("{}.divisor: {} is not a positive divisor", path, sym.divisor);
+  TS_ASSIGN_OR_RETURN(const json *c, Reader::field(js, path, "constant"));
+  TS_ASSIGN_OR_RETURN(sym.constant, integer(*c, path + ".constant"));
+  TS_ASSIGN_OR_RETURN(sym.definedBy, Reader::str(js, path, "definedBy", false));
+  TS_ASSIGN_OR_RETURN(const json *terms, Reader::field(js, path, "terms"));
+  if (!terms->is_array())
+    return Error::format("{}.terms: expected an array, got {}", path, terms->dump());
+  for (size_t t = 0; t < terms->size(); ++t) {
+    const std::string tp = fmt::format("{}.terms[{}]", path, t);
+    const json &jt = (*terms)[t];
+    if (!jt.is_object())
+      return Error::format("{}: expected {{\"coefficient\", \"symbols\"}}", tp);
+    PlanSymbol::Term term;
+    TS_ASSIGN_OR_RETURN(const json *k, Reader::field(jt, tp, "coefficient"));
+    TS_ASSIGN_OR_RETURN(term.coefficient, integer(*k, tp + ".coefficient"));
+    TS_ASSIGN_OR_RETURN(term.symbols, Reader::ids(jt, tp, "symbols"));
+    sym.terms.push_back(std::move(term));
+  }
+  return okStatus();
+}
+
 } // namespace
 
 std::string serializePlan(const Plan &plan) {
@@ -580,8 +625,19 @@ std::string serializePlan(const Plan &plan) {
   j["format"] = 1;
   if (!plan.symbols.empty()) { // absent from static plans: their bytes are as before
     json symbols = json::array();
-    for (const PlanSymbol &sym : plan.symbols)
-      symbols.push_back({{"name", sym.name}, {"lo", sym.lo}, {"hi", sym.hi}});
+    for (const PlanSymbol &sym : plan.symbols) {
+      json js = {{"name", sym.name}, {"lo", sym.lo}, {"hi", sym.hi}};
+      if (sym.derived()) {
+        json terms = json::array();
+        for (const PlanSymbol::Term &t : sym.terms)
+          terms.push_back({{"coefficient", t.coefficient}, {"symbols", t.symbols}});
+        js["constant"] = sym.constant;
+        js["terms"] = std::move(terms);
+        js["divisor"] = sym.divisor;
+        js["definedBy"] = sym.definedBy;
+      }
+      symbols.push_back(std::move(js));
+    }
     j["symbols"] = std::move(symbols);
   }
   json buffers = json::array();
@@ -650,6 +706,8 @@ Expected<Plan> parsePlan(std::string_view text) {
       TS_ASSIGN_OR_RETURN(sym.name, Reader::str(js, path, "name"));
       sym.lo = js["lo"].get<int64_t>();
       sym.hi = js["hi"].get<int64_t>();
+      if (js.contains("divisor"))
+        TS_RETURN_IF_ERROR(parseDerivedSymbol(js, path, sym));
       plan.symbols.push_back(std::move(sym));
     }
   }

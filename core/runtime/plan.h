@@ -69,14 +69,36 @@ struct TensorInfo {
   TESSERA_RT_EXPORT TensorInfo resolved(const std::vector<int64_t> &values) const;
 };
 
-/// A symbolic dim of a plan: a model input's dim whose value the bound
-/// tensor gives at run time (docs/design/0013-dynamic-shapes.md), within
-/// lo..hi (inclusive; hi < 0: no upper bound).
+/// A symbolic dim of a plan (docs/design/0013-dynamic-shapes.md): a model
+/// input's dim, whose value the bound tensor gives at run time, or a dim
+/// derived from earlier symbols (a convolution's output height), computed
+/// when the inputs are bound as
+///   floor((constant + sum of coefficient * product of symbols) / divisor)
+/// (the compiler's fit of the op's relation, compile/symbol_formulas.h).
+/// Values lie within lo..hi (inclusive; hi < 0: no upper bound); a derived
+/// value outside them means the inputs are too small (or large) for the
+/// model, and the run is refused naming `definedBy`.
 struct PlanSymbol {
+  struct Term {
+    int64_t coefficient = 0;
+    std::vector<uint32_t> symbols; // indices of earlier symbols
+  };
   std::string name;
   int64_t lo = 1;
   int64_t hi = -1;
+  int64_t divisor = 0; // 0: an input's dim; >= 1: derived
+  int64_t constant = 0;
+  std::vector<Term> terms;
+  std::string definedBy; // derived: "conv2d '/conv1/Conv' result dim 2"
+
+  bool derived() const { return divisor > 0; }
 };
+
+/// Fills in the derived symbols of `values` (the inputs' given, the derived
+/// ones in any state), in order. Errors name the derived dim, its
+/// definition and the values it was computed from.
+TESSERA_RT_EXPORT Status deriveSymbolValues(const std::vector<PlanSymbol> &symbols,
+                                            std::vector<int64_t> &values);
 
 enum class BufferKind : uint8_t { Input, Output, Constant, Activation };
 
@@ -123,8 +145,9 @@ struct Plan {
 
   /// "f32[N, 3, 224, 224]", symbols by name.
   TESSERA_RT_EXPORT std::string str(const TensorInfo &info) const;
-  /// Values the compiler plans memory at: each symbol's upper bound, or its
-  /// lower bound when it has none (a session plans again at the real ones).
+  /// Values the compiler plans memory at: each input symbol's upper bound,
+  /// or its lower bound when it has none, and the derived symbols computed
+  /// from those (a session plans again at the real ones).
   TESSERA_RT_EXPORT std::vector<int64_t> nominalSymbolValues() const;
 };
 

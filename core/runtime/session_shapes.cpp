@@ -1,7 +1,8 @@
 //===- runtime/session_shapes.cpp - Sessions over symbolic shapes ---------===//
 //
 // A plan with symbols (runtime/plan.h; docs/design/0013-dynamic-shapes.md)
-// learns their values from the bound inputs at each run. When they differ
+// learns their values from the bound inputs at each run (the derived ones
+// computed from those by their formulas). When they differ
 // from the last run's, the session computes every buffer's shape at them,
 // plans memory again with the same planner the compiler uses (planMemory at
 // the concrete sizes), grows the arena and the output storage when they no
@@ -51,6 +52,7 @@ Status SessionImpl::prepareShapes() {
       }
     }
   }
+  TS_RETURN_IF_ERROR(deriveSymbolValues(plan.symbols, values));
   std::copy(values.begin(), values.end(), symbolValues.begin()); // host steps hold its address
   if (symbolValues != plannedValues)
     TS_RETURN_IF_ERROR(resize());

@@ -22,23 +22,15 @@
 
 #include <fmt/ranges.h>
 #include "tessera/runtime.hpp"
+#include "symbolic_test_util.h"
 
 #include <random>
 #include <regex>
 
 using namespace tessera;
+using namespace tessera::test;
 
 namespace {
-
-/// "[v0, v1, ...]": `n` values from a fixed seed, for constants.
-std::string values(size_t n, unsigned seed) {
-  std::mt19937 rng{seed};
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::string out = "[";
-  for (size_t i = 0; i < n; ++i)
-    out += (i ? ", " : "") + std::to_string(u(rng));
-  return out + "]";
-}
 
 // A small CNN over a batch N (conv, bias, a per-channel scale and relu fused
 // into one loop run per row, pool, global pool, flatten, dense, softmax)
@@ -64,82 +56,16 @@ def @main(%x: f32[N(1, 16), 3, 8, 8], %y: f32[N(1, 16), 10]) -> (f32[N(1, 16), 1
 }
 )";
 
-/// |got - want| <= 1e-5 + 1e-5 |want| elementwise (same f32 arithmetic,
-/// other summation orders and the host's vectorised exp).
-void requireClose(const ir::Tensor &got, const ir::Tensor &want) {
-  REQUIRE(got.shape() == want.shape());
-  for (int64_t k = 0; k < got.numel(); ++k) {
-    const double g = got.getDouble(k), w = want.getDouble(k);
-    INFO("element " << k);
-    REQUIRE(std::abs(g - w) <= 1e-5 + 1e-5 * std::abs(w));
-  }
-}
-
 /// `text` with the symbol N (and its bounds) written as `n`.
 std::string withBatch(const std::string &text, int64_t n) {
   return std::regex_replace(text, std::regex(R"(N\(1, 16\))"), std::to_string(n));
-}
-
-/// Constant tensors written as one repeated word: fill them with varied
-/// values so that the test is not fooled by symmetric weights.
-ir::Module parse(const std::string &text) {
-  auto m = ir::parseModule(text);
-  if (!m.ok())
-    FAIL(m.error().str());
-  return std::move(m).value();
-}
-
-ir::Tensor randomTensor(const ir::Type &t, std::mt19937 &rng) {
-  std::uniform_real_distribution<double> u(-1, 1);
-  ir::Tensor out(t.dtype(), t.shape());
-  for (int64_t i = 0; i < out.numel(); ++i)
-    out.setDouble(i, u(rng));
-  return out;
-}
-
-std::shared_ptr<const runtime::LoadedModel> compileText(const std::string &text) {
-  auto r = compile::compileModule(parse(text), {}, nullptr);
-  if (!r.ok())
-    FAIL(r.error().str());
-  auto model = runtime::LoadedModel::load(r->artifact, "cnn.tsr");
-  if (!model.ok())
-    FAIL(model.error().str());
-  return *model;
 }
 
 /// Runs `session` at batch n and compares with the interpreter on the model
 /// compiled for n.
 void checkAt(runtime::Session &session, int64_t n) {
   INFO("N = " << n);
-  ir::Module fixed = parse(withBatch(kCnn, n));
-  std::mt19937 rng{unsigned(n)};
-  std::vector<ir::Tensor> inputs;
-  for (const auto &p : fixed.find("main")->params())
-    inputs.push_back(randomTensor(p->type(), rng));
-  for (size_t i = 0; i < inputs.size(); ++i)
-    REQUIRE(session.setInput(i, inputs[i].dl()).ok());
-  auto ran = session.run();
-  if (!ran.ok())
-    FAIL(ran.error().str());
-  auto want = interp::run(fixed, inputs);
-  REQUIRE(want.ok());
-  auto expected = want->flatten();
-  for (size_t o = 0; o < expected.size(); ++o) {
-    auto out = session.output(o);
-    REQUIRE(out.ok());
-    INFO("output " << o);
-    requireClose(ir::Tensor::copyOf(**out), expected[o]); // its shape is this run's
-  }
-}
-
-std::string runError(runtime::Session &session, const std::vector<ir::Tensor> &inputs) {
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    auto s = session.setInput(i, inputs[i].dl());
-    if (!s.ok())
-      return s.error().str();
-  }
-  auto ran = session.run();
-  return ran.ok() ? "" : ran.error().str();
+  checkAgainst(session, parse(withBatch(kCnn, n)), unsigned(n));
 }
 
 } // namespace

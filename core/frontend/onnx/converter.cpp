@@ -178,7 +178,10 @@ Expected<ir::Tensor> NodeContext::attrTensor(std::string_view name) const {
 Expected<std::vector<ir::Tensor>>
 NodeContext::foldOverSymbols(const ir::CallNode &call, const std::vector<ir::Tensor> &values,
                              const std::vector<int64_t> &symbols) {
-  auto at = [&](auto value) -> Expected<std::vector<ir::Tensor>> {
+  // By value: a derived result keeps it as its definition (ir/symbol.h).
+  auto at = [op = call.op(), attrs = call.attrs(), type = call.type(),
+             values](const std::function<int64_t(int64_t)> &value)
+      -> Expected<std::vector<ir::Tensor>> {
     std::vector<ir::Tensor> concrete;
     for (const ir::Tensor &v : values) {
       if (v.dtype() != ir::DType::I64) {
@@ -191,7 +194,7 @@ NodeContext::foldOverSymbols(const ir::CallNode &call, const std::vector<ir::Ten
           x = value(x);
       concrete.push_back(ir::Tensor::fromInts(ir::DType::I64, v.shape(), xs));
     }
-    return call.op()->kernel(concrete, call.attrs(), call.type());
+    return op->kernel(concrete, attrs, type);
   };
   auto refuse = [&](std::string_view why) {
     return error("{} on a shape value holding the symbolic dim {}: {}", call.op()->name,
@@ -236,6 +239,22 @@ NodeContext::foldOverSymbols(const ir::CallNode &call, const std::vector<ir::Ten
           vals, loInts.size() == result.size() ? std::optional<int64_t>(loInts[e]) : std::nullopt,
           hiInts.size() == result.size() ? std::optional<int64_t>(hiInts[e]) : std::nullopt,
           symbols);
+      if (ir::isSymbol(result[e]) && ir::symbolInfo(result[e]).derived()) {
+        ir::SymbolDefinition def;
+        def.sources = symbols;
+        def.what = fmt::format("node '{}' ({}), element {} of its shape value", nodeName_,
+                               opType_, e);
+        def.key = def.what;
+        def.eval = [at, symbols, k, e](std::span<const int64_t> v) -> std::optional<int64_t> {
+          auto r = at([&](int64_t d) {
+            return v[size_t(std::find(symbols.begin(), symbols.end(), d) - symbols.begin())];
+          });
+          if (!r.ok() || k >= r->size() || int64_t(e) >= (*r)[k].numel())
+            return std::nullopt;
+          return (*r)[k].toInts()[e];
+        };
+        ir::defineSymbol(result[e], std::move(def));
+      }
     }
     out.push_back(ir::Tensor::fromInts(ir::DType::I64, probed[0][k].shape(), result));
   }

@@ -1,0 +1,296 @@
+//===- compile/symbol_formulas.cpp - Derived dims as formulas -------------===//
+//
+// fitDerivedSymbol (symbol_formulas.h): find the sources a definition reads,
+// fit floor((a*x + b) / c) over one or a multilinear polynomial over
+// several, then check the fit everywhere the header says.
+//
+//===----------------------------------------------------------------------===//
+#include "compile/symbol_formulas.h"
+
+#include "compile/symbolic_steps.h"
+#include "ir/symbol.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+namespace tessera::compile {
+
+using namespace ir;
+
+namespace {
+
+constexpr int64_t kExhaustive = 4096; // values checked one by one above the lower bound
+constexpr int64_t kMaxDivisor = 64;
+constexpr int64_t kFarBeyond = int64_t(1) << 24; // doubling checks stop here
+constexpr int kRandomPoints = 256;
+
+int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if (a % b != 0 && ((a < 0) != (b < 0)))
+    --q;
+  return q;
+}
+
+struct Range {
+  int64_t lo, hi; // inclusive; hi = kFarBeyond when unbounded
+};
+
+/// "H" for a named symbol (without its bounds), "?3fa0" for a derived one.
+std::string nameOf(int64_t symbol) {
+  const SymbolInfo &s = symbolInfo(symbol);
+  return s.derived() ? dimStr(symbol) : s.name;
+}
+
+Range rangeOf(int64_t symbol) {
+  const SymbolInfo &s = symbolInfo(symbol);
+  return {s.lo, s.bounded() ? s.hi : kFarBeyond};
+}
+
+/// Deterministic points, so that a compile is reproducible.
+struct Points {
+  uint64_t state = 0x9e3779b97f4a7c15ULL;
+  int64_t in(int64_t lo, int64_t hi) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + int64_t((state >> 17) % uint64_t(hi - lo + 1));
+  }
+};
+
+class Fitter {
+public:
+  Fitter(int64_t dim, std::vector<SymbolDefinition> defs)
+      : dim_(dim), defs_(std::move(defs)), def_(defs_[0]) {}
+
+  Expected<DerivedFormula> run() {
+    out_.what = def_.what;
+    for (int64_t s : def_.sources)
+      base_.push_back(symbolInfo(s).probes[0]);
+    const std::optional<int64_t> atBase = def_.eval(base_);
+    if (!atBase)
+      return fail("its relation fails at the probe values");
+    findSources(*atBase);
+    if (kept_.empty())
+      return fail("it changes with none of its symbols, though it differed at the probes");
+    for (size_t j : kept_)
+      out_.sources.push_back(def_.sources[j]);
+    if (kept_.size() == 1) {
+      TS_RETURN_IF_ERROR(fitOne());
+    } else {
+      TS_RETURN_IF_ERROR(fitSeveral());
+    }
+    TS_RETURN_IF_ERROR(check());
+    const SymbolInfo &info = symbolInfo(dim_);
+    out_.hi = info.bounded() ? std::max(info.hi, out_.lo) : -1;
+    return out_;
+  }
+
+private:
+  Error fail(std::string_view why) const {
+    return Error::format("{} ({}): {}", def_.what, dimStr(dim_), why);
+  }
+  std::string at(const std::vector<int64_t> &values) const {
+    std::string s;
+    for (size_t j = 0; j < values.size(); ++j)
+      s += fmt::format("{}{} = {}", j ? ", " : "", nameOf(def_.sources[j]), values[j]);
+    return s;
+  }
+
+  /// The definition with the kept sources at `values`, the others at base.
+  std::optional<int64_t> evalKept(const std::vector<int64_t> &values) const {
+    std::vector<int64_t> v = base_;
+    for (size_t i = 0; i < kept_.size(); ++i)
+      v[kept_[i]] = values[i];
+    return def_.eval(v);
+  }
+
+  int64_t formula(const std::vector<int64_t> &values) const {
+    return evaluateFormula(out_, values);
+  }
+
+  /// The sources whose value changes the dim (a conv's height reads H, not
+  /// N or W): each one moved alone by steps that cross the multiples of
+  /// every stride up to 64.
+  void findSources(int64_t atBase) {
+    for (size_t j = 0; j < base_.size(); ++j) {
+      const Range r = rangeOf(def_.sources[j]);
+      std::vector<int64_t> tries; // near the probes, then near the lower bound (a clamp)
+      for (int64_t delta : {1, 2, 3, 5, 8, 13, 21, 64, 65, 129})
+        tries.push_back(base_[j] + delta <= r.hi ? base_[j] + delta : base_[j] - delta);
+      for (int64_t x = r.lo; x < r.lo + 4; ++x)
+        tries.push_back(x);
+      for (int64_t x : tries) {
+        std::vector<int64_t> v = base_;
+        v[j] = x;
+        if (v[j] < r.lo || v[j] > r.hi)
+          continue;
+        const std::optional<int64_t> got = def_.eval(v);
+        if (!got || *got != atBase) {
+          kept_.push_back(j);
+          break;
+        }
+      }
+    }
+  }
+
+  /// floor((a*x + b) / c) over the one source x, checked at every value
+  /// from its lower bound up to kExhaustive above it, then at doublings.
+  Status fitOne() {
+    const int64_t source = out_.sources[0];
+    const Range r = rangeOf(source);
+    const int64_t last = std::min(r.hi, r.lo + kExhaustive);
+    std::vector<std::pair<int64_t, int64_t>> seen; // (x, dim) where the relation holds
+    for (int64_t x = r.lo; x <= last; ++x) {
+      const std::optional<int64_t> v = evalKept({x});
+      if (v)
+        seen.emplace_back(x, *v);
+      else if (!seen.empty())
+        return fail(fmt::format("it holds at {} = {} but fails at {} = {}, which no formula "
+                                "of its form can tell",
+                                nameOf(source), seen.front().first, nameOf(source), x));
+    }
+    if (seen.empty())
+      return fail(fmt::format("its relation fails at every {} from {} to {}", nameOf(source),
+                              r.lo, last));
+    const int64_t first = seen.front().first;
+    for (int64_t x = std::max<int64_t>(last, 1) * 2; x <= r.hi && x <= kFarBeyond; x *= 2) {
+      const std::optional<int64_t> v = evalKept({x});
+      if (!v)
+        break; // past the element limit of a tensor type
+      seen.emplace_back(x, *v);
+    }
+    for (int64_t c = 1; c <= kMaxDivisor && first + c <= last; ++c) {
+      const int64_t a = seen[size_t(c)].second - seen[0].second;
+      int64_t lowB = std::numeric_limits<int64_t>::min(), highB = std::numeric_limits<int64_t>::max();
+      for (const auto &[x, v] : seen) {
+        lowB = std::max(lowB, c * v - a * x);
+        highB = std::min(highB, c * v - a * x + c - 1);
+        if (lowB > highB)
+          break;
+      }
+      if (lowB > highB)
+        continue;
+      out_.divisor = c;
+      out_.numerator = codegen::SymbolicInt{lowB, {}};
+      if (a != 0)
+        out_.numerator.terms.push_back({a, {0}});
+      out_.lo = std::numeric_limits<int64_t>::max();
+      for (const auto &[x, v] : seen)
+        out_.lo = std::min(out_.lo, v);
+      // Below the first value where the relation holds, the formula must
+      // fall under the least value, so the run-time bounds check refuses it.
+      for (int64_t x = r.lo; x < first; ++x)
+        if (formula({x}) >= out_.lo)
+          return fail(fmt::format("its relation fails at {} = {}, where floor(({}*{} + {}) / "
+                                  "{}) gives {}, not below its least value {}",
+                                  nameOf(source), x, a, nameOf(source), lowB, c, formula({x}),
+                                  out_.lo));
+      return okStatus();
+    }
+    return fail(fmt::format("it is not floor((a*{} + b) / c) for any c up to {} (at {} = {} it "
+                            "is {}), so an artifact cannot compute it",
+                            nameOf(source), kMaxDivisor, nameOf(source), seen.back().first,
+                            seen.back().second));
+  }
+
+  /// A multilinear polynomial over several sources (a concat's sum, a
+  /// reshape's product), fitted at the corners of a box around the probes.
+  Status fitSeveral() {
+    const size_t k = kept_.size();
+    if (k > 3)
+      return fail(fmt::format("it depends on {} symbols, more than the 3 a formula takes", k));
+    std::vector<int64_t> a(k), b(k);
+    for (size_t i = 0; i < k; ++i) {
+      const Range r = rangeOf(out_.sources[i]);
+      a[i] = base_[kept_[i]];
+      b[i] = a[i] + 5 <= r.hi ? a[i] + 5 : a[i] - 5;
+    }
+    std::vector<int64_t> corners;
+    for (size_t mask = 0; mask < (size_t(1) << k); ++mask) {
+      std::vector<int64_t> v(k);
+      for (size_t i = 0; i < k; ++i)
+        v[i] = mask & (size_t(1) << i) ? b[i] : a[i];
+      const std::optional<int64_t> got = evalKept(v);
+      if (!got)
+        return fail(fmt::format("its relation fails near the probe values"));
+      corners.push_back(*got);
+    }
+    const auto coefficients = fitMultilinear(corners, a, b);
+    if (!coefficients)
+      return fail("it is not a polynomial with integer coefficients in its symbols");
+    out_.numerator = toSymbolicInt(*coefficients);
+    out_.divisor = 1;
+    out_.lo = *std::min_element(corners.begin(), corners.end());
+    return okStatus();
+  }
+
+  /// Every kept definition against the formula at pseudo-random points
+  /// over all sources (a source the fit dropped must not matter either).
+  Status check() {
+    Points points;
+    for (int p = 0; p < kRandomPoints; ++p) {
+      std::vector<int64_t> v(base_.size());
+      for (size_t j = 0; j < v.size(); ++j) {
+        const Range r = rangeOf(def_.sources[j]);
+        v[j] = points.in(r.lo, std::min(r.hi, r.lo + 2 * kExhaustive));
+      }
+      std::vector<int64_t> kv;
+      for (size_t j : kept_)
+        kv.push_back(v[j]);
+      const int64_t want = formula(kv);
+      for (const SymbolDefinition &d : defs_) {
+        // Another definition over the same symbols, possibly in another order.
+        if (d.sources.size() != def_.sources.size() ||
+            !std::is_permutation(d.sources.begin(), d.sources.end(), def_.sources.begin()))
+          continue;
+        std::vector<int64_t> dv;
+        for (int64_t s : d.sources)
+          dv.push_back(v[size_t(std::find(def_.sources.begin(), def_.sources.end(), s) -
+                                def_.sources.begin())]);
+        const std::optional<int64_t> got = d.eval(dv);
+        if (!got && want < out_.lo)
+          continue; // refused at run time by the bounds check
+        if (!got || *got != want)
+          return fail(fmt::format("{}at {} it is {}, the fitted formula gives {}",
+                                  &d == &defs_[0] ? "" : fmt::format("{}: ", d.what), at(v),
+                                  got ? std::to_string(*got) : "an error", want));
+        if (*got < out_.lo)
+          out_.lo = *got;
+      }
+    }
+    return okStatus();
+  }
+
+  int64_t dim_;
+  std::vector<SymbolDefinition> defs_;
+  const SymbolDefinition &def_;
+  std::vector<int64_t> base_;
+  std::vector<size_t> kept_;
+  DerivedFormula out_;
+};
+
+} // namespace
+
+int64_t evaluateFormula(const DerivedFormula &f, const std::vector<int64_t> &values) {
+  int64_t sum = f.numerator.constant;
+  for (const codegen::SymbolicInt::Term &t : f.numerator.terms) {
+    int64_t term = t.coefficient;
+    for (uint32_t j : t.symbols)
+      term *= values[j];
+    sum += term;
+  }
+  return floorDiv(sum, f.divisor);
+}
+
+Expected<DerivedFormula> fitDerivedSymbol(int64_t dim) {
+  std::vector<SymbolDefinition> defs = symbolDefinitions(dim);
+  if (defs.empty())
+    return Error::format("{} is a dim computed from symbols whose formula is not known here (a "
+                         "derived dim read from text is only a placeholder): compile the model "
+                         "it came from, or bind the symbols",
+                         dimStr(dim));
+  return Fitter(dim, std::move(defs)).run();
+}
+
+} // namespace tessera::compile

@@ -1,0 +1,63 @@
+//===- runtime/plan_symbols.cpp - Values of derived symbols ---------------===//
+//
+// deriveSymbolValues (plan.h): each derived symbol's formula over the
+// values before it, and the check that the result lies within its bounds,
+// which is where an input too small for the model is refused.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/plan.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+namespace tessera::runtime {
+
+namespace {
+
+int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if (a % b != 0 && ((a < 0) != (b < 0)))
+    --q;
+  return q;
+}
+
+} // namespace
+
+Status deriveSymbolValues(const std::vector<PlanSymbol> &symbols, std::vector<int64_t> &values) {
+  values.resize(symbols.size(), 0);
+  for (size_t k = 0; k < symbols.size(); ++k) {
+    const PlanSymbol &s = symbols[k];
+    if (!s.derived())
+      continue;
+    // Sizes are far below 2^62, and the formulas' products of a few of
+    // them with small coefficients; overflow is refused, not wrapped.
+    int64_t sum = s.constant;
+    std::string from;
+    bool overflow = false;
+    for (const PlanSymbol::Term &t : s.terms) {
+      int64_t term = t.coefficient;
+      for (uint32_t j : t.symbols) {
+        if (j >= k)
+          return Error::format("symbol {} ('{}') reads symbol {}, not an earlier one", k, s.name,
+                               j);
+        overflow = overflow || __builtin_mul_overflow(term, values[j], &term);
+        if (from.find(symbols[j].name + " =") == std::string::npos)
+          from += fmt::format("{}{} = {}", from.empty() ? "" : ", ", symbols[j].name, values[j]);
+      }
+      overflow = overflow || __builtin_add_overflow(sum, term, &sum);
+    }
+    const int64_t v = overflow ? std::numeric_limits<int64_t>::max() : floorDiv(sum, s.divisor);
+    if (v < s.lo || (s.hi >= 0 && v > s.hi))
+      return Error::format("{} ({}): with {} it would be {}, outside {}..{}: the inputs are too "
+                           "{} for this model",
+                           s.definedBy.empty() ? "a derived dim" : s.definedBy, s.name, from,
+                           overflow ? std::string("too large to compute") : std::to_string(v),
+                           s.lo, s.hi >= 0 ? std::to_string(s.hi) : std::string(),
+                           v < s.lo ? "small" : "large");
+    values[k] = v;
+  }
+  return okStatus();
+}
+
+} // namespace tessera::runtime
