@@ -463,38 +463,32 @@ void addIndex(LoweringTable &table) {
 // Image ops
 //===----------------------------------------------------------------------===//
 
-using ir::ops::ResizeParams;
-using ir::ops::Taps;
-
-/// resize2d's taps of one output coordinate, as the reference samples them
-/// (ir/ops/resize.h); nearest becomes one tap, the chosen neighbour.
-Taps hostResizeTaps(const ResizeParams &p, int64_t x, double scale, int64_t inSize, int64_t outSizeInt,
-                double roi0, double roi1) {
-  Taps t = ir::ops::resizeTaps(p, x, scale, inSize, outSizeInt, roi0, roi1);
-  if (p.mode == "nearest") {
-    t.idx[0] = t.w[0] != 0 ? t.idx[0] : t.idx[1];
-    t.n = 1;
-    t.w[0] = 1;
-  }
-  return t;
-}
-
 void addImage(LoweringTable &table) {
   // resize2d: ia = [elem_size, nearest, H, W, OH, OW, fill_bits, (outside, n,
   // idx[4]) per output row then per output column], fa = [w[4] per output
-  // row then per output column].
+  // row then per output column]. Over symbolic shapes (anySize), the taps
+  // are computed per run: resize2d_dyn, ia = [elem_size, mode, coord,
+  // nearest_mode, exclude_outside, fill_bits, has_scales], fa = [cubic_a,
+  // scale_h, scale_w, roi0_h, roi0_w, roi1_h, roi1_w], scratch = the taps.
   table.add("resize2d", [](const ir::Attrs &attrs, const HostOpTypes &t) -> Expected<KernelCall> {
     const Ints &xs = t.inputs[0].shape(), &ys = t.outputs[0].shape();
-    ResizeParams p{attrs.getString("mode"), attrs.getString("coordinate_transformation_mode"),
-                   attrs.getString("nearest_mode"), attrs.getFloat("cubic_coeff_a"),
-                   attrs.getBool("exclude_outside")};
-    if (p.mode == "nearest")
-      p.excludeOutside = false;
+    const ir::ops::ResizeSampling p = ir::ops::resizeSampling(attrs);
     auto scales = attrs.getFloats("scales");
     auto roi = attrs.getFloats("roi");
+    const int64_t fill = fillBits(t.outputs[0].dtype(), attrs.getFloat("extrapolation_value"));
+    if (t.anySize) {
+      const bool hasRoi = roi.size() == 4;
+      return KernelCall{"resize2d_dyn",
+                        {elemSize(t.inputs[0]), p.mode, p.coord, p.nearest, p.excludeOutside,
+                         fill, !scales.empty()},
+                        {p.cubicA, scales.empty() ? 0 : scales[0], scales.empty() ? 0 : scales[1],
+                         hasRoi ? roi[0] : 0, hasRoi ? roi[1] : 0, hasRoi ? roi[2] : 1,
+                         hasRoi ? roi[3] : 1},
+                        uint64_t(ys[2] + ys[3]) * TK_RESIZE_TAP_BYTES};
+    }
     KernelCall call{"resize2d",
-                    {elemSize(t.inputs[0]), p.mode == "nearest" ? 1 : 0, xs[2], xs[3], ys[2], ys[3],
-                     fillBits(t.outputs[0].dtype(), attrs.getFloat("extrapolation_value"))},
+                    {elemSize(t.inputs[0]), p.mode == ir::ops::kResizeNearest ? 1 : 0, xs[2], xs[3],
+                     ys[2], ys[3], fill},
                     {},
                     0};
     for (size_t a = 0; a < 2; ++a) {
@@ -502,7 +496,7 @@ void addImage(LoweringTable &table) {
       double scale = scales.empty() ? double(outSize) / double(inSize) : scales[a];
       double roi0 = roi.size() == 4 ? roi[a] : 0, roi1 = roi.size() == 4 ? roi[2 + a] : 1;
       for (int64_t o = 0; o < outSize; ++o) {
-        Taps tp = hostResizeTaps(p, o, scale, inSize, outSize, roi0, roi1);
+        ir::ops::Taps tp = ir::ops::resizeHostTaps(p, o, scale, inSize, outSize, roi0, roi1);
         call.ia.insert(call.ia.end(),
                        {tp.outside ? 1 : 0, tp.n, tp.idx[0], tp.idx[1], tp.idx[2], tp.idx[3]});
         call.fa.insert(call.fa.end(), {tp.w[0], tp.w[1], tp.w[2], tp.w[3]});

@@ -106,49 +106,9 @@ public:
   }
 
 private:
-  /// The plan's symbol for ir symbol `dim`: a named one is added on first
-  /// use, a derived one must have been added by addDerived.
-  uint32_t planSymbol(int64_t dim) {
-    auto [it, fresh] = planSymbols_.emplace(dim, uint32_t(out_.plan.symbols.size()));
-    if (fresh) {
-      const SymbolInfo &info = symbolInfo(dim);
-      runtime::PlanSymbol s;
-      s.name = info.name;
-      s.lo = info.lo;
-      s.hi = info.hi;
-      out_.plan.symbols.push_back(std::move(s));
-    }
-    return it->second;
-  }
-
-  /// Adds derived symbol `dim` with its fitted formula (compile/
-  /// symbol_formulas.h), after the symbols it is computed from; `definedBy`
-  /// names it in run-time errors.
-  Status addDerived(int64_t dim, const std::string &definedBy) {
-    if (planSymbols_.count(dim))
-      return okStatus();
-    auto fitted = fitDerivedSymbol(dim);
-    if (!fitted.ok())
-      return std::move(fitted).error().addContext(definedBy);
-    for (int64_t s : fitted->sources)
-      if (symbolInfo(s).derived())
-        TS_RETURN_IF_ERROR(addDerived(s, fmt::format("a shape value ({})", fitted->what)));
-    runtime::PlanSymbol s;
-    s.name = dimStr(dim);
-    s.lo = fitted->lo;
-    s.hi = fitted->hi;
-    s.divisor = fitted->divisor;
-    s.constant = fitted->numerator.constant;
-    for (const codegen::SymbolicInt::Term &t : fitted->numerator.terms) {
-      runtime::PlanSymbol::Term term{t.coefficient, {}};
-      for (uint32_t j : t.symbols)
-        term.symbols.push_back(planSymbol(fitted->sources[j]));
-      s.terms.push_back(std::move(term));
-    }
-    s.definedBy = definedBy;
-    planSymbols_.emplace(dim, uint32_t(out_.plan.symbols.size()));
-    out_.plan.symbols.push_back(std::move(s));
-    return okStatus();
+  uint32_t planSymbol(int64_t dim) { return symbols_.index(dim); }
+  Status addDerivedDims(const Type &type, const ExprNode &n) {
+    return symbols_.addDerivedDims(type, describeNode(n));
   }
 
   /// Lowers @main's op calls ahead (kept for lowerOpCall) to find the
@@ -207,22 +167,6 @@ private:
     if (t.nbytes() > 0)
       constants_[key] = id;
     return id;
-  }
-
-  /// Adds the derived symbols of `n`'s result type `type`, before anything
-  /// reads their plan indices.
-  Status addDerivedDims(const Type &type, const ExprNode &n) {
-    if (type.isTuple()) {
-      for (const Type &f : type.fields())
-        TS_RETURN_IF_ERROR(addDerivedDims(f, n));
-      return okStatus();
-    }
-    if (!type.isTensor())
-      return okStatus();
-    for (size_t i = 0; i < type.rank(); ++i)
-      if (const int64_t d = type.shape()[i]; isSymbol(d) && symbolInfo(d).derived())
-        TS_RETURN_IF_ERROR(addDerived(d, fmt::format("dim {} of {}", i, describeNode(n))));
-    return okStatus();
   }
 
   /// New Activation buffers shaped like `type` (a tensor or a tuple).
@@ -606,12 +550,12 @@ private:
   std::unordered_map<std::string, size_t> regionIndex_;
   std::unordered_map<const ExprNode *, Value> values_;
   std::map<std::pair<const void *, std::string>, uint32_t> constants_;
-  std::map<int64_t, uint32_t> planSymbols_; // named ir symbol -> plan symbol
   Tensor zero_; // a loop's first iteration number (kept alive: constants_ keys on its bytes)
   std::vector<Tensor> keptAlive_; // laid-out constants (likewise)
   std::unordered_map<const CallNode *, codegen::KernelCall> lowered_; // by findPackedOnly
   std::unordered_set<const ExprNode *> packedOnly_; // constants stored laid out only
   LoweredModel out_;
+  PlanSymbolTable symbols_{out_.plan.symbols};
 };
 
 } // namespace

@@ -293,4 +293,55 @@ Expected<DerivedFormula> fitDerivedSymbol(int64_t dim) {
   return Fitter(dim, std::move(defs)).run();
 }
 
+uint32_t PlanSymbolTable::index(int64_t dim) {
+  auto [it, fresh] = index_.emplace(dim, uint32_t(symbols_.size()));
+  if (fresh) {
+    const SymbolInfo &info = symbolInfo(dim);
+    runtime::PlanSymbol s;
+    s.name = info.name;
+    s.lo = info.lo;
+    s.hi = info.hi;
+    symbols_.push_back(std::move(s));
+  }
+  return it->second;
+}
+
+Status PlanSymbolTable::addDerived(int64_t dim, const std::string &definedBy) {
+  if (index_.count(dim))
+    return okStatus();
+  auto fitted = fitDerivedSymbol(dim);
+  if (!fitted.ok())
+    return std::move(fitted).error().addContext(definedBy);
+  for (int64_t s : fitted->sources)
+    if (symbolInfo(s).derived())
+      TS_RETURN_IF_ERROR(addDerived(s, fmt::format("a shape value ({})", fitted->what)));
+  runtime::PlanSymbol s;
+  s.name = dimStr(dim);
+  s.lo = fitted->lo;
+  s.hi = fitted->hi;
+  s.divisor = fitted->divisor;
+  s.constant = fitted->numerator.constant;
+  for (const codegen::SymbolicInt::Term &t : fitted->numerator.terms) {
+    runtime::PlanSymbol::Term term{t.coefficient, {}};
+    for (uint32_t j : t.symbols)
+      term.symbols.push_back(index(fitted->sources[j]));
+    s.terms.push_back(std::move(term));
+  }
+  s.definedBy = definedBy;
+  index_.emplace(dim, uint32_t(symbols_.size()));
+  symbols_.push_back(std::move(s));
+  return okStatus();
+}
+
+Status PlanSymbolTable::addDerivedDims(const Type &type, const std::string &what) {
+  for (const Type &f : type.isTuple() ? type.fields() : std::vector<Type>{})
+    TS_RETURN_IF_ERROR(addDerivedDims(f, what));
+  if (!type.isTensor())
+    return okStatus();
+  for (size_t i = 0; i < type.rank(); ++i)
+    if (const int64_t d = type.shape()[i]; isSymbol(d) && symbolInfo(d).derived())
+      TS_RETURN_IF_ERROR(addDerived(d, fmt::format("dim {} of {}", i, what)));
+  return okStatus();
+}
+
 } // namespace tessera::compile

@@ -27,9 +27,12 @@
 #pragma once
 
 #include "codegen/host.h"
+#include "runtime/plan.h"
+#include "ir/type.h"
 #include "support/error.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -52,6 +55,24 @@ struct DerivedFormula {
 /// which form it failed ("max_pool2d result dim 2: not floor((a*H + b)/c)
 /// over H ... at H = 40 it is 7").
 Expected<DerivedFormula> fitDerivedSymbol(int64_t dim);
+
+/// The plan's symbols as lowering meets them (runtime/plan.h PlanSymbol):
+/// a named one added on first use, a derived one with its fitted formula,
+/// after the symbols it is computed from.
+class PlanSymbolTable {
+public:
+  explicit PlanSymbolTable(std::vector<runtime::PlanSymbol> &symbols) : symbols_(symbols) {}
+  /// The plan index of ir symbol `dim` (a derived one must have been added).
+  uint32_t index(int64_t dim);
+  /// Adds derived symbol `dim`; `definedBy` names it in run-time errors.
+  Status addDerived(int64_t dim, const std::string &definedBy);
+  /// Adds the derived symbols of `type`, the result of `what` ("conv2d 'c'").
+  Status addDerivedDims(const ir::Type &type, const std::string &what);
+
+private:
+  std::vector<runtime::PlanSymbol> &symbols_;
+  std::map<int64_t, uint32_t> index_; // ir symbol -> plan symbol
+};
 
 /// floor(numerator(values) / divisor), values by position in `sources`.
 int64_t evaluateFormula(const DerivedFormula &f, const std::vector<int64_t> &values);

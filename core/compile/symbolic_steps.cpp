@@ -46,17 +46,12 @@ std::vector<Type> substitute(const std::vector<Type> &types, const std::vector<i
 
 /// Three distinct values of a symbol to fit at (two) and check at (one),
 /// at least 2: at 0 and 1 lowerings drop dims (a broadcast walk collapses a
-/// dim of 1), a form that the general one also covers.
-Expected<std::array<int64_t, 3>> fitPoints(int64_t dim) {
-  const SymbolInfo &s = symbolInfo(dim);
-  const int64_t lo = std::max<int64_t>(s.lo, 2);
-  if (!s.bounded() || s.hi - lo >= 12)
-    return std::array<int64_t, 3>{lo + 3, lo + 7, lo + 12};
-  if (s.hi - lo >= 2)
-    return std::array<int64_t, 3>{lo, (lo + s.hi) / 2, s.hi};
-  return Error::format("symbol {} ({}..{}) has fewer than 3 values of 2 or more to fit a host "
-                       "step at: bind it to one value, or widen its bounds",
-                       s.name, s.lo, s.hi);
+/// dim of 1), a form that the general one also covers. They need not lie
+/// within the symbol's bounds (a batch of 1..2 has too few values): the
+/// lowering runs at any sizes, and the fit holds at all of them.
+std::array<int64_t, 3> fitPoints(int64_t dim) {
+  const int64_t lo = std::max<int64_t>(symbolInfo(dim).lo, 2);
+  return {lo + 3, lo + 7, lo + 12};
 }
 
 } // namespace
@@ -182,17 +177,18 @@ Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
                          what, k, kMaxSymbols);
   std::vector<int64_t> a(k), b(k), check(k);
   for (size_t j = 0; j < k; ++j) {
-    auto points = fitPoints(out.symbols[j]);
-    if (!points.ok())
-      return std::move(points).error().addContext(what);
-    a[j] = (*points)[0];
-    b[j] = (*points)[1];
-    check[j] = (*points)[2];
+    const std::array<int64_t, 3> points = fitPoints(out.symbols[j]);
+    a[j] = points[0];
+    b[j] = points[1];
+    check[j] = points[2];
   }
 
   auto lowerAt = [&](const std::vector<int64_t> &values) -> Expected<codegen::KernelCall> {
-    codegen::HostOpTypes at{substitute(types.inputs, out.symbols, values),
-                            substitute(types.outputs, out.symbols, values), /*anySize=*/true};
+    codegen::HostOpTypes at;
+    at.inputs = substitute(types.inputs, out.symbols, values);
+    at.outputs = substitute(types.outputs, out.symbols, values);
+    at.anySize = true;
+    at.constants = types.constants; // weights a kernel lays out (KernelCall::packed)
     auto call2 = (*lowering)(call.attrs(), at);
     if (!call2.ok())
       return std::move(call2).error().addContext(

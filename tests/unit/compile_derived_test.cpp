@@ -75,6 +75,26 @@ ir::Module cnnOver(const ir::Type &x) {
   return m;
 }
 
+/// x (N, 3, H, W) through a strided conv, then resized back to H x W (the
+/// segmentation models' head): the resize's taps depend on both sizes.
+ir::Module upsampleOver(const ir::Type &x, const std::string &mode, const std::string &coord) {
+  std::mt19937 rng{11};
+  ir::Var in = ir::makeVar("x", x);
+  ir::Expr w = ir::makeConstant(
+      randomTensor(ir::Type::tensor(ir::DType::F32, {3, 3, 3, 3}), rng));
+  ir::Expr c = ir::expectOk(ir::makeCall(
+      "conv2d", {in, w}, attrs({{"strides", Ints{3, 2}}, {"pads", Ints{1, 1, 1, 1}}}), "down"));
+  ir::Expr up = ir::expectOk(ir::makeCall(
+      "resize2d", {c},
+      attrs({{"size", Ints{x.shape()[2], x.shape()[3]}},
+             {"mode", mode},
+             {"coordinate_transformation_mode", coord}}),
+      "up"));
+  ir::Module m("up");
+  m.set("main", ir::makeFunction({in}, ir::expectOk(ir::makeCall("add", {up, in}))));
+  return m;
+}
+
 ir::Type image(int64_t n, int64_t h, int64_t w) {
   return ir::Type::tensor(ir::DType::F32, {n, 3, h, w});
 }
@@ -121,6 +141,25 @@ TEST_CASE("derived dims: one artifact runs every image size and matches the inte
     for (int64_t h = 8; h <= 40; ++h) {
       INFO("H = " << h);
       checkAgainst(**two, cnnOver(image(1, h, 12)), unsigned(h));
+    }
+  }
+}
+
+TEST_CASE("derived dims: resizing back to the input's size samples as the interpreter does",
+          "[compile][symbol][resize2d]") {
+  for (auto [mode, coord] : std::vector<std::pair<std::string, std::string>>{
+           {"nearest", "asymmetric"},
+           {"linear", "half_pixel"},
+           {"linear", "align_corners"},
+           {"cubic", "pytorch_half_pixel"}}) {
+    INFO(mode << ", " << coord);
+    auto model = compileModule(upsampleOver(symbolicImage(), mode, coord));
+    auto session = runtime::Session::create(model, {2});
+    REQUIRE(session.ok());
+    for (auto [n, h, w] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+             {1, 8, 8}, {2, 13, 21}, {1, 40, 17}, {1, 9, 64}}) {
+      INFO("N, H, W = " << n << ", " << h << ", " << w);
+      checkAgainst(**session, upsampleOver(image(n, h, w), mode, coord), unsigned(h + w));
     }
   }
 }

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/kernels/tensor_common.h"
 #include "codegen/kernels/tensor_ops.h"
+#include "ir/ops/resize_taps.h"
 
 namespace {
 
@@ -36,6 +37,7 @@ struct ResizeBody {
   bool nearest;
   const int64_t *rowIa, *colIa;
   const double *rowFa, *colFa;
+  const int64_t *fill; // extrapolation_value's bytes
 
   /// Output rows [begin, end) (rows: (nc, oh) pairs). Each output is
   /// outside(o) (tf_crop_and_resize: outside the input) or, by `sample`,
@@ -80,7 +82,7 @@ struct ResizeBody {
     const tk_tensor &x = a->in[0], &y = a->out[0];
     uint8_t *yb = (uint8_t *)y.data;
     auto outsideRaw = [&](int64_t o) {
-      memcpy(yb + o * esize, &a->ia[6], (size_t)esize);
+      memcpy(yb + o * esize, fill, (size_t)esize);
     };
     if (nearest)
       return rows(begin, end, outsideRaw,
@@ -322,6 +324,14 @@ struct RoiAlignBody {
 
 } // namespace
 
+static void runResize(const tessera_host_ctx_t *ctx, ResizeBody &body, int64_t NC) {
+  const int64_t rows = NC * body.OH;
+  if (rows > 1 && rows * body.OW >= TK_CHUNK)
+    tk_parallel_for(ctx, rows, &tk_body_trampoline<ResizeBody>, &body);
+  else
+    body(0, rows);
+}
+
 // resize2d: ia = [elem_size, nearest, H, W, OH, OW, fill_bits,
 // (outside, n, idx[4]) per output row, then per output column], fa =
 // [w[4] per output row, then per output column]. nearest: n = 1 and idx[0]
@@ -331,12 +341,49 @@ TK_KERNEL(resize2d) {
   int64_t H = ia[2], W = ia[3], OH = ia[4], OW = ia[5];
   int64_t NC = a->in[0].shape[0] * a->in[0].shape[1];
   ResizeBody body{a,     ia[0],         H, W, OH, OW, ia[1] != 0, ia + 7, ia + 7 + 6 * OH,
-                  a->fa, a->fa + 4 * OH};
-  int64_t rows = NC * OH;
-  if (rows > 1 && rows * OW >= TK_CHUNK)
-    tk_parallel_for(ctx, rows, &tk_body_trampoline<ResizeBody>, &body);
-  else
-    body(0, rows);
+                  a->fa, a->fa + 4 * OH, &ia[6]};
+  runResize(ctx, body, NC);
+  return TESSERA_HOST_OK;
+}
+
+// resize2d_dyn: ia = [elem_size, mode, coord, nearest_mode,
+// exclude_outside, fill_bits, has_scales], fa = [cubic_a, scale_h,
+// scale_w, roi0_h, roi0_w, roi1_h, roi1_w] (ir/ops/resize_taps.h enums).
+// The taps resize2d's lowering precomputes, computed per run from this
+// run's shapes (a step over symbolic shapes) into the scratch buffer,
+// TK_RESIZE_TAP_BYTES per output row and column.
+TK_KERNEL(resize2d_dyn) {
+  namespace rt = tessera::ir::ops;
+  const int64_t *ia = a->ia;
+  const double *fa = a->fa;
+  const tk_tensor &x = a->in[0], &y = a->out[0];
+  const int64_t H = x.shape[2], W = x.shape[3], OH = y.shape[2], OW = y.shape[3];
+  rt::ResizeSampling p;
+  p.mode = (int32_t)ia[1];
+  p.coord = (int32_t)ia[2];
+  p.nearest = (int32_t)ia[3];
+  p.excludeOutside = ia[4] != 0;
+  p.cubicA = fa[0];
+  int64_t *tapIa = (int64_t *)a->scratch;
+  double *tapFa = (double *)(tapIa + 6 * (OH + OW));
+  for (int axis = 0; axis < 2; ++axis) {
+    const int64_t in = axis ? W : H, out = axis ? OW : OH, first = axis ? OH : 0;
+    const double scale = ia[6] ? fa[1 + axis] : (double)out / (double)in;
+    for (int64_t o = 0; o < out; ++o) {
+      const rt::Taps t = rt::resizeHostTaps(p, o, scale, in, out, fa[3 + axis], fa[5 + axis]);
+      int64_t *ti = tapIa + 6 * (first + o);
+      double *tw = tapFa + 4 * (first + o);
+      ti[0] = t.outside ? 1 : 0;
+      ti[1] = t.n;
+      for (int k = 0; k < 4; ++k) {
+        ti[2 + k] = t.idx[k];
+        tw[k] = t.w[k];
+      }
+    }
+  }
+  ResizeBody body{a,     ia[0], H,           W, OH, OW, p.mode == rt::kResizeNearest, tapIa,
+                  tapIa + 6 * OH, tapFa, tapFa + 4 * OH, &ia[5]};
+  runResize(ctx, body, x.shape[0] * x.shape[1]);
   return TESSERA_HOST_OK;
 }
 

@@ -108,4 +108,8 @@ enum tk_grid_padding {
   TK_GS_REFLECTION,
 };
 
+// resize2d_dyn's scratch per output row or column: its taps, (outside, n,
+// idx[4]) as int64 and w[4] as double.
+#define TK_RESIZE_TAP_BYTES 80
+
 #endif // TESSERA_CODEGEN_KERNELS_TENSOR_OPS_H

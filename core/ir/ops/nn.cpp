@@ -286,11 +286,7 @@ Expected<Type> resize2dRelation(std::span<const Type> in, const Attrs &attrs) {
 Expected<std::vector<Tensor>> resize2dKernel(std::span<const Tensor> in, const Attrs &attrs,
                                              const Type &outType) {
   const Tensor &x = in[0];
-  ResizeParams p{attrs.getString("mode"), attrs.getString("coordinate_transformation_mode"),
-                 attrs.getString("nearest_mode"), attrs.getFloat("cubic_coeff_a"),
-                 attrs.getBool("exclude_outside")};
-  if (p.mode == "nearest")
-    p.excludeOutside = false;
+  const ResizeSampling p = resizeSampling(attrs);
   const Shape &xs = x.shape(), &ys = outType.shape();
   auto scales = attrs.getFloats("scales");
   auto roi = attrs.getFloats("roi");
@@ -302,10 +298,10 @@ Expected<std::vector<Tensor>> resize2dKernel(std::span<const Tensor> in, const A
     double roi0 = roi.size() == 4 ? roi[size_t(a)] : 0,
            roi1 = roi.size() == 4 ? roi[2 + size_t(a)] : 1;
     for (int64_t o = 0; o < outSize; ++o)
-      taps[a].push_back(resizeTaps(p, o, scale, inSize, outSize, roi0, roi1));
+      taps[a].push_back(resizeTapsOf(p, o, scale, inSize, outSize, roi0, roi1));
   }
   Tensor y(outType.dtype(), ys);
-  bool nearest = p.mode == "nearest";
+  bool nearest = p.mode == kResizeNearest;
   int64_t H = xs[2], W = xs[3], OH = ys[2], OW = ys[3];
   for (int64_t nc = 0; nc < xs[0] * xs[1]; ++nc)
     for (int64_t oh = 0; oh < OH; ++oh)

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/converters/nn_internal.h"
+#include "ir/symbol.h"
 
 #include <cmath>
 
@@ -163,6 +164,14 @@ Expected<Expr> resizeLastTwo(NodeContext &ctx, const Expr &x, const std::vector<
   for (size_t i = 0; i < 2; ++i) {
     int64_t in = xs[size_t(r) - 2 + i];
     double v = given[size_t(r) - 2 + i];
+    if (!sizes.empty() && ir::isKnownSymbol(int64_t(v))) { // Shape of a symbolic tensor
+      size[i] = int64_t(v);
+      continue;
+    }
+    if (sizes.empty() && ir::isSymbol(in))
+      return ctx.error("'scales' over the symbolic dim {} of {} is not supported yet: export "
+                       "the resize with 'sizes' (F.interpolate(size=...))",
+                       ir::dimStr(in), x->type().str());
     double out = sizes.empty() ? std::floor(v * double(in)) : v;
     if (!(out >= 1 && out < double(int64_t(1) << 40)))
       return ctx.error("'{}' value {} gives an invalid output size", what, v);
@@ -171,6 +180,11 @@ Expected<Expr> resizeLastTwo(NodeContext &ctx, const Expr &x, const std::vector<
   if (sizes.empty())
     attrs.set("scales", std::vector<double>{scales[size_t(r) - 2], scales[size_t(r) - 1]});
   attrs.set("size", size);
+  if (r == 4) // NCHW already
+    return ctx.call("resize2d", {x}, attrs);
+  if (!ir::isStatic(xs))
+    return ctx.error("resizing data of rank {} with symbolic dims ({}) is not supported yet",
+                     r, x->type().str());
   int64_t lead = product(std::span(xs).subspan(0, size_t(r) - 2));
   int64_t H = xs[size_t(r) - 2], W = xs[size_t(r) - 1];
   TS_ASSIGN_OR_RETURN(Expr x4, reshapeTo(ctx, x, {lead, 1, H, W}));
