@@ -11,6 +11,7 @@
 #include "codegen/elementwise.h"
 
 #include "codegen/llvm_util.h"
+#include "ir/symbol.h"
 #include "ir/visit.h"
 
 #include <llvm/ADT/StringMap.h>
@@ -29,6 +30,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -56,6 +58,21 @@ const std::unordered_map<std::string, int> &fusibleOps() {
 
 bool isF32(const ir::Type &t) { return t.isTensor() && t.dtype() == ir::DType::F32; }
 
+/// A loop extent or stride: a constant times a product of plan symbols
+/// (sorted), so that equal products compare equal when dims merge.
+struct Mono {
+  int64_t k = 1;
+  std::vector<uint32_t> symbols;
+  bool operator==(const Mono &o) const { return k == o.k && symbols == o.symbols; }
+  Mono operator*(const Mono &o) const {
+    Mono out{k * o.k, symbols};
+    out.symbols.insert(out.symbols.end(), o.symbols.begin(), o.symbols.end());
+    std::sort(out.symbols.begin(), out.symbols.end());
+    return out;
+  }
+  bool isOne() const { return k == 1 && symbols.empty(); }
+};
+
 /// Builds one kernel's IR.
 class KernelBuilder {
 public:
@@ -79,6 +96,11 @@ public:
                              node->as<ir::CallNode>()->op() ? node->as<ir::CallNode>()->op()->name
                                                             : std::string("a call"),
                              node->type().str(), ir::shapeStr(shape));
+    for (const ir::Var &p : fn->params())
+      for (int64_t d : p->type().shape())
+        if (ir::isSymbol(d) && dim(d).k == 0)
+          return Error::format("kernel '{}': symbol {} of %{} has no plan index", k_.symbol,
+                               ir::dimStr(d), p->name());
     plan(shape);
 
     llvm::LLVMContext &ctx = m_.getContext();
@@ -104,7 +126,16 @@ public:
       bases_.push_back(b_.CreateLoad(ptr, slot, fmt::format("in{}", i)));
     }
     out_ = out;
-    if (ir::numElements(shape) > 0) {
+    // Extents and strides, computed once (constants fold).
+    llvm::Value *symbols = symbolsOf(inputs);
+    dimValues_.clear();
+    strideValues_.assign(strides_.size(), {});
+    for (size_t level = 0; level < dims_.size(); ++level) {
+      dimValues_.push_back(value(dims_[level], symbols));
+      for (size_t p = 0; p < strides_.size(); ++p)
+        strideValues_[p].push_back(value(strides_[p][level], symbols));
+    }
+    if (!ir::isStatic(shape) || ir::numElements(shape) > 0) {
       auto *nest = llvm::BasicBlock::Create(ctx, "nest", fn_);
       auto *done = llvm::BasicBlock::Create(ctx, "done", fn_);
       b_.CreateCondBr(b_.CreateICmpSLT(begin_, end_), nest, done);
@@ -122,13 +153,27 @@ public:
         llvm::Function::Create(type, llvm::Function::ExternalLinkage, k_.symbol, m_);
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", whole));
     b_.CreateCall(fn_, {whole->getArg(0), whole->getArg(1), b_.getInt64(0),
-                        b_.getInt64(uint64_t(dims_[0]))});
+                        value(dims_[0], symbolsOf(whole->getArg(0)))});
     b_.CreateRetVoid();
+    if (!k_.symbols.empty())
+      for (bool outer : {true, false}) {
+        auto *extentType = llvm::FunctionType::get(i64, {ptr}, false);
+        llvm::Function *extent =
+            llvm::Function::Create(extentType, llvm::Function::ExternalLinkage,
+                                   elementwiseExtentSymbol(k_.symbol, outer), m_);
+        b_.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", extent));
+        llvm::Value *at = symbolsOf(extent->getArg(0));
+        llvm::Value *v = value(dims_[0], at);
+        for (size_t level = 1; !outer && level < dims_.size(); ++level)
+          v = b_.CreateMul(v, value(dims_[level], at));
+        b_.CreateRet(v);
+      }
     return okStatus();
   }
 
-  /// The extent of the outermost loop (ranges of it may run in parallel).
-  int64_t outerExtent() const { return dims_[0]; }
+  /// The extent of the outermost loop (ranges of it may run in parallel);
+  /// -1 over symbolic shapes (known at run time).
+  int64_t outerExtent() const { return k_.symbols.empty() ? dims_[0].k : -1; }
 
 private:
   /// Whether `from` broadcasts to `to` (numpy rules, right-aligned).
@@ -149,15 +194,15 @@ private:
   /// the output's stride (the last entry).
   void plan(const ir::Shape &shape) {
     const size_t nParams = k_.fn->params().size(), rank = shape.size();
-    std::vector<std::vector<int64_t>> strides(nParams + 1, std::vector<int64_t>(rank, 0));
+    std::vector<std::vector<Mono>> strides(nParams + 1, std::vector<Mono>(rank, Mono{0, {}}));
     for (size_t p = 0; p <= nParams; ++p) {
       const ir::Shape &ps = p < nParams ? k_.fn->params()[p]->type().shape() : shape;
-      int64_t stride = 1;
+      Mono stride;
       for (size_t i = 0; i < ps.size(); ++i) {
         size_t pd = ps.size() - 1 - i, d = rank - 1 - i;
         if (ps[pd] != 1)
           strides[p][d] = stride;
-        stride *= ps[pd];
+        stride = stride * dim(ps[pd]);
       }
     }
     dims_.clear();
@@ -167,22 +212,52 @@ private:
         continue;
       bool merge = !dims_.empty();
       for (size_t p = 0; merge && p <= nParams; ++p)
-        merge = strides_[p].back() == strides[p][d] * shape[d];
+        merge = strides_[p].back() == strides[p][d] * dim(shape[d]);
       if (merge) {
-        dims_.back() *= shape[d];
+        dims_.back() = dims_.back() * dim(shape[d]);
         for (size_t p = 0; p <= nParams; ++p)
           strides_[p].back() = strides[p][d];
       } else {
-        dims_.push_back(shape[d]);
+        dims_.push_back(dim(shape[d]));
         for (size_t p = 0; p <= nParams; ++p)
           strides_[p].push_back(strides[p][d]);
       }
     }
     if (dims_.empty()) { // one element
-      dims_.push_back(1);
+      dims_.push_back(Mono{});
       for (auto &s : strides_)
-        s.push_back(0);
+        s.push_back(Mono{0, {}});
     }
+  }
+
+  /// A dim as a Mono: a constant, or the plan symbol it stands for.
+  Mono dim(int64_t d) const {
+    if (!ir::isSymbol(d))
+      return Mono{d, {}};
+    for (const auto &[symbol, index] : k_.symbols)
+      if (symbol == d)
+        return Mono{1, {index}};
+    return Mono{0, {}}; // build() refuses a symbol with no plan index first
+  }
+
+  /// `m`'s value at the insert point; symbol values from `symbols`.
+  llvm::Value *value(const Mono &m, llvm::Value *symbols) {
+    llvm::Value *v = b_.getInt64(uint64_t(m.k));
+    for (uint32_t j : m.symbols)
+      v = b_.CreateMul(v, b_.CreateLoad(b_.getInt64Ty(),
+                                        b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), symbols, j)),
+                       "", /*HasNUW=*/true, /*HasNSW=*/true);
+    return v;
+  }
+
+  /// The symbol values' pointer of a symbolic kernel: inputs[params + 1].
+  llvm::Value *symbolsOf(llvm::Value *inputs) {
+    if (k_.symbols.empty())
+      return nullptr;
+    return b_.CreateLoad(b_.getPtrTy(),
+                         b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), inputs,
+                                                       k_.fn->params().size() + 1),
+                         "symbols");
   }
 
   /// Level `level` of the loop nest; `offsets` are the element offsets of
@@ -199,10 +274,10 @@ private:
     i->addIncoming(level == 0 ? begin_ : b_.getInt64(0), pre);
     std::vector<llvm::Value *> inner;
     for (size_t p = 0; p < offsets.size(); ++p) {
-      int64_t st = strides_[p][level];
-      inner.push_back(st == 0 ? offsets[p]
-                              : b_.CreateAdd(offsets[p], b_.CreateMul(i, b_.getInt64(uint64_t(st))),
-                                             "", /*HasNUW=*/true, /*HasNSW=*/true));
+      const Mono &st = strides_[p][level];
+      inner.push_back(st.k == 0 ? offsets[p]
+                                : b_.CreateAdd(offsets[p], b_.CreateMul(i, strideValues_[p][level]),
+                                               "", /*HasNUW=*/true, /*HasNSW=*/true));
     }
     if (level + 1 < dims_.size()) {
       TS_RETURN_IF_ERROR(loop(level + 1, inner));
@@ -212,7 +287,7 @@ private:
     llvm::Value *next = b_.CreateAdd(i, b_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
     i->addIncoming(next, b_.GetInsertBlock());
     b_.CreateCondBr(
-        b_.CreateICmpSLT(next, level == 0 ? end_ : b_.getInt64(uint64_t(dims_[level]))), body,
+        b_.CreateICmpSLT(next, level == 0 ? end_ : dimValues_[level]), body,
         after);
     b_.SetInsertPoint(after);
     return okStatus();
@@ -338,14 +413,19 @@ private:
   llvm::Value *begin_ = nullptr, *end_ = nullptr;
   llvm::Value *out_ = nullptr;
   std::vector<llvm::Value *> bases_;
-  std::vector<int64_t> dims_;
-  std::vector<std::vector<int64_t>> strides_; // per parameter, then the output
+  std::vector<Mono> dims_;
+  std::vector<std::vector<Mono>> strides_; // per parameter, then the output
+  std::vector<llvm::Value *> dimValues_;
+  std::vector<std::vector<llvm::Value *>> strideValues_;
   std::unordered_map<const ir::ExprNode *, llvm::Value *> values_;
 };
 
 } // namespace
 
 std::string elementwiseRangeSymbol(const std::string &symbol) { return symbol + ".range"; }
+std::string elementwiseExtentSymbol(const std::string &symbol, bool outer) {
+  return symbol + (outer ? ".outer" : ".count");
+}
 
 Expected<int64_t> emitElementwiseKernel(llvm::Module &m, const ElementwiseKernel &kernel) {
   KernelBuilder builder(m, kernel);

@@ -46,6 +46,13 @@ struct CodegenOptions {
 struct ElementwiseKernel {
   std::string symbol;
   ir::Function fn;
+  /// Over symbolic shapes: each symbol dim of the function's types with
+  /// its index in the plan's symbols. The loop nest's extents and strides
+  /// are then products of symbol values, read from the pointer after the
+  /// parameters' and the result's in `inputs` (inputs[params + 1]: a host
+  /// step's buffers, runtime/host_abi.h); same-size dims merge as they do
+  /// for constant shapes (NCHW with a per-channel operand: N, C, H*W).
+  std::vector<std::pair<int64_t, uint32_t>> symbols;
 };
 
 /// Ops a kernel may use (f32): add subtract multiply divide maximum minimum

@@ -104,7 +104,9 @@ public:
 
   Status addFusedStep(const HostStepSpec &spec) {
     const ir::Function &f = *spec.fused;
-    ElementwiseKernel k{spec.symbol + ".fused", f};
+    ElementwiseKernel k{spec.symbol + ".fused", f, {}};
+    if (!spec.rows)
+      k.symbols = spec.symbols; // a loop nest over symbolic shapes
     TS_ASSIGN_OR_RETURN(int64_t outer, emitElementwiseKernel(m_, k));
     llvm::Function *body = m_.getFunction(k.symbol);
     inlined_.insert(body->getName().str());
@@ -125,6 +127,39 @@ public:
         b_.CreateCall(body, {inputs, result, b_.getInt64(uint64_t(n))});
       }
     };
+    if (!spec.rows && !k.symbols.empty()) {
+      // Extents known at run time: nothing to do for no elements, the
+      // outermost loop's ranges on the threads for many.
+      auto extent = [&](bool outerOnly) {
+        return b_.CreateCall(
+            m_.getOrInsertFunction(elementwiseExtentSymbol(k.symbol, outerOnly), i64_, ptr_),
+            {buffers});
+      };
+      llvm::Value *count = extent(false), *outerValue = extent(true);
+      for (bool outerOnly : {true, false})
+        inlined_.insert(elementwiseExtentSymbol(k.symbol, outerOnly));
+      auto *parallel = llvm::BasicBlock::Create(ctx_, "parallel", fn);
+      auto *serial = llvm::BasicBlock::Create(ctx_, "serial", fn);
+      auto *done = llvm::BasicBlock::Create(ctx_, "done", fn);
+      auto *some = llvm::BasicBlock::Create(ctx_, "some", fn);
+      b_.CreateCondBr(b_.CreateICmpSGT(count, b_.getInt64(0)), some, done);
+      b_.SetInsertPoint(some);
+      b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpSGE(count, b_.getInt64(kParallelFusedElements)),
+                                   b_.CreateICmpSGE(outerValue, b_.getInt64(2))),
+                      parallel, serial);
+      b_.SetInsertPoint(parallel);
+      b_.CreateCall(m_.getOrInsertFunction("tk_fused_parallel", b_.getVoidTy(), ptr_, i64_, ptr_,
+                                           ptr_, ptr_),
+                    {fn->getArg(1), outerValue, m_.getFunction(elementwiseRangeSymbol(k.symbol)),
+                     buffers, out});
+      b_.CreateBr(done);
+      b_.SetInsertPoint(serial);
+      b_.CreateCall(body, {buffers, out, b_.getInt64(0)});
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+      b_.CreateRet(b_.getInt32(TESSERA_HOST_OK));
+      return okStatus();
+    }
     if (!spec.rows) {
       compute(buffers, out);
       b_.CreateRet(b_.getInt32(TESSERA_HOST_OK));

@@ -62,8 +62,12 @@ Status linkKernelLibrary(llvm::Module &m);
 ///   void elementwiseRangeSymbol(symbol)(const float *const *inputs, float *out,
 ///                                       int64_t begin, int64_t end)
 /// running iterations [begin, end) of the outermost loop, whose extent is
-/// returned: ranges of it may run on different threads.
+/// returned: ranges of it may run on different threads. Over symbolic
+/// shapes (kernel.symbols) the extent is known at run time: -1 is returned,
+/// and two more functions give the outermost extent and the element count,
+///   int64_t elementwiseExtentSymbol(symbol, outer / count)(const float *const *inputs)
 Expected<int64_t> emitElementwiseKernel(llvm::Module &m, const ElementwiseKernel &kernel);
 std::string elementwiseRangeSymbol(const std::string &symbol);
+std::string elementwiseExtentSymbol(const std::string &symbol, bool outer);
 
 } // namespace tessera::codegen

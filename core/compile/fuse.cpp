@@ -47,6 +47,15 @@ bool isRows(const ir::Type &t) {
   return true;
 }
 
+bool rowsFit(const ir::Type &out, const std::vector<ir::Type> &operands) {
+  if (!isRows(out))
+    return false;
+  for (const ir::Type &t : operands)
+    if (t != out && !(t.isTensor() && t.isStatic() && (t.rank() < out.rank() || t.shape()[0] == 1)))
+      return false;
+  return true;
+}
+
 namespace {
 
 /// Can the fused loop compute node i? A fusible elementwise op, or a
@@ -54,20 +63,6 @@ namespace {
 /// (binary ops, bias) f32 tensors the loop reads with broadcasting.
 bool fusible(const ir::NodeIndex &index, size_t i) {
   const ir::ExprNode &n = *index.node(i);
-  if (!n.type().isStatic()) {
-    // Over symbolic shapes, only rows of a static shape (a symbolic batch
-    // first, the rest static): the loop is compiled for one row and run
-    // once per row (HostStepSpec::rowSymbol). Operands are the node's own
-    // type or static (broadcast over the rows).
-    if (!isRows(n.type()))
-      return false;
-    for (int j : index.operands(i)) {
-      const ir::Type &t = index.node(size_t(j))->type();
-      if (t != n.type() && !(t.isTensor() && t.isStatic() &&
-                             (t.rank() < n.type().rank() || t.shape()[0] == 1)))
-        return false;
-    }
-  }
   if (isBiasAdd(n))
     return index.node(size_t(index.operands(i)[0]))->type() == n.type();
   if (!codegen::isFusibleElementwise(n))

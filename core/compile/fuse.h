@@ -41,7 +41,11 @@ bool isHostFusedCall(const ir::CallNode &call);
 /// Whether `t` is rows of a static shape: a tensor whose first dim is a
 /// symbol and whose other dims are constants. Elementwise trees over such
 /// types fuse too; their loop is compiled for one row (the symbol as 1) and
-/// run once per row.
+/// run once per row, when every operand is `t` or static (`rowsFit`).
+/// Trees over other symbolic shapes fuse into a loop nest whose extents
+/// and strides are read at run time (codegen/elementwise.h).
 bool isRows(const ir::Type &t);
+/// Whether a fused call over `out` with operands `operands` runs as rows.
+bool rowsFit(const ir::Type &out, const std::vector<ir::Type> &operands);
 
 } // namespace tessera::compile

@@ -305,7 +305,13 @@ private:
     for (const Expr &a : call.args())
       spec.types.inputs.push_back(a->type());
     spec.types.outputs.push_back(call.type());
-    if (!call.type().isStatic()) { // rows of a static shape (compile/fuse.h)
+    if (!call.type().isStatic() && !rowsFit(call.type(), spec.types.inputs)) {
+      for (const auto *list : {&spec.types.inputs, &spec.types.outputs}) // a symbolic loop nest
+        for (const Type &t : *list)
+          for (int64_t d : t.shape())
+            if (isSymbol(d))
+              spec.symbols.emplace_back(d, planSymbol(d));
+    } else if (!call.type().isStatic()) { // rows of a static shape (compile/fuse.h)
       const int64_t n = call.type().shape()[0];
       TS_ASSIGN_OR_RETURN(spec.fused, oneRow(*call.localFn(), n));
       spec.rows = planSymbol(n);
