@@ -68,6 +68,11 @@ struct HostOpTypes {
   std::vector<ir::Tensor> constants;
 };
 
+/// Input `i` of the call if it is a constant, else null.
+inline const ir::Tensor *constantInput(const HostOpTypes &t, size_t i) {
+  return i < t.constants.size() && t.constants[i].valid() ? &t.constants[i] : nullptr;
+}
+
 /// Lowers one call (its op, normalised attributes and types).
 using Lowering =
     std::function<Expected<KernelCall>(const ir::Attrs &attrs, const HostOpTypes &types)>;

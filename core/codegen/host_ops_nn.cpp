@@ -17,6 +17,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include <algorithm>
 
 namespace tessera::codegen {
@@ -195,9 +197,12 @@ Window window(const ir::Attrs &attrs) {
 }
 
 // conv2d: ia = sh, sw, dh, dw, pad_top, pad_left, groups, mode, offX, offW,
-// offCol, offY. mode 2 (direct) when each group has one input channel; 1
-// (GEMM on the input) for a 1x1 stride-1 unpadded conv; else 0 (im2col
-// into offCol, Cg*KH*KW x OH*OW values).
+// offCol, offY, offTrim, offCentre. mode 2 (direct) when each group has one input
+// channel; 1 (GEMM on the input) for a 1x1 stride-1 unpadded conv; else 0
+// (im2col into offCol, Cg*KH*KW x OH*OW values; over sizes known at run
+// time, offTrim: room for the weights of the taps that read the input,
+// and offCentre >= 0 when the weights are laid out with their centre taps
+// after them, at that element).
 Expected<KernelCall> lowerConv2d(const ir::Attrs &attrs, const HostOpTypes &t) {
   Window w = window(attrs);
   int64_t groups = attrs.getInt("groups");
@@ -210,13 +215,36 @@ Expected<KernelCall> lowerConv2d(const ir::Attrs &attrs, const HostOpTypes &t) {
                      ? 1
                      : 0;
   Scratch s;
+  // Sizes known at run time: the kernel drops the taps that read only
+  // padding there, as simplify-inference does at compile time. (First: a
+  // region of static size keeps the later offsets polynomials in the sizes.)
+  int64_t offTrim = mode == 0 && t.anySize ? s.take(uint64_t(ws[0] * ws[1] * ws[2] * ws[3]) * cs)
+                                           : -1;
   int64_t offX = takeConverted(s, t.inputs[0]), offW = takeConverted(s, t.inputs[1]);
   int64_t offCol = mode == 0 ? s.take(uint64_t(ws[1] * ws[2] * ws[3] * ys[2] * ys[3]) * cs) : -1;
   int64_t offY = takeConverted(s, t.outputs[0]);
-  return KernelCall{"conv2d",
-                    {w.sh, w.sw, w.dh, w.dw, w.pt, w.pl, groups, mode, offX, offW, offCol, offY},
-                    {},
-                    s.bytes};
+  KernelCall call{
+      "conv2d",
+      {w.sh, w.sw, w.dh, w.dw, w.pt, w.pl, groups, mode, offX, offW, offCol, offY, offTrim, -1},
+      {},
+      s.bytes,
+      {}};
+  // Constant weights of a kernel with a centre tap: its weights laid out
+  // after them too ([O, Cg]), so that a map no wider than the dilation (the
+  // centre tap alone reads it) needs no copy per run.
+  const ir::Tensor *weights = constantInput(t, 1);
+  if (offTrim >= 0 && offW < 0 && weights && ws[2] % 2 == 1 && ws[3] % 2 == 1) {
+    const int64_t taps = ws[2] * ws[3], centre = (ws[2] / 2) * ws[3] + ws[3] / 2;
+    ir::Tensor packed(weights->dtype(), {ws[0] * ws[1] * (taps + 1)});
+    const size_t es = ir::dtypeSize(weights->dtype());
+    std::memcpy(packed.bytes(), weights->bytes(), weights->nbytes());
+    for (int64_t oc = 0; oc < ws[0] * ws[1]; ++oc)
+      std::memcpy(packed.bytes() + (size_t(ws[0] * ws[1] * taps + oc)) * es,
+                  weights->bytes() + size_t(oc * taps + centre) * es, es);
+    call.ia.back() = ws[0] * ws[1] * taps;
+    call.packed.push_back({1, std::move(packed)});
+  }
+  return call;
 }
 
 // conv2d_transpose: ia = sh, sw, dh, dw, pad_top, pad_left, groups, offX,

@@ -18,11 +18,6 @@ using ir::DType;
 using ir::Shape;
 using namespace tk_lstm_layout;
 
-/// Input `i` of the call if it is a constant, else null.
-const ir::Tensor *constantInput(const HostOpTypes &t, size_t i) {
-  return i < t.constants.size() && t.constants[i].valid() ? &t.constants[i] : nullptr;
-}
-
 /// W [D, 4H, K] or R in the panel layout, as [D, P, 4, K, 16] (W, gate-major)
 /// or [D, P, K, 4, 16] (R).
 ir::Tensor packWeights(const ir::Tensor &m, int64_t H, bool gateMajor) {

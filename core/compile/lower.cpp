@@ -107,6 +107,15 @@ public:
 
 private:
   uint32_t planSymbol(int64_t dim) { return symbols_.index(dim); }
+  /// Whether a host step over `call` has symbolic shapes (lowered by a fit).
+  static bool isSymbolic(const CallNode &call) {
+    if (!call.type().isStatic())
+      return true;
+    for (const Expr &a : call.args())
+      if (!a->type().isStatic())
+        return true;
+    return false;
+  }
   Status addDerivedDims(const Type &type, const ExprNode &n) {
     return symbols_.addDerivedDims(type, describeNode(n));
   }
@@ -121,16 +130,24 @@ private:
       for (const Expr &o : n->operands())
         ++uses[o.get()];
       const auto *call = n->as<CallNode>();
-      if (!call || call->calleeKind() != CallNode::CalleeKind::Op || call->op()->controlFlow ||
-          !call->type().isStatic()) // symbolic steps are lowered by their fit
+      if (!call || call->calleeKind() != CallNode::CalleeKind::Op || call->op()->controlFlow)
         continue;
-      auto lowered = codegen::lowerHostOp(*call);
+      std::optional<codegen::KernelCall> lowered;
+      if (isSymbolic(*call)) { // lowered by its fit
+        if (auto k = fitSymbolicKernel(*call); k.ok()) {
+          lowered = k->call;
+          fitted_.emplace(call, std::move(*k));
+        }
+      } else if (auto l = codegen::lowerHostOp(*call); l.ok()) {
+        lowered = std::move(*l);
+      }
       if (!lowered)
         continue; // reported when the call is lowered
       for (const codegen::PackedInput &p : lowered->packed)
         if (call->args()[p.input]->as<ConstantNode>())
           ++packedUses[call->args()[p.input].get()];
-      lowered_.emplace(call, std::move(*lowered));
+      if (!isSymbolic(*call))
+        lowered_.emplace(call, std::move(*lowered));
     }
     for (const auto &[node, n] : packedUses)
       if (uses[node] == n)
@@ -268,12 +285,11 @@ private:
     TS_RETURN_IF_ERROR(addDerivedDims(call.type(), call));
     codegen::HostStepSpec spec;
     TS_ASSIGN_OR_RETURN(spec.types, codegen::hostOpTypes(call));
-    bool symbolic = false;
-    for (const auto *list : {&spec.types.inputs, &spec.types.outputs})
-      for (const Type &t : *list)
-        symbolic = symbolic || !t.isStatic();
-    if (symbolic) {
-      TS_ASSIGN_OR_RETURN(SymbolicKernel k, fitSymbolicKernel(call));
+    if (isSymbolic(call)) {
+      auto found = fitted_.find(&call); // by findPackedOnly
+      TS_ASSIGN_OR_RETURN(SymbolicKernel k, found != fitted_.end()
+                                                ? Expected<SymbolicKernel>(std::move(found->second))
+                                                : fitSymbolicKernel(call));
       spec.call = std::move(k.call);
       for (int64_t d : k.symbols)
         spec.symbols.emplace_back(d, planSymbol(d));
@@ -559,6 +575,7 @@ private:
   Tensor zero_; // a loop's first iteration number (kept alive: constants_ keys on its bytes)
   std::vector<Tensor> keptAlive_; // laid-out constants (likewise)
   std::unordered_map<const CallNode *, codegen::KernelCall> lowered_; // by findPackedOnly
+  std::unordered_map<const CallNode *, SymbolicKernel> fitted_;        // likewise
   std::unordered_set<const ExprNode *> packedOnly_; // constants stored laid out only
   LoweredModel out_;
   PlanSymbolTable symbols_{out_.plan.symbols};

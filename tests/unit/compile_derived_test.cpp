@@ -95,6 +95,29 @@ ir::Module upsampleOver(const ir::Type &x, const std::string &mode, const std::s
   return m;
 }
 
+/// DeepLabV3's ASPP in small: a strided conv, then dilated 3x3 convs whose
+/// outer taps read only padding when the map is no wider than the rate
+/// (the kernel drops them at run time, simplify-inference at compile time).
+ir::Module asppOver(const ir::Type &x) {
+  std::mt19937 rng{13};
+  auto weight = [&](ir::Shape s) {
+    return ir::makeConstant(randomTensor(ir::Type::tensor(ir::DType::F32, std::move(s)), rng));
+  };
+  ir::Var in = ir::makeVar("x", x);
+  ir::Expr down = ir::expectOk(ir::makeCall("conv2d", {in, weight({6, 3, 3, 3})},
+                                            attrs({{"strides", Ints{4, 4}}}), "down"));
+  std::vector<ir::Expr> branches;
+  for (int64_t rate : {2, 4, 7})
+    branches.push_back(ir::expectOk(ir::makeCall(
+        "conv2d", {down, weight({4, 6, 3, 3})},
+        attrs({{"dilation", Ints{rate, rate}}, {"pads", Ints{rate, rate, rate, rate}}}),
+        "rate" + std::to_string(rate))));
+  ir::Module m("aspp");
+  m.set("main", ir::makeFunction({in}, ir::expectOk(ir::makeCall(
+                                            "concat", branches, attrs({{"axis", int64_t(1)}})))));
+  return m;
+}
+
 ir::Type image(int64_t n, int64_t h, int64_t w) {
   return ir::Type::tensor(ir::DType::F32, {n, 3, h, w});
 }
@@ -161,6 +184,20 @@ TEST_CASE("derived dims: resizing back to the input's size samples as the interp
       INFO("N, H, W = " << n << ", " << h << ", " << w);
       checkAgainst(**session, upsampleOver(image(n, h, w), mode, coord), unsigned(h + w));
     }
+  }
+}
+
+TEST_CASE("derived dims: dilated convs drop the taps that read only padding at each size",
+          "[compile][symbol][conv2d]") {
+  auto model = compileModule(asppOver(symbolicImage()));
+  auto session = runtime::Session::create(model, {1});
+  REQUIRE(session.ok());
+  // Maps of 1x1 to 15x15: every tap, the centre only (a 1x1 conv on the
+  // input), rows or columns only.
+  for (auto [h, w] : std::vector<std::pair<int64_t, int64_t>>{
+           {8, 8}, {64, 64}, {12, 64}, {64, 12}, {20, 36}, {33, 9}}) {
+    INFO("H, W = " << h << ", " << w);
+    checkAgainst(**session, asppOver(image(1, h, w)), unsigned(h * w));
   }
 }
 

@@ -250,17 +250,74 @@ ConvShape convShape(const tk_args *a) {
                    ys[3], ia[0], ia[1], ia[2], ia[3], ia[4], ia[5], ia[6]};
 }
 
-// ia: sh, sw, dh, dw, pad_top, pad_left, groups, mode, offX, offW, offCol, offY
+/// The kernel taps [lo, hi) along one axis that read the input for some
+/// output (passes/simplify_inference.cpp drops the others at compile time
+/// when shapes are static; a dilated conv wider than its input reads only
+/// padding at its outer taps). hi <= lo: none.
+inline void liveTaps(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t dilation,
+                     int64_t pad, int64_t &lo, int64_t &hi) {
+  lo = k, hi = 0;
+  for (int64_t t = 0; t < k; ++t) {
+    const int64_t first = t * dilation - pad; // tap t reads first + m*stride, m < out
+    const int64_t m = first >= 0 ? 0 : ceilDiv(-first, stride);
+    if (m < out && first + m * stride < in) {
+      lo = tkMin(lo, t);
+      hi = t + 1;
+    }
+  }
+}
+
+/// Over sizes known only at run time (offTrim >= 0): when only a block of
+/// the kernel's taps reads the input, the conv of that block, its weights
+/// copied into scratch at offTrim (the centre tap's read in place at
+/// offCentre when the lowering laid them out) and `s` narrowed to it (pads
+/// reduced by what the dropped taps spanned); mode 1 when it is a 1x1 conv
+/// on the input.
+template <typename T>
+const T *trimTaps(const tk_args *a, int64_t offTrim, int64_t offCentre, ConvShape &s,
+                  int64_t &mode, const T *w) {
+  int64_t lh, hh, lw, hw;
+  liveTaps(s.H, s.OH, s.KH, s.sh, s.dh, s.pt, lh, hh);
+  liveTaps(s.W, s.OW, s.KW, s.sw, s.dw, s.pl, lw, hw);
+  if (hh <= lh || hw <= lw || (lh == 0 && hh == s.KH && lw == 0 && hw == s.KW))
+    return w;
+  const int64_t kh = hh - lh, kw = hw - lw;
+  const T *trimmed = w + offCentre; // the centre tap's, laid out by the lowering
+  if (offCentre < 0 || kh != 1 || kw != 1 || lh != s.KH / 2 || lw != s.KW / 2) {
+    T *copy = scratchAt<T>(a, offTrim);
+    for (int64_t oc = 0; oc < s.O * s.Cg; ++oc)
+      for (int64_t r = 0; r < kh; ++r)
+        for (int64_t c = 0; c < kw; ++c)
+          copy[(oc * kh + r) * kw + c] = w[(oc * s.KH + lh + r) * s.KW + lw + c];
+    trimmed = copy;
+  }
+  s.pt -= lh * s.dh;
+  s.pl -= lw * s.dw;
+  s.KH = kh;
+  s.KW = kw;
+  if (kh == 1 && kw == 1 && s.sh == 1 && s.sw == 1 && s.pt == 0 && s.pl == 0 && s.OH == s.H &&
+      s.OW == s.W)
+    mode = 1;
+  return trimmed;
+}
+
+// ia: sh, sw, dh, dw, pad_top, pad_left, groups, mode, offX, offW, offCol, offY,
+// offTrim, offCentre
 // mode 0: im2col (offCol: Cg*KH*KW*OH*OW values) + GEMM; 1: GEMM on the
 // input (1x1, stride 1, no pads); 2: direct (one input channel per group).
 // offX/offW/offY: the input, weight and output in the compute type, -1
-// where the tensor's storage is the compute type.
+// where the tensor's storage is the compute type. offTrim (mode 0 over
+// sizes known at run time; else -1): room for the weights of the taps that
+// read the input; offCentre (or -1): where the centre tap's weights follow
+// the weights (trimTaps).
 template <typename T> int32_t conv2dImpl(const tk_args *a, const tessera_host_ctx_t *ctx) {
   const int64_t *ia = a->ia;
   ConvShape s = convShape(a);
   int64_t mode = ia[7];
   const T *x = inputAs<T>(a, 0, ia[8]);
   const T *w = inputAs<T>(a, 1, ia[9]);
+  if (mode == 0 && ia[12] >= 0)
+    w = trimTaps<T>(a, ia[12], ia[13], s, mode, w);
   T *y = ia[11] >= 0 ? scratchAt<T>(a, ia[11]) : (T *)a->out[0].data;
   if (mode == 2) {
     Direct<T> job{&s, x, w, y};
