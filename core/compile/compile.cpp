@@ -37,8 +37,15 @@ nlohmann::json tensorJson(const runtime::TensorInfo &t) {
 
 nlohmann::json symbolsJson(const runtime::Plan &plan) {
   nlohmann::json out = nlohmann::json::array();
-  for (const runtime::PlanSymbol &s : plan.symbols)
-    out.push_back({{"name", s.name}, {"lo", s.lo}, {"hi", s.hi}});
+  for (size_t k = 0; k < plan.symbols.size(); ++k) {
+    const runtime::PlanSymbol &s = plan.symbols[k];
+    nlohmann::json j = {{"name", s.name}, {"lo", s.lo}, {"hi", s.hi}};
+    if (s.derived()) {
+      j["formula"] = runtime::symbolFormula(plan.symbols, k);
+      j["defined_by"] = s.definedBy;
+    }
+    out.push_back(std::move(j));
+  }
   return out;
 }
 

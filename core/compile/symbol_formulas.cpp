@@ -125,8 +125,10 @@ private:
         v[j] = x;
         if (v[j] < r.lo || v[j] > r.hi)
           continue;
+        // A failure says where the relation holds, not what the dim is (a
+        // conv's width below its kernel fails; its height does not read W).
         const std::optional<int64_t> got = def_.eval(v);
-        if (!got || *got != atBase) {
+        if (got && *got != atBase) {
           kept_.push_back(j);
           break;
         }
@@ -251,6 +253,9 @@ private:
         const std::optional<int64_t> got = d.eval(dv);
         if (!got && want < out_.lo)
           continue; // refused at run time by the bounds check
+        if (!got && evalKept(kv) == want)
+          continue; // a dropped source made another dim fail (a conv's width
+                    // below its kernel): that dim's own check refuses it
         if (!got || *got != want)
           return fail(fmt::format("{}at {} it is {}, the fitted formula gives {}",
                                   &d == &defs_[0] ? "" : fmt::format("{}: ", d.what), at(v),

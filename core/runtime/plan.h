@@ -94,6 +94,10 @@ struct PlanSymbol {
   bool derived() const { return divisor > 0; }
 };
 
+/// Derived symbol k's formula over the others' names: "floor((H - 1) / 2) +
+/// 1" is written "floor((H + 1) / 2)", "H*W + 3", ...
+TESSERA_RT_EXPORT std::string symbolFormula(const std::vector<PlanSymbol> &symbols, size_t k);
+
 /// Fills in the derived symbols of `values` (the inputs' given, the derived
 /// ones in any state), in order. Errors name the derived dim, its
 /// definition and the values it was computed from.

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <limits>
 
 namespace tessera::runtime {
@@ -23,6 +24,23 @@ int64_t floorDiv(int64_t a, int64_t b) {
 }
 
 } // namespace
+
+std::string symbolFormula(const std::vector<PlanSymbol> &symbols, size_t k) {
+  const PlanSymbol &s = symbols[k];
+  std::string sum;
+  for (const PlanSymbol::Term &t : s.terms) {
+    std::string product = t.coefficient == 1 ? "" : t.coefficient == -1 ? "-" : fmt::format("{}*", t.coefficient);
+    for (size_t i = 0; i < t.symbols.size(); ++i)
+      product += (i ? "*" : "") +
+                 (t.symbols[i] < symbols.size() ? symbols[t.symbols[i]].name : std::string("?"));
+    sum += sum.empty() ? product
+                       : (product.starts_with('-') ? " - " + product.substr(1) : " + " + product);
+  }
+  if (s.constant != 0 || sum.empty())
+    sum += sum.empty() ? std::to_string(s.constant)
+                       : fmt::format(" {} {}", s.constant < 0 ? '-' : '+', std::abs(s.constant));
+  return s.divisor > 1 ? fmt::format("floor(({}) / {})", sum, s.divisor) : sum;
+}
 
 Status deriveSymbolValues(const std::vector<PlanSymbol> &symbols, std::vector<int64_t> &values) {
   values.resize(symbols.size(), 0);

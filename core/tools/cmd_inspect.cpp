@@ -158,11 +158,17 @@ void printText(const json &d, bool steps) {
       std::cout << "  " << tensorStr(t, symbols) << "\n";
   }
   if (!symbols.empty()) {
-    std::cout << "Symbols (sizes each run takes from its inputs):\n";
+    std::cout << "Symbols (sizes each run takes from its inputs, or computes from them):\n";
     for (const auto &sym : symbols) {
       const int64_t lo = sym.value("lo", int64_t(0)), hi = sym.value("hi", int64_t(-1));
-      std::cout << fmt::format("  {}: {}..{}\n", sym.value("name", std::string("?")), lo,
-                               hi >= 0 ? std::to_string(hi) : std::string("(no upper bound)"));
+      const std::string bounds = fmt::format(
+          "{}..{}", lo, hi >= 0 ? std::to_string(hi) : std::string("(no upper bound)"));
+      if (sym.contains("formula"))
+        std::cout << fmt::format("  {} = {}: {} ({})\n", sym.value("name", std::string("?")),
+                                 sym.value("formula", std::string()), bounds,
+                                 sym.value("defined_by", std::string()));
+      else
+        std::cout << fmt::format("  {}: {}\n", sym.value("name", std::string("?")), bounds);
     }
   }
   json target = meta.value("target", json::object());
