@@ -65,8 +65,10 @@ public:
 
   Expected<DerivedFormula> run() {
     out_.what = def_.what;
-    for (int64_t s : def_.sources)
-      base_.push_back(symbolInfo(s).probes[0]);
+    for (int64_t s : def_.sources) { // the first probe, within the bounds
+      const Range r = rangeOf(s);
+      base_.push_back(std::clamp(symbolInfo(s).probes[0], r.lo, r.hi));
+    }
     const std::optional<int64_t> atBase = def_.eval(base_);
     if (!atBase)
       return fail("its relation fails at the probe values");

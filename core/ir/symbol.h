@@ -22,9 +22,10 @@
 // tensor of symbols stays within kMaxElements): every probe pair straddles a
 // multiple of 2..64 somewhere, so the floor divisions of strides and
 // kernels (floor((H - 1) / 2) + 1 against floor(H / 2)) tell apart.
-// Probing is sound only with a run-time check: two dims it calls equal are
-// equal at the probes, not proven equal; the executor checks every dynamic
-// step's shapes when it computes them (docs/design/0013).
+// Probing is evidence, not proof: two dims it calls equal are equal at the
+// probes. Each derived symbol keeps the definitions that made it
+// (SymbolDefinition), and the compiler checks the formula it fits against
+// every one of them over the symbols' ranges (compile/symbol_formulas.h).
 //
 // Bounds are inclusive; hi == kUnbounded when there is none. A derived
 // symbol's bounds are its relation evaluated at its inputs' bounds (relations
