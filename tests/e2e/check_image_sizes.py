@@ -2,7 +2,7 @@
 """One artifact for every image size (issue 21): an ONNX segmentation-style
 model made the way exporters make it (onnx.helper, symbolic N, H and W as
 dim_params; the output resized back to the input's size through
-Shape -> Slice -> Concat -> Resize) compiled once with `--input-shape
+Shape -> Slice -> Concat -> Resize, and by scales) compiled once with `--input-shape
 x=N:1..2,3,H:1..256,W:1..256`, host-only and with --target dnnl, and run by
 `tessera run` in fresh processes at several sizes against a NumPy reference
 (float64; |a-b| <= 1e-4 + 1e-4 |b|). An input too small for the model is an
@@ -47,14 +47,20 @@ def model():
         helper.make_node("Concat", ["nc", "hw"], ["sizes"], axis=0),
         helper.make_node("Resize", ["logits", "", "", "sizes"], ["out"], mode="linear",
                          coordinate_transformation_mode="half_pixel", name="upsample"),
+        # By scales (F.interpolate(scale_factor=2)): dims floor(2 * h).
+        helper.make_node("Resize", ["logits", "", "scales"], ["up2"], mode="nearest",
+                         coordinate_transformation_mode="asymmetric", nearest_mode="floor",
+                         name="twice"),
     ]
     inits = [const("w1", W1), const("b1", B1), const("w2", W2), const("w3", W3),
              const("zero", np.array([0], np.int64)), const("two", np.array([2], np.int64)),
-             const("four", np.array([4], np.int64))]
+             const("four", np.array([4], np.int64)),
+             const("scales", np.array([1, 1, 2, 2], np.float32))]
     graph = helper.make_graph(
         nodes, "segment",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])],
-        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", 4, "H", "W"])], inits)
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", 4, "H", "W"]),
+         helper.make_tensor_value_info("up2", TensorProto.FLOAT, ["N", 4, None, None])], inits)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     onnx.checker.check_model(m)
     return m
@@ -88,8 +94,9 @@ def reference(x):
     r1 = np.maximum(conv(x, W1, stride=2, bias=B1), 0)
     n, c, h, w = r1.shape
     p1 = r1[:, :, :h // 2 * 2, :w // 2 * 2].reshape(n, c, h // 2, 2, w // 2, 2).max(axis=(3, 5))
-    a2 = conv(p1, W2, pad=3, dilation=3) + p1
-    return resize_linear(conv(a2, W3), x.shape[2], x.shape[3])
+    logits = conv(conv(p1, W2, pad=3, dilation=3) + p1, W3)
+    up2 = np.repeat(np.repeat(logits, 2, axis=2), 2, axis=3)
+    return resize_linear(logits, x.shape[2], x.shape[3]), up2
 
 
 def main():
@@ -105,8 +112,8 @@ def main():
             continue
         symbols = c.inspect(tsr)["metadata"].get("symbols", [])
         derived = {s["name"]: s for s in symbols if "formula" in s}
-        c.ok({"N", "H", "W"} <= {s["name"] for s in symbols} and len(derived) == 4,
-             f"{label}: N, H, W and the 4 dims derived from them", str(symbols))
+        c.ok({"N", "H", "W"} <= {s["name"] for s in symbols} and len(derived) == 6,
+             f"{label}: N, H, W and the 6 dims derived from them", str(symbols))
         text = c.tool("inspect", tsr).stdout
         c.ok("= floor((H - 1) / 2): 1..127 (dim 2 of conv2d 'down')" in text,
              f"{label}: inspect shows how the conv's height is computed", text)
@@ -119,8 +126,9 @@ def main():
             if c.step(f"{label} {n}x3x{h}x{w}",
                       lambda: c.tool("run", tsr, "--inputs", "x=" + xp, "--outputs", out)) is None:
                 continue
-            c.close(np.load(out)["out"], reference(x), 1e-4, 1e-4,
-                    f"{label}: {n}x3x{h}x{w} vs numpy")
+            got, (want, want2) = np.load(out), reference(x)
+            c.close(got["out"], want, 1e-4, 1e-4, f"{label}: {n}x3x{h}x{w} vs numpy")
+            c.close(got["up2"], want2, 1e-4, 1e-4, f"{label}: {n}x3x{h}x{w} by scales vs numpy")
         small = c.path("segment_small.npy")
         np.save(small, np.zeros((1, 3, 4, 9), np.float32))
         r = c.tool("run", tsr, "--inputs", "x=" + small, rc=None)

@@ -95,6 +95,27 @@ ir::Module upsampleOver(const ir::Type &x, const std::string &mode, const std::s
   return m;
 }
 
+/// A strided conv, then resized by scales (ONNX Resize by `scales`, as
+/// F.interpolate(scale_factor=...) exports it): output dims floor(s * dim).
+ir::Module scaleUpOver(const ir::Type &x) {
+  std::mt19937 rng{17};
+  ir::Var in = ir::makeVar("x", x);
+  ir::Expr w = ir::makeConstant(
+      randomTensor(ir::Type::tensor(ir::DType::F32, {4, 3, 3, 3}), rng));
+  ir::Expr c = ir::expectOk(
+      ir::makeCall("conv2d", {in, w}, attrs({{"strides", Ints{2, 2}}}), "down"));
+  ir::Expr up = ir::expectOk(ir::makeCall(
+      "resize2d", {c},
+      attrs({{"size", Ints{-1, -1}},
+             {"scales", std::vector<double>{2.0, 1.5}},
+             {"mode", std::string("linear")},
+             {"coordinate_transformation_mode", std::string("asymmetric")}}),
+      "up"));
+  ir::Module m("scale");
+  m.set("main", ir::makeFunction({in}, up));
+  return m;
+}
+
 /// DeepLabV3's ASPP in small: a strided conv, then dilated 3x3 convs whose
 /// outer taps read only padding when the map is no wider than the rate
 /// (the kernel drops them at run time, simplify-inference at compile time).
@@ -120,16 +141,6 @@ ir::Module asppOver(const ir::Type &x) {
 
 ir::Type image(int64_t n, int64_t h, int64_t w) {
   return ir::Type::tensor(ir::DType::F32, {n, 3, h, w});
-}
-
-std::shared_ptr<const runtime::LoadedModel> compileModule(const ir::Module &m) {
-  auto r = compile::compileModule(m, {}, nullptr);
-  if (!r.ok())
-    FAIL(r.error().str());
-  auto model = runtime::LoadedModel::load(r->artifact, "cnn.tsr");
-  if (!model.ok())
-    FAIL(model.error().str());
-  return *model;
 }
 
 ir::Type symbolicImage() {
@@ -184,6 +195,17 @@ TEST_CASE("derived dims: resizing back to the input's size samples as the interp
       INFO("N, H, W = " << n << ", " << h << ", " << w);
       checkAgainst(**session, upsampleOver(image(n, h, w), mode, coord), unsigned(h + w));
     }
+  }
+}
+
+TEST_CASE("derived dims: a resize by scales makes dims floor(scale * size)",
+          "[compile][symbol][resize2d]") {
+  auto model = compileModule(scaleUpOver(symbolicImage()));
+  auto session = runtime::Session::create(model, {1});
+  REQUIRE(session.ok());
+  for (auto [h, w] : std::vector<std::pair<int64_t, int64_t>>{{8, 8}, {13, 21}, {64, 37}}) {
+    INFO("H, W = " << h << ", " << w);
+    checkAgainst(**session, scaleUpOver(image(1, h, w)), unsigned(h + 3 * w));
   }
 }
 

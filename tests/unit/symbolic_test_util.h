@@ -57,14 +57,19 @@ inline ir::Tensor randomTensor(const ir::Type &t, std::mt19937 &rng) {
   return out;
 }
 
-inline std::shared_ptr<const runtime::LoadedModel> compileText(const std::string &text) {
-  auto r = compile::compileModule(parse(text), {}, nullptr);
+/// `m` compiled host-only and loaded; an error fails the test.
+inline std::shared_ptr<const runtime::LoadedModel> compileModule(const ir::Module &m) {
+  auto r = compile::compileModule(m, {}, nullptr);
   if (!r.ok())
     FAIL(r.error().str());
   auto model = runtime::LoadedModel::load(r->artifact, "cnn.tsr");
   if (!model.ok())
     FAIL(model.error().str());
   return *model;
+}
+
+inline std::shared_ptr<const runtime::LoadedModel> compileText(const std::string &text) {
+  return compileModule(parse(text));
 }
 
 /// Runs `session` on random inputs shaped as `fixed`'s parameters and

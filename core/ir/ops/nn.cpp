@@ -263,8 +263,6 @@ Expected<Type> resize2dRelation(std::span<const Type> in, const Attrs &attrs) {
   auto size = attrs.getInts("size");
   if (size.size() != 2)
     return Error::format("attribute 'size' must have 2 values, got {}", size.size());
-  if (size[0] <= 0 || size[1] <= 0)
-    return Error::format("attribute 'size' must be positive, got {}", shapeStr(size));
   auto scales = attrs.getFloats("scales");
   if (!scales.empty() && scales.size() != 2)
     return Error::format("attribute 'scales' must have 0 or 2 values, got {}", scales.size());
@@ -272,6 +270,20 @@ Expected<Type> resize2dRelation(std::span<const Type> in, const Attrs &attrs) {
     if (!(s > 0))
       return Error::format("attribute 'scales' must be positive, got {}",
                            attrValueStr(AttrValue(scales)));
+  // -1: floor(scale * input size) (ONNX Resize by scales; over a symbolic
+  // dim, a dim derived from it).
+  for (size_t i = 0; i < 2; ++i)
+    if (size[i] == -1) {
+      if (scales.empty())
+        return Error::format("attribute 'size' value -1 needs 'scales'");
+      const double out = std::floor(scales[i] * double(in[0].shape()[2 + i]));
+      if (!(out >= 1 && out < double(kMaxElements)))
+        return Error::format("scale {} of input size {} gives an invalid output size", scales[i],
+                             in[0].shape()[2 + i]);
+      size[i] = int64_t(out);
+    }
+  if (size[0] <= 0 || size[1] <= 0)
+    return Error::format("attribute 'size' must be positive, got {}", shapeStr(size));
   auto roi = attrs.getFloats("roi");
   if (attrs.getString("coordinate_transformation_mode") == "tf_crop_and_resize" && roi.size() != 4)
     return Error::format("attribute 'roi' must have 4 values [h0, w0, h1, w1] for "
@@ -415,7 +427,8 @@ Status registerNNOps(OpRegistry &r) {
       .argNames = {"data"},
       .minArgs = 1,
       .maxArgs = 1,
-      .attrs = {AttrSpec{"size", AttrKind::Ints, std::nullopt, "output spatial size [OH, OW]"},
+      .attrs = {AttrSpec{"size", AttrKind::Ints, std::nullopt,
+                         "output spatial size [OH, OW]; -1: floor(scale * input size)"},
                 AttrSpec{"scales", AttrKind::Floats, AttrValue(std::vector<double>{}),
                          "[sh, sw] for the coordinate transform (default: size / input size)"},
                 AttrSpec{"mode", AttrKind::String, AttrValue(std::string("nearest")),

@@ -168,10 +168,10 @@ Expected<Expr> resizeLastTwo(NodeContext &ctx, const Expr &x, const std::vector<
       size[i] = int64_t(v);
       continue;
     }
-    if (sizes.empty() && ir::isSymbol(in))
-      return ctx.error("'scales' over the symbolic dim {} of {} is not supported yet: export "
-                       "the resize with 'sizes' (F.interpolate(size=...))",
-                       ir::dimStr(in), x->type().str());
+    if (sizes.empty() && ir::isSymbol(in)) { // floor(scale * H): resize2d derives it
+      size[i] = -1;
+      continue;
+    }
     double out = sizes.empty() ? std::floor(v * double(in)) : v;
     if (!(out >= 1 && out < double(int64_t(1) << 40)))
       return ctx.error("'{}' value {} gives an invalid output size", what, v);
