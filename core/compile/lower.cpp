@@ -285,6 +285,7 @@ private:
     TS_RETURN_IF_ERROR(addDerivedDims(call.type(), call));
     codegen::HostStepSpec spec;
     TS_ASSIGN_OR_RETURN(spec.types, codegen::hostOpTypes(call));
+    std::optional<codegen::SymbolicInt> scratch; // its size over plan symbols, when it grows
     if (isSymbolic(call)) {
       auto found = fitted_.find(&call); // by findPackedOnly
       TS_ASSIGN_OR_RETURN(SymbolicKernel k, found != fitted_.end()
@@ -295,12 +296,17 @@ private:
         spec.symbols.emplace_back(d, planSymbol(d));
       // The fit numbers symbols by their position in k.symbols; the step
       // reads them by their plan index.
-      for (codegen::SymbolicInt &v : k.ia) {
+      auto toPlan = [&](codegen::SymbolicInt &v) {
         for (auto &term : v.terms)
           for (uint32_t &j : term.symbols)
             j = spec.symbols[j].second;
+      };
+      for (codegen::SymbolicInt &v : k.ia) {
+        toPlan(v);
         spec.ia.push_back(std::move(v));
       }
+      if (k.scratch)
+        toPlan(*(scratch = std::move(k.scratch)));
     } else if (auto it = lowered_.find(&call); it != lowered_.end()) {
       spec.call = std::move(it->second); // by findPackedOnly
       lowered_.erase(it);
@@ -309,7 +315,7 @@ private:
     }
     std::string label = call.name().empty() ? call.op()->name
                                             : fmt::format("{} '{}'", call.op()->name, call.name());
-    return addHostStep(call, std::move(spec), std::move(label));
+    return addHostStep(call, std::move(spec), std::move(label), std::move(scratch));
   }
 
   /// A HostFused call (compile/fuse.h): one step whose loop computes the
@@ -347,7 +353,8 @@ private:
 
   /// The Host step of `call` (its arguments, then its results, then the
   /// kernel's scratch buffer if it has one) and its host code spec.
-  Status addHostStep(const CallNode &call, codegen::HostStepSpec spec, std::string label) {
+  Status addHostStep(const CallNode &call, codegen::HostStepSpec spec, std::string label,
+                     std::optional<codegen::SymbolicInt> scratch = {}) {
     spec.symbol = fmt::format("tessera_host_{}", out_.hostSteps.size());
     TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call));
     runtime::Step step;
@@ -363,6 +370,9 @@ private:
     if (spec.call.scratchBytes > 0)
       step.args.push_back(addBuffer(runtime::BufferKind::Activation,
                                     Type::tensor(DType::U8, {int64_t(spec.call.scratchBytes)})));
+    if (scratch) // a size each run computes (symbols without an upper bound)
+      out_.plan.buffers[step.args.back()].info.shape = {runtime::symbolDim(
+          symbols_.addFormula(spec.symbol + ".scratch", *scratch, "the scratch of " + label))};
     step.label = std::move(label);
     out_.plan.steps.push_back(std::move(step));
     out_.hostSteps.push_back(std::move(spec));

@@ -340,6 +340,20 @@ Status PlanSymbolTable::addDerived(int64_t dim, const std::string &definedBy) {
   return okStatus();
 }
 
+uint32_t PlanSymbolTable::addFormula(std::string name, const codegen::SymbolicInt &formula,
+                                     std::string definedBy) {
+  runtime::PlanSymbol s;
+  s.name = std::move(name);
+  s.lo = 0;
+  s.divisor = 1;
+  s.constant = formula.constant;
+  for (const codegen::SymbolicInt::Term &t : formula.terms)
+    s.terms.push_back({t.coefficient, t.symbols});
+  s.definedBy = std::move(definedBy);
+  symbols_.push_back(std::move(s));
+  return uint32_t(symbols_.size() - 1);
+}
+
 Status PlanSymbolTable::addDerivedDims(const Type &type, const std::string &what) {
   for (const Type &f : type.isTuple() ? type.fields() : std::vector<Type>{})
     TS_RETURN_IF_ERROR(addDerivedDims(f, what));

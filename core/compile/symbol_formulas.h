@@ -68,6 +68,10 @@ public:
   Status addDerived(int64_t dim, const std::string &definedBy);
   /// Adds the derived symbols of `type`, the result of `what` ("conv2d 'c'").
   Status addDerivedDims(const ir::Type &type, const std::string &what);
+  /// Adds a plan symbol that is no ir symbol (a step's scratch size), the
+  /// value of `formula` over plan symbols; its index.
+  uint32_t addFormula(std::string name, const codegen::SymbolicInt &formula,
+                      std::string definedBy);
 
 private:
   std::vector<runtime::PlanSymbol> &symbols_;

@@ -15,6 +15,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <functional>
 #include <cstring>
 
 namespace tessera::compile {
@@ -260,20 +261,65 @@ Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
       TS_ASSIGN_OR_RETURN(codegen::KernelCall c, lowerAt(values));
       out.scratchBytes = std::max(out.scratchBytes, c.scratchBytes);
     }
-  } else {
-    for (const codegen::KernelCall &c : corners)
-      if (c.scratchBytes != first.scratchBytes) {
-        for (int64_t d : out.symbols)
-          if (const SymbolInfo &s = symbolInfo(d); !s.bounded())
-            return Error::format("{}: its scratch memory grows with {}, which has no upper "
-                                 "bound: give it one (--input-shape x={}:1..64,...)",
-                                 what, dimStr(d), s.derived() ? "N" : s.name);
-      }
-    out.scratchBytes = first.scratchBytes;
+  } else if (std::any_of(corners.begin(), corners.end(), [&](const codegen::KernelCall &c) {
+               return c.scratchBytes != first.scratchBytes;
+             })) {
+    TS_ASSIGN_OR_RETURN(out.scratch, scratchBound(what, out.symbols, lowerAt));
   }
   out.call = first;
-  out.call.scratchBytes = out.scratchBytes;
+  out.call.scratchBytes = std::max<uint64_t>(out.scratchBytes, out.scratch ? 1 : 0); // has one
   return out;
+}
+
+Expected<codegen::SymbolicInt>
+scratchBound(const std::string &what, const std::vector<int64_t> &symbols,
+             const std::function<Expected<codegen::KernelCall>(const std::vector<int64_t> &)>
+                 &lowerAt) {
+  // Scratch is regions of (sums of) products of dims, each rounded up to
+  // 64 bytes. At multiples of 64 the rounding leaves every term that holds
+  // a symbol, so the lowering there is a polynomial (up to the constants'
+  // rounding); 64 bytes per region, for up to kScratchRegions regions,
+  // cover the rounding elsewhere. Checked at points that are not multiples.
+  constexpr int64_t kScratchRegions = 16;
+  const size_t k = symbols.size();
+  std::vector<int64_t> a(k), b(k), c(k);
+  for (size_t j = 0; j < k; ++j) {
+    const int64_t lo = std::max<int64_t>(symbolInfo(symbols[j]).lo, 1);
+    a[j] = (lo + 63) / 64 * 64 + 64;
+    b[j] = a[j] + 64;
+    c[j] = a[j] + 192;
+  }
+  std::vector<int64_t> f;
+  for (size_t mask = 0; mask < (size_t(1) << k); ++mask) {
+    std::vector<int64_t> values(k);
+    for (size_t j = 0; j < k; ++j)
+      values[j] = mask & (size_t(1) << j) ? b[j] : a[j];
+    TS_ASSIGN_OR_RETURN(codegen::KernelCall call, lowerAt(values));
+    f.push_back(int64_t(call.scratchBytes));
+  }
+  TS_ASSIGN_OR_RETURN(codegen::KernelCall atC, lowerAt(c));
+  const auto coefficients = fitMultilinear(f, a, b);
+  if (!coefficients || evaluate(*coefficients, c) != int64_t(atC.scratchBytes))
+    return Error::format("{}: its scratch memory grows with symbols that have no upper bound, "
+                         "and not as a polynomial of them: bound them (--input-shape "
+                         "x=N:1..64,...)",
+                         what);
+  codegen::SymbolicInt bound = toSymbolicInt(*coefficients);
+  bound.constant += 64 * kScratchRegions;
+  uint64_t state = 0x2545f4914f6cdd1dULL;
+  for (int p = 0; p < 32; ++p) {
+    std::vector<int64_t> values(k);
+    for (size_t j = 0; j < k; ++j) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      values[j] = std::max<int64_t>(symbolInfo(symbols[j]).lo, 1) + int64_t((state >> 20) % 4096);
+    }
+    TS_ASSIGN_OR_RETURN(codegen::KernelCall call, lowerAt(values));
+    if (evaluate(*coefficients, values) + 64 * kScratchRegions < int64_t(call.scratchBytes))
+      return Error::format("{}: its scratch memory outgrows the bound fitted for symbols "
+                           "without an upper bound: bound them (--input-shape x=N:1..64,...)",
+                           what);
+  }
+  return bound;
 }
 
 } // namespace tessera::compile

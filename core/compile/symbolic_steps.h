@@ -21,6 +21,7 @@
 #include "support/error.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -33,8 +34,11 @@ struct SymbolicKernel {
   std::vector<codegen::SymbolicInt> ia;
   /// The ir symbol dims the step's types hold, in order of first use.
   std::vector<int64_t> symbols;
-  /// Scratch bytes enough for every value the symbols' bounds admit.
+  /// Scratch bytes enough for every value the symbols' bounds admit ...
   uint64_t scratchBytes = 0;
+  /// ... or, when a symbol without an upper bound makes it grow, a bound
+  /// on it over the step's symbols, computed per run (a plan symbol).
+  std::optional<codegen::SymbolicInt> scratch;
 };
 
 /// Fits `call`'s host lowering over the named symbols in its types. Errors
@@ -42,6 +46,14 @@ struct SymbolicKernel {
 /// polynomial in N", "... its scratch memory grows with N, which has no
 /// upper bound: bound it (--input-shape x=1..64,...)").
 Expected<SymbolicKernel> fitSymbolicKernel(const ir::CallNode &call);
+
+/// A polynomial bound on the scratch bytes `lowerAt` (the step lowered at
+/// values of `symbols`) asks for, fitted where alignment does not round and
+/// checked elsewhere; `what` names the step in errors.
+Expected<codegen::SymbolicInt>
+scratchBound(const std::string &what, const std::vector<int64_t> &symbols,
+             const std::function<Expected<codegen::KernelCall>(const std::vector<int64_t> &)>
+                 &lowerAt);
 
 /// Monomial coefficients of the multilinear function with values f[mask] at
 /// the corners of the box a..b (bit j of mask: symbol j at b[j], else at

@@ -73,7 +73,7 @@ def main():
     expect([t, "import", truncated], 1, f"{truncated}: not an ONNX model")
     expect([t, "import", good, "--input-shape", "img=2,3a,5,8"], 1,
            "bad input shape 'img=2,3a,5,8': dim 1 ('3a') is not a non-negative integer, a "
-           "symbol name (N), or a range (1..8, N:1..8)")
+           "symbol name (N), or a range (1..8, N:1..8, H:32..)")
     expect([t, "import", good, "--input-shape", "img=2,x,5,8"], 1,
            "input 'img': dim 1 is 3 in the model ([N, 3, H, 8]), the bound shape "
            "[2, x, 5, 8] gives x")

@@ -223,6 +223,31 @@ TEST_CASE("derived dims: dilated convs drop the taps that read only padding at e
   }
 }
 
+TEST_CASE("derived dims: the scratch of symbols without upper bounds is sized per run",
+          "[compile][symbol]") {
+  // H and W with no upper bound: the convs' im2col and the resize's taps
+  // grow with them, so their scratch is a plan symbol each run computes.
+  const int64_t n = symbol("N", 1, 4), h = symbol("H", 8, ir::kUnbounded),
+                w = symbol("W", 8, ir::kUnbounded);
+  const ir::Type x = ir::Type::tensor(ir::DType::F32, {n, 3, h, w});
+  for (const ir::Module &m : {cnnOver(x), upsampleOver(x, "linear", "half_pixel")}) {
+    auto model = compileModule(m);
+    size_t scratch = 0;
+    for (const runtime::PlanSymbol &s : model->plan().symbols)
+      scratch += s.name.ends_with(".scratch");
+    CHECK(scratch >= 2);
+    auto session = runtime::Session::create(model, {1});
+    REQUIRE(session.ok());
+    for (auto [hh, ww] : std::vector<std::pair<int64_t, int64_t>>{{8, 8}, {150, 97}, {9, 12}}) {
+      INFO("H, W = " << hh << ", " << ww);
+      checkAgainst(**session,
+                   m.name() == "cnn" ? cnnOver(image(1, hh, ww))
+                                     : upsampleOver(image(1, hh, ww), "linear", "half_pixel"),
+                   unsigned(hh * ww));
+    }
+  }
+}
+
 TEST_CASE("derived dims: an input too small for the model is refused naming the op",
           "[compile][symbol]") {
   const int64_t h = symbol("H", 1, 32);

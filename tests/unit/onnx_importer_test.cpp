@@ -821,15 +821,16 @@ TEST_CASE("parseInputShape", "[onnx]") {
   CHECK(parseInputShape("=1,2").error().str() == "bad input shape '=1,2': the input name is empty");
   CHECK(parseInputShape("x=").error().str() == "bad input shape 'x=': no dims after '='");
   const std::string notADim = "is not a non-negative integer, a symbol name (N), or a range "
-                              "(1..8, N:1..8)";
+                              "(1..8, N:1..8, H:32..)";
   CHECK(parseInputShape("x=1,,2").error().str() ==
         "bad input shape 'x=1,,2': dim 1 ('') " + notADim);
   CHECK(parseInputShape("x=1,-3").error().str() ==
         "bad input shape 'x=1,-3': dim 1 ('-3') " + notADim);
   CHECK(parseInputShape("x=1,3a").error().str() ==
         "bad input shape 'x=1,3a': dim 1 ('3a') " + notADim);
-  CHECK(parseInputShape("x=1,4..").error().str() ==
-        "bad input shape 'x=1,4..': dim 1 ('4..') " + notADim);
+  CHECK(parseInputShape("x=1,4...").error().str() ==
+        "bad input shape 'x=1,4...': dim 1 ('4...') " + notADim);
+  CHECK(ir::dimStr(parseInputShape("x=1,4..")->second[1]) == "x_1(4)"); // no upper bound
   CHECK(parseInputShape("x=1,8..4").error().str() ==
         "bad input shape 'x=1,8..4': dim 1 ('8..4'): symbol 'x_1': bounds 8..4 are not a range "
         "of sizes");

@@ -421,12 +421,14 @@ Expected<std::pair<std::string, std::vector<int64_t>>> parseInputShape(std::stri
       }
       int64_t lo = 1, hi = ir::kUnbounded;
       size_t dots = range.find("..");
-      const bool rangeOk = range.empty() || (dots != std::string_view::npos &&
-                                             integer(range.substr(0, dots), lo) &&
-                                             integer(range.substr(dots + 2), hi));
+      // "32.." has a lower bound only.
+      const bool rangeOk =
+          range.empty() ||
+          (dots != std::string_view::npos && integer(range.substr(0, dots), lo) &&
+           (dots + 2 == range.size() || integer(range.substr(dots + 2), hi)));
       if (!rangeOk || (!symbol.empty() && !ir::isSymbolName(symbol)) || (symbol.empty() && range.empty()))
         return Error::format("bad input shape '{}': dim {} ('{}') is not a non-negative integer, "
-                             "a symbol name (N), or a range (1..8, N:1..8)",
+                             "a symbol name (N), or a range (1..8, N:1..8, H:32..)",
                              spec, shape.size(), d);
       const std::string symName = symbol.empty() ? importer_detail::rangeSymbolName(name, shape.size())
                                                  : std::string(symbol);
