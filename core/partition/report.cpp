@@ -318,17 +318,27 @@ Expected<PartitionGraph> buildPartitionGraph(const Module &m, const std::string 
 std::string summaryText(const PartitionResult &r) {
   const size_t host = r.host.size();
   const int64_t total = r.offloadedOps + int64_t(host);
-  size_t counts[3] = {0, 0, 0};
-  for (const HostOp &h : r.host)
+  size_t counts[3] = {0, 0, 0}, symbolic = 0;
+  for (const HostOp &h : r.host) {
+    // Ops over symbolic dims were not offered: not a checker's decline.
+    if (std::any_of(h.decisions.begin(), h.decisions.end(),
+                    [](const HostDecision &d) { return d.reason == kSymbolicDecline; })) {
+      ++symbolic;
+      continue;
+    }
     ++counts[size_t(reasonKind(h))];
+  }
   double pct = total ? 100.0 * double(r.offloadedOps) / double(total) : 0.0;
   std::string out = fmt::format(
       "Partitioned module '{}' among {}: {} ({}) with {} of {} ({:.1f}%); {} on the host "
-      "({} unsupported by every target, {} declined by a checker, {} pruned).",
+      "({} unsupported by every target, {} declined by a checker, {} pruned{}).",
       r.module.name(), join(r.targets, ", "), plural(r.log.regions.size(), "region"),
       regionsPerTarget(r), r.offloadedOps, plural(size_t(total), "op"), pct,
       host == 1 ? "1 op stays" : fmt::format("{} ops stay", host), counts[0], counts[1],
-      counts[2]);
+      counts[2],
+      symbolic ? fmt::format(", {} with symbolic dims, which plugins are not offered yet",
+                             symbolic)
+               : std::string());
   // Pattern matches, only when a plugin was asked about one.
   int64_t accepted = 0, vetoed = 0, skipped = 0;
   for (const PatternSummary &p : summarizePatterns(r.log.patterns)) {
