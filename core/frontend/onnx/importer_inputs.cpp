@@ -100,8 +100,9 @@ Expected<ir::Type> Importer::inputType(const ValueInfoProto &vi) {
       sym.dims.push_back({name, i});
       shape.push_back(sym.value);
     } else if (i == 0) {
-      // An unbound leading (batch) dim: compiled for 1 until shapes can stay
-      // symbolic (docs/design/0013), and said so (pinnedSymbolNotes).
+      // An unbound leading (batch) dim: compiled for 1, and said so
+      // (pinnedSymbolNotes); symbolic only when asked, until plugins take
+      // symbolic regions (docs/design/0013).
       if (!param.empty())
         symbolIndex_[param] = report_.symbols.size();
       report_.symbols.push_back({param, 1, true, {{name, 0}}});
@@ -351,10 +352,10 @@ std::vector<std::string> pinnedSymbolNotes(const ImportReport &report) {
     for (const auto &[input, dim] : sym.dims)
       where += fmt::format("{}input '{}' dim {}", where.empty() ? "" : ", ", input, dim);
     notes.push_back(fmt::format(
-        "{} ({}) is not bound: compiled for {} (bind it with --input-shape {}=...; "
-        "shapes cannot stay symbolic yet)",
+        "{} ({}) is not bound: compiled for {} (bind it with --input-shape {}=...; a symbol "
+        "there, as {}:1..64, keeps it symbolic: one artifact for every size)",
         sym.name.empty() ? std::string("a dynamic dim") : fmt::format("symbolic dim '{}'", sym.name),
-        where, sym.value, sym.dims[0].first));
+        where, sym.value, sym.dims[0].first, sym.name.empty() ? std::string("N") : sym.name));
   }
   return notes;
 }
