@@ -83,8 +83,22 @@ public:
       TS_RETURN_IF_ERROR(fitSeveral());
     }
     TS_RETURN_IF_ERROR(check());
-    const SymbolInfo &info = symbolInfo(dim_);
-    out_.hi = info.bounded() ? std::max(info.hi, out_.lo) : -1;
+    // The greatest value: the formula is monotone in each source, so at a
+    // corner of their ranges (none without an upper bound).
+    out_.hi = -1;
+    bool bounded = true;
+    for (int64_t s : out_.sources)
+      bounded = bounded && symbolInfo(s).bounded();
+    for (size_t mask = 0; bounded && mask < (size_t(1) << out_.sources.size()); ++mask) {
+      std::vector<int64_t> corner;
+      for (size_t i = 0; i < out_.sources.size(); ++i) {
+        const Range r = rangeOf(out_.sources[i]);
+        corner.push_back(mask & (size_t(1) << i) ? r.hi : std::max(r.lo, firstValid_));
+      }
+      out_.hi = std::max(out_.hi, formula(corner));
+    }
+    if (out_.hi >= 0)
+      out_.hi = std::max(out_.hi, out_.lo);
     return out_;
   }
 
@@ -158,6 +172,7 @@ private:
       return fail(fmt::format("its relation fails at every {} from {} to {}", nameOf(source),
                               r.lo, last));
     const int64_t first = seen.front().first;
+    firstValid_ = first;
     for (int64_t x = std::max<int64_t>(last, 1) * 2; x <= r.hi && x <= kFarBeyond; x *= 2) {
       const std::optional<int64_t> v = evalKept({x});
       if (!v)
@@ -274,6 +289,7 @@ private:
   const SymbolDefinition &def_;
   std::vector<int64_t> base_;
   std::vector<size_t> kept_;
+  int64_t firstValid_ = 0; // one source: the least value where the relation holds
   DerivedFormula out_;
 };
 
