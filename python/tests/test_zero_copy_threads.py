@@ -1,0 +1,99 @@
+"""Inputs are read in place (zero-copy), sessions run in parallel threads with the GIL
+released, and PyTorch tensors pass through __dlpack__."""
+import threading
+
+import numpy as np
+import pytest
+
+import tessera
+import tessera.runtime as rt
+from conftest import affine_reference
+
+
+@pytest.fixture(scope="module")
+def affine(models):
+    return tessera.compile(models["affine"], targets=[])
+
+
+def test_zero_copy_reads_the_callers_memory(affine):
+    sess = rt.Session(affine)
+    x = np.zeros((2, 3), np.float32)
+    np.testing.assert_array_equal(sess.run({"x": x})["y"], affine_reference(x))
+    assert sess._last_run_copies == 0
+    x[0, 1] = 4.0  # change the caller's array in place: the next run sees it
+    x[1, :] = -3.0
+    np.testing.assert_array_equal(sess.run({"x": x})["y"], affine_reference(x))
+    assert sess._last_run_copies == 0
+    # A memoryview and a bytearray-backed array are buffers too.
+    buf = bytearray(x.tobytes())
+    view = np.frombuffer(buf, np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(sess.run({"x": view})["y"], affine_reference(x))
+    assert sess._last_run_copies == 0
+    buf[0:4] = np.float32(7).tobytes()
+    assert sess.run({"x": memoryview(view)})["y"][0, 0] == 15.0
+
+
+def test_threads_run_sessions_in_parallel(affine):
+    errors = []
+    per_thread = 200
+
+    def worker(seed, session):
+        try:
+            rng = np.random.default_rng(seed)
+            for _ in range(per_thread):
+                x = rng.standard_normal((2, 3)).astype(np.float32)
+                y = session.run({"x": x})["y"]
+                np.testing.assert_array_equal(y, affine_reference(x))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    own = [threading.Thread(target=worker, args=(i, rt.Session(affine, threads=1)))
+           for i in range(4)]
+    shared_session = rt.Session(affine, threads=1)  # one session, several threads: they take turns
+    shared = [threading.Thread(target=worker, args=(10 + i, shared_session)) for i in range(3)]
+    for t in own + shared:
+        t.start()
+    for t in own + shared:
+        t.join()
+    assert not errors, errors
+
+
+def test_gil_is_released_during_a_run(models):
+    # While one thread runs a bigger model in a loop, the main thread keeps running
+    # Python: it counts well past zero only if run() releases the GIL.
+    sess = rt.Session(tessera.compile(models["cnn"], targets=[]), threads=1)
+    x = np.ones((1, 3, 8, 8), np.float32)
+    stop = threading.Event()
+    runs = [0]
+
+    def loop():
+        while not stop.is_set():
+            sess.run({"x": x})
+            runs[0] += 1
+
+    t = threading.Thread(target=loop)
+    t.start()
+    ticks = 0
+    while runs[0] < 200:
+        ticks += 1
+    stop.set()
+    t.join()
+    assert ticks > 0
+
+
+def test_torch_tensor_through_dlpack(affine):
+    torch = pytest.importorskip(
+        "torch", reason="python3-torch is not installed: the __dlpack__ path is not tested")
+    sess = rt.Session(affine)
+    t = torch.linspace(-2, 2, 6, dtype=torch.float32).reshape(2, 3)
+    y = sess.run({"x": t})["y"]
+    np.testing.assert_array_equal(y, affine_reference(t.numpy()))
+    assert sess._last_run_copies == 0  # read in place
+    t[0, 0] = 10.0
+    assert sess.run({"x": t})["y"][0, 0] == 21.0
+    strided = torch.arange(12, dtype=torch.float32).reshape(2, 6)[:, ::2]
+    np.testing.assert_array_equal(sess.run({"x": strided})["y"],
+                                  affine_reference(strided.contiguous().numpy()))
+    assert sess._last_run_copies == 1
+    with pytest.raises(tessera.InvalidArgument, match="input 'x'"):
+        sess.run({"x": t.double()})
