@@ -131,8 +131,11 @@ py::module_ numpy() {
 /// A view of `value`'s buffer when it is dense and aligned; false otherwise
 /// (nothing held).
 bool bindBuffer(BoundInput &b, const py::object &value, const std::string &name) {
-  if (PyObject_GetBuffer(value.ptr(), &b.view, PyBUF_RECORDS_RO) != 0)
-    throw py::error_already_set();
+  if (PyObject_GetBuffer(value.ptr(), &b.view, PyBUF_RECORDS_RO) != 0) {
+    py::error_already_set e; // fetches and clears the Python error
+    raise(TESSERA_STATUS_INVALID_ARGUMENT,
+          cat("input '", name, "': a ", typeName(value), " that gives no buffer: ", e.what()));
+  }
   b.hasView = true;
   bool bigEndian = false;
   DLDataType dt = dtypeOfFormat(b.view.format, b.view.itemsize, &bigEndian);
@@ -198,11 +201,11 @@ BoundInput bindInput(const py::object &value, const std::string &name, const py:
   if (PyObject_CheckBuffer(value.ptr())) {
     if (bindBuffer(b, value, name))
       return b;
-    b.keep = numpy().attr("ascontiguousarray")(value);
+    b.keep = numpy().attr("array")(value, py::arg("order") = "C"); // a new, aligned copy
   } else if (py::hasattr(value, "__dlpack__")) {
     if (bindDlpack(b, value, name))
       return b;
-    b.keep = numpy().attr("ascontiguousarray")(numpy().attr("from_dlpack")(value));
+    b.keep = numpy().attr("array")(numpy().attr("from_dlpack")(value), py::arg("order") = "C");
   } else {
     if (value.is_none())
       raise(TESSERA_STATUS_INVALID_ARGUMENT,

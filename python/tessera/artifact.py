@@ -47,7 +47,11 @@ class Artifact:
         os.replace(tmp, path)
 
     def _infos(self, key):
-        return [TensorInfo(t["name"], tuple(t["shape"]), _dtype(t["dtype"]))
+        symbols = [s["name"] for s in self.metadata.get("symbols", [])]
+
+        def dim(d):  # a negative dim is symbol -1 - d
+            return symbols[-1 - d] if d < 0 and -1 - d < len(symbols) else d
+        return [TensorInfo(t["name"], tuple(dim(d) for d in t["shape"]), _dtype(t["dtype"]))
                 for t in self.metadata.get(key, [])]
 
     @property
@@ -66,8 +70,14 @@ class Artifact:
         return [p["name"] if isinstance(p, dict) else p for p in self.metadata.get("plugins", [])]
 
     @property
+    def symbols(self):
+        """name -> (lo, hi) of each symbolic dim (hi None: unbounded); {} for static shapes."""
+        return {s["name"]: (s["lo"], s["hi"] if s["hi"] >= 0 else None)
+                for s in self.metadata.get("symbols", [])}
+
+    @property
     def regions(self):
-        """The regions compiled by plugins, as the metadata lists them."""
+        """The regions plugins compiled: dicts of symbol, plugin, ops (and cpu, features)."""
         return self.metadata.get("regions", [])
 
     def __len__(self):

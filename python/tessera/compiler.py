@@ -20,6 +20,13 @@ def _model_source(model):
     return model
 
 
+def _targets(targets):
+    if isinstance(targets, (str, bytes)):
+        raise TypeError(f"targets must be a list of plugin names, e.g. ['dnnl', 'ccompiler'], "
+                        f"not the string {targets!r}")
+    return list(targets or [])
+
+
 def compile(model, targets=DEFAULT_TARGETS, input_shapes=None, mcpu=None, opt_level=None):
     """Compiles a model into an Artifact.
 
@@ -29,7 +36,7 @@ def compile(model, targets=DEFAULT_TARGETS, input_shapes=None, mcpu=None, opt_le
     mcpu: the CPU the host code is for ("x86-64-v3", "native", ...); None: the default.
     opt_level: host code optimisation level 0-3; None: 2.
     """
-    data, summary = _compiler.compile(_model_source(model), list(targets or []), input_shapes,
+    data, summary = _compiler.compile(_model_source(model), _targets(targets), input_shapes,
                                       mcpu, opt_level)
     artifact = Artifact(data, os.fspath(model) if isinstance(model, (str, os.PathLike))
                         else "<compiled>")
@@ -106,7 +113,7 @@ class PartitionReport:
 
 def partition(model, targets=DEFAULT_TARGETS, input_shapes=None, title=None):
     """Partitions a model among plugins (as ``tessera partition``) and returns a PartitionReport."""
-    return PartitionReport(_compiler.partition(_model_source(model), list(targets or []),
+    return PartitionReport(_compiler.partition(_model_source(model), _targets(targets),
                                                input_shapes, title or ""))
 
 

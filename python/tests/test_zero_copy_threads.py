@@ -1,6 +1,7 @@
 """Inputs are read in place (zero-copy), sessions run in parallel threads with the GIL
 released, and PyTorch tensors pass through __dlpack__."""
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -58,27 +59,52 @@ def test_threads_run_sessions_in_parallel(affine):
     assert not errors, errors
 
 
+def make_slow(path):
+    """x f32[512, 512] through 8 MatMuls by one weight: tens of ms per run."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    w = numpy_helper.from_array(
+        (np.random.default_rng(0).standard_normal((512, 512)) / 23).astype(np.float32), "w")
+    names = ["x"] + [f"h{i}" for i in range(7)] + ["y"]
+    nodes = [helper.make_node("MatMul", [names[i], "w"], [names[i + 1]]) for i in range(8)]
+    graph = helper.make_graph(
+        nodes, "slow", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [512, 512])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [512, 512])], [w])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
 def test_gil_is_released_during_a_run(models):
-    # While one thread runs a bigger model in a loop, the main thread keeps running
-    # Python: it counts well past zero only if run() releases the GIL.
-    sess = rt.Session(tessera.compile(models["cnn"], targets=[]), threads=1)
-    x = np.ones((1, 3, 8, 8), np.float32)
-    stop = threading.Event()
-    runs = [0]
+    # While another thread is inside run(), this thread keeps running Python: the
+    # longest pause between two of its loop iterations stays well below one run's
+    # time. With the GIL held during runs, it would be at least one run long.
+    sess = rt.Session(tessera.compile(make_slow(str(models["dir"] / "slow.onnx")), targets=[]),
+                      threads=1)
+    x = np.ones((512, 512), np.float32)
+    sess.run({"x": x})
+    start = time.perf_counter()
+    for _ in range(3):
+        sess.run({"x": x})
+    one_run = (time.perf_counter() - start) / 3
+    done = threading.Event()
 
-    def loop():
-        while not stop.is_set():
+    def worker():
+        for _ in range(6):
             sess.run({"x": x})
-            runs[0] += 1
+        done.set()
 
-    t = threading.Thread(target=loop)
+    t = threading.Thread(target=worker)
     t.start()
-    ticks = 0
-    while runs[0] < 200:
-        ticks += 1
-    stop.set()
+    longest, last = 0.0, time.perf_counter()
+    while not done.is_set():
+        now = time.perf_counter()
+        longest = max(longest, now - last)
+        last = now
     t.join()
-    assert ticks > 0
+    print(f"one run {one_run * 1e3:.1f} ms; longest pause of the other thread "
+          f"{longest * 1e3:.1f} ms")
+    assert one_run > 0.02, "the model is too fast for this test to tell"
+    assert longest < 0.6 * one_run
 
 
 def test_torch_tensor_through_dlpack(affine):
