@@ -41,10 +41,17 @@ namespace {
   throw py::error_already_set();
 }
 
-template <typename T> T valueOr(Expected<T> &&e) {
-  if (!e.ok())
-    raiseCompile(e.error());
-  return std::move(e).value();
+/// Calls `f` (returning an Expected) with the GIL released; its value, or
+/// its error raised as tessera.CompileError.
+template <typename F> auto released(F &&f) {
+  std::optional<decltype(f())> result;
+  {
+    py::gil_scoped_release nogil;
+    result.emplace(f());
+  }
+  if (!result->ok())
+    raiseCompile(result->error());
+  return std::move(**result);
 }
 
 /// A model given from Python: a path (text IR, or ONNX by its suffix) or
@@ -128,18 +135,13 @@ py::tuple compileModel(const py::object &model, const py::object &targets,
             cat("opt_level must be 0, 1, 2 or 3, not ", level));
     options.codegen.optLevel = level;
   }
-  std::optional<Expected<compile::CompileResult>> result;
-  {
-    py::gil_scoped_release nogil;
-    auto module = source.load();
-    if (!module.ok())
-      result.emplace(std::move(module).error());
-    else
-      result.emplace(compile::compileModule(*module, options, &plugin::PluginRegistry::global()));
-  }
-  if (!result->ok())
-    raiseCompile(std::move(*result).error().addContext(source.display()));
-  compile::CompileResult r = std::move(**result);
+  compile::CompileResult r = released([&]() -> Expected<compile::CompileResult> {
+    TS_ASSIGN_OR_RETURN(ir::Module module, source.load());
+    auto result = compile::compileModule(module, options, &plugin::PluginRegistry::global());
+    if (!result) // as `tessera compile` says it
+      return std::move(result).error().addContext(source.display());
+    return result;
+  });
   return py::make_tuple(py::bytes(r.artifact), r.partitionSummary);
 }
 
@@ -150,24 +152,20 @@ py::dict partitionModel(const py::object &model, const py::object &targets,
   options.targets = targetList(targets);
   if (options.targets.empty())
     raise(TESSERA_STATUS_INVALID_ARGUMENT, "partition: give targets, e.g. targets=['dnnl']");
-  std::optional<Expected<partition::PartitionResult>> result;
-  std::optional<Expected<partition::PartitionGraph>> graph;
-  {
-    py::gil_scoped_release nogil;
-    auto module = source.load();
-    if (!module.ok())
-      result.emplace(std::move(module).error());
-    else
-      result.emplace(partition::partitionModule(std::move(*module), options,
-                                                plugin::PluginRegistry::global()));
-    if (result->ok())
-      graph.emplace(partition::buildPartitionGraph((*result)->module, "main", (*result)->targets));
-  }
-  if (!result->ok())
-    raiseCompile(std::move(*result).error().addContext(source.display()));
-  if (!graph->ok())
-    raiseCompile(std::move(*graph).error().addContext(source.display()));
-  const partition::PartitionResult &r = **result;
+  struct Parted {
+    partition::PartitionResult result;
+    partition::PartitionGraph graph;
+  };
+  Parted parted = released([&]() -> Expected<Parted> {
+    TS_ASSIGN_OR_RETURN(ir::Module module, source.load());
+    TS_ASSIGN_OR_RETURN(partition::PartitionResult result,
+                        partition::partitionModule(std::move(module), options,
+                                                   plugin::PluginRegistry::global()));
+    TS_ASSIGN_OR_RETURN(partition::PartitionGraph graph,
+                        partition::buildPartitionGraph(result.module, "main", result.targets));
+    return Parted{std::move(result), std::move(graph)};
+  });
+  const partition::PartitionResult &r = parted.result;
   py::list regions;
   for (const partition::RegionInfo &info : r.log.regions) {
     py::dict d;
@@ -192,7 +190,7 @@ py::dict partitionModel(const py::object &model, const py::object &targets,
     host.append(py::dict(py::arg("function") = h.function, py::arg("node") = h.node,
                          py::arg("op") = h.op, py::arg("decisions") = reasons));
   }
-  std::string html = partition::htmlReport(r, **graph, title.empty() ? source.display() : title);
+  std::string html = partition::htmlReport(r, parted.graph, title.empty() ? source.display() : title);
   py::dict out;
   out["targets"] = r.targets;
   out["regions"] = regions;
@@ -200,7 +198,7 @@ py::dict partitionModel(const py::object &model, const py::object &targets,
   out["offloaded_ops"] = r.offloadedOps;
   out["summary"] = partition::summaryText(r);
   out["report"] = partition::reportText(r);
-  out["dot"] = partition::dotGraph(**graph);
+  out["dot"] = partition::dotGraph(parted.graph);
   out["html"] = html;
   out["ir"] = ir::printModule(r.module);
   return out;
@@ -235,12 +233,7 @@ py::dict listPlugins() {
 
 std::string importOnnx(const py::object &model, const py::object &inputShapes) {
   ModelSource source = ModelSource::from(model, inputShapes);
-  std::optional<Expected<ir::Module>> module;
-  {
-    py::gil_scoped_release nogil;
-    module.emplace(source.load());
-  }
-  return ir::printModule(valueOr(std::move(*module)));
+  return ir::printModule(released([&] { return source.load(); }));
 }
 
 py::object tensorToNumpy(const ir::Tensor &t) {
@@ -262,12 +255,7 @@ py::object tensorToNumpy(const ir::Tensor &t) {
 py::dict interpretModel(const py::object &model, const py::dict &feeds,
                         const py::object &inputShapes) {
   ModelSource source = ModelSource::from(model, inputShapes);
-  std::optional<Expected<ir::Module>> loaded;
-  {
-    py::gil_scoped_release nogil;
-    loaded.emplace(source.load());
-  }
-  ir::Module m = valueOr(std::move(*loaded));
+  ir::Module m = released([&] { return source.load(); });
   ir::Function main = m.find("main");
   if (!main)
     raiseCompile(Error::format("{}: the module has no function '@main'", source.display()));
@@ -293,12 +281,7 @@ py::dict interpretModel(const py::object &model, const py::dict &feeds,
         raise(TESSERA_STATUS_NOT_FOUND,
               cat("interpret: the model has no input '", std::string(py::str(item.first)), "'"));
     }
-  std::optional<Expected<interp::Value>> result;
-  {
-    py::gil_scoped_release nogil;
-    result.emplace(interp::runDL(m, inputs));
-  }
-  std::vector<ir::Tensor> outputs = valueOr(std::move(*result)).flatten();
+  std::vector<ir::Tensor> outputs = released([&] { return interp::runDL(m, inputs); }).flatten();
   std::vector<std::string> names = compile::outputNames(*main, outputs.size());
   py::dict out;
   for (size_t i = 0; i < outputs.size(); ++i)

@@ -127,7 +127,7 @@ public:
     for (size_t i = 0; i < model_.numInputs(); ++i) {
       rt::TensorInfo info = model_.input(i);
       inputIndex_.emplace(info.name, i);
-      inputs_.push_back(InputSlot{info.name, info.dtype, numpyDtype(info.dtype)});
+      inputs_.push_back(InputSlot{info.name, numpyDtype(info.dtype), py::str(info.name)});
     }
     for (size_t i = 0; i < model_.numOutputs(); ++i) {
       rt::TensorInfo info = model_.output(i);
@@ -196,8 +196,8 @@ public:
 private:
   struct InputSlot {
     std::string name;
-    DLDataType dtype;
     py::object npDtype;
+    py::str pyName;
   };
   struct OutputSlot {
     std::string name;
@@ -251,27 +251,36 @@ private:
   std::vector<BoundInput> bindFeeds(const py::object &feeds) const {
     py::dict dict = PyDict_Check(feeds.ptr()) ? py::reinterpret_borrow<py::dict>(feeds)
                                               : py::dict(feeds.attr("items")());
-    for (auto item : dict) {
-      if (!py::isinstance<py::str>(item.first))
-        raise(TESSERA_STATUS_INVALID_ARGUMENT,
-                        "run: feed keys must be input names (str), got " +
-                            std::string(py::str(py::type::of(item.first).attr("__name__"))));
-      std::string name = item.first.cast<std::string>();
-      if (!inputIndex_.count(name))
-        raise(TESSERA_STATUS_NOT_FOUND, cat("run: the model has no input '", name,
-                                                      "' (its inputs: ", inputNames(), ")"));
-    }
     std::vector<BoundInput> bound;
     bound.reserve(inputs_.size());
     for (const InputSlot &in : inputs_) {
-      PyObject *value = PyDict_GetItemString(dict.ptr(), in.name.c_str());
-      if (!value)
+      PyObject *value = PyDict_GetItemWithError(dict.ptr(), in.pyName.ptr());
+      if (!value) {
+        if (PyErr_Occurred())
+          throw py::error_already_set();
+        checkFeedNames(dict); // a misspelt name says so
         raise(TESSERA_STATUS_INVALID_ARGUMENT,
-                        cat("run: input '", in.name, "' is not given (every input is needed: ",
-                            inputNames(), ")"));
+              cat("run: input '", in.name, "' is not given (every input is needed: ",
+                  inputNames(), ")"));
+      }
       bound.push_back(bindInput(py::reinterpret_borrow<py::object>(value), in.name, in.npDtype));
     }
+    if (size_t(PyDict_Size(dict.ptr())) != inputs_.size())
+      checkFeedNames(dict);
     return bound;
+  }
+
+  /// Raises for a feed that names no input.
+  void checkFeedNames(const py::dict &dict) const {
+    for (auto item : dict) {
+      if (!py::isinstance<py::str>(item.first))
+        raise(TESSERA_STATUS_INVALID_ARGUMENT,
+              "run: feed keys must be input names (str), got " + typeName(item.first));
+      std::string name = item.first.cast<std::string>();
+      if (!inputIndex_.count(name))
+        raise(TESSERA_STATUS_NOT_FOUND,
+              cat("run: the model has no input '", name, "' (its inputs: ", inputNames(), ")"));
+    }
   }
 
   static py::object copyOut(const DLTensor &t, const py::object &dtype) {
