@@ -62,6 +62,7 @@ case "${1:-}" in
     ./build/release/bench/bench_ir
     ./build/release/bench/bench_partition
     ./build/release/bench/bench_runtime
+    PYTHONPATH=build/release/python /usr/bin/python3 bench/python_overhead.py --build build/release
     /usr/bin/python3 bench/models/make_models.py --out build/release/models \
       --run ./build/release/core/tools/tessera --targets dnnl,ccompiler,json
     # Issue 7's comparison: Tessera+dnnl, host only, hand-written oneDNN and
