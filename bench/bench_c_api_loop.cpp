@@ -53,8 +53,7 @@ int main(int argc, char **argv) {
       auto start = std::chrono::steady_clock::now();
       for (long i = 0; i < iterations; ++i)
         once();
-      double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() -
-                                                           start)
+      double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
                       .count();
       best = std::min(best, ns / double(iterations));
     }

@@ -33,8 +33,7 @@ Expected<ir::Module> loadModelFile(const std::string &path, const InputShapes &s
 
 /// Imports an ONNX file and warns of every symbolic dim it pinned
 /// (onnx::pinnedSymbolNotes).
-Expected<ir::Module> importOnnxFile(const std::string &path,
-                                    const onnx::ImportOptions &options);
+Expected<ir::Module> importOnnxFile(const std::string &path, const onnx::ImportOptions &options);
 /// The same for a serialized ModelProto; `displayName` names it in messages
 /// and external data is looked up in `baseDir`.
 Expected<ir::Module> importOnnxBytes(std::string_view bytes, const std::string &displayName,

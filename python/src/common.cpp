@@ -72,19 +72,25 @@ py::object numpyDtype(DLDataType t) {
   else if (t.code == kDLFloat)
     name = t.bits == 16 ? "float16" : t.bits == 32 ? "float32" : t.bits == 64 ? "float64" : nullptr;
   else if (t.code == kDLInt)
-    name = t.bits == 8 ? "int8" : t.bits == 16 ? "int16" : t.bits == 32 ? "int32"
-         : t.bits == 64 ? "int64" : nullptr;
+    name = t.bits == 8    ? "int8"
+           : t.bits == 16 ? "int16"
+           : t.bits == 32 ? "int32"
+           : t.bits == 64 ? "int64"
+                          : nullptr;
   else if (t.code == kDLUInt)
-    name = t.bits == 8 ? "uint8" : t.bits == 16 ? "uint16" : t.bits == 32 ? "uint32"
-         : t.bits == 64 ? "uint64" : nullptr;
+    name = t.bits == 8    ? "uint8"
+           : t.bits == 16 ? "uint16"
+           : t.bits == 32 ? "uint32"
+           : t.bits == 64 ? "uint64"
+                          : nullptr;
   if (!name)
     return py::none();
   return py::dtype(name);
 }
 
 BoundInput::BoundInput(BoundInput &&o) noexcept
-    : tensor(o.tensor), bytes(o.bytes), shape(std::move(o.shape)), view(o.view),
-      hasView(o.hasView), managed(o.managed), keep(std::move(o.keep)), copied(o.copied) {
+    : tensor(o.tensor), bytes(o.bytes), shape(std::move(o.shape)), view(o.view), hasView(o.hasView),
+      managed(o.managed), keep(std::move(o.keep)), copied(o.copied) {
   o.hasView = false;
   o.managed = nullptr;
 }
@@ -113,9 +119,21 @@ DLDataType dtypeOfFormat(const char *format, py::ssize_t itemsize, bool *bigEndi
     return t;
   switch (format[0]) {
   case '?': t.code = TESSERA_DL_BOOL; break;
-  case 'b': case 'h': case 'i': case 'l': case 'q': case 'n': t.code = kDLInt; break;
-  case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N': t.code = kDLUInt; break;
-  case 'e': case 'f': case 'd': t.code = kDLFloat; break;
+  case 'b':
+  case 'h':
+  case 'i':
+  case 'l':
+  case 'q':
+  case 'n': t.code = kDLInt; break;
+  case 'B':
+  case 'H':
+  case 'I':
+  case 'L':
+  case 'Q':
+  case 'N': t.code = kDLUInt; break;
+  case 'e':
+  case 'f':
+  case 'd': t.code = kDLFloat; break;
   default: break;
   }
   if (*bigEndian && itemsize > 1)
@@ -208,8 +226,7 @@ BoundInput bindInput(const py::object &value, const std::string &name, const py:
     b.keep = numpy().attr("array")(numpy().attr("from_dlpack")(value), py::arg("order") = "C");
   } else {
     if (value.is_none())
-      raise(TESSERA_STATUS_INVALID_ARGUMENT,
-            cat("input '", name, "': None is not a tensor"));
+      raise(TESSERA_STATUS_INVALID_ARGUMENT, cat("input '", name, "': None is not a tensor"));
     try {
       b.keep = numpy().attr("asarray")(value, npDtype);
     } catch (py::error_already_set &e) {

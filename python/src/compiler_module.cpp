@@ -73,7 +73,8 @@ struct ModelSource {
       s.bytes = py::bytes(model).cast<std::string>();
     } else {
       throw py::type_error("model must be a path (str or os.PathLike), the bytes of an ONNX "
-                           "model or an onnx.ModelProto, not " + typeName(model));
+                           "model or an onnx.ModelProto, not " +
+                           typeName(model));
     }
     if (!inputShapes.is_none()) {
       // {"x": (1, "N", "H:32..640")} -> "x=1,N,H:32..640", as --input-shape takes it.
@@ -84,7 +85,8 @@ struct ModelSource {
           raise(TESSERA_STATUS_INVALID_ARGUMENT,
                 cat("input_shapes['", std::string(py::str(item.first)),
                     "'] must be a tuple of dims (ints, or symbol names such as 'N' or "
-                    "'N:1..64'), not ", std::string(py::repr(item.second))));
+                    "'N:1..64'), not ",
+                    std::string(py::repr(item.second))));
         bool first = true;
         for (py::handle d : item.second) {
           spec += (first ? "" : ",") + py::str(d).cast<std::string>();
@@ -131,8 +133,7 @@ py::tuple compileModel(const py::object &model, const py::object &targets,
   if (!optLevel.is_none()) {
     int level = optLevel.cast<int>();
     if (level < 0 || level > 3)
-      raise(TESSERA_STATUS_INVALID_ARGUMENT,
-            cat("opt_level must be 0, 1, 2 or 3, not ", level));
+      raise(TESSERA_STATUS_INVALID_ARGUMENT, cat("opt_level must be 0, 1, 2 or 3, not ", level));
     options.codegen.optLevel = level;
   }
   compile::CompileResult r = released([&]() -> Expected<compile::CompileResult> {
@@ -158,9 +159,9 @@ py::dict partitionModel(const py::object &model, const py::object &targets,
   };
   Parted parted = released([&]() -> Expected<Parted> {
     TS_ASSIGN_OR_RETURN(ir::Module module, source.load());
-    TS_ASSIGN_OR_RETURN(partition::PartitionResult result,
-                        partition::partitionModule(std::move(module), options,
-                                                   plugin::PluginRegistry::global()));
+    TS_ASSIGN_OR_RETURN(
+        partition::PartitionResult result,
+        partition::partitionModule(std::move(module), options, plugin::PluginRegistry::global()));
     TS_ASSIGN_OR_RETURN(partition::PartitionGraph graph,
                         partition::buildPartitionGraph(result.module, "main", result.targets));
     return Parted{std::move(result), std::move(graph)};
@@ -190,7 +191,8 @@ py::dict partitionModel(const py::object &model, const py::object &targets,
     host.append(py::dict(py::arg("function") = h.function, py::arg("node") = h.node,
                          py::arg("op") = h.op, py::arg("decisions") = reasons));
   }
-  std::string html = partition::htmlReport(r, parted.graph, title.empty() ? source.display() : title);
+  std::string html =
+      partition::htmlReport(r, parted.graph, title.empty() ? source.display() : title);
   py::dict out;
   out["targets"] = r.targets;
   out["regions"] = regions;
@@ -297,10 +299,9 @@ PYBIND11_MODULE(_compiler, m) {
   registerErrorTranslator();
   m.def("compile", &compileModel, py::arg("model"), py::arg("targets"), py::arg("input_shapes"),
         py::arg("mcpu"), py::arg("opt_level"));
-  m.def("partition", &partitionModel, py::arg("model"), py::arg("targets"),
-        py::arg("input_shapes"), py::arg("title"));
+  m.def("partition", &partitionModel, py::arg("model"), py::arg("targets"), py::arg("input_shapes"),
+        py::arg("title"));
   m.def("plugins", &listPlugins);
   m.def("import_onnx", &importOnnx, py::arg("model"), py::arg("input_shapes"));
-  m.def("interpret", &interpretModel, py::arg("model"), py::arg("feeds"),
-        py::arg("input_shapes"));
+  m.def("interpret", &interpretModel, py::arg("model"), py::arg("feeds"), py::arg("input_shapes"));
 }

@@ -46,8 +46,7 @@ py::tuple pyShape(const rt::Model &model, const std::vector<int64_t> &shape) {
 }
 
 py::object tensorInfo(const rt::Model &model, const rt::TensorInfo &info) {
-  return types().attr("TensorInfo")(info.name, pyShape(model, info.shape),
-                                    numpyDtype(info.dtype));
+  return types().attr("TensorInfo")(info.name, pyShape(model, info.shape), numpyDtype(info.dtype));
 }
 
 rt::Model loadModel(const py::object &source);
@@ -117,7 +116,7 @@ public:
     tessera_status_t *status = nullptr;
     if (threads < 0)
       raise(TESSERA_STATUS_INVALID_ARGUMENT,
-                      cat("threads must be 0 (every core) or more, not ", threads));
+            cat("threads must be 0 (every core) or more, not ", threads));
     {
       py::gil_scoped_release nogil;
       tessera_session_options_t o{sizeof(tessera_session_options_t), threads};
@@ -143,8 +142,8 @@ public:
     const py::object &feeds = ortStyle ? second : first;
     if (!isMapping(feeds))
       raise(TESSERA_STATUS_INVALID_ARGUMENT,
-                      "run: feeds must be a dict of input name -> array, e.g. "
-                      "sess.run({'x': array}) or sess.run(None, {'x': array})");
+            "run: feeds must be a dict of input name -> array, e.g. "
+            "sess.run({'x': array}) or sess.run(None, {'x': array})");
     std::vector<size_t> wanted = selectOutputs(ortStyle ? first : py::none());
     if (!session_)
       raise(TESSERA_STATUS_FAILED_PRECONDITION, "run: the session is closed");
@@ -232,16 +231,16 @@ private:
     }
     if (py::isinstance<py::str>(names) || !py::isinstance<py::iterable>(names))
       raise(TESSERA_STATUS_INVALID_ARGUMENT,
-                      "run: output_names must be a list of output names or None");
+            "run: output_names must be a list of output names or None");
     for (py::handle h : names) {
       if (!py::isinstance<py::str>(h))
         raise(TESSERA_STATUS_INVALID_ARGUMENT,
-                        "run: output_names must be a list of output names or None");
+              "run: output_names must be a list of output names or None");
       std::string name = h.cast<std::string>();
       auto it = outputIndex_.find(name);
       if (it == outputIndex_.end())
-        raise(TESSERA_STATUS_NOT_FOUND, cat("run: the model has no output '", name,
-                                                      "' (its outputs: ", outputNames(), ")"));
+        raise(TESSERA_STATUS_NOT_FOUND,
+              cat("run: the model has no output '", name, "' (its outputs: ", outputNames(), ")"));
       out.push_back(it->second);
     }
     return out;
@@ -260,8 +259,8 @@ private:
           throw py::error_already_set();
         checkFeedNames(dict); // a misspelt name says so
         raise(TESSERA_STATUS_INVALID_ARGUMENT,
-              cat("run: input '", in.name, "' is not given (every input is needed: ",
-                  inputNames(), ")"));
+              cat("run: input '", in.name, "' is not given (every input is needed: ", inputNames(),
+                  ")"));
       }
       bound.push_back(bindInput(py::reinterpret_borrow<py::object>(value), in.name, in.npDtype));
     }
@@ -311,7 +310,7 @@ std::string artifactMetadata(const py::bytes &bytes, const std::string &display)
   auto sections = artifact->sectionsOf(tessera::runtime::SectionKind::Metadata);
   if (sections.size() != 1)
     raise(TESSERA_STATUS_DATA_LOSS,
-                    cat(display, ": expected one metadata section, found ", sections.size()));
+          cat(display, ": expected one metadata section, found ", sections.size()));
   return std::string(sections[0].bytes);
 }
 
@@ -343,8 +342,7 @@ PYBIND11_MODULE(_runtime, m) {
 
   py::class_<PySession>(m, "Session", "One session on a model: run it with NumPy arrays.")
       .def(py::init<const py::object &, int>(), py::arg("artifact"), py::arg("threads") = 0)
-      .def("run", &PySession::run, py::arg("output_names_or_feeds"),
-           py::arg("feeds") = py::none(),
+      .def("run", &PySession::run, py::arg("output_names_or_feeds"), py::arg("feeds") = py::none(),
            "run(feeds) -> dict of output name -> numpy.ndarray; run(output_names, feeds) -> "
            "list (ONNX Runtime's form; None: every output)")
       .def("close", &PySession::close, "Releases the session; later runs raise.")
