@@ -27,6 +27,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 
 namespace py = pybind11;
@@ -41,12 +42,18 @@ namespace {
   throw py::error_already_set();
 }
 
-/// Calls `f` (returning an Expected) with the GIL released; its value, or
-/// its error raised as tessera.CompileError.
+/// The compiler's calls take turns: Python threads may call tessera.compile
+/// at once, and the compiler's process-wide state (the plugin registry,
+/// plugin call isolation, LLVM's initialisation) is not meant for that.
+std::mutex compilerMutex;
+
+/// Calls `f` (returning an Expected) with the GIL released and the compiler
+/// to itself; its value, or its error raised as tessera.CompileError.
 template <typename F> auto released(F &&f) {
   std::optional<decltype(f())> result;
   {
     py::gil_scoped_release nogil;
+    std::lock_guard<std::mutex> lock(compilerMutex);
     result.emplace(f());
   }
   if (!result->ok())
@@ -210,6 +217,7 @@ py::dict listPlugins() {
   const plugin::PluginRegistry *registry = nullptr;
   {
     py::gil_scoped_release nogil;
+    std::lock_guard<std::mutex> lock(compilerMutex);
     registry = &plugin::PluginRegistry::global();
   }
   py::list loaded, rejected, path;

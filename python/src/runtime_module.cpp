@@ -352,6 +352,21 @@ PYBIND11_MODULE(_runtime, m) {
                              "How many inputs the last run copied (not dense, or not aligned)")
       .def_property_readonly("inputs", [](const PySession &s) { return s.model().inputs(); })
       .def_property_readonly("outputs", [](const PySession &s) { return s.model().outputs(); })
+      .def("__repr__",
+           [](const PySession &s) {
+             std::string text = "<tessera.runtime.Session";
+             for (const char *kind : {"inputs", "outputs"}) {
+               text += std::string(" ") + kind + " [";
+               py::list infos =
+                   std::string(kind) == "inputs" ? s.model().inputs() : s.model().outputs();
+               for (size_t i = 0; i < infos.size(); ++i)
+                 text += (i ? ", " : "") + infos[i].attr("name").cast<std::string>() + ": " +
+                         std::string(py::str(infos[i].attr("dtype"))) +
+                         std::string(py::str(py::list(infos[i].attr("shape"))));
+               text += "]";
+             }
+             return text + (s.closed() ? " (closed)>" : ">");
+           })
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__", [](PySession &s, py::args) { s.close(); });
 }

@@ -122,3 +122,27 @@ def test_torch_tensor_through_dlpack(affine):
     assert sess._last_run_copies == 1
     with pytest.raises(tessera.InvalidArgument, match="input 'x'"):
         sess.run({"x": t.double()})
+
+
+def test_threads_compile_at_once(models):
+    # tessera.compile from several threads: the calls take turns inside, each result right.
+    results, errors = {}, []
+
+    def worker(i):
+        try:
+            art = tessera.compile(models["affine"], targets=["ccompiler"] if i % 2 else [])
+            x = np.full((2, 3), float(i) - 1.5, np.float32)
+            results[i] = (x, rt.Session(art).run({"x": x})["y"])
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for x, y in results.values():
+        np.testing.assert_array_equal(y, affine_reference(x))
+    assert repr(rt.Session(tessera.compile(models["affine"], targets=[]))).startswith(
+        "<tessera.runtime.Session inputs [x: float32[2, 3]]")
