@@ -66,26 +66,19 @@ std::string typeName(py::handle o) {
 py::object numpyDtype(DLDataType t) {
   if (t.lanes != 1)
     return py::none();
-  const char *name = nullptr;
   if (t.code == TESSERA_DL_BOOL && t.bits == 8)
-    name = "bool";
-  else if (t.code == kDLFloat)
-    name = t.bits == 16 ? "float16" : t.bits == 32 ? "float32" : t.bits == 64 ? "float64" : nullptr;
-  else if (t.code == kDLInt)
-    name = t.bits == 8    ? "int8"
-           : t.bits == 16 ? "int16"
-           : t.bits == 32 ? "int32"
-           : t.bits == 64 ? "int64"
-                          : nullptr;
-  else if (t.code == kDLUInt)
-    name = t.bits == 8    ? "uint8"
-           : t.bits == 16 ? "uint16"
-           : t.bits == 32 ? "uint32"
-           : t.bits == 64 ? "uint64"
-                          : nullptr;
-  if (!name)
+    return py::dtype("bool");
+  if (t.code == kDLBfloat && t.bits == 16)
+    return py::dtype("uint16"); // NumPy has no bfloat16: the raw bits, as `tessera run` writes
+  const char *base = t.code == kDLFloat  ? "float"
+                     : t.code == kDLInt  ? "int"
+                     : t.code == kDLUInt ? "uint"
+                                         : nullptr;
+  const bool sized =
+      t.bits == 16 || t.bits == 32 || t.bits == 64 || (t.bits == 8 && t.code != kDLFloat);
+  if (!base || !sized)
     return py::none();
-  return py::dtype(name);
+  return py::dtype(std::string(base) + std::to_string(t.bits));
 }
 
 BoundInput::BoundInput(BoundInput &&o) noexcept

@@ -37,7 +37,8 @@ template <typename... A> std::string cat(const A &...args) {
   return os.str();
 }
 
-/// The NumPy dtype of a DLPack dtype, or None when NumPy has none (bf16).
+/// The NumPy dtype of a DLPack dtype (bf16: uint16, its raw bits), or None
+/// when NumPy has none.
 py::object numpyDtype(DLDataType t);
 /// An object's type name, for messages.
 std::string typeName(py::handle o);

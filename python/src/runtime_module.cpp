@@ -283,6 +283,9 @@ private:
   }
 
   static py::object copyOut(const DLTensor &t, const py::object &dtype) {
+    if (dtype.is_none())
+      raise(TESSERA_STATUS_UNIMPLEMENTED,
+            cat("an output of dtype ", rt::dtypeName(t.dtype), " has no NumPy dtype"));
     std::vector<py::ssize_t> shape(t.shape, t.shape + t.ndim);
     py::array a(py::reinterpret_borrow<py::dtype>(dtype), shape);
     const size_t bytes = size_t(a.nbytes());
