@@ -355,6 +355,9 @@ PYBIND11_MODULE(_runtime, m) {
                              "How many inputs the last run copied (not dense, or not aligned)")
       .def_property_readonly("inputs", [](const PySession &s) { return s.model().inputs(); })
       .def_property_readonly("outputs", [](const PySession &s) { return s.model().outputs(); })
+      // ONNX Runtime's names for the same lists.
+      .def("get_inputs", [](const PySession &s) { return s.model().inputs(); })
+      .def("get_outputs", [](const PySession &s) { return s.model().outputs(); })
       .def("__repr__",
            [](const PySession &s) {
              std::string text = "<tessera.runtime.Session";

@@ -75,6 +75,7 @@ def test_session_info_and_ort_style_run(models):
         ("a", (3,), np.dtype(np.float32)), ("b", (3,), np.dtype(np.float32))]
     assert [(o.name, o.shape, o.dtype) for o in sess.outputs] == [
         ("z", (3,), np.dtype(np.float32)), ("i", (), np.dtype(np.int64))]
+    assert sess.get_inputs() == sess.inputs and sess.get_outputs() == sess.outputs  # ORT's names
     a = np.array([1, 5, 2], np.float32)
     b = np.array([0.5, 0.25, 4], np.float32)
     z, i = sess.run(None, {"a": a, "b": b})
