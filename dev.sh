@@ -2,7 +2,8 @@
 # Tessera's developer entry point; the README's quick-start commands call it.
 #
 #   ./dev.sh example   install dependencies, build (release), compile the bundled example
-#                      model with every shipped plugin that is built, run it
+#                      model with every shipped plugin that is built, run it (with the CLI,
+#                      then from Python against the reference interpreter)
 #   ./dev.sh test      install dependencies, build (dev preset), run the whole test suite
 #   ./dev.sh bench     build (release) and run the benchmarks
 #   ./dev.sh bench zoo [ARGS...]
@@ -41,6 +42,9 @@ case "${1:-}" in
     "$tessera" compile examples/models/tiny_cnn.tir ${targets:+--target "$targets"} \
       -o build/release/tiny_cnn.tsr
     "$tessera" run build/release/tiny_cnn.tsr --repeat 100 --print-time
+    # The same artifact from Python (tessera.runtime), against the reference interpreter.
+    PYTHONPATH=build/release/python /usr/bin/python3 examples/python/run_artifact.py \
+      build/release/tiny_cnn.tsr examples/models/tiny_cnn.tir
     ;;
   test)
     build dev
@@ -62,6 +66,7 @@ case "${1:-}" in
     ./build/release/bench/bench_ir
     ./build/release/bench/bench_partition
     ./build/release/bench/bench_runtime
+    PYTHONPATH=build/release/python /usr/bin/python3 bench/python_overhead.py --build build/release
     /usr/bin/python3 bench/models/make_models.py --out build/release/models \
       --run ./build/release/core/tools/tessera --targets dnnl,ccompiler,json
     # Issue 7's comparison: Tessera+dnnl, host only, hand-written oneDNN and

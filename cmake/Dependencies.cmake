@@ -28,3 +28,20 @@ if(TESSERA_BUILD_TESTS)
   find_program(TESSERA_FILECHECK FileCheck PATHS /usr/lib/llvm-19/bin NO_DEFAULT_PATH)
   find_package(Python3 REQUIRED COMPONENTS Interpreter)
 endif()
+
+# tessera_find_python(VAR "numpy, onnx"): the first of ${Python3_EXECUTABLE}
+# and /usr/bin/python3 that imports those modules, or "" (Debian's packages
+# are installed for /usr/bin/python3, which may not be the first python3).
+function(tessera_find_python var modules)
+  set(found "")
+  foreach(candidate ${Python3_EXECUTABLE} /usr/bin/python3)
+    if(NOT found AND EXISTS ${candidate})
+      execute_process(COMMAND ${candidate} -c "import ${modules}"
+                      RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+      if(rc EQUAL 0)
+        set(found ${candidate})
+      endif()
+    endif()
+  endforeach()
+  set(${var} ${found} PARENT_SCOPE)
+endfunction()

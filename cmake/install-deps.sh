@@ -11,6 +11,7 @@ packages=(
   libboost-dev libboost-filesystem-dev libjemalloc-dev
   libfmt-dev libspdlog-dev catch2 libcli11-dev libdlpack-dev nlohmann-json3-dev
   zlib1g-dev libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata python3-onnx python3-numpy
+  python3-dev python3-pybind11 pybind11-dev python3-pytest
 )
 
 missing=()

@@ -20,6 +20,7 @@
 
 #include "frontend/onnx/conformance.h"
 #include "frontend/onnx/converter.h"
+#include "frontend/load.h"
 #include "frontend/onnx/importer.h"
 #include "interp/interpreter.h"
 #include "ir/parser.h"
@@ -238,20 +239,15 @@ int listOps(const std::string &name) {
 
 int importOnnx(const std::string &path, const std::vector<std::string> &shapeSpecs,
                const std::string &outPath) {
+  auto shapes = frontend::parseInputShapes(shapeSpecs);
+  if (!shapes.ok())
+    return tools::reportError("tessera", shapes.error());
   frontend::onnx::ImportOptions options;
-  for (const auto &spec : shapeSpecs) {
-    auto parsed = frontend::onnx::parseInputShape(spec);
-    if (!parsed.ok())
-      return tools::reportError("tessera", parsed.error());
-    if (options.inputShapes.count(parsed->first))
-      return tools::reportError(
-          "tessera", Error::format("--input-shape given twice for '{}'", parsed->first));
-    options.inputShapes.insert(std::move(*parsed));
-  }
+  options.inputShapes = std::move(*shapes);
   if (!outPath.empty() && outPath != "-")
     if (Status s = checkWritableFile(outPath); !s.ok())
       return tools::reportError("tessera", s.error());
-  auto module = tools::importOnnx(path, options);
+  auto module = frontend::importOnnxFile(path, options);
   if (!module.ok())
     return tools::reportError("tessera", module.error());
   if (outPath.empty() || outPath == "-") {

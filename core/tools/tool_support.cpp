@@ -1,7 +1,7 @@
 //===- tools/tool_support.cpp - Shared bits of the command-line tools ----===//
 #include "tool_support.h"
 
-#include "frontend/onnx/importer.h"
+#include "frontend/load.h"
 #include "ir/parser.h"
 #include "plugin/probe.h"
 #include "plugin/registry.h"
@@ -119,30 +119,8 @@ Expected<std::string> readFile(const std::string &path) {
 }
 
 Expected<ir::Module> loadModel(const std::string &path, const std::vector<std::string> &inputShapes) {
-  const bool onnx = path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
-  if (!onnx) {
-    if (!inputShapes.empty())
-      return Error::format("--input-shape applies to ONNX models only, not '{}'", path);
-    return ir::parseModuleFile(path);
-  }
-  frontend::onnx::ImportOptions options;
-  for (const auto &spec : inputShapes) {
-    TS_ASSIGN_OR_RETURN(auto parsed, frontend::onnx::parseInputShape(spec));
-    if (options.inputShapes.count(parsed.first))
-      return Error::format("--input-shape given twice for '{}'", parsed.first);
-    options.inputShapes.insert(std::move(parsed));
-  }
-  return importOnnx(path, options);
-}
-
-Expected<ir::Module> importOnnx(const std::string &path,
-                                const frontend::onnx::ImportOptions &options) {
-  frontend::onnx::ImportReport report;
-  auto module = frontend::onnx::importModelFile(path, options, &report);
-  if (module.ok())
-    for (const std::string &note : frontend::onnx::pinnedSymbolNotes(report))
-      TS_LOG_WARN("{}: {}", path, note);
-  return module;
+  TS_ASSIGN_OR_RETURN(frontend::InputShapes shapes, frontend::parseInputShapes(inputShapes));
+  return frontend::loadModelFile(path, shapes);
 }
 
 void printPasses(std::ostream &out) {

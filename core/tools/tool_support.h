@@ -63,12 +63,8 @@ void printPasses(std::ostream &out);
 
 /// A model file: ONNX (by its .onnx suffix; `inputShapes` are NAME=D0,D1,...
 /// specs for its symbolic dims) or text IR (then `inputShapes` must be
-/// empty).
+/// empty); frontend::loadModelFile after parsing the specs.
 Expected<ir::Module> loadModel(const std::string &path, const std::vector<std::string> &inputShapes);
-/// Imports an ONNX model, and warns of every symbolic dim it pinned
-/// (frontend::onnx::pinnedSymbolNotes).
-Expected<ir::Module> importOnnx(const std::string &path,
-                                const frontend::onnx::ImportOptions &options);
 
 /// Reads a whole file; the error names the file and the reason.
 Expected<std::string> readFile(const std::string &path);
