@@ -153,7 +153,7 @@ public:
         llvm::Function::Create(type, llvm::Function::ExternalLinkage, k_.symbol, m_);
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", whole));
     b_.CreateCall(fn_, {whole->getArg(0), whole->getArg(1), b_.getInt64(0),
-                        value(dims_[0], symbolsOf(whole->getArg(0)))});
+                        outerValue(symbolsOf(whole->getArg(0)))});
     b_.CreateRetVoid();
     if (!k_.symbols.empty())
       for (bool outer : {true, false}) {
@@ -163,8 +163,8 @@ public:
                                    elementwiseExtentSymbol(k_.symbol, outer), m_);
         b_.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", extent));
         llvm::Value *at = symbolsOf(extent->getArg(0));
-        llvm::Value *v = value(dims_[0], at);
-        for (size_t level = 1; !outer && level < dims_.size(); ++level)
+        llvm::Value *v = outerValue(at);
+        for (size_t level = combineOuter() ? 2 : 1; !outer && level < dims_.size(); ++level)
           v = b_.CreateMul(v, value(dims_[level], at));
         b_.CreateRet(v);
       }
@@ -230,6 +230,15 @@ private:
     }
   }
 
+  /// Over symbolic shapes the outermost loop, the one split over threads,
+  /// runs over the first two levels together: a batch (N, often 1) is
+  /// never merged with the channels a per-channel operand walks.
+  bool combineOuter() const { return !k_.symbols.empty() && dims_.size() >= 2; }
+  llvm::Value *outerValue(llvm::Value *symbols) {
+    llvm::Value *v = value(dims_[0], symbols);
+    return combineOuter() ? b_.CreateMul(v, value(dims_[1], symbols)) : v;
+  }
+
   /// A dim as a Mono: a constant, or the plan symbol it stands for.
   Mono dim(int64_t d) const {
     if (!ir::isSymbol(d))
@@ -272,15 +281,23 @@ private:
     b_.SetInsertPoint(body);
     llvm::PHINode *i = b_.CreatePHI(i64, 2, fmt::format("i{}", level));
     i->addIncoming(level == 0 ? begin_ : b_.getInt64(0), pre);
-    std::vector<llvm::Value *> inner;
-    for (size_t p = 0; p < offsets.size(); ++p) {
-      const Mono &st = strides_[p][level];
-      inner.push_back(st.k == 0 ? offsets[p]
-                                : b_.CreateAdd(offsets[p], b_.CreateMul(i, strideValues_[p][level]),
-                                               "", /*HasNUW=*/true, /*HasNSW=*/true));
+    std::vector<llvm::Value *> inner = offsets;
+    auto advance = [&](llvm::Value *index, size_t at) {
+      for (size_t p = 0; p < inner.size(); ++p)
+        if (strides_[p][at].k != 0)
+          inner[p] = b_.CreateAdd(inner[p], b_.CreateMul(index, strideValues_[p][at]), "",
+                                  /*HasNUW=*/true, /*HasNSW=*/true);
+    };
+    size_t nextLevel = level + 1;
+    if (level == 0 && combineOuter()) { // i runs over levels 0 and 1 together
+      advance(b_.CreateUDiv(i, dimValues_[1]), 0);
+      advance(b_.CreateURem(i, dimValues_[1]), 1);
+      nextLevel = 2;
+    } else {
+      advance(i, level);
     }
-    if (level + 1 < dims_.size()) {
-      TS_RETURN_IF_ERROR(loop(level + 1, inner));
+    if (nextLevel < dims_.size()) {
+      TS_RETURN_IF_ERROR(loop(nextLevel, inner));
     } else {
       TS_RETURN_IF_ERROR(element(inner));
     }

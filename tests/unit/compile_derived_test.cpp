@@ -236,9 +236,11 @@ TEST_CASE("derived dims: the scratch of symbols without upper bounds is sized pe
     for (const runtime::PlanSymbol &s : model->plan().symbols)
       scratch += s.name.ends_with(".scratch");
     CHECK(scratch >= 2);
-    auto session = runtime::Session::create(model, {1});
+    // Two threads: fused loops over 150x99 planes split their batch and
+    // channel loop (N = 1) between them.
+    auto session = runtime::Session::create(model, {2});
     REQUIRE(session.ok());
-    for (auto [hh, ww] : std::vector<std::pair<int64_t, int64_t>>{{8, 8}, {150, 97}, {9, 12}}) {
+    for (auto [hh, ww] : std::vector<std::pair<int64_t, int64_t>>{{8, 8}, {300, 197}, {9, 12}}) {
       INFO("H, W = " << hh << ", " << ww);
       checkAgainst(**session,
                    m.name() == "cnn" ? cnnOver(image(1, hh, ww))
