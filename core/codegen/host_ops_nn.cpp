@@ -197,12 +197,13 @@ Window window(const ir::Attrs &attrs) {
 }
 
 // conv2d: ia = sh, sw, dh, dw, pad_top, pad_left, groups, mode, offX, offW,
-// offCol, offY, offTrim, offCentre. mode 2 (direct) when each group has one input
+// offCol, offY, offTrim, offCentre, lines. mode 2 (direct) when each group has one input
 // channel; 1 (GEMM on the input) for a 1x1 stride-1 unpadded conv; else 0
 // (im2col into offCol, Cg*KH*KW x OH*OW values; over sizes known at run
 // time, offTrim: room for the weights of the taps that read the input,
 // and offCentre >= 0 when the weights are laid out with their centre taps
-// after them, at that element).
+// after them, at that element, then (lines = 1) their centre rows and
+// columns).
 Expected<KernelCall> lowerConv2d(const ir::Attrs &attrs, const HostOpTypes &t) {
   Window w = window(attrs);
   int64_t groups = attrs.getInt("groups");
@@ -225,23 +226,38 @@ Expected<KernelCall> lowerConv2d(const ir::Attrs &attrs, const HostOpTypes &t) {
   int64_t offY = takeConverted(s, t.outputs[0]);
   KernelCall call{
       "conv2d",
-      {w.sh, w.sw, w.dh, w.dw, w.pt, w.pl, groups, mode, offX, offW, offCol, offY, offTrim, -1},
+      {w.sh, w.sw, w.dh, w.dw, w.pt, w.pl, groups, mode, offX, offW, offCol, offY, offTrim, -1,
+       0},
       {},
       s.bytes,
       {}};
   // Constant weights of a kernel with a centre tap: its weights laid out
   // after them too ([O, Cg]), so that a map no wider than the dilation (the
-  // centre tap alone reads it) needs no copy per run.
+  // centre tap alone reads it) needs no copy per run; for a dilated kernel
+  // also its centre row [O, Cg, 1, KW] and column [O, Cg, KH, 1] (a map
+  // that narrow in one direction only: DeepLabV3's ASPP on wide images).
   const ir::Tensor *weights = constantInput(t, 1);
   if (offTrim >= 0 && offW < 0 && weights && ws[2] % 2 == 1 && ws[3] % 2 == 1) {
-    const int64_t taps = ws[2] * ws[3], centre = (ws[2] / 2) * ws[3] + ws[3] / 2;
-    ir::Tensor packed(weights->dtype(), {ws[0] * ws[1] * (taps + 1)});
+    const int64_t taps = ws[2] * ws[3], oc = ws[0] * ws[1], KH = ws[2], KW = ws[3];
+    const bool lines = w.dh > 1 || w.dw > 1;
+    ir::Tensor packed(weights->dtype(), {oc * (taps + 1 + (lines ? KW + KH : 0))});
     const size_t es = ir::dtypeSize(weights->dtype());
     std::memcpy(packed.bytes(), weights->bytes(), weights->nbytes());
-    for (int64_t oc = 0; oc < ws[0] * ws[1]; ++oc)
-      std::memcpy(packed.bytes() + (size_t(ws[0] * ws[1] * taps + oc)) * es,
-                  weights->bytes() + size_t(oc * taps + centre) * es, es);
-    call.ia.back() = ws[0] * ws[1] * taps;
+    uint8_t *out = packed.bytes() + size_t(oc * taps) * es;
+    auto put = [&](int64_t i, int64_t r, int64_t c) { // tap (r, c) of filter slice i
+      std::memcpy(out, weights->bytes() + size_t(i * taps + r * KW + c) * es, es);
+      out += es;
+    };
+    for (int64_t i = 0; i < oc; ++i)
+      put(i, KH / 2, KW / 2);
+    for (int64_t i = 0; lines && i < oc; ++i)
+      for (int64_t c = 0; c < KW; ++c)
+        put(i, KH / 2, c);
+    for (int64_t i = 0; lines && i < oc; ++i)
+      for (int64_t r = 0; r < KH; ++r)
+        put(i, r, KW / 2);
+    call.ia[13] = oc * taps;
+    call.ia[14] = lines;
     call.packed.push_back({1, std::move(packed)});
   }
   return call;

@@ -133,6 +133,10 @@ ir::Module asppOver(const ir::Type &x) {
         "conv2d", {down, weight({4, 6, 3, 3})},
         attrs({{"dilation", Ints{rate, rate}}, {"pads", Ints{rate, rate, rate, rate}}}),
         "rate" + std::to_string(rate))));
+  // Undilated 5x5: on a 2-wide map three of its five columns read the input
+  // (a block whose weights are copied per run).
+  branches.push_back(ir::expectOk(ir::makeCall("conv2d", {down, weight({4, 6, 5, 5})},
+                                               attrs({{"pads", Ints{2, 2, 2, 2}}}), "wide")));
   ir::Module m("aspp");
   m.set("main", ir::makeFunction({in}, ir::expectOk(ir::makeCall(
                                             "concat", branches, attrs({{"axis", int64_t(1)}})))));
@@ -215,7 +219,8 @@ TEST_CASE("derived dims: dilated convs drop the taps that read only padding at e
   auto session = runtime::Session::create(model, {1});
   REQUIRE(session.ok());
   // Maps of 1x1 to 15x15: every tap, the centre only (a 1x1 conv on the
-  // input), rows or columns only.
+  // input), the centre row or column only (laid out by the lowering), other
+  // blocks (copied per run).
   for (auto [h, w] : std::vector<std::pair<int64_t, int64_t>>{
            {8, 8}, {64, 64}, {12, 64}, {64, 12}, {20, 36}, {33, 9}}) {
     INFO("H, W = " << h << ", " << w);

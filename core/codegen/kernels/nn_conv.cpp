@@ -269,21 +269,30 @@ inline void liveTaps(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t
 
 /// Over sizes known only at run time (offTrim >= 0): when only a block of
 /// the kernel's taps reads the input, the conv of that block, its weights
-/// copied into scratch at offTrim (the centre tap's read in place at
-/// offCentre when the lowering laid them out) and `s` narrowed to it (pads
-/// reduced by what the dropped taps spanned); mode 1 when it is a 1x1 conv
-/// on the input.
+/// copied into scratch at offTrim (the centre tap's, row's or column's read
+/// in place at offCentre when the lowering laid them out) and `s` narrowed
+/// to it (pads reduced by what the dropped taps spanned); mode 1 when it is
+/// a 1x1 conv on the input.
 template <typename T>
-const T *trimTaps(const tk_args *a, int64_t offTrim, int64_t offCentre, ConvShape &s,
+const T *trimTaps(const tk_args *a, int64_t offTrim, int64_t offCentre, bool lines, ConvShape &s,
                   int64_t &mode, const T *w) {
   int64_t lh, hh, lw, hw;
   liveTaps(s.H, s.OH, s.KH, s.sh, s.dh, s.pt, lh, hh);
   liveTaps(s.W, s.OW, s.KW, s.sw, s.dw, s.pl, lw, hw);
   if (hh <= lh || hw <= lw || (lh == 0 && hh == s.KH && lw == 0 && hw == s.KW))
     return w;
-  const int64_t kh = hh - lh, kw = hw - lw;
-  const T *trimmed = w + offCentre; // the centre tap's, laid out by the lowering
-  if (offCentre < 0 || kh != 1 || kw != 1 || lh != s.KH / 2 || lw != s.KW / 2) {
+  const int64_t kh = hh - lh, kw = hw - lw, oc = s.O * s.Cg;
+  // Blocks the lowering laid out after the weights: the centre tap, then
+  // (lines) the centre row and the centre column.
+  const T *trimmed = nullptr;
+  const bool centreRow = kh == 1 && lh == s.KH / 2, centreCol = kw == 1 && lw == s.KW / 2;
+  if (offCentre >= 0 && centreRow && centreCol)
+    trimmed = w + offCentre;
+  else if (offCentre >= 0 && lines && centreRow && kw == s.KW)
+    trimmed = w + offCentre + oc;
+  else if (offCentre >= 0 && lines && centreCol && kh == s.KH)
+    trimmed = w + offCentre + oc + oc * s.KW;
+  if (!trimmed) {
     T *copy = scratchAt<T>(a, offTrim);
     for (int64_t oc = 0; oc < s.O * s.Cg; ++oc)
       for (int64_t r = 0; r < kh; ++r)
@@ -302,14 +311,15 @@ const T *trimTaps(const tk_args *a, int64_t offTrim, int64_t offCentre, ConvShap
 }
 
 // ia: sh, sw, dh, dw, pad_top, pad_left, groups, mode, offX, offW, offCol, offY,
-// offTrim, offCentre
+// offTrim, offCentre, lines
 // mode 0: im2col (offCol: Cg*KH*KW*OH*OW values) + GEMM; 1: GEMM on the
 // input (1x1, stride 1, no pads); 2: direct (one input channel per group).
 // offX/offW/offY: the input, weight and output in the compute type, -1
 // where the tensor's storage is the compute type. offTrim (mode 0 over
 // sizes known at run time; else -1): room for the weights of the taps that
 // read the input; offCentre (or -1): where the centre tap's weights follow
-// the weights (trimTaps).
+// the weights, and after them (lines) the centre row's and column's
+// (trimTaps).
 template <typename T> int32_t conv2dImpl(const tk_args *a, const tessera_host_ctx_t *ctx) {
   const int64_t *ia = a->ia;
   ConvShape s = convShape(a);
@@ -317,7 +327,7 @@ template <typename T> int32_t conv2dImpl(const tk_args *a, const tessera_host_ct
   const T *x = inputAs<T>(a, 0, ia[8]);
   const T *w = inputAs<T>(a, 1, ia[9]);
   if (mode == 0 && ia[12] >= 0)
-    w = trimTaps<T>(a, ia[12], ia[13], s, mode, w);
+    w = trimTaps<T>(a, ia[12], ia[13], ia[14] != 0, s, mode, w);
   T *y = ia[11] >= 0 ? scratchAt<T>(a, ia[11]) : (T *)a->out[0].data;
   if (mode == 2) {
     Direct<T> job{&s, x, w, y};
