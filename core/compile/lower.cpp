@@ -108,14 +108,7 @@ public:
 private:
   uint32_t planSymbol(int64_t dim) { return symbols_.index(dim); }
   /// Whether a host step over `call` has symbolic shapes (lowered by a fit).
-  static bool isSymbolic(const CallNode &call) {
-    if (!call.type().isStatic())
-      return true;
-    for (const Expr &a : call.args())
-      if (!a->type().isStatic())
-        return true;
-    return false;
-  }
+  static bool isSymbolic(const CallNode &call) { return !partition::callIsStatic(call); }
   Status addDerivedDims(const Type &type, const ExprNode &n) {
     return symbols_.addDerivedDims(type, describeNode(n));
   }

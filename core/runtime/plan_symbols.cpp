@@ -51,7 +51,6 @@ Status deriveSymbolValues(const std::vector<PlanSymbol> &symbols, std::vector<in
     // Sizes are far below 2^62, and the formulas' products of a few of
     // them with small coefficients; overflow is refused, not wrapped.
     int64_t sum = s.constant;
-    std::string from;
     bool overflow = false;
     for (const PlanSymbol::Term &t : s.terms) {
       int64_t term = t.coefficient;
@@ -60,19 +59,23 @@ Status deriveSymbolValues(const std::vector<PlanSymbol> &symbols, std::vector<in
           return Error::format("symbol {} ('{}') reads symbol {}, not an earlier one", k, s.name,
                                j);
         overflow = overflow || __builtin_mul_overflow(term, values[j], &term);
-        if (from.find(symbols[j].name + " =") == std::string::npos)
-          from += fmt::format("{}{} = {}", from.empty() ? "" : ", ", symbols[j].name, values[j]);
       }
       overflow = overflow || __builtin_add_overflow(sum, term, &sum);
     }
     const int64_t v = overflow ? std::numeric_limits<int64_t>::max() : floorDiv(sum, s.divisor);
-    if (v < s.lo || (s.hi >= 0 && v > s.hi))
+    if (v < s.lo || (s.hi >= 0 && v > s.hi)) {
+      std::string from; // the values it read (each run computes; only errors name them)
+      for (const PlanSymbol::Term &t : s.terms)
+        for (uint32_t j : t.symbols)
+          if (from.find(symbols[j].name + " =") == std::string::npos)
+            from += fmt::format("{}{} = {}", from.empty() ? "" : ", ", symbols[j].name, values[j]);
       return Error::format("{} ({}): with {} it would be {}, outside {}..{}: the inputs are too "
                            "{} for this model",
                            s.definedBy.empty() ? "a derived dim" : s.definedBy, s.name, from,
                            overflow ? std::string("too large to compute") : std::to_string(v),
                            s.lo, s.hi >= 0 ? std::to_string(s.hi) : std::string(),
                            v < s.lo ? "small" : "large");
+    }
     values[k] = v;
   }
   return okStatus();
