@@ -447,18 +447,16 @@ Expected<KernelCall> lowerCumsum(const ir::Attrs &attrs, const HostOpTypes &t) {
 }
 
 // topk: ia = outer, n, inner around 'axis', k, largest, offKeys, offOrder,
-// offTmp (n 8-byte keys, two arrays of n indices).
+// offTmp (n 8-byte keys, two arrays of n indices, one after the other: the
+// offsets are multiples of n, so a step over a run-time n computes them).
 Expected<KernelCall> lowerTopk(const ir::Attrs &attrs, const HostOpTypes &t) {
   const Shape &s = t.inputs[0].shape();
   AxisView v = axisView(s, normAxis(attrs.getInt("axis"), s.size()));
-  Scratch scratch;
-  int64_t offKeys = scratch.take(uint64_t(v.n) * 8), offOrder = scratch.take(uint64_t(v.n) * 8),
-          offTmp = scratch.take(uint64_t(v.n) * 8);
   return KernelCall{"nn_topk",
-                    {v.outer, v.n, v.inner, attrs.getInt("k"), attrs.getBool("largest"), offKeys,
-                     offOrder, offTmp},
+                    {v.outer, v.n, v.inner, attrs.getInt("k"), attrs.getBool("largest"), 0,
+                     8 * v.n, 16 * v.n},
                     {},
-                    scratch.bytes};
+                    uint64_t(24 * std::max<int64_t>(v.n, 1))};
 }
 
 } // namespace

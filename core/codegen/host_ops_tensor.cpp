@@ -404,6 +404,16 @@ void addIndex(LoweringTable &table) {
               call.ia.insert(call.ia.end(), strides.begin(), strides.end());
               return call;
             });
+  // nonzero: ia = [elem_size, rank, dims...] (a scalar as [1]).
+  table.add("nonzero", [](const ir::Attrs &, const HostOpTypes &t) -> Expected<KernelCall> {
+    const Ints &ds = t.inputs[0].shape();
+    KernelCall call{"nonzero", {elemSize(t.inputs[0]), std::max<int64_t>(int64_t(ds.size()), 1)},
+                    {}, 0};
+    call.ia.insert(call.ia.end(), ds.begin(), ds.end());
+    if (ds.empty())
+      call.ia.push_back(1);
+    return call;
+  });
   // gather_nd: ia = [elem_size, batches, tuples, k, slice, batch_stride,
   // (dim_j, stride_j) for data axes batch_dims .. batch_dims + k - 1].
   table.add("gather_nd", [](const ir::Attrs &attrs, const HostOpTypes &t) -> Expected<KernelCall> {

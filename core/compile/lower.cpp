@@ -308,7 +308,19 @@ private:
     }
     std::string label = call.name().empty() ? call.op()->name
                                             : fmt::format("{} '{}'", call.op()->name, call.name());
-    return addHostStep(call, std::move(spec), std::move(label), std::move(scratch));
+    TS_RETURN_IF_ERROR(addHostStep(call, std::move(spec), label, std::move(scratch)));
+    if (!call.op()->dataDependent)
+      return okStatus();
+    // Its last result holds the count the data decided (ir/op.h).
+    const int64_t count = call.attrs().getInt("count");
+    if (!isSymbol(count))
+      return okStatus();
+    const uint32_t k = planSymbol(count);
+    out_.plan.symbols[k].runtime = true;
+    addControlStep(runtime::StepKind::SetSymbol, {uint32_t(values_[&call].fields.back().buffer)},
+                   label + ": its count");
+    out_.plan.steps.back().target = k;
+    return okStatus();
   }
 
   /// A HostFused call (compile/fuse.h): one step whose loop computes the

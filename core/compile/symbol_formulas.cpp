@@ -89,6 +89,14 @@ public:
     bool bounded = true;
     for (int64_t s : out_.sources)
       bounded = bounded && symbolInfo(s).bounded();
+    if (bounded && out_.sources.size() > 3) { // linear (fitLinear)
+      out_.hi = out_.numerator.constant;
+      for (const codegen::SymbolicInt::Term &t : out_.numerator.terms) {
+        const Range r = rangeOf(out_.sources[t.symbols[0]]);
+        out_.hi += std::max(t.coefficient * r.lo, t.coefficient * r.hi);
+      }
+      bounded = false;
+    }
     for (size_t mask = 0; bounded && mask < (size_t(1) << out_.sources.size()); ++mask) {
       std::vector<int64_t> corner;
       for (size_t i = 0; i < out_.sources.size(); ++i) {
@@ -152,6 +160,31 @@ private:
     }
   }
 
+  /// floor((a*x + b) / c) through every (x, dim) of `seen` (x ascending,
+  /// the first c + 1 consecutive), the least c that fits; into out_.
+  bool fitFloor(const std::vector<std::pair<int64_t, int64_t>> &seen) {
+    for (int64_t c = 1; c <= kMaxDivisor && size_t(c) < seen.size(); ++c) {
+      if (seen[size_t(c)].first != seen[0].first + c)
+        break;
+      const int64_t a = seen[size_t(c)].second - seen[0].second;
+      int64_t lowB = std::numeric_limits<int64_t>::min(), highB = std::numeric_limits<int64_t>::max();
+      for (const auto &[x, v] : seen) {
+        lowB = std::max(lowB, c * v - a * x);
+        highB = std::min(highB, c * v - a * x + c - 1);
+        if (lowB > highB)
+          break;
+      }
+      if (lowB > highB)
+        continue;
+      out_.divisor = c;
+      out_.numerator = codegen::SymbolicInt{lowB, {}};
+      if (a != 0)
+        out_.numerator.terms.push_back({a, {0}});
+      return true;
+    }
+    return false;
+  }
+
   /// floor((a*x + b) / c) over the one source x, checked at every value
   /// from its lower bound up to kExhaustive above it, then at doublings.
   Status fitOne() {
@@ -179,21 +212,30 @@ private:
         break; // past the element limit of a tensor type
       seen.emplace_back(x, *v);
     }
-    for (int64_t c = 1; c <= kMaxDivisor && first + c <= last; ++c) {
-      const int64_t a = seen[size_t(c)].second - seen[0].second;
-      int64_t lowB = std::numeric_limits<int64_t>::min(), highB = std::numeric_limits<int64_t>::max();
+    // Unclamped, else clamped to its least and greatest values and fitted
+    // between them (min(R, 300) is R there).
+    bool fitted = fitFloor(seen);
+    if (!fitted) {
+      int64_t least = seen[0].second, most = seen[0].second;
       for (const auto &[x, v] : seen) {
-        lowB = std::max(lowB, c * v - a * x);
-        highB = std::min(highB, c * v - a * x + c - 1);
-        if (lowB > highB)
-          break;
+        least = std::min(least, v);
+        most = std::max(most, v);
       }
-      if (lowB > highB)
-        continue;
-      out_.divisor = c;
-      out_.numerator = codegen::SymbolicInt{lowB, {}};
-      if (a != 0)
-        out_.numerator.terms.push_back({a, {0}});
+      std::vector<std::pair<int64_t, int64_t>> inside;
+      for (const auto &p : seen)
+        if (p.second > least && p.second < most)
+          inside.push_back(p);
+      fitted = inside.size() >= 2 && fitFloor(inside);
+      if (fitted) {
+        out_.atLeast = least;
+        out_.atMost = most;
+        for (const auto &[x, v] : seen)
+          fitted = fitted && formula({x}) == v;
+      }
+    }
+    if (fitted) {
+      const int64_t a = out_.numerator.terms.empty() ? 0 : out_.numerator.terms[0].coefficient;
+      const int64_t lowB = out_.numerator.constant, c = out_.divisor;
       out_.lo = std::numeric_limits<int64_t>::max();
       for (const auto &[x, v] : seen)
         out_.lo = std::min(out_.lo, v);
@@ -207,8 +249,10 @@ private:
                                   out_.lo));
       return okStatus();
     }
-    return fail(fmt::format("it is not floor((a*{} + b) / c) for any c up to {} (at {} = {} it "
-                            "is {}), so an artifact cannot compute it",
+    out_.atLeast = std::numeric_limits<int64_t>::min();
+    out_.atMost = std::numeric_limits<int64_t>::max();
+    return fail(fmt::format("it is not floor((a*{} + b) / c), clamped or not, for any c up to {} "
+                            "(at {} = {} it is {}), so an artifact cannot compute it",
                             nameOf(source), kMaxDivisor, nameOf(source), seen.back().first,
                             seen.back().second));
   }
@@ -218,7 +262,7 @@ private:
   Status fitSeveral() {
     const size_t k = kept_.size();
     if (k > 3)
-      return fail(fmt::format("it depends on {} symbols, more than the 3 a formula takes", k));
+      return fitLinear();
     std::vector<int64_t> a(k), b(k);
     for (size_t i = 0; i < k; ++i) {
       const Range r = rangeOf(out_.sources[i]);
@@ -241,6 +285,41 @@ private:
     out_.numerator = toSymbolicInt(*coefficients);
     out_.divisor = 1;
     out_.lo = *std::min_element(corners.begin(), corners.end());
+    return okStatus();
+  }
+
+  /// A sum c0 + c1*s1 + ... over more sources than a multilinear fit takes
+  /// (2^k corners): a concat of many run-time counts. Each coefficient from
+  /// one step of its source; check() tests the whole.
+  Status fitLinear() {
+    std::vector<int64_t> v(kept_.size());
+    for (size_t i = 0; i < kept_.size(); ++i)
+      v[i] = base_[kept_[i]];
+    const std::optional<int64_t> at0 = evalKept(v);
+    if (!at0)
+      return fail("its relation fails at the probe values");
+    out_.numerator = codegen::SymbolicInt{*at0, {}};
+    out_.divisor = 1;
+    for (size_t i = 0; i < kept_.size(); ++i) {
+      const Range r = rangeOf(out_.sources[i]);
+      const int64_t step = v[i] + 1 <= r.hi ? 1 : -1;
+      v[i] += step;
+      const std::optional<int64_t> got = evalKept(v);
+      v[i] -= step;
+      if (!got)
+        return fail(fmt::format("its relation fails near the probe values"));
+      const int64_t c = (*got - *at0) * step;
+      out_.numerator.constant -= c * v[i];
+      if (c != 0)
+        out_.numerator.terms.push_back({c, {uint32_t(i)}});
+    }
+    // The least value: each term at the end of its source's range that
+    // makes it least (refined by check()).
+    out_.lo = out_.numerator.constant;
+    for (const codegen::SymbolicInt::Term &t : out_.numerator.terms) {
+      const Range r = rangeOf(out_.sources[t.symbols[0]]);
+      out_.lo += std::min(t.coefficient * r.lo, t.coefficient * r.hi);
+    }
     return okStatus();
   }
 
@@ -303,7 +382,7 @@ int64_t evaluateFormula(const DerivedFormula &f, const std::vector<int64_t> &val
       term *= values[j];
     sum += term;
   }
-  return floorDiv(sum, f.divisor);
+  return std::clamp(floorDiv(sum, f.divisor), f.atLeast, f.atMost);
 }
 
 Expected<DerivedFormula> fitDerivedSymbol(int64_t dim) {
@@ -343,6 +422,8 @@ Status PlanSymbolTable::addDerived(int64_t dim, const std::string &definedBy) {
   s.lo = fitted->lo;
   s.hi = fitted->hi;
   s.divisor = fitted->divisor;
+  s.atLeast = fitted->atLeast;
+  s.atMost = fitted->atMost;
   s.constant = fitted->numerator.constant;
   for (const codegen::SymbolicInt::Term &t : fitted->numerator.terms) {
     runtime::PlanSymbol::Term term{t.coefficient, {}};

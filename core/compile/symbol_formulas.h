@@ -9,11 +9,13 @@
 //   value = floor((c0 + c1*s1 + ... + c12*s1*s2 + ...) / divisor)
 //
 // a multilinear polynomial with integer coefficients over the symbols the
-// dim depends on, over a positive divisor. Over one symbol that is
+// dim depends on, over a positive divisor, optionally clamped into a range
+// (min(R, 300), a count capped by TopK's k). Over one symbol that is
 // floor((a*x + b) / c): every window op (convolution, pooling, with any
 // stride, padding, dilation or ceil mode), a resize by a rational scale,
 // a pad, a slice at fixed offsets; over several, the sums of a concat and
-// the products of a reshape. The fit is checked against the relation at
+// the products of a reshape; over more than three, a linear sum (a concat
+// of many run-time counts). The fit is checked against the relation at
 // every value from the symbol's lower bound up to 4096 above it (above
 // that at doubling steps), at pseudo-random points over every source, and
 // against the other definitions the IR recorded for the same symbol.
@@ -32,6 +34,7 @@
 #include "support/error.h"
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -44,6 +47,10 @@ struct DerivedFormula {
   /// Over positions in `sources`.
   codegen::SymbolicInt numerator;
   int64_t divisor = 1;
+  /// Then clamped into atLeast..atMost (min(R, 300): a count capped by a
+  /// TopK's k; the limits of int64 when not clamped).
+  int64_t atLeast = std::numeric_limits<int64_t>::min();
+  int64_t atMost = std::numeric_limits<int64_t>::max();
   /// The least and greatest values it takes where its definition holds
   /// (hi < 0: no upper bound).
   int64_t lo = 0;
@@ -78,7 +85,8 @@ private:
   std::map<int64_t, uint32_t> index_; // ir symbol -> plan symbol
 };
 
-/// floor(numerator(values) / divisor), values by position in `sources`.
+/// floor(numerator(values) / divisor) clamped into atLeast..atMost, values
+/// by position in `sources`.
 int64_t evaluateFormula(const DerivedFormula &f, const std::vector<int64_t> &values);
 
 } // namespace tessera::compile

@@ -24,7 +24,7 @@ using namespace ir;
 
 namespace {
 
-constexpr size_t kMaxSymbols = 6; // 64 lowerings: a conv over N, H, W, OH, OW
+constexpr size_t kMaxSymbols = 6; // 64 lowerings: a conv over N, H, W, OH, OW; above: linear
 
 std::string describe(const CallNode &call) {
   return call.name().empty() ? call.calleeName()
@@ -53,6 +53,45 @@ std::vector<Type> substitute(const std::vector<Type> &types, const std::vector<i
 std::array<int64_t, 3> fitPoints(int64_t dim) {
   const int64_t lo = std::max<int64_t>(symbolInfo(dim).lo, 2);
   return {lo + 3, lo + 7, lo + 12};
+}
+
+/// `attrs` with every symbol in int and int-list attributes (a topk's k, an
+/// expand's shape) replaced by values[its position in `symbols`].
+Attrs substitute(const Attrs &attrs, const std::vector<int64_t> &symbols,
+                 const std::vector<int64_t> &values) {
+  auto valueOf = [&](int64_t d) {
+    auto it = std::find(symbols.begin(), symbols.end(), d);
+    return it == symbols.end() ? d : values[size_t(it - symbols.begin())];
+  };
+  Attrs out;
+  for (const auto &[name, v] : attrs) {
+    if (const auto *one = std::get_if<int64_t>(&v)) {
+      out.set(name, valueOf(*one));
+    } else if (const auto *ints = std::get_if<std::vector<int64_t>>(&v)) {
+      std::vector<int64_t> xs = *ints;
+      for (int64_t &x : xs)
+        x = valueOf(x);
+      out.set(name, std::move(xs));
+    } else {
+      out.set(name, v);
+    }
+  }
+  return out;
+}
+
+/// The symbols of `attrs`' int and int-list attributes, added to `out`.
+void attrSymbols(const Attrs &attrs, std::vector<int64_t> &out) {
+  auto note = [&](int64_t d) {
+    if (isKnownSymbol(d) && std::find(out.begin(), out.end(), d) == out.end())
+      out.push_back(d);
+  };
+  for (const auto &[name, v] : attrs) {
+    if (const auto *one = std::get_if<int64_t>(&v))
+      note(*one);
+    else if (const auto *ints = std::get_if<std::vector<int64_t>>(&v))
+      for (int64_t x : *ints)
+        note(x);
+  }
 }
 
 } // namespace
@@ -172,10 +211,8 @@ Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
                                out.symbols.end()) {
           out.symbols.push_back(d);
         }
+  attrSymbols(call.attrs(), out.symbols);
   const size_t k = out.symbols.size();
-  if (k > kMaxSymbols)
-    return Error::format("{}: its shapes hold {} symbols, more than the {} a host step takes",
-                         what, k, kMaxSymbols);
   std::vector<int64_t> a(k), b(k), check(k);
   for (size_t j = 0; j < k; ++j) {
     const std::array<int64_t, 3> points = fitPoints(out.symbols[j]);
@@ -190,7 +227,7 @@ Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
     at.outputs = substitute(types.outputs, out.symbols, values);
     at.anySize = true;
     at.constants = types.constants; // weights a kernel lays out (KernelCall::packed)
-    auto call2 = (*lowering)(call.attrs(), at);
+    auto call2 = (*lowering)(substitute(call.attrs(), out.symbols, values), at);
     if (!call2.ok())
       return std::move(call2).error().addContext(
           fmt::format("{} at {} = {}", what,
@@ -204,13 +241,17 @@ Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
                       fmt::join(values, ", ")));
     return call2;
   };
+  // Up to kMaxSymbols, every corner of the box (a multilinear fit); above,
+  // one step of each symbol from the first corner (a linear fit: a concat
+  // of many run-time counts), checked like the other.
+  const bool linear = k > kMaxSymbols;
   std::vector<codegen::KernelCall> corners;
-  for (size_t mask = 0; mask < (size_t(1) << k); ++mask) {
+  for (size_t c = 0; c < (linear ? k + 1 : size_t(1) << k); ++c) {
     std::vector<int64_t> values(k);
     for (size_t j = 0; j < k; ++j)
-      values[j] = mask & (size_t(1) << j) ? b[j] : a[j];
-    TS_ASSIGN_OR_RETURN(codegen::KernelCall c, lowerAt(values));
-    corners.push_back(std::move(c));
+      values[j] = (linear ? c == j + 1 : (c & (size_t(1) << j)) != 0) ? b[j] : a[j];
+    TS_ASSIGN_OR_RETURN(codegen::KernelCall call, lowerAt(values));
+    corners.push_back(std::move(call));
   }
   TS_ASSIGN_OR_RETURN(codegen::KernelCall atCheck, lowerAt(check));
   corners.push_back(std::move(atCheck));
@@ -239,6 +280,23 @@ Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
     std::vector<int64_t> f;
     for (size_t c = 0; c + 1 < corners.size(); ++c)
       f.push_back(corners[c].ia[i]);
+    if (linear) {
+      codegen::SymbolicInt v{f[0], {}};
+      int64_t atCheck = f[0];
+      for (size_t j = 0; j < k; ++j) {
+        const int64_t rise = f[j + 1] - f[0], run = b[j] - a[j];
+        if (rise % run != 0)
+          return notPolynomial(fmt::format("parameter {}", i));
+        v.constant -= rise / run * a[j];
+        atCheck += rise / run * (check[j] - a[j]);
+        if (rise != 0)
+          v.terms.push_back({rise / run, {uint32_t(j)}});
+      }
+      if (atCheck != corners.back().ia[i])
+        return notPolynomial(fmt::format("parameter {}", i));
+      out.ia.push_back(std::move(v));
+      continue;
+    }
     auto coefficients = fitMultilinear(f, a, b);
     if (!coefficients || evaluate(*coefficients, check) != corners.back().ia[i])
       return notPolynomial(fmt::format("parameter {}", i));
@@ -252,11 +310,13 @@ Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
   for (int64_t d : out.symbols)
     bounded = bounded && symbolInfo(d).bounded();
   if (bounded) {
-    for (size_t mask = 0; mask < (size_t(1) << k); ++mask) {
+    for (size_t mask = 0; mask < (linear ? 2 : size_t(1) << k); ++mask) { // linear: lo, hi
       std::vector<int64_t> values(k);
       for (size_t j = 0; j < k; ++j) {
         const SymbolInfo &s = symbolInfo(out.symbols[j]);
-        values[j] = mask & (size_t(1) << j) ? s.hi : std::max<int64_t>(s.lo, 1);
+        values[j] = (linear ? mask == 1 : (mask & (size_t(1) << j)) != 0)
+                        ? s.hi
+                        : std::max<int64_t>(s.lo, 1);
       }
       TS_ASSIGN_OR_RETURN(codegen::KernelCall c, lowerAt(values));
       out.scratchBytes = std::max(out.scratchBytes, c.scratchBytes);
@@ -264,6 +324,10 @@ Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
   } else if (std::any_of(corners.begin(), corners.end(), [&](const codegen::KernelCall &c) {
                return c.scratchBytes != first.scratchBytes;
              })) {
+    if (linear)
+      return Error::format("{}: its scratch memory grows with {} symbols without upper bounds: "
+                           "bound them (--input-shape x=N:1..64,...)",
+                           what, k);
     TS_ASSIGN_OR_RETURN(out.scratch, scratchBound(what, out.symbols, lowerAt));
   }
   out.call = first;

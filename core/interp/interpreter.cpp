@@ -6,9 +6,16 @@
 // callee's body the same way; that recursion follows the call nesting of the
 // program, never the depth of a graph.
 //
+// Symbolic modules run too (docs/design/0013-dynamic-shapes.md): the
+// inputs give their symbols' values, a data-dependent op (Op::
+// dataDependent) gives its run-time symbol's, and a derived symbol is
+// computed from the definitions the IR recorded for it. Each call's kernel
+// sees its type and int attributes with every symbol replaced by its value.
+//
 //===----------------------------------------------------------------------===//
 #include "interp/interpreter.h"
 
+#include "ir/symbol.h"
 #include "ir/visit.h"
 
 #include <unordered_map>
@@ -55,13 +62,138 @@ Value asType(Value v, const Type &like) {
 
 } // namespace
 
+/// The values of the symbols of one run (see the file comment).
+class SymbolValues {
+public:
+  Status bind(int64_t dim, int64_t value, std::string_view who) {
+    if (!isSymbol(dim))
+      return dim == value ? okStatus()
+                          : Error::format("{}: expected {}, got {}", who, dim, value);
+    const SymbolInfo &s = symbolInfo(dim);
+    if (value < s.lo || (s.bounded() && value > s.hi))
+      return Error::format("{}: {} = {} is outside its bounds {}..{}", who, dimStr(dim), value,
+                           s.lo, s.bounded() ? std::to_string(s.hi) : std::string());
+    auto [it, fresh] = values_.emplace(dim, value);
+    if (!fresh && it->second != value)
+      return Error::format("{}: {} = {}, but it was {} before", who, dimStr(dim), value,
+                           it->second);
+    return okStatus();
+  }
+
+  Expected<int64_t> valueOf(int64_t dim) {
+    if (!isSymbol(dim))
+      return dim;
+    if (auto it = values_.find(dim); it != values_.end())
+      return it->second;
+    const std::vector<SymbolDefinition> defs = symbolDefinitions(dim);
+    if (defs.empty())
+      return Error::format("symbol {} has no value here (an input's dim, set by no input, or "
+                           "a run-time dim read before the op that decides it)",
+                           dimStr(dim));
+    std::vector<int64_t> sources;
+    for (int64_t s : defs[0].sources) {
+      TS_ASSIGN_OR_RETURN(int64_t v, valueOf(s));
+      sources.push_back(v);
+    }
+    const std::optional<int64_t> v = defs[0].eval(sources);
+    if (!v)
+      return Error::format("{} ({}) cannot be computed from its symbols' values", dimStr(dim),
+                           defs[0].what);
+    values_.emplace(dim, *v);
+    return *v;
+  }
+
+  Expected<Type> resolve(const Type &t) {
+    if (t.isTuple()) {
+      std::vector<Type> fields;
+      for (const Type &f : t.fields()) {
+        TS_ASSIGN_OR_RETURN(Type r, resolve(f));
+        fields.push_back(std::move(r));
+      }
+      return Type::tuple(std::move(fields));
+    }
+    if (!t.isTensor() || t.isStatic())
+      return t;
+    Shape shape = t.shape();
+    for (int64_t &d : shape) {
+      TS_ASSIGN_OR_RETURN(d, valueOf(d));
+    }
+    return Type::tensor(t.dtype(), std::move(shape));
+  }
+
+  /// `attrs` with the symbols in int and int-list attributes replaced.
+  Expected<Attrs> resolve(const Attrs &attrs) {
+    Attrs out;
+    for (const auto &[name, v] : attrs) {
+      if (const auto *one = std::get_if<int64_t>(&v); one && isKnownSymbol(*one)) {
+        TS_ASSIGN_OR_RETURN(int64_t x, valueOf(*one));
+        out.set(name, x);
+      } else if (const auto *ints = std::get_if<std::vector<int64_t>>(&v)) {
+        std::vector<int64_t> xs = *ints;
+        for (int64_t &x : xs) {
+          if (isKnownSymbol(x)) {
+            TS_ASSIGN_OR_RETURN(x, valueOf(x));
+          }
+        }
+        out.set(name, std::move(xs));
+      } else {
+        out.set(name, v);
+      }
+    }
+    return out;
+  }
+
+private:
+  std::unordered_map<int64_t, int64_t> values_;
+};
+
+namespace {
+
+/// Whether an int or int-list attribute holds a symbol.
+bool symbolicAttrs(const Attrs &attrs) {
+  for (const auto &[name, v] : attrs) {
+    if (const auto *one = std::get_if<int64_t>(&v); one && isKnownSymbol(*one))
+      return true;
+    if (const auto *ints = std::get_if<std::vector<int64_t>>(&v))
+      for (int64_t x : *ints)
+        if (isKnownSymbol(x))
+          return true;
+  }
+  return false;
+}
+
+/// An op call's kernel on `inputs`, its type and attributes resolved; a
+/// data-dependent op's run-time symbol is bound from its last result.
+Expected<std::vector<Tensor>> runOp(const CallNode &c, std::span<const Tensor> inputs,
+                                    SymbolValues &symbols) {
+  const Op &op = *c.op();
+  const bool symbolic = !c.type().isStatic() || symbolicAttrs(c.attrs());
+  if (!symbolic)
+    return op.kernel(inputs, c.attrs(), c.type());
+  if (op.dataDependent) { // its own count is what it computes
+    TS_ASSIGN_OR_RETURN(std::vector<Tensor> out, op.kernel(inputs, c.attrs(), c.type()));
+    TS_RETURN_IF_ERROR(symbols.bind(c.attrs().getInt("count"), out.back().getInt(0),
+                                    "the count it found"));
+    return out;
+  }
+  TS_ASSIGN_OR_RETURN(Type type, symbols.resolve(c.type()));
+  TS_ASSIGN_OR_RETURN(Attrs attrs, symbols.resolve(c.attrs()));
+  return op.kernel(inputs, attrs, type);
+}
+
+} // namespace
+
+Expected<Value> evalFunctionIn(const Module &m, const FunctionNode &f, std::vector<Value> args,
+                               SymbolValues &symbols);
+
 /// if and loop (ir/ops/control.cpp): `vals` are the non-function arguments.
-Expected<Value> evalControl(const Module &m, const CallNode &c, std::vector<Value> vals) {
+Expected<Value> evalControl(const Module &m, const CallNode &c, std::vector<Value> vals,
+                            SymbolValues &symbols) {
   auto fnArg = [&](size_t i) { return c.args()[i]->as<FunctionNode>(); };
   if (c.op()->name == "if") {
     const bool cond = vals.at(0).tensor.getDouble(0) != 0;
     vals.erase(vals.begin());
-    auto out = evalFunction(m, *fnArg(cond ? 1 : 2), std::move(vals));
+    auto out = evalFunctionIn(m, *fnArg(cond ? 1 : 2), std::move(vals), symbols);
     if (!out.ok())
       return std::move(out).withContext(cond ? "in the then branch" : "in the else branch")
           .error();
@@ -80,7 +212,7 @@ Expected<Value> evalControl(const Module &m, const CallNode &c, std::vector<Valu
     args.push_back(cond);
     args.insert(args.end(), carried.begin(), carried.end());
     args.insert(args.end(), captured.begin(), captured.end());
-    auto out = evalFunction(m, body, std::move(args));
+    auto out = evalFunctionIn(m, body, std::move(args), symbols);
     if (!out.ok())
       return std::move(out).withContext(fmt::format("in iteration {} of the body", iter)).error();
     cond = std::move(out->fields.at(0));
@@ -91,6 +223,12 @@ Expected<Value> evalControl(const Module &m, const CallNode &c, std::vector<Valu
 }
 
 Expected<Value> evalFunction(const Module &m, const FunctionNode &f, std::vector<Value> args) {
+  SymbolValues symbols;
+  return evalFunctionIn(m, f, std::move(args), symbols);
+}
+
+Expected<Value> evalFunctionIn(const Module &m, const FunctionNode &f, std::vector<Value> args,
+                               SymbolValues &symbols) {
   if (args.size() != f.params().size())
     return Error::format("function takes {} arguments, got {}", f.params().size(), args.size());
   std::unordered_map<const ExprNode *, Value> values;
@@ -146,7 +284,7 @@ Expected<Value> evalFunction(const Module &m, const FunctionNode &f, std::vector
         if (a->kind() != ExprKind::Function) // the functions of if and loop
           args.push_back(take(a.get()));
       if (c->op() && c->op()->controlFlow) {
-        auto out = evalControl(m, *c, std::move(args));
+        auto out = evalControl(m, *c, std::move(args), symbols);
         if (!out.ok())
           return std::move(out).withContext("while running " + describe(*n)).error();
         values[n] = std::move(out).value();
@@ -157,7 +295,7 @@ Expected<Value> evalFunction(const Module &m, const FunctionNode &f, std::vector
             return Error::format("{}: argument is a tuple", describe(*n));
           inputs.push_back(std::move(a.tensor));
         }
-        auto out = c->op()->kernel(inputs, c->attrs(), c->type());
+        auto out = runOp(*c, inputs, symbols);
         if (!out.ok())
           return std::move(out).withContext("while running " + describe(*n)).error();
         values[n] = fromTensors(c->type(), std::move(out).value());
@@ -165,12 +303,12 @@ Expected<Value> evalFunction(const Module &m, const FunctionNode &f, std::vector
         Function callee = m.find(c->global());
         if (!callee)
           return Error::format("call of unknown global '@{}'", c->global());
-        auto out = evalFunction(m, *callee, std::move(args));
+        auto out = evalFunctionIn(m, *callee, std::move(args), symbols);
         if (!out.ok())
           return std::move(out).withContext("in @" + c->global()).error();
         values[n] = std::move(out).value();
       } else {
-        auto out = evalFunction(m, *c->localFn(), std::move(args));
+        auto out = evalFunctionIn(m, *c->localFn(), std::move(args), symbols);
         if (!out.ok())
           return std::move(out).withContext("in " + describe(*n)).error();
         values[n] = std::move(out).value();
@@ -191,18 +329,24 @@ Expected<Value> run(const Module &m, const std::vector<Tensor> &inputs, const st
     return Error::format("@{} takes {} input{}, got {}", entry, f->params().size(),
                          f->params().size() == 1 ? "" : "s", inputs.size());
   std::vector<Value> args;
+  SymbolValues symbols;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto &p = f->params()[i];
-    if (!p->type().isStatic())
-      return Error::format("input '{}' (#{}) of @{} has symbolic dims ({}): the reference "
-                           "interpreter runs fixed shapes (docs/design/0013-dynamic-shapes.md)",
-                           p->name(), i, entry, p->type().str());
-    if (inputs[i].type() != p->type())
+    const Type &want = p->type();
+    const Type got = inputs[i].type();
+    bool fits = want.isTensor() && got.dtype() == want.dtype() && got.rank() == want.rank();
+    for (size_t d = 0; fits && d < want.rank(); ++d)
+      fits = isSymbol(want.shape()[d]) ? !symbolInfo(want.shape()[d]).derived()
+                                       : want.shape()[d] == got.shape()[d];
+    if (!fits)
       return Error::format("input '{}' (#{}) of @{} expects {}, got {}", p->name(), i, entry,
-                           p->type().str(), inputs[i].type().str());
+                           want.str(), got.str());
+    for (size_t d = 0; d < want.rank(); ++d)
+      TS_RETURN_IF_ERROR(symbols.bind(want.shape()[d], got.shape()[d],
+                                      fmt::format("input '{}' (#{}) dim {}", p->name(), i, d)));
     args.push_back(Value::ofTensor(inputs[i]));
   }
-  return evalFunction(m, *f, std::move(args));
+  return evalFunctionIn(m, *f, std::move(args), symbols);
 }
 
 Expected<Value> runDL(const Module &m, const std::vector<DLTensor> &inputs,

@@ -69,7 +69,10 @@ void appendAttrValue(std::string &out, const AttrValue &v) {
       [&](const auto &x) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, int64_t>) {
-          fmt::format_to(std::back_inserter(out), "{}", x);
+          if (isKnownSymbol(x)) // a topk's k, a nonzero's count
+            out += dimStr(x);
+          else
+            fmt::format_to(std::back_inserter(out), "{}", x);
         } else if constexpr (std::is_same_v<T, double>) {
           appendFloat(out, x);
         } else if constexpr (std::is_same_v<T, std::string>) {

@@ -75,6 +75,12 @@ struct Op {
   /// functions, run when the op says so. The kernel only reports that the
   /// interpreter and the executor run such an op; passes never fold it.
   bool controlFlow = false;
+  /// A result dim is decided by the data (nonzero, non_max_suppression):
+  /// attribute 'count' is the run-time symbol (ir/symbol.h runtimeSymbol)
+  /// that dim is, and the last result is an i64 [1] tensor holding its
+  /// value, from which the interpreter and the executor learn it
+  /// (docs/design/0013-dynamic-shapes.md, "Run-time values").
+  bool dataDependent = false;
 
   const AttrSpec *findAttr(std::string_view attrName) const;
 

@@ -191,6 +191,15 @@ Expected<AttrValue> Parser::parseAttrValue() {
     }
     if (auto dt = parseDType(t.text))
       return AttrValue(*dt);
+    if (t.text[0] == '?')
+      return errorAt(t, fmt::format("a derived symbolic dim ('{}') in an attribute cannot be "
+                                    "read back: the text does not hold its formula (import "
+                                    "the model again, or bind its dims)",
+                                    t.text));
+    if (isSymbolName(t.text)) { // a symbolic dim (a nonzero's count)
+      TS_ASSIGN_OR_RETURN(int64_t dim, parseSymbolDim(t));
+      return AttrValue(dim);
+    }
     return expected(t, "expected attribute value");
   }
   case Tok::LBracket: {

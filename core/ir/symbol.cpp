@@ -10,6 +10,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <tuple>
 
 namespace tessera::ir {
@@ -42,12 +43,30 @@ public:
     return named_[key] = add(std::move(info));
   }
 
-  int64_t derived(const std::array<int64_t, kProbes> &probes, int64_t lo, int64_t hi) {
+  int64_t derived(const std::array<int64_t, kProbes> &probes, int64_t lo, int64_t hi,
+                  std::vector<int64_t> roots) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto key = std::make_tuple(probes, lo, hi);
+    auto key = std::make_tuple(probes, lo, hi, roots);
     if (auto it = derived_.find(key); it != derived_.end())
       return it->second;
-    return derived_[key] = add(SymbolInfo{"", lo, hi, probes});
+    return derived_[key] = add(SymbolInfo{"", lo, hi, probes, false, std::move(roots)});
+  }
+
+  /// Run-time symbols take bases above the named ones' (each its own, so
+  /// that sums of several differ at the probes).
+  int64_t runtime(std::string name, int64_t hi) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string stem = name;
+    for (int n = 2; taken_.count(name) || bases_.count(name); ++n)
+      name = fmt::format("{}_{}", stem, n);
+    taken_.insert(name);
+    const int64_t base = 256 + 64 * (kBases + int64_t(taken_.size() - 1) % kRuntimeBases);
+    SymbolInfo info{name, 0, hi, {}, true, {}};
+    for (size_t j = 0; j < kProbes; ++j)
+      info.probes[j] = base + kOffsets[j];
+    const int64_t dim = add(std::move(info));
+    entries_.back().roots = {dim};
+    return dim;
   }
 
   void define(int64_t dim, SymbolDefinition definition) {
@@ -81,8 +100,12 @@ private:
   std::mutex mu_;
   std::deque<SymbolInfo> entries_;
   std::map<std::tuple<std::string, int64_t, int64_t>, int64_t> named_;
-  std::map<std::tuple<std::array<int64_t, kProbes>, int64_t, int64_t>, int64_t> derived_;
+  std::map<std::tuple<std::array<int64_t, kProbes>, int64_t, int64_t, std::vector<int64_t>>,
+           int64_t>
+      derived_;
   std::map<std::string, int64_t> bases_;
+  std::set<std::string> taken_; // run-time symbols' names
+  static constexpr int64_t kRuntimeBases = 1024;
   static constexpr size_t kMaxDefinitions = 8;
   std::map<int64_t, std::vector<SymbolDefinition>> definitions_;
 };
@@ -116,8 +139,19 @@ Expected<int64_t> namedSymbol(std::string_view name, int64_t lo, int64_t hi) {
   return SymbolTable::get().named(std::string(name), lo, hi);
 }
 
-int64_t derivedSymbol(const std::array<int64_t, kProbes> &probes, int64_t lo, int64_t hi) {
-  return SymbolTable::get().derived(probes, lo, hi);
+Expected<int64_t> runtimeSymbol(std::string_view name, int64_t hi) {
+  if (!isSymbolName(name))
+    return Error::format("'{}' is not a symbol name (a letter or '_', then letters, digits "
+                         "or '_')",
+                         name);
+  if (hi != kUnbounded && hi < 0)
+    return Error::format("run-time symbol '{}': bound {} is not a size", name, hi);
+  return SymbolTable::get().runtime(std::string(name), hi);
+}
+
+int64_t derivedSymbol(const std::array<int64_t, kProbes> &probes, int64_t lo, int64_t hi,
+                      std::vector<int64_t> roots) {
+  return SymbolTable::get().derived(probes, lo, hi, std::move(roots));
 }
 
 int64_t readBackDim(const std::array<int64_t, kProbes> &values, std::optional<int64_t> atLo,
@@ -130,7 +164,13 @@ int64_t readBackDim(const std::array<int64_t, kProbes> &values, std::optional<in
   for (int64_t d : inputs)
     if (symbolInfo(d).probes == values && (!atLo || *atLo == symbolInfo(d).lo))
       return d;
-  return derivedSymbol(values, std::max<int64_t>(atLo.value_or(0), 0), atHi.value_or(kUnbounded));
+  std::vector<int64_t> roots;
+  for (int64_t d : inputs)
+    roots.insert(roots.end(), symbolInfo(d).roots.begin(), symbolInfo(d).roots.end());
+  std::sort(roots.begin(), roots.end());
+  roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+  return derivedSymbol(values, std::max<int64_t>(atLo.value_or(0), 0), atHi.value_or(kUnbounded),
+                       std::move(roots));
 }
 
 void defineSymbol(int64_t dim, SymbolDefinition definition) {
@@ -205,6 +245,9 @@ std::string dimStr(int64_t dim) {
     mixIn(p);
   mixIn(s.lo);
   mixIn(s.hi);
+  for (int64_t r : s.roots) // min(R1, 300) and min(R2, 300) print apart
+    for (char c : symbolInfo(r).name)
+      mixIn(c);
   return fmt::format("?{:04x}", unsigned(h & 0xffff));
 }
 

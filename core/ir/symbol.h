@@ -8,6 +8,8 @@
 //   named    an input's symbolic dim ("N", an ONNX dim_param), with bounds
 //   derived  a dim an op computes from symbols (a convolution's output
 //            height over a symbolic H), known only at run time
+//   run-time a dim that data decides (the count of NonZero's results), set
+//            while the model runs by the op that makes it (runtimeSymbol)
 //
 // Every symbol carries kProbes probe values. Relations are not rewritten for
 // symbols: Op::inferType runs an op's relation once per probe, with every
@@ -17,7 +19,9 @@
 // symbol with those probe values. Derived symbols are interned by their probe
 // values, so two ops that compute the same dim from the same symbols (two
 // branches of equal convolutions) give the same symbol, and a later add of
-// the two type-checks. A named symbol's probes are B + {0, 1, 2, 3, 7, 15,
+// the two type-checks. They are also keyed by the run-time symbols they
+// depend on (`roots`): min(R1, 300) and min(R2, 300) agree at every probe
+// where R1, R2 > 300, but are different dims. A named symbol's probes are B + {0, 1, 2, 3, 7, 15,
 // 31, 63} with B a multiple of 64 distinct per name (256 .. 2496: a 4-d
 // tensor of symbols stays within kMaxElements): every probe pair straddles a
 // multiple of 2..64 somewhere, so the floor divisions of strides and
@@ -57,6 +61,8 @@ struct SymbolInfo {
   int64_t lo = 0;
   int64_t hi = kUnbounded;
   std::array<int64_t, kProbes> probes{};
+  bool runtime = false;       // set while the model runs (runtimeSymbol)
+  std::vector<int64_t> roots; // the run-time symbols a derived one depends on (sorted)
   bool derived() const { return name.empty(); }
   bool bounded() const { return hi != kUnbounded; }
 };
@@ -88,15 +94,22 @@ bool isSymbolName(std::string_view name);
 /// bounds give the same symbol). Errors: an empty or ill-formed name, lo > hi,
 /// negative bounds, or the table of named symbols is full.
 Expected<int64_t> namedSymbol(std::string_view name, int64_t lo = 1, int64_t hi = kUnbounded);
-/// The dim of the derived symbol with these probe values (interned by them).
-int64_t derivedSymbol(const std::array<int64_t, kProbes> &probes, int64_t lo, int64_t hi);
+/// A fresh run-time symbol (never interned: every call is a new dim) named
+/// `name` (made unique with a suffix), with bounds 0..hi: the count of a
+/// data-dependent op's results (docs/design/0013-dynamic-shapes.md, "Run-time
+/// values"). Errors as namedSymbol.
+Expected<int64_t> runtimeSymbol(std::string_view name, int64_t hi);
+/// The dim of the derived symbol with these probe values, bounds and
+/// run-time roots (interned by them).
+int64_t derivedSymbol(const std::array<int64_t, kProbes> &probes, int64_t lo, int64_t hi,
+                      std::vector<int64_t> roots = {});
 /// A dim read back from evaluations at the probes (ir/op.cpp for types, the
 /// ONNX importer for shape values): `values[j]` at probe j, `atLo`/`atHi` at
 /// the symbols' lower/upper bounds (nullopt where that evaluation failed or a
 /// symbol is unbounded). The same value everywhere is that constant; the
 /// probes and lower bound of one of `inputs` is that symbol (max(H, 3)
 /// follows H at the probes, not at H = 1); else the derived symbol with
-/// those values and bounds.
+/// those values and bounds (keyed by the run-time roots of `inputs`).
 int64_t readBackDim(const std::array<int64_t, kProbes> &values, std::optional<int64_t> atLo,
                     std::optional<int64_t> atHi, std::span<const int64_t> inputs);
 /// A derived dim read back from text ("?3fa0"): its formula is not in the

@@ -306,7 +306,8 @@ Status validateControlStep(const Plan &plan, size_t s) {
   const Step &step = plan.steps[s];
   auto fail = [&](std::string what) { return Error::format("{}: {}", stepName(plan, s), what); };
   auto arg = [&](size_t a) -> const TensorInfo & { return plan.buffers[step.args[a]].info; };
-  if (step.kind != StepKind::Increment && step.target > plan.steps.size())
+  if ((step.kind == StepKind::Jump || step.kind == StepKind::LoopTest) &&
+      step.target > plan.steps.size())
     return fail(fmt::format("target {} out of range ({} steps)", step.target, plan.steps.size()));
   if (step.numInputs != step.args.size())
     return fail("a control step has no outputs");
@@ -330,6 +331,12 @@ Status validateControlStep(const Plan &plan, size_t s) {
     if (step.args.size() != 1 || !isScalarOf(arg(0), true) ||
         plan.buffers[step.args[0]].kind != BufferKind::Activation)
       return fail("an increment takes one i64 activation of one element");
+    break;
+  case StepKind::SetSymbol:
+    if (step.args.size() != 1 || !isScalarOf(arg(0), true))
+      return fail("setting a symbol takes one i64 of one element");
+    if (step.target >= plan.symbols.size() || !plan.symbols[step.target].runtime)
+      return fail(fmt::format("symbol {} is not a run-time symbol of the plan", step.target));
     break;
   default: break;
   }
@@ -355,8 +362,18 @@ Status validatePlan(const Plan &plan) {
                                  k, sym.name, j);
       continue;
     }
-    if (sym.divisor < 0 || !sym.terms.empty() || sym.constant != 0)
+    if (sym.divisor < 0 || !sym.terms.empty() || sym.constant != 0 || sym.clamped())
       return Error::format("symbol {} ('{}'): divisor {} is not valid", k, sym.name, sym.divisor);
+    if (sym.runtime) {
+      bool set = false;
+      for (const Step &step : plan.steps)
+        set = set || (step.kind == StepKind::SetSymbol && step.target == k);
+      if (!set || sym.hi < 0)
+        return Error::format("run-time symbol {} ('{}') {}", k, sym.name,
+                             set ? "has no upper bound to plan memory for"
+                                 : "is set by no step, so no run can give its value");
+      continue;
+    }
     bool bound = false;
     for (uint32_t id : plan.inputs)
       if (id < nb)
@@ -460,7 +477,8 @@ Status validatePlan(const Plan &plan) {
     }
     case StepKind::Jump:
     case StepKind::LoopTest:
-    case StepKind::Increment: TS_RETURN_IF_ERROR(validateControlStep(plan, s)); break;
+    case StepKind::Increment:
+    case StepKind::SetSymbol: TS_RETURN_IF_ERROR(validateControlStep(plan, s)); break;
     }
   }
   for (size_t m = 0; m < plan.modules.size(); ++m)
@@ -478,7 +496,8 @@ namespace {
 using nlohmann::json;
 
 const char *kBufferKinds[] = {"input", "output", "constant", "activation"};
-const char *kStepKinds[] = {"host", "external", "copy", "jump", "loop_test", "increment"};
+const char *kStepKinds[] = {"host",      "external",  "copy",      "jump",
+                            "loop_test", "increment", "set_symbol"};
 
 json infoJson(const TensorInfo &info) {
   json j = json::object();
@@ -601,6 +620,12 @@ Status parseDerivedSymbol(const json &js, const std::string &path, PlanSymbol &s
   TS_ASSIGN_OR_RETURN(const json *c, Reader::field(js, path, "constant"));
   TS_ASSIGN_OR_RETURN(sym.constant, integer(*c, path + ".constant"));
   TS_ASSIGN_OR_RETURN(sym.definedBy, Reader::str(js, path, "definedBy", false));
+  if (js.contains("at_least")) {
+    TS_ASSIGN_OR_RETURN(sym.atLeast, integer(js["at_least"], path + ".at_least"));
+  }
+  if (js.contains("at_most")) {
+    TS_ASSIGN_OR_RETURN(sym.atMost, integer(js["at_most"], path + ".at_most"));
+  }
   TS_ASSIGN_OR_RETURN(const json *terms, Reader::field(js, path, "terms"));
   if (!terms->is_array())
     return Error::format("{}.terms: expected an array, got {}", path, terms->dump());
@@ -635,7 +660,13 @@ std::string serializePlan(const Plan &plan) {
         js["terms"] = std::move(terms);
         js["divisor"] = sym.divisor;
         js["definedBy"] = sym.definedBy;
+        if (sym.atLeast != std::numeric_limits<int64_t>::min())
+          js["at_least"] = sym.atLeast;
+        if (sym.atMost != std::numeric_limits<int64_t>::max())
+          js["at_most"] = sym.atMost;
       }
+      if (sym.runtime)
+        js["runtime"] = true;
       symbols.push_back(std::move(js));
     }
     j["symbols"] = std::move(symbols);
@@ -659,7 +690,8 @@ std::string serializePlan(const Plan &plan) {
       js["symbol"] = s.symbol;
     if (s.kind == StepKind::External)
       js["module"] = s.module;
-    if (s.kind == StepKind::Jump || s.kind == StepKind::LoopTest)
+    if (s.kind == StepKind::Jump || s.kind == StepKind::LoopTest ||
+        s.kind == StepKind::SetSymbol)
       js["target"] = s.target;
     js["args"] = s.args;
     js["num_inputs"] = s.numInputs;
@@ -708,6 +740,11 @@ Expected<Plan> parsePlan(std::string_view text) {
       sym.hi = js["hi"].get<int64_t>();
       if (js.contains("divisor"))
         TS_RETURN_IF_ERROR(parseDerivedSymbol(js, path, sym));
+      if (js.contains("runtime")) {
+        if (!js["runtime"].is_boolean())
+          return Error::format("{}.runtime: expected true or false", path);
+        sym.runtime = js["runtime"].get<bool>();
+      }
       plan.symbols.push_back(std::move(sym));
     }
   }
@@ -743,7 +780,8 @@ Expected<Plan> parsePlan(std::string_view text) {
     s.kind = StepKind(kind);
     const bool named = s.kind == StepKind::Host || s.kind == StepKind::External;
     TS_ASSIGN_OR_RETURN(s.symbol, Reader::str(js, path, "symbol", named));
-    if (s.kind == StepKind::Jump || s.kind == StepKind::LoopTest) {
+    if (s.kind == StepKind::Jump || s.kind == StepKind::LoopTest ||
+        s.kind == StepKind::SetSymbol) {
       TS_ASSIGN_OR_RETURN(uint64_t target, Reader::u64Field(js, path, "target"));
       if (target > uint64_t(std::numeric_limits<uint32_t>::max()))
         return Error::format("{}.target: {} is too large", path, target);

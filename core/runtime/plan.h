@@ -24,6 +24,11 @@
 //               integer, one element each): goes to step `target` unless
 //               iteration < trip count and the condition is non-zero
 //   Increment   adds one to args[0] (i64, one element, an activation)
+// and, for ops whose result size the data decides (NonZero):
+//   SetSymbol   sets run-time symbol `target` (Plan::symbols) to the one
+//               i64 element of args[0], which the op's step wrote; the
+//               derived symbols computed from it follow, and with them the
+//               shapes of the buffers that have them
 // A static model's plan has none of them; `target` may be steps.size()
 // (the end). A buffer used inside a loop (a backward jump's range) and
 // outside it stays live across the whole loop (planMemory).
@@ -41,6 +46,7 @@
 #include <dlpack/dlpack.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,9 +81,13 @@ struct TensorInfo {
 /// when the inputs are bound as
 ///   floor((constant + sum of coefficient * product of symbols) / divisor)
 /// (the compiler's fit of the op's relation, compile/symbol_formulas.h).
+/// clamped into atLeast..atMost (min(R, 300)), or a run-time symbol: a
+/// count the data decides, set by a SetSymbol step while the model runs.
 /// Values lie within lo..hi (inclusive; hi < 0: no upper bound); a derived
 /// value outside them means the inputs are too small (or large) for the
-/// model, and the run is refused naming `definedBy`.
+/// model, and the run is refused naming `definedBy`. Memory is planned
+/// with every run-time symbol at its upper bound (it must have one), and
+/// the formulas are monotone, so a run-time value never outgrows it.
 struct PlanSymbol {
   struct Term {
     int64_t coefficient = 0;
@@ -86,17 +96,29 @@ struct PlanSymbol {
   std::string name;
   int64_t lo = 1;
   int64_t hi = -1;
-  int64_t divisor = 0; // 0: an input's dim; >= 1: derived
+  int64_t divisor = 0; // 0: an input's dim or a run-time symbol; >= 1: derived
   int64_t constant = 0;
   std::vector<Term> terms;
+  int64_t atLeast = std::numeric_limits<int64_t>::min();
+  int64_t atMost = std::numeric_limits<int64_t>::max();
   std::string definedBy; // derived: "conv2d '/conv1/Conv' result dim 2"
+  bool runtime = false;  // set by a SetSymbol step
 
   bool derived() const { return divisor > 0; }
+  bool clamped() const {
+    return atLeast != std::numeric_limits<int64_t>::min() ||
+           atMost != std::numeric_limits<int64_t>::max();
+  }
 };
 
 /// Derived symbol k's formula over the others' names: "floor((H - 1) / 2) +
 /// 1" is written "floor((H + 1) / 2)", "H*W + 3", ...
 TESSERA_RT_EXPORT std::string symbolFormula(const std::vector<PlanSymbol> &symbols, size_t k);
+
+/// Derived symbol k's value from the values before it. Errors as below.
+TESSERA_RT_EXPORT Expected<int64_t> deriveSymbolValue(const std::vector<PlanSymbol> &symbols,
+                                                      const std::vector<int64_t> &values,
+                                                      size_t k);
 
 /// Fills in the derived symbols of `values` (the inputs' given, the derived
 /// ones in any state), in order. Errors name the derived dim, its
@@ -113,7 +135,7 @@ struct Buffer {
   TensorInfo info;
 };
 
-enum class StepKind : uint8_t { Host, External, Copy, Jump, LoopTest, Increment };
+enum class StepKind : uint8_t { Host, External, Copy, Jump, LoopTest, Increment, SetSymbol };
 
 struct Step {
   StepKind kind = StepKind::Host;
@@ -121,7 +143,7 @@ struct Step {
   int32_t module = -1; // External: index into Plan::modules
   std::vector<uint32_t> args; // buffer ids, inputs first
   uint32_t numInputs = 0;
-  uint32_t target = 0; // Jump, LoopTest: the step to go to
+  uint32_t target = 0; // Jump, LoopTest: the step to go to; SetSymbol: the symbol
   std::string label;
 };
 

@@ -114,6 +114,7 @@ Status SessionImpl::build() {
     inputPtr.assign(plan.inputs.size(), nullptr);
     outputPtr.assign(plan.outputs.size(), nullptr);
     outputShapes.resize(plan.outputs.size());
+    indexRuntimeSymbols();
   }
 
   inputSlots.resize(plan.inputs.size());
@@ -304,6 +305,14 @@ Status Session::setOutput(size_t index, const DLTensor *tensor) {
   std::vector<int64_t> shape;
   if (tensor)
     TS_RETURN_IF_ERROR(s.bind("output", outputs[index], index, *tensor, ptr, &shape));
+  if (s.dynamic && tensor)
+    for (size_t d = 0; d < outputs[index].shape.size(); ++d)
+      if (const int64_t v = outputs[index].shape[d];
+          isSymbolDim(v) && s.midRun[symbolIndexOf(v)])
+        return Error::format("{}: dim {} ({}) is known only when the model has run (the data "
+                             "decides it): read the output after run() instead of binding it",
+                             tensorName("output", outputs[index], index), d,
+                             s.model->plan().symbols[symbolIndexOf(v)].name);
   if (s.dynamic) {
     // Its symbolic dims are checked against the inputs' when run() knows them.
     s.outputPtr[index] = tensor ? ptr : nullptr;
@@ -359,6 +368,9 @@ Status Session::run() {
       break;
     }
     case StepKind::Increment: ++*static_cast<int64_t *>(hostArgs[e.first]); break;
+    case StepKind::SetSymbol:
+      TS_RETURN_IF_ERROR(s.setSymbol(i, *static_cast<const int64_t *>(hostArgs[e.first])));
+      break;
     }
   }
   return okStatus();

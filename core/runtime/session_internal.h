@@ -114,6 +114,14 @@ public:
   /// the memory plan at those sizes, pointers and copy sizes.
   Status prepareShapes();
   Status resize();
+  /// Run-time symbols (runtime/plan.h SetSymbol): which derived symbols,
+  /// buffers and copies follow each; built once.
+  void indexRuntimeSymbols();
+  /// A SetSymbol step: the value, the derived symbols computed from it, the
+  /// shapes of the buffers that have them. Errors name the step.
+  Status setSymbol(size_t step, int64_t value);
+  /// shapes[b] (and Copy sizes) at symbolValues for the buffers `list`.
+  void refreshShapes(const std::vector<uint32_t> &list);
 
   std::shared_ptr<const LoadedModel> model;
   ThreadPool pool;
@@ -139,6 +147,12 @@ public:
   uint64_t arenaCapacity = 0, outputCapacity = 0;
   std::vector<int64_t> hostSlotBuffer;           // per hostArgs slot: its buffer, -1: symbols
   std::vector<uint32_t> dlSlotBuffer;            // per dlArgs slot: its buffer
+  // Run-time symbols: per symbol, whether its value is known only mid-run
+  // (a run-time one or one derived from it); per run-time symbol, the
+  // derived symbols that follow it (in order) and the buffers they shape.
+  std::vector<bool> midRun;
+  std::vector<std::vector<uint32_t>> followers, reshaped;
+  std::vector<uint32_t> midRunBuffers; // every buffer with a mid-run dim
 };
 
 class LoadedModelImpl {

@@ -18,6 +18,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 namespace tessera::runtime {
 
 namespace {
@@ -52,10 +54,15 @@ Status SessionImpl::prepareShapes() {
       }
     }
   }
+  for (size_t k = 0; k < plan.symbols.size(); ++k)
+    if (plan.symbols[k].runtime) // planned at its bound; SetSymbol gives its value
+      values[k] = plan.symbols[k].hi;
   TS_RETURN_IF_ERROR(deriveSymbolValues(plan.symbols, values));
   std::copy(values.begin(), values.end(), symbolValues.begin()); // host steps hold its address
   if (symbolValues != plannedValues)
     TS_RETURN_IF_ERROR(resize());
+  else if (!midRunBuffers.empty()) // the last run's SetSymbol steps changed them
+    refreshShapes(midRunBuffers);
   for (size_t o = 0; o < plan.outputs.size(); ++o) {
     if (!outputPtr[o])
       continue;
@@ -134,6 +141,92 @@ Status SessionImpl::resize() {
     if (plan.steps[s].kind == StepKind::Copy)
       steps[s].copyBytes = bytesOf(plan.steps[s].args[0]);
   plannedValues = symbolValues;
+  return okStatus();
+}
+
+void SessionImpl::indexRuntimeSymbols() {
+  const Plan &plan = model->plan();
+  const size_t n = plan.symbols.size();
+  midRun.assign(n, false);
+  followers.assign(n, {});
+  reshaped.assign(n, {});
+  for (size_t k = 0; k < n; ++k) {
+    const PlanSymbol &sym = plan.symbols[k];
+    std::vector<bool> reads(n, false); // the symbols k's formula reads
+    for (const PlanSymbol::Term &t : sym.terms)
+      for (uint32_t j : t.symbols)
+        if (j < k)
+          reads[j] = true;
+    midRun[k] = sym.runtime;
+    for (size_t r = 0; r < k; ++r) // k follows run-time symbol r if it reads r or a follower
+      if (plan.symbols[r].runtime) {
+        bool follows = reads[r];
+        for (uint32_t f : followers[r])
+          follows = follows || reads[f];
+        if (follows) {
+          followers[r].push_back(uint32_t(k));
+          midRun[k] = true;
+        }
+      }
+  }
+  for (size_t b = 0; b < plan.buffers.size(); ++b) {
+    bool any = false;
+    for (size_t r = 0; r < n; ++r) {
+      if (!plan.symbols[r].runtime)
+        continue;
+      bool has = false;
+      for (int64_t d : plan.buffers[b].info.shape)
+        if (isSymbolDim(d)) {
+          const uint32_t k = uint32_t(symbolIndexOf(d));
+          has = has || k == r ||
+                std::find(followers[r].begin(), followers[r].end(), k) != followers[r].end();
+        }
+      if (has)
+        reshaped[r].push_back(uint32_t(b));
+      any = any || has;
+    }
+    if (any)
+      midRunBuffers.push_back(uint32_t(b));
+  }
+}
+
+void SessionImpl::refreshShapes(const std::vector<uint32_t> &list) {
+  const Plan &plan = model->plan();
+  for (uint32_t b : list) {
+    const TensorInfo &info = plan.buffers[b].info;
+    for (size_t d = 0; d < info.shape.size(); ++d)
+      if (isSymbolDim(info.shape[d]))
+        shapes[b][d] = symbolValues[symbolIndexOf(info.shape[d])];
+  }
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    if (plan.steps[s].kind == StepKind::Copy &&
+        std::find(list.begin(), list.end(), plan.steps[s].args[0]) != list.end()) {
+      TensorInfo t = plan.buffers[plan.steps[s].args[0]].info;
+      t.shape = shapes[plan.steps[s].args[0]];
+      steps[s].copyBytes = t.bytes();
+    }
+}
+
+Status SessionImpl::setSymbol(size_t step, int64_t value) {
+  const Plan &plan = model->plan();
+  const uint32_t k = plan.steps[step].target;
+  const PlanSymbol &sym = plan.symbols[k];
+  if (value < sym.lo || value > sym.hi)
+    return Error::format("{}: {} = {} is outside {}..{}", detail::stepName(plan, step), sym.name, value,
+                         sym.lo, sym.hi);
+  symbolValues[k] = value;
+  for (uint32_t f : followers[k]) {
+    auto v = deriveSymbolValue(plan.symbols, symbolValues, f);
+    if (!v.ok())
+      return Error::format("{}: {}", detail::stepName(plan, step), v.error().str());
+    // Formulas are monotone, so memory planned at the bounds holds every
+    // value; a formula that is not is refused here, not overrun.
+    if (*v > plannedValues[f])
+      return Error::format("{}: {} = {} exceeds {}, which memory was planned for",
+                           detail::stepName(plan, step), plan.symbols[f].name, *v, plannedValues[f]);
+    symbolValues[f] = *v;
+  }
+  refreshShapes(reshaped[k]);
   return okStatus();
 }
 

@@ -95,7 +95,7 @@ Expected<json> describe(const std::string &path) {
   auto plan = runtime::parsePlan(plans[0].bytes);
   if (!plan)
     return std::move(plan).error().addContext(path + ": plan");
-  size_t counts[6] = {0, 0, 0, 0, 0, 0};
+  size_t counts[7] = {0, 0, 0, 0, 0, 0, 0};
   for (const runtime::Step &s : plan->steps)
     ++counts[size_t(s.kind)];
   // Every step in the order the runtime executes them, with the buffers it
@@ -107,7 +107,7 @@ Expected<json> describe(const std::string &path) {
                                                                 : fmt::format("#{}", id);
     return who + ": " + plan->str(b.info);
   };
-  static const char *const kKinds[] = {"host", "plugin", "copy", "jump", "loop", "incr"};
+  static const char *const kKinds[] = {"host", "plugin", "copy", "jump", "loop", "incr", "set"};
   json order = json::array();
   for (const runtime::Step &s : plan->steps) {
     json j = {{"kind", kKinds[size_t(s.kind)]}, {"symbol", s.symbol}, {"label", s.label}};
@@ -130,7 +130,8 @@ Expected<json> describe(const std::string &path) {
                  {"copy_steps", counts[size_t(runtime::StepKind::Copy)]},
                  {"control_steps", counts[size_t(runtime::StepKind::Jump)] +
                                        counts[size_t(runtime::StepKind::LoopTest)] +
-                                       counts[size_t(runtime::StepKind::Increment)]},
+                                       counts[size_t(runtime::StepKind::Increment)] +
+                                       counts[size_t(runtime::StepKind::SetSymbol)]},
                  {"buffers", plan->buffers.size()},
                  {"arena_bytes", plan->arenaBytes},
                  {"activation_bytes_no_reuse", plan->activationBytesNoReuse},

@@ -277,3 +277,45 @@ TK_KERNEL(scatter_elements) {
     return TESSERA_HOST_OK;
   });
 }
+
+// nonzero: ia = [elem_size, rank, dims...] of the input (a scalar as [1]);
+// out[0] = i64 [rank, count] indices of the non-zero elements in row-major
+// order, laid out for this run's count (its buffer is planned for every
+// element); out[1] = i64 [1] count, from which a SetSymbol step sets the
+// run-time symbol (runtime/plan.h). Floats compare by value (-0 is zero,
+// NaN is not), other dtypes by their bytes.
+TK_KERNEL(nonzero) {
+  const int64_t esize = a->ia[0], rank = a->ia[1];
+  const int64_t *dims = a->ia + 2;
+  int64_t n = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    n *= dims[d];
+  const uint8_t *x = (const uint8_t *)a->in[0].data;
+  const bool fp = a->in[0].dtype == TK_F32 || a->in[0].dtype == TK_F64 ||
+                  a->in[0].dtype == TK_F16 || a->in[0].dtype == TK_BF16;
+  auto nonzero = [&](int64_t i) {
+    const uint8_t *p = x + i * esize;
+    uint8_t any = 0;
+    for (int64_t b = 0; b < esize; ++b) // little-endian: the sign is the top bit of the last byte
+      any |= (fp && b == esize - 1) ? (p[b] & 0x7f) : p[b];
+    return any != 0;
+  };
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i)
+    count += nonzero(i);
+  int64_t *out = (int64_t *)a->out[0].data;
+  int64_t k = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!nonzero(i))
+      continue;
+    int64_t rest = i;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      out[d * count + k] = rest % dims[d];
+      rest /= dims[d];
+    }
+    ++k;
+  }
+  *(int64_t *)a->out[1].data = count;
+  (void)ctx;
+  return TESSERA_HOST_OK;
+}

@@ -51,5 +51,7 @@ Status registerLinalgOps(OpRegistry &r);
 Status registerControlOps(OpRegistry &r);
 /// lstm: a whole recurrent sequence as one op.
 Status registerRecurrentOps(OpRegistry &r);
+/// nonzero: ops whose result size the data decides (data_dependent.cpp).
+Status registerDataDependentOps(OpRegistry &r);
 
 } // namespace tessera::ir::ops

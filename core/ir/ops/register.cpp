@@ -21,6 +21,8 @@ Status registerCoreOps(OpRegistry &r) {
   TS_RETURN_IF_ERROR(ops::registerControlOps(r).withContext("while registering control ops"));
   TS_RETURN_IF_ERROR(
       ops::registerRecurrentOps(r).withContext("while registering recurrent ops"));
+  TS_RETURN_IF_ERROR(
+      ops::registerDataDependentOps(r).withContext("while registering data-dependent ops"));
   return okStatus();
 }
 

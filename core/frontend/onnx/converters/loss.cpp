@@ -214,7 +214,7 @@ Status registerLossConverters(ConverterRegistry &r) {
   TS_RETURN_IF_ERROR(add("ReverseSequence", 10, 17, convertReverseSequence,
                          "batch_axis, time_axis; composed (gather_elements with computed "
                          "indices)"));
-  TS_RETURN_IF_ERROR(add("NonZero", 9, 17, convertNonZero, "constant input only; a constant"));
+  TS_RETURN_IF_ERROR(add("NonZero", 9, 17, convertNonZero, "a constant on a constant input; else core nonzero (its count a run-time symbol)"));
   TS_RETURN_IF_ERROR(add("Unique", 11, 17, convertUnique,
                          "constant input only; sorted, axis; four constant outputs"));
   TS_RETURN_IF_ERROR(add("NonMaxSuppression", 10, 17, convertNMS,

@@ -10,7 +10,11 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/converters/loss_internal.h"
 
+#include "ir/symbol.h"
+
 #include <algorithm>
+#include <cctype>
+#include <optional>
 #include <cmath>
 #include <numeric>
 
@@ -188,9 +192,55 @@ int compareElements(const Tensor &a, int64_t i, const Tensor &b, int64_t j) {
 
 } // namespace
 
-/// NonZero (opsets 9-17): constant input; the i64 [rank, count] indices of
-/// its non-zero elements in row-major order (a scalar counts as 1-D).
+namespace {
+
+/// A run-time symbol for the result count of data-dependent node `ctx`
+/// ("NonZero_3_count" for node '/NonZero_3'), bounded by `hi`.
+Expected<int64_t> countSymbol(NodeContext &ctx, int64_t hi) {
+  std::string name;
+  for (char c : ctx.nodeName())
+    name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  while (!name.empty() && name.front() == '_')
+    name.erase(name.begin());
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front())))
+    name = ctx.opType() + name;
+  auto s = ir::runtimeSymbol(name + "_count", hi);
+  if (!s.ok())
+    return ctx.error("{}", s.error().str());
+  return *s;
+}
+
+/// The most elements `t` can have (its symbols at their upper bounds);
+/// nullopt when a symbol has none.
+std::optional<int64_t> elementBound(const ir::Type &t) {
+  int64_t n = 1;
+  for (int64_t d : t.shape()) {
+    if (ir::isSymbol(d) && !ir::symbolInfo(d).bounded())
+      return std::nullopt;
+    n *= ir::isSymbol(d) ? ir::symbolInfo(d).hi : d;
+  }
+  return n;
+}
+
+} // namespace
+
+/// NonZero (opsets 9-17): the i64 [rank, count] indices of its non-zero
+/// elements in row-major order (a scalar counts as 1-D). On a constant, a
+/// constant; else core nonzero, whose count is a run-time symbol bounded
+/// by the input's elements.
 Expected<Outputs> convertNonZero(NodeContext &ctx) {
+  if (!ctx.input(0)->as<ir::ConstantNode>()) {
+    const std::optional<int64_t> bound = elementBound(ctx.input(0)->type());
+    if (!bound)
+      return ctx.error("input 0 ('X') is {}, whose size has no upper bound, so the buffer of "
+                       "its non-zero indices cannot be planned: bound its symbols "
+                       "(--input-shape x=1..64,...)",
+                       ctx.input(0)->type().str());
+    TS_ASSIGN_OR_RETURN(int64_t count, countSymbol(ctx, *bound));
+    TS_ASSIGN_OR_RETURN(Expr t, ctx.call("nonzero", {ctx.input(0)}, {{"count", count}}));
+    TS_ASSIGN_OR_RETURN(Expr indices, ir::makeTupleGetItem(t, 0, ctx.nodeName()));
+    return Outputs{indices};
+  }
   TS_ASSIGN_OR_RETURN(const Tensor *x, requireConstant(ctx, 0, "X"));
   ir::Shape shape = x->shape();
   if (shape.empty())

@@ -327,7 +327,7 @@ Status registerTensorConverters(ConverterRegistry &r) {
   TS_RETURN_IF_ERROR(add("Shape", 1, 1, convertShape, "a constant; start/end (opset 15)"));
   TS_RETURN_IF_ERROR(add("Size", 1, 1, convertSize, "a constant"));
   TS_RETURN_IF_ERROR(
-      add("ConstantOfShape", 1, 9, convertConstantOfShape, "constant shape input; a constant"));
+      add("ConstantOfShape", 1, 9, convertConstantOfShape, "constant shape input; a constant, or core expand over a shape holding symbols"));
   TS_RETURN_IF_ERROR(add("Range", 3, 11, convertRange, "constant inputs only; a constant"));
   TS_RETURN_IF_ERROR(add("EyeLike", 1, 9, convertEyeLike, "k, dtype; a constant"));
   TS_RETURN_IF_ERROR(add("Reshape", 1, 1, convertReshape,

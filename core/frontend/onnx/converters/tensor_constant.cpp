@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/converters/tensor_internal.h"
+#include "ir/symbol.h"
 
 #include <algorithm>
 #include <cmath>
@@ -94,13 +95,20 @@ Expected<Outputs> convertSize(NodeContext &ctx) {
 /// tensor, default f32 0).
 Expected<Outputs> convertConstantOfShape(NodeContext &ctx) {
   TS_ASSIGN_OR_RETURN(Ints shape, constantInts(ctx, 0, "input"));
-  TS_RETURN_IF_ERROR(checkedElements(ctx, shape));
   ir::Tensor value = ir::Tensor::fromDoubles(DType::F32, {1}, std::vector<double>{0.0});
   if (ctx.hasAttr("value")) {
     TS_ASSIGN_OR_RETURN(value, ctx.attrTensor("value"));
     if (value.numel() != 1)
       return ctx.error("attribute 'value' must have one element, got {}", value.type().str());
   }
+  // A shape holding symbols (Shape of a tensor of run-time size): the
+  // value broadcast to it, sized when the model runs.
+  if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return ir::isKnownSymbol(d); })) {
+    TS_ASSIGN_OR_RETURN(Expr y, ctx.call("expand", {ctx.constant(value.reshaped({}))},
+                                         {{"shape", shape}}));
+    return Outputs{y};
+  }
+  TS_RETURN_IF_ERROR(checkedElements(ctx, shape));
   ir::Tensor out(value.dtype(), shape);
   size_t esize = ir::dtypeSize(value.dtype());
   for (int64_t i = 0; i < out.numel(); ++i)
