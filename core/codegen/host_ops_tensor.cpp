@@ -414,6 +414,25 @@ void addIndex(LoweringTable &table) {
       call.ia.push_back(1);
     return call;
   });
+  // non_max_suppression: ia = [batches, classes, n, max_output,
+  // use_score_threshold, center_point_box], fa = [iou, score threshold].
+  table.add("non_max_suppression",
+            [](const ir::Attrs &attrs, const HostOpTypes &t) -> Expected<KernelCall> {
+              const Ints &s = t.inputs[1].shape();
+              return KernelCall{"non_max_suppression",
+                                {s[0], s[1], s[2], attrs.getInt("max_output"),
+                                 attrs.getBool("use_score_threshold"),
+                                 attrs.getBool("center_point_box")},
+                                {attrs.getFloat("iou_threshold"), attrs.getFloat("score_threshold")},
+                                uint64_t(24 * std::max<int64_t>(s[2], 1))};
+            });
+  // symbol_values: ia = [n, values...].
+  table.add("symbol_values", [](const ir::Attrs &attrs, const HostOpTypes &) -> Expected<KernelCall> {
+    const Ints values = attrs.getInts("values");
+    KernelCall call{"symbol_values", {int64_t(values.size())}, {}, 0};
+    call.ia.insert(call.ia.end(), values.begin(), values.end());
+    return call;
+  });
   // gather_nd: ia = [elem_size, batches, tuples, k, slice, batch_stride,
   // (dim_j, stride_j) for data axes batch_dims .. batch_dims + k - 1].
   table.add("gather_nd", [](const ir::Attrs &attrs, const HostOpTypes &t) -> Expected<KernelCall> {

@@ -273,9 +273,18 @@ private:
   }
 
   Status lowerOpCall(const CallNode &call) {
-    if (call.op()->controlFlow)
-      return call.op()->name == "if" ? lowerIf(call) : lowerLoop(call);
+    if (call.op()->controlFlow && call.op()->name == "loop")
+      return lowerLoop(call);
+    if (call.op()->controlFlow) { // if; dims its branches disagree on follow the results
+      TS_RETURN_IF_ERROR(lowerIf(call));
+      const std::vector<int64_t> joins = call.attrs().getInts("joins");
+      for (size_t j = 0; j < joins.size(); ++j)
+        setSymbol(joins[j], values_[&call].fields[values_[&call].fields.size() - joins.size() + j],
+                  describeNode(call) + ": a dim of its result");
+      return okStatus();
+    }
     TS_RETURN_IF_ERROR(addDerivedDims(call.type(), call));
+    TS_RETURN_IF_ERROR(symbols_.addDerivedAttrs(call.attrs(), describeNode(call)));
     codegen::HostStepSpec spec;
     TS_ASSIGN_OR_RETURN(spec.types, codegen::hostOpTypes(call));
     std::optional<codegen::SymbolicInt> scratch; // its size over plan symbols, when it grows
@@ -312,15 +321,17 @@ private:
     if (!call.op()->dataDependent)
       return okStatus();
     // Its last result holds the count the data decided (ir/op.h).
-    const int64_t count = call.attrs().getInt("count");
-    if (!isSymbol(count))
-      return okStatus();
-    const uint32_t k = planSymbol(count);
-    out_.plan.symbols[k].runtime = true;
-    addControlStep(runtime::StepKind::SetSymbol, {uint32_t(values_[&call].fields.back().buffer)},
-                   label + ": its count");
-    out_.plan.steps.back().target = k;
+    if (const int64_t count = call.attrs().getInt("count"); isSymbol(count))
+      setSymbol(count, values_[&call].fields.back(), label + ": its count");
     return okStatus();
+  }
+
+  /// A SetSymbol step: run-time symbol `dim` takes the value in `from`.
+  void setSymbol(int64_t dim, const Value &from, std::string label) {
+    const uint32_t k = planSymbol(dim);
+    out_.plan.symbols[k].runtime = true;
+    addControlStep(runtime::StepKind::SetSymbol, {uint32_t(from.buffer)}, std::move(label));
+    out_.plan.steps.back().target = k;
   }
 
   /// A HostFused call (compile/fuse.h): one step whose loop computes the

@@ -451,6 +451,20 @@ uint32_t PlanSymbolTable::addFormula(std::string name, const codegen::SymbolicIn
   return uint32_t(symbols_.size() - 1);
 }
 
+Status PlanSymbolTable::addDerivedAttrs(const ir::Attrs &attrs, const std::string &what) {
+  for (const auto &[name, v] : attrs) {
+    std::vector<int64_t> dims;
+    if (const auto *one = std::get_if<int64_t>(&v))
+      dims.push_back(*one);
+    else if (const auto *ints = std::get_if<std::vector<int64_t>>(&v))
+      dims = *ints;
+    for (int64_t d : dims)
+      if (isKnownSymbol(d) && symbolInfo(d).derived())
+        TS_RETURN_IF_ERROR(addDerived(d, fmt::format("attribute '{}' of {}", name, what)));
+  }
+  return okStatus();
+}
+
 Status PlanSymbolTable::addDerivedDims(const Type &type, const std::string &what) {
   for (const Type &f : type.isTuple() ? type.fields() : std::vector<Type>{})
     TS_RETURN_IF_ERROR(addDerivedDims(f, what));

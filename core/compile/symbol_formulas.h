@@ -75,6 +75,9 @@ public:
   Status addDerived(int64_t dim, const std::string &definedBy);
   /// Adds the derived symbols of `type`, the result of `what` ("conv2d 'c'").
   Status addDerivedDims(const ir::Type &type, const std::string &what);
+  /// Adds the derived symbols in `attrs` (a topk's k, symbol_values'
+  /// values), of the call `what`.
+  Status addDerivedAttrs(const ir::Attrs &attrs, const std::string &what);
   /// Adds a plan symbol that is no ir symbol (a step's scratch size), the
   /// value of `formula` over plan symbols; its index.
   uint32_t addFormula(std::string name, const codegen::SymbolicInt &formula,

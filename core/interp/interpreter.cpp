@@ -149,25 +149,12 @@ private:
 
 namespace {
 
-/// Whether an int or int-list attribute holds a symbol.
-bool symbolicAttrs(const Attrs &attrs) {
-  for (const auto &[name, v] : attrs) {
-    if (const auto *one = std::get_if<int64_t>(&v); one && isKnownSymbol(*one))
-      return true;
-    if (const auto *ints = std::get_if<std::vector<int64_t>>(&v))
-      for (int64_t x : *ints)
-        if (isKnownSymbol(x))
-          return true;
-  }
-  return false;
-}
-
 /// An op call's kernel on `inputs`, its type and attributes resolved; a
 /// data-dependent op's run-time symbol is bound from its last result.
 Expected<std::vector<Tensor>> runOp(const CallNode &c, std::span<const Tensor> inputs,
                                     SymbolValues &symbols) {
   const Op &op = *c.op();
-  const bool symbolic = !c.type().isStatic() || symbolicAttrs(c.attrs());
+  const bool symbolic = !c.type().isStatic() || c.attrs().holdsSymbols();
   if (!symbolic)
     return op.kernel(inputs, c.attrs(), c.type());
   if (op.dataDependent) { // its own count is what it computes
@@ -197,6 +184,12 @@ Expected<Value> evalControl(const Module &m, const CallNode &c, std::vector<Valu
     if (!out.ok())
       return std::move(out).withContext(cond ? "in the then branch" : "in the else branch")
           .error();
+    // Dims the branches disagree on: their values follow the results.
+    const std::vector<int64_t> joins = c.attrs().getInts("joins");
+    for (size_t j = 0; j < joins.size(); ++j) {
+      const Value &v = out->fields.at(out->fields.size() - joins.size() + j);
+      TS_RETURN_IF_ERROR(symbols.bind(joins[j], v.tensor.getInt(0), "the branch's result"));
+    }
     return out;
   }
   // loop(trip_count, cond, body, carried..., captured...)

@@ -97,6 +97,18 @@ void appendAttrValue(std::string &out, const AttrValue &v) {
       v);
 }
 
+bool Attrs::holdsSymbols() const {
+  for (const auto &[name, v] : entries_) {
+    if (const auto *one = std::get_if<int64_t>(&v); one && isKnownSymbol(*one))
+      return true;
+    if (const auto *ints = std::get_if<std::vector<int64_t>>(&v))
+      for (int64_t x : *ints)
+        if (isKnownSymbol(x))
+          return true;
+  }
+  return false;
+}
+
 std::string attrValueStr(const AttrValue &v) {
   std::string out;
   appendAttrValue(out, v);

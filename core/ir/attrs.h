@@ -73,6 +73,9 @@ public:
   auto begin() const { return entries_.begin(); }
   auto end() const { return entries_.end(); }
 
+  /// Whether an int or int-list attribute holds a symbolic dim (ir/symbol.h:
+  /// a topk's k, a reshape's [N, -1]), which only run time knows.
+  bool holdsSymbols() const;
   /// "{axis=1, keepdims=true}" or "" when empty.
   std::string str() const;
   size_t hash() const;

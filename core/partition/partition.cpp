@@ -59,7 +59,7 @@ std::string compositeOf(const ir::CallNode &call) {
 }
 
 bool callIsStatic(const ir::CallNode &call) {
-  if (!call.type().isStatic())
+  if (!call.type().isStatic() || call.attrs().holdsSymbols()) // a topk's k, symbol_values
     return false;
   for (const ir::Expr &a : call.args())
     if (!a->type().isStatic())

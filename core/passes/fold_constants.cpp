@@ -61,7 +61,8 @@ public:
           return node;
         inputs.push_back(k->data());
       }
-      if (!c->type().isStatic()) // a reshape of constants to [N, -1]: run time decides
+      // A reshape of constants to [N, -1], symbol_values: run time decides.
+      if (!c->type().isStatic() || c->attrs().holdsSymbols())
         return node;
       if (resultBytes(c->type()) > kMaxFoldedBytes) {
         ++ctx.stat("calls-too-large-to-fold");

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/kernels/tensor_common.h"
 #include "codegen/kernels/tensor_ops.h"
+#include "ir/ops/nms_select.h"
 
 namespace {
 
@@ -316,6 +317,46 @@ TK_KERNEL(nonzero) {
     ++k;
   }
   *(int64_t *)a->out[1].data = count;
+  (void)ctx;
+  return TESSERA_HOST_OK;
+}
+
+// non_max_suppression: ia = [batches, classes, n, max_output,
+// use_score_threshold, center_point_box], fa = [iou_threshold,
+// score_threshold]; scratch: 3 arrays of n i64. out[0] = i64 [count, 3]
+// rows (batch, class, box), planned for the most there can be; out[1] =
+// i64 [1] count (for the SetSymbol step that follows). The selection is
+// the reference kernel's (ir/ops/nms_select.h).
+TK_KERNEL(non_max_suppression) {
+  const int64_t batches = a->ia[0], classes = a->ia[1], n = a->ia[2], maxOut = a->ia[3];
+  const bool useScore = a->ia[4] != 0, centre = a->ia[5] != 0;
+  const float iou = (float)a->fa[0], scoreThr = (float)a->fa[1];
+  int64_t *order = (int64_t *)a->scratch, *tmp = order + n, *selected = tmp + n;
+  const float *boxes = (const float *)a->in[0].data, *scores = (const float *)a->in[1].data;
+  int64_t *rows = (int64_t *)a->out[0].data;
+  int64_t count = 0;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t c = 0; c < classes; ++c) {
+      const int64_t k = tessera::nms::select(boxes + b * n * 4, scores + (b * classes + c) * n, 1,
+                                             n, maxOut, iou, useScore, scoreThr, centre, order,
+                                             tmp, selected);
+      for (int64_t i = 0; i < k; ++i, ++count) {
+        rows[3 * count] = b;
+        rows[3 * count + 1] = c;
+        rows[3 * count + 2] = selected[i];
+      }
+    }
+  *(int64_t *)a->out[1].data = count;
+  (void)ctx;
+  return TESSERA_HOST_OK;
+}
+
+// symbol_values: ia = [n, values...]: the values (computed from this run's
+// symbols by the step's fitted parameters) into out[0].
+TK_KERNEL(symbol_values) {
+  int64_t *out = (int64_t *)a->out[0].data;
+  for (int64_t i = 0; i < a->ia[0]; ++i)
+    out[i] = a->ia[1 + i];
   (void)ctx;
   return TESSERA_HOST_OK;
 }

@@ -88,6 +88,64 @@ Expected<Outputs> itemsOf(NodeContext &ctx, const Expr &tuple, size_t count) {
   return out;
 }
 
+/// The upper bound of a dim (a constant, a bounded symbol); nullopt when
+/// it has none.
+std::optional<int64_t> dimBound(int64_t d) {
+  if (!ir::isSymbol(d))
+    return d;
+  const ir::SymbolInfo &s = ir::symbolInfo(d);
+  return s.bounded() ? std::optional<int64_t>(s.hi) : std::nullopt;
+}
+
+/// Branches whose results agree but in some dims (an empty tensor against
+/// a count the data decides): each such dim becomes a run-time symbol of
+/// the `if`'s 'joins', and each branch returns its value after its results
+/// (ir/ops/control.cpp). Nullopt when they differ in more than dims.
+Expected<std::optional<std::vector<int64_t>>> joinBranches(NodeContext &ctx,
+                                                           std::vector<ir::Function> &fns) {
+  const ir::Type &a = fns[0]->body()->type(), &b = fns[1]->body()->type();
+  if (!a.isTuple() || !b.isTuple() || a.fields().size() != b.fields().size())
+    return std::optional<std::vector<int64_t>>();
+  std::vector<int64_t> joins;
+  std::array<std::vector<int64_t>, 2> values; // per branch, the joined dims' values
+  for (size_t i = 0; i < a.fields().size(); ++i) {
+    const ir::Type &x = a.fields()[i], &y = b.fields()[i];
+    if (!x.isTensor() || !y.isTensor() || x.dtype() != y.dtype() || x.rank() != y.rank())
+      return std::optional<std::vector<int64_t>>();
+    for (size_t d = 0; d < x.rank(); ++d) {
+      if (x.shape()[d] == y.shape()[d])
+        continue;
+      const std::optional<int64_t> hx = dimBound(x.shape()[d]), hy = dimBound(y.shape()[d]);
+      if (!hx || !hy)
+        return ctx.error("output {} of the branches is {} against {}: a dim that differs "
+                         "between them must have an upper bound",
+                         i, x.str(), y.str());
+      TS_ASSIGN_OR_RETURN(int64_t j, countSymbol(ctx, std::max(*hx, *hy)));
+      joins.push_back(j);
+      values[0].push_back(x.shape()[d]);
+      values[1].push_back(y.shape()[d]);
+    }
+  }
+  if (joins.empty())
+    return std::optional<std::vector<int64_t>>();
+  for (size_t f = 0; f < 2; ++f) {
+    std::vector<Expr> fields;
+    for (size_t i = 0; i < a.fields().size(); ++i) {
+      TS_ASSIGN_OR_RETURN(Expr item, ir::makeTupleGetItem(fns[f]->body(), int(i)));
+      fields.push_back(std::move(item));
+    }
+    for (int64_t v : values[f]) {
+      TS_ASSIGN_OR_RETURN(Expr value, ctx.call("symbol_values", {},
+                                               {{"values", std::vector<int64_t>{v}},
+                                                {"shape", std::vector<int64_t>{1}}}));
+      fields.push_back(std::move(value));
+    }
+    fns[f] = ir::makeFunction(fns[f]->params(), ir::makeTuple(std::move(fields)), fns[f]->attrs(),
+                              fns[f]->name(), fns[f]->span());
+  }
+  return std::optional<std::vector<int64_t>>(std::move(joins));
+}
+
 // If with a run-time condition: both branches become closed functions of
 // the values they read, and one `if` op runs one of them.
 Expected<Outputs> runtimeIf(NodeContext &ctx) {
@@ -98,15 +156,17 @@ Expected<Outputs> runtimeIf(NodeContext &ctx) {
     return std::move(outlined).error();
   }
   OutlinedSubgraphs o = std::move(outlined).value();
+  TS_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> joins, joinBranches(ctx, o.functions));
   std::vector<Expr> args{cond, o.functions[0], o.functions[1]};
   args.insert(args.end(), o.captured.begin(), o.captured.end());
-  auto built = ctx.call("if", std::move(args));
+  auto built = ctx.call("if", std::move(args),
+                        joins ? ir::Attrs{{"joins", *joins}} : ir::Attrs{});
   if (!built.ok()) {
     ctx.constantInput(0); // binding 'cond' would inline one branch instead
     return std::move(built).withContext("with 'cond' known only at run time (binding it as a "
                                         "constant inlines one branch)").error();
   }
-  const size_t results = (*built)->type().fields().size();
+  const size_t results = (*built)->type().fields().size() - (joins ? joins->size() : 0);
   if (results != ctx.numOutputs())
     return ctx.error("the branches have {} outputs, the node {}", results, ctx.numOutputs());
   return itemsOf(ctx, *built, results);

@@ -22,6 +22,17 @@ namespace {
 /// Results larger than this stay calls (as in the fold-constants pass).
 constexpr int64_t kMaxFoldedBytes = int64_t(64) << 20;
 
+/// Whether `t` is a shape value holding symbols (ONNX Shape of a symbolic
+/// tensor, and what moves it).
+bool holdsSymbols(const ir::Tensor &t) {
+  if (t.dtype() != ir::DType::I64)
+    return false;
+  for (int64_t x : t.toInts())
+    if (ir::isKnownSymbol(x))
+      return true;
+  return false;
+}
+
 const char *kindName(const OnnxAttr &a) {
   switch (a.index()) {
   case 0: return "an int";
@@ -266,17 +277,26 @@ Expected<ir::Expr> NodeContext::call(std::string_view opName, std::vector<ir::Ex
   for (size_t i = 0; i < args.size(); ++i)
     if (!args[i])
       return error("internal: argument {} of {} is null", i, opName);
+  std::vector<ir::Expr> original = args;
+  ir::Attrs originalAttrs = attrs;
   auto built = ir::makeCall(opName, std::move(args), std::move(attrs), nodeName_, span_);
   if (!built.ok())
     return std::move(built).withLocation(fmt::format("node '{}' ({})", nodeName_, opType_));
   const auto *c = (*built)->as<ir::CallNode>();
+  if (c->args().empty() && c->attrs().holdsSymbols())
+    return built; // symbol_values: run time computes it
   std::vector<ir::Tensor> values;
+  bool constants = true, symbolic = false;
   for (const auto &a : c->args()) {
     const auto *k = a->as<ir::ConstantNode>();
-    if (!k)
-      return built;
-    values.push_back(k->data());
+    constants = constants && k;
+    symbolic = symbolic || (k && holdsSymbols(k->data()));
+    if (k)
+      values.push_back(k->data());
   }
+  if (!constants) // a shape value used as data is computed at run time
+    return symbolic ? callOnSymbolValues(opName, std::move(original), std::move(originalAttrs))
+                    : built;
   if (resultBytes(c->type()) > kMaxFoldedBytes || !c->type().isStatic())
     return built;
   // Shape tensors of symbolic inputs hold their symbols (Shape's output):
@@ -292,6 +312,15 @@ Expected<ir::Expr> NodeContext::call(std::string_view opName, std::vector<ir::Ex
         for (int64_t x : v.toInts())
           if (ir::isKnownSymbol(x) && std::find(symbols.begin(), symbols.end(), x) == symbols.end())
             symbols.push_back(x);
+    // A comparison or a cast away from i64 cannot hold a symbol: computed
+    // at run time from the symbols' values.
+    std::vector<ir::Type> results = c->type().isTuple() ? c->type().fields()
+                                                        : std::vector<ir::Type>{c->type()};
+    const bool intsOnly = std::all_of(results.begin(), results.end(), [](const ir::Type &t) {
+      return t.isTensor() && t.dtype() == ir::DType::I64;
+    });
+    if (!symbols.empty() && !intsOnly)
+      return callOnSymbolValues(opName, std::move(original), std::move(originalAttrs));
     if (!symbols.empty()) {
       TS_ASSIGN_OR_RETURN(std::vector<ir::Tensor> folded, foldOverSymbols(*c, values, symbols));
       if (folded.size() != 1)
@@ -314,6 +343,20 @@ Expected<ir::Expr> NodeContext::call(std::string_view opName, std::vector<ir::Ex
   for (auto &t : *out)
     fields.push_back(ir::makeConstant(std::move(t), nodeName_, span_));
   return ir::makeTuple(std::move(fields), nodeName_, span_);
+}
+
+Expected<ir::Expr> NodeContext::callOnSymbolValues(std::string_view opName,
+                                                   std::vector<ir::Expr> args, ir::Attrs attrs) {
+  for (ir::Expr &a : args)
+    if (const auto *k = a->as<ir::ConstantNode>(); k && holdsSymbols(k->data())) {
+      const ir::Tensor &t = k->data();
+      TS_ASSIGN_OR_RETURN(a, call("symbol_values", {},
+                                  {{"values", t.toInts()}, {"shape", ir::Shape(t.shape())}}));
+    }
+  auto built = ir::makeCall(opName, std::move(args), std::move(attrs), nodeName_, span_);
+  if (!built.ok())
+    return std::move(built).withLocation(fmt::format("node '{}' ({})", nodeName_, opType_));
+  return built;
 }
 
 ir::Expr NodeContext::constant(ir::Tensor t) const {

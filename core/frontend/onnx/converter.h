@@ -141,6 +141,11 @@ public:
   }
 
 private:
+  /// The call of `opName` with every constant argument that holds symbols
+  /// replaced by symbol_values of it: a tensor computed at run time (a
+  /// comparison of a count the data decides, a shape value added to data).
+  Expected<ir::Expr> callOnSymbolValues(std::string_view opName, std::vector<ir::Expr> args,
+                                        ir::Attrs attrs);
   Expected<std::vector<ir::Tensor>> foldOverSymbols(const ir::CallNode &call,
                                                     const std::vector<ir::Tensor> &values,
                                                     const std::vector<int64_t> &symbols);

@@ -43,15 +43,62 @@ Status checkParams(const Type &fn, std::span<const Type> params, std::string_vie
   return okStatus();
 }
 
-// if(cond, then, else, args...): then(args...) when cond is non-zero, else
-// else(args...). Both functions return the same type.
-Expected<Type> ifRelation(std::span<const Type> in, const Attrs &) {
+/// The if's result with 'joins' (see ifRelation): the branches' result
+/// tuples agree but in dims, where the joins take their place in order;
+/// their last joins.size() fields are i64 [1] (the values the joins take).
+Expected<Type> joinedResult(const Type &thenType, const Type &elseType,
+                            const std::vector<int64_t> &joins) {
+  auto mismatch = [&] {
+    return Error::format("the then branch returns {}, the else branch {} (joined by {} "
+                         "run-time dims)",
+                         thenType.str(), elseType.str(), joins.size());
+  };
+  if (!thenType.isTuple() || !elseType.isTuple() ||
+      thenType.fields().size() != elseType.fields().size() ||
+      thenType.fields().size() < joins.size())
+    return mismatch();
+  const size_t n = thenType.fields().size() - joins.size();
+  const Type count = Type::tensor(DType::I64, {1});
+  std::vector<Type> fields;
+  size_t next = 0;
+  for (size_t i = 0; i < thenType.fields().size(); ++i) {
+    const Type &a = thenType.fields()[i], &b = elseType.fields()[i];
+    if (i >= n) {
+      if (a != count || b != count)
+        return mismatch();
+      fields.push_back(count);
+      continue;
+    }
+    if (!a.isTensor() || !b.isTensor() || a.dtype() != b.dtype() || a.rank() != b.rank())
+      return mismatch();
+    Shape shape = a.shape();
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] != b.shape()[d]) {
+        if (next == joins.size())
+          return mismatch();
+        shape[d] = joins[next++];
+      }
+    fields.push_back(Type::tensor(a.dtype(), std::move(shape)));
+  }
+  if (next != joins.size())
+    return mismatch();
+  return Type::tuple(std::move(fields));
+}
+
+// if(cond, then, else, args...) {joins}: then(args...) when cond is
+// non-zero, else else(args...). Both functions return the same type, but
+// for dims that differ between them (an empty result against a count the
+// data decides): each is a run-time symbol of 'joins', and each branch
+// returns its value last, as an i64 [1].
+Expected<Type> ifRelation(std::span<const Type> in, const Attrs &attrs) {
   if (!isCondition(in[0]))
     return Error::format("the condition must be one bool or integer, got {}", in[0].str());
   std::span<const Type> args = in.subspan(3);
   TS_RETURN_IF_ERROR(checkParams(in[1], args, "the then branch"));
   TS_RETURN_IF_ERROR(checkParams(in[2], args, "the else branch"));
   const Type &thenType = in[1].result(), &elseType = in[2].result();
+  if (const std::vector<int64_t> joins = attrs.getInts("joins"); !joins.empty())
+    return joinedResult(thenType, elseType, joins);
   if (!typesMatch(thenType, elseType))
     return Error::format("the then branch returns {}, the else branch {}", thenType.str(),
                          elseType.str());
@@ -129,7 +176,9 @@ Status registerControlOps(OpRegistry &r) {
       {"cond", "then", "else", "args"},
       3,
       -1,
-      {},
+      {{"joins", K::Ints, AttrValue(std::vector<int64_t>{}),
+        "run-time symbols for the result dims the branches disagree on; each branch returns "
+        "their values last, as i64 [1] tensors"}},
       OpPattern::Opaque,
       ifRelation,
       controlKernel,

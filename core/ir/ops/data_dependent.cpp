@@ -1,13 +1,16 @@
 //===- ir/ops/data_dependent.cpp - Ops whose result size the data decides -===//
 //
-// nonzero: the size of its result is a run-time symbol (ir/symbol.h
-// runtimeSymbol) given as attribute 'count'; the op returns that size too,
-// as an i64 [1] tensor, so that the interpreter and the executor learn the
-// symbol's value when it runs (Op::dataDependent;
-// docs/design/0013-dynamic-shapes.md, "Run-time values").
+// nonzero and non_max_suppression: the size of their result is a run-time
+// symbol (ir/symbol.h runtimeSymbol) given as attribute 'count'; the op
+// returns that size too, as an i64 [1] tensor, so that the interpreter and
+// the executor learn the symbol's value when it runs (Op::dataDependent;
+// docs/design/0013-dynamic-shapes.md, "Run-time values"). symbol_values
+// goes the other way: symbols' values as a tensor (ONNX Shape of a tensor
+// whose size is known only at run time, compared or computed with).
 //
 //===----------------------------------------------------------------------===//
 #include "ir/ops/common.h"
+#include "ir/ops/nms_select.h"
 #include "ir/ops/ops.h"
 
 namespace tessera::ir::ops {
@@ -54,6 +57,66 @@ Expected<std::vector<Tensor>> nonzeroKernel(std::span<const Tensor> in, const At
   return std::vector<Tensor>{indices, Tensor::fromInts(DType::I64, {1}, std::vector<int64_t>{n})};
 }
 
+// --- non_max_suppression ----------------------------------------------------------
+
+/// ONNX NonMaxSuppression: boxes f32 [B, N, 4], scores f32 [B, C, N] ->
+/// i64 [count, 3] rows (batch, class, box) in batch, class and selection
+/// order (ir/ops/nms_select.h), and [count].
+Expected<Type> nmsRelation(std::span<const Type> in, const Attrs &attrs) {
+  TS_ASSIGN_OR_RETURN(int64_t count, countAttr(attrs));
+  TS_RETURN_IF_ERROR(requireRank(in, 0, 3, "boxes"));
+  TS_RETURN_IF_ERROR(requireRank(in, 1, 3, "scores"));
+  const Shape &b = in[0].shape(), &s = in[1].shape();
+  if (in[0].dtype() != DType::F32 || in[1].dtype() != DType::F32)
+    return Error::format("boxes and scores must be f32, got {} and {}", in[0].str(), in[1].str());
+  if (b[2] != 4 || s[0] != b[0] || s[2] != b[1])
+    return Error::format("boxes {} and scores {} must be [B, N, 4] and [B, C, N]", in[0].str(),
+                         in[1].str());
+  return Type::tuple({Type::tensor(DType::I64, {count, 3}), Type::tensor(DType::I64, {1})});
+}
+
+Expected<std::vector<Tensor>> nmsKernel(std::span<const Tensor> in, const Attrs &attrs,
+                                        const Type &) {
+  const Shape &s = in[1].shape();
+  const int64_t batches = s[0], classes = s[1], n = s[2];
+  std::vector<int64_t> order(static_cast<size_t>(n)), tmp(order), selected(order), rows;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t c = 0; c < classes; ++c) {
+      const int64_t k = nms::select(
+          in[0].data<float>() + b * n * 4, in[1].data<float>() + (b * classes + c) * n, 1, n,
+          attrs.getInt("max_output"), float(attrs.getFloat("iou_threshold")),
+          attrs.getBool("use_score_threshold"), float(attrs.getFloat("score_threshold")),
+          attrs.getBool("center_point_box"), order.data(), tmp.data(), selected.data());
+      for (int64_t i = 0; i < k; ++i)
+        rows.insert(rows.end(), {b, c, selected[size_t(i)]});
+    }
+  const auto count = int64_t(rows.size() / 3);
+  return std::vector<Tensor>{Tensor::fromInts(DType::I64, {count, 3}, rows),
+                             Tensor::fromInts(DType::I64, {1}, std::vector<int64_t>{count})};
+}
+
+// --- symbol_values -------------------------------------------------------------------
+
+Expected<Type> symbolValuesRelation(std::span<const Type>, const Attrs &attrs) {
+  const std::vector<int64_t> values = attrs.getInts("values"), shape = attrs.getInts("shape");
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return Error::format("attribute 'shape' = {} must hold sizes", attrValueStr(shape));
+    n *= d;
+  }
+  if (n != int64_t(values.size()))
+    return Error::format("attribute 'values' has {} elements, 'shape' {} holds {}",
+                         values.size(), attrValueStr(shape), n);
+  return Type::tensor(DType::I64, shape);
+}
+
+Expected<std::vector<Tensor>> symbolValuesKernel(std::span<const Tensor>, const Attrs &attrs,
+                                                 const Type &) {
+  return std::vector<Tensor>{
+      Tensor::fromInts(DType::I64, attrs.getInts("shape"), attrs.getInts("values"))};
+}
+
 } // namespace
 
 Status registerDataDependentOps(OpRegistry &r) {
@@ -73,6 +136,46 @@ Status registerDataDependentOps(OpRegistry &r) {
   };
   nonzero.dataDependent = true;
   TS_RETURN_IF_ERROR(r.add(std::move(nonzero)));
+
+  Op nms{
+      "non_max_suppression",
+      "Boxes selected by greedy non-max suppression per batch and class (ONNX "
+      "NonMaxSuppression): i64 [count, 3] rows (batch, class, box), and count as an i64 [1] "
+      "tensor; count is a run-time symbol the data decides.",
+      {"boxes", "scores"},
+      2,
+      2,
+      {{"count", K::Int, std::nullopt,
+        "the number of selected boxes: a run-time symbol (bounded by batches * classes * "
+        "min(boxes, max_output))"},
+       {"max_output", K::Int, AttrValue(int64_t(0)), "most boxes selected per batch and class"},
+       {"iou_threshold", K::Float, AttrValue(0.0), "a box overlapping a selected one by more "
+                                                   "(intersection over union) is dropped"},
+       {"use_score_threshold", K::Bool, AttrValue(false), "drop boxes scoring at most "
+                                                          "score_threshold"},
+       {"score_threshold", K::Float, AttrValue(0.0), "see use_score_threshold"},
+       {"center_point_box", K::Bool, AttrValue(false),
+        "boxes are [x_center, y_center, width, height] (else [y1, x1, y2, x2])"}},
+      OpPattern::Opaque,
+      nmsRelation,
+      nmsKernel,
+  };
+  nms.dataDependent = true;
+  TS_RETURN_IF_ERROR(r.add(std::move(nms)));
+
+  TS_RETURN_IF_ERROR(r.add(Op{
+      "symbol_values",
+      "An i64 tensor of the given shape holding 'values', whose symbolic dims take this run's "
+      "values (ONNX Shape of a tensor whose size is known only at run time).",
+      {},
+      0,
+      0,
+      {{"values", K::Ints, std::nullopt, "the elements: sizes and symbolic dims"},
+       {"shape", K::Ints, std::nullopt, "the result's shape"}},
+      OpPattern::Opaque,
+      symbolValuesRelation,
+      symbolValuesKernel,
+  }));
   return okStatus();
 }
 

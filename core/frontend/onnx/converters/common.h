@@ -9,6 +9,10 @@
 
 #include "frontend/onnx/converter.h"
 #include "frontend/onnx/tensor_proto.h"
+#include "ir/symbol.h"
+
+#include <cctype>
+#include <optional>
 
 #include <functional>
 #include <numeric>
@@ -101,6 +105,34 @@ inline Expected<ir::Expr> tensorInput(const NodeContext &ctx, size_t i, std::str
 }
 
 /// The data of constant input i, or an error saying it must be a constant.
+/// A run-time symbol for the result count of data-dependent node `ctx`
+/// ("NonZero_3_count" for node '/NonZero_3'), bounded by `hi`.
+inline Expected<int64_t> countSymbol(NodeContext &ctx, int64_t hi) {
+  std::string name;
+  for (char c : ctx.nodeName())
+    name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  while (!name.empty() && name.front() == '_')
+    name.erase(name.begin());
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front())))
+    name = ctx.opType() + name;
+  auto s = ir::runtimeSymbol(name + "_count", hi);
+  if (!s.ok())
+    return ctx.error("{}", s.error().str());
+  return *s;
+}
+
+/// The most elements `t` can have (its symbols at their upper bounds);
+/// nullopt when a symbol has none.
+inline std::optional<int64_t> elementBound(const ir::Type &t) {
+  int64_t n = 1;
+  for (int64_t d : t.shape()) {
+    if (ir::isSymbol(d) && !ir::symbolInfo(d).bounded())
+      return std::nullopt;
+    n *= ir::isSymbol(d) ? ir::symbolInfo(d).hi : d;
+  }
+  return n;
+}
+
 inline Expected<const ir::Tensor *> requireConstant(NodeContext &ctx, size_t i,
                                                    std::string_view name) {
   if (!ctx.hasInput(i))

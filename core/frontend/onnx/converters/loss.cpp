@@ -218,7 +218,7 @@ Status registerLossConverters(ConverterRegistry &r) {
   TS_RETURN_IF_ERROR(add("Unique", 11, 17, convertUnique,
                          "constant input only; sorted, axis; four constant outputs"));
   TS_RETURN_IF_ERROR(add("NonMaxSuppression", 10, 17, convertNMS,
-                         "constant inputs only; center_point_box; a constant"));
+                         "constant thresholds; core non_max_suppression (its count a run-time symbol), a constant on constant boxes and scores"));
   TS_RETURN_IF_ERROR(add("QuantizeLinear", 10, 17, convertQuantizeLinear,
                          "u8/i8, per tensor or per axis; composed (divide, round, clip, cast)"));
   TS_RETURN_IF_ERROR(add("DequantizeLinear", 10, 17, convertDequantizeLinear,

@@ -192,38 +192,6 @@ int compareElements(const Tensor &a, int64_t i, const Tensor &b, int64_t j) {
 
 } // namespace
 
-namespace {
-
-/// A run-time symbol for the result count of data-dependent node `ctx`
-/// ("NonZero_3_count" for node '/NonZero_3'), bounded by `hi`.
-Expected<int64_t> countSymbol(NodeContext &ctx, int64_t hi) {
-  std::string name;
-  for (char c : ctx.nodeName())
-    name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  while (!name.empty() && name.front() == '_')
-    name.erase(name.begin());
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front())))
-    name = ctx.opType() + name;
-  auto s = ir::runtimeSymbol(name + "_count", hi);
-  if (!s.ok())
-    return ctx.error("{}", s.error().str());
-  return *s;
-}
-
-/// The most elements `t` can have (its symbols at their upper bounds);
-/// nullopt when a symbol has none.
-std::optional<int64_t> elementBound(const ir::Type &t) {
-  int64_t n = 1;
-  for (int64_t d : t.shape()) {
-    if (ir::isSymbol(d) && !ir::symbolInfo(d).bounded())
-      return std::nullopt;
-    n *= ir::isSymbol(d) ? ir::symbolInfo(d).hi : d;
-  }
-  return n;
-}
-
-} // namespace
-
 /// NonZero (opsets 9-17): the i64 [rank, count] indices of its non-zero
 /// elements in row-major order (a scalar counts as 1-D). On a constant, a
 /// constant; else core nonzero, whose count is a run-time symbol bounded
@@ -321,46 +289,14 @@ Expected<Outputs> convertUnique(NodeContext &ctx) {
   return Outputs{y, ctx.constant(indices), ctx.constant(inverse), ctx.constant(counts)};
 }
 
-namespace {
-
-/// Whether boxes a and b (4 floats each) overlap with IoU above `threshold`
-/// (ONNX NonMaxSuppression, computed in float as onnxruntime does).
-bool suppressByIoU(const float *a, const float *b, bool centerBox, float threshold) {
-  float ax0, ax1, ay0, ay1, bx0, bx1, by0, by1;
-  if (centerBox) { // [x_center, y_center, width, height]
-    ax0 = a[0] - a[2] / 2, ax1 = a[0] + a[2] / 2, ay0 = a[1] - a[3] / 2, ay1 = a[1] + a[3] / 2;
-    bx0 = b[0] - b[2] / 2, bx1 = b[0] + b[2] / 2, by0 = b[1] - b[3] / 2, by1 = b[1] + b[3] / 2;
-  } else { // [y1, x1, y2, x2], any pair of diagonal corners
-    ax0 = std::min(a[1], a[3]), ax1 = std::max(a[1], a[3]);
-    ay0 = std::min(a[0], a[2]), ay1 = std::max(a[0], a[2]);
-    bx0 = std::min(b[1], b[3]), bx1 = std::max(b[1], b[3]);
-    by0 = std::min(b[0], b[2]), by1 = std::max(b[0], b[2]);
-  }
-  float ix0 = std::max(ax0, bx0), ix1 = std::min(ax1, bx1);
-  float iy0 = std::max(ay0, by0), iy1 = std::min(ay1, by1);
-  if (ix1 <= ix0 || iy1 <= iy0)
-    return false;
-  float inter = (ix1 - ix0) * (iy1 - iy0);
-  float areaA = (ax1 - ax0) * (ay1 - ay0), areaB = (bx1 - bx0) * (by1 - by0);
-  float uni = areaA + areaB - inter;
-  if (inter <= 0 || areaA <= 0 || areaB <= 0 || uni <= 0)
-    return false;
-  return inter / uni > threshold;
-}
-
-} // namespace
-
-/// NonMaxSuppression (opsets 10-17): constant boxes [B, N, 4], scores
-/// [B, C, N] and optional max_output_boxes_per_class (default 0: none),
-/// iou_threshold (default 0), score_threshold (default: none);
-/// center_point_box. Per batch and class, greedy selection by descending
-/// score (ties: lower box index first) of boxes with score above the
-/// threshold and IoU with every selected box at most iou_threshold. The
-/// result: i64 [count, 3] rows (batch, class, box).
+/// NonMaxSuppression (opsets 10-17): boxes [B, N, 4], scores [B, C, N];
+/// constant max_output_boxes_per_class (default 0: none), iou_threshold
+/// (default 0), score_threshold (default: none); center_point_box. Core
+/// non_max_suppression (ir/ops/nms_select.h says what it selects), whose
+/// count is a run-time symbol bounded by B * C * min(N, max_output); on
+/// constant boxes and scores, its result as a constant.
 Expected<Outputs> convertNMS(NodeContext &ctx) {
   wishConstants(ctx, {0, 1, 2, 3, 4});
-  TS_ASSIGN_OR_RETURN(const Tensor *boxes, requireConstant(ctx, 0, "boxes"));
-  TS_ASSIGN_OR_RETURN(const Tensor *scores, requireConstant(ctx, 1, "scores"));
   auto optionalScalar = [&](size_t i, std::string_view name) -> Expected<std::optional<double>> {
     if (!ctx.hasInput(i))
       return std::optional<double>();
@@ -375,49 +311,45 @@ Expected<Outputs> convertNMS(NodeContext &ctx) {
   TS_ASSIGN_OR_RETURN(int64_t centerBox, ctx.attrInt("center_point_box", int64_t{0}));
   if (centerBox != 0 && centerBox != 1)
     return ctx.error("attribute 'center_point_box' = {} must be 0 or 1", centerBox);
-  const ir::Shape &bs = boxes->shape(), &ss = scores->shape();
-  if (bs.size() != 3 || bs[2] != 4 || ss.size() != 3 || ss[0] != bs[0] || ss[2] != bs[1])
-    return ctx.error("boxes must be [B, N, 4] and scores [B, C, N], got {} and {}",
-                     boxes->type().str(), scores->type().str());
-  int64_t B = bs[0], N = bs[1], C = ss[1];
+  const ir::Type &bt = ctx.input(0)->type(), &st = ctx.input(1)->type();
+  if (bt.rank() != 3 || st.rank() != 3)
+    return ctx.error("boxes must be [B, N, 4] and scores [B, C, N], got {} and {}", bt.str(),
+                     st.str());
   // At most N boxes per class can be selected anyway.
-  double wanted = maxOut && *maxOut > 0 ? *maxOut : 0; // NaN too gives 0
-  int64_t limit = int64_t(std::min(wanted, double(N)));
-  float iouThreshold = float(iou.value_or(0.0));
-  std::vector<float> box(static_cast<size_t>(boxes->numel()));
-  for (int64_t i = 0; i < boxes->numel(); ++i)
-    box[size_t(i)] = float(boxes->getDouble(i));
-
-  Ints rows;
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t c = 0; c < C; ++c) {
-      std::vector<std::pair<float, int64_t>> cand;
-      for (int64_t k = 0; k < N; ++k) {
-        float sc = float(scores->getDouble((b * C + c) * N + k));
-        if (!scoreMin || sc > float(*scoreMin))
-          cand.emplace_back(sc, k);
-      }
-      std::stable_sort(cand.begin(), cand.end(),
-                       [](const auto &x, const auto &y) { return x.first > y.first; });
-      Ints selected;
-      for (const auto &[sc, k] : cand) {
-        if (int64_t(selected.size()) >= limit)
-          break;
-        const float *bk = &box[size_t((b * N + k) * 4)];
-        bool suppressed = false;
-        for (int64_t j : selected)
-          suppressed = suppressed || suppressByIoU(&box[size_t((b * N + j) * 4)], bk,
-                                                   centerBox == 1, iouThreshold);
-        if (suppressed)
-          continue;
-        selected.push_back(k);
-        rows.insert(rows.end(), {b, c, k});
-        if (int64_t(rows.size()) > kMaxConstantElements)
-          return ctx.error("too many selected boxes for a constant");
-      }
-    }
-  int64_t count = int64_t(rows.size()) / 3;
-  return Outputs{ctx.constant(Tensor::fromInts(DType::I64, {count, 3}, rows))};
+  const double wanted = maxOut && *maxOut > 0 ? *maxOut : 0; // NaN too gives 0
+  const std::optional<int64_t> boxBound = elementBound(ir::Type::tensor(DType::F32, {bt.shape()[1]}));
+  const std::optional<int64_t> groups =
+      elementBound(ir::Type::tensor(DType::F32, {st.shape()[0], st.shape()[1]}));
+  if (!boxBound || !groups)
+    return ctx.error("boxes {} and scores {} have dims without an upper bound, so the buffer of "
+                     "the selected boxes cannot be planned: bound their symbols "
+                     "(--input-shape x=1..64,...)",
+                     bt.str(), st.str());
+  const int64_t limit = int64_t(std::min(wanted, double(*boxBound)));
+  ir::Attrs attrs{{"max_output", limit},
+                  {"iou_threshold", iou.value_or(0.0)},
+                  {"use_score_threshold", scoreMin.has_value()},
+                  {"score_threshold", scoreMin.value_or(0.0)},
+                  {"center_point_box", centerBox == 1}};
+  const auto *boxes = ctx.input(0)->as<ir::ConstantNode>();
+  const auto *scores = ctx.input(1)->as<ir::ConstantNode>();
+  if (boxes && scores) { // selected here: the op's kernel, its result a constant
+    const ir::Op *op = ir::OpRegistry::global().find("non_max_suppression");
+    attrs.set("count", int64_t(0));
+    TS_ASSIGN_OR_RETURN(ir::Attrs normalized, op->normalizeAttrs(attrs));
+    TS_ASSIGN_OR_RETURN(ir::Type type, op->inferType(std::vector<ir::Type>{bt, st}, normalized));
+    std::vector<Tensor> in{boxes->data(), scores->data()};
+    auto out = op->kernel(in, normalized, type);
+    if (!out.ok())
+      return ctx.error("{}", out.error().str());
+    return Outputs{ctx.constant(std::move((*out)[0]))};
+  }
+  TS_ASSIGN_OR_RETURN(int64_t count, countSymbol(ctx, *groups * limit));
+  attrs.set("count", count);
+  TS_ASSIGN_OR_RETURN(Expr t, ctx.call("non_max_suppression", {ctx.input(0), ctx.input(1)},
+                                       std::move(attrs)));
+  TS_ASSIGN_OR_RETURN(Expr selected, ir::makeTupleGetItem(t, 0, ctx.nodeName()));
+  return Outputs{selected};
 }
 
 } // namespace tessera::frontend::onnx::loss_detail

@@ -1,0 +1,102 @@
+//===- ir/ops/nms_select.h - Non-max suppression of one class ---*- C++ -*-===//
+//
+// The selection of ONNX NonMaxSuppression for one (batch, class), shared by
+// the reference kernel (ir/ops/data_dependent.cpp) and the host kernel
+// (codegen/kernels/index.cpp), so the two cannot disagree on which boxes
+// survive. Freestanding (the kernel library links no C++ library): no
+// includes, no allocation; the caller gives the scratch.
+//
+// Boxes by score, highest first (equal scores: lower index first); a box
+// with a score not above the score threshold (when there is one) is
+// skipped; a box is selected unless its IoU with a box selected before is
+// above the IoU threshold, until max_output are selected. Corner boxes are
+// [y1, x1, y2, x2] of any diagonal pair; centre boxes [xc, yc, w, h]. IoU is
+// computed in float, and a box of no area overlaps nothing.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <stdint.h>
+
+namespace tessera::nms {
+
+/// y_min, x_min, y_max, x_max of box i.
+inline void corners(const float *boxes, int64_t i, bool centre, float out[4]) {
+  const float *b = boxes + 4 * i;
+  if (centre) {
+    const float xc = b[0], yc = b[1], hw = b[2] / 2.0f, hh = b[3] / 2.0f;
+    out[0] = yc - hh, out[1] = xc - hw, out[2] = yc + hh, out[3] = xc + hw;
+    return;
+  }
+  out[0] = b[0] < b[2] ? b[0] : b[2], out[2] = b[0] < b[2] ? b[2] : b[0];
+  out[1] = b[1] < b[3] ? b[1] : b[3], out[3] = b[1] < b[3] ? b[3] : b[1];
+}
+
+/// Whether box j suppresses box i: IoU above `threshold`.
+inline bool suppresses(const float *boxes, int64_t i, int64_t j, bool centre, float threshold) {
+  float a[4], b[4];
+  corners(boxes, i, centre, a);
+  corners(boxes, j, centre, b);
+  const float y0 = a[0] > b[0] ? a[0] : b[0], x0 = a[1] > b[1] ? a[1] : b[1];
+  const float y1 = a[2] < b[2] ? a[2] : b[2], x1 = a[3] < b[3] ? a[3] : b[3];
+  if (y1 <= y0 || x1 <= x0)
+    return false;
+  const float inter = (y1 - y0) * (x1 - x0);
+  const float areaA = (a[2] - a[0]) * (a[3] - a[1]), areaB = (b[2] - b[0]) * (b[3] - b[1]);
+  if (areaA <= 0 || areaB <= 0)
+    return false;
+  const float uni = areaA + areaB - inter;
+  return uni > 0 && inter / uni > threshold;
+}
+
+/// Sorts 0..n-1 by score, highest first, equal scores by index (a stable
+/// bottom-up merge sort); the result is in `order` or `tmp`, whichever the
+/// returned pointer names.
+inline int64_t *byScore(const float *scores, int64_t stride, int64_t n, int64_t *order,
+                        int64_t *tmp) {
+  for (int64_t i = 0; i < n; ++i)
+    order[i] = i;
+  for (int64_t width = 1; width < n; width *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * width) {
+      const int64_t mid = lo + width < n ? lo + width : n;
+      const int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+      int64_t i = lo, j = mid, o = lo;
+      while (i < mid && j < hi)
+        tmp[o++] = scores[order[j] * stride] > scores[order[i] * stride] ? order[j++] : order[i++];
+      while (i < mid)
+        tmp[o++] = order[i++];
+      while (j < hi)
+        tmp[o++] = order[j++];
+    }
+    int64_t *t = order;
+    order = tmp;
+    tmp = t;
+  }
+  return order;
+}
+
+/// Selects among `n` boxes (boxes: [n, 4]; scores: element i at i *
+/// scoreStride) into `selected` (at most maxOutput); returns the count.
+/// Scratch: `order` and `tmp`, n each.
+inline int64_t select(const float *boxes, const float *scores, int64_t scoreStride, int64_t n,
+                      int64_t maxOutput, float iouThreshold, bool hasScoreThreshold,
+                      float scoreThreshold, bool centre, int64_t *order, int64_t *tmp,
+                      int64_t *selected) {
+  if (maxOutput <= 0)
+    return 0;
+  const int64_t *sorted = byScore(scores, scoreStride, n, order, tmp);
+  int64_t count = 0;
+  for (int64_t k = 0; k < n && count < maxOutput; ++k) {
+    const int64_t i = sorted[k];
+    if (hasScoreThreshold && !(scores[i * scoreStride] > scoreThreshold))
+      continue;
+    bool keep = true;
+    for (int64_t s = 0; keep && s < count; ++s)
+      keep = !suppresses(boxes, i, selected[s], centre, iouThreshold);
+    if (keep)
+      selected[count++] = i;
+  }
+  return count;
+}
+
+} // namespace tessera::nms
