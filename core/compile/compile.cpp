@@ -44,6 +44,9 @@ nlohmann::json symbolsJson(const runtime::Plan &plan) {
       j["formula"] = runtime::symbolFormula(plan.symbols, k);
       j["defined_by"] = s.definedBy;
     }
+    for (const runtime::Step &step : plan.steps) // a run-time symbol: the step that sets it
+      if (s.runtime && step.kind == runtime::StepKind::SetSymbol && step.target == k)
+        j["set_by"] = step.label;
     out.push_back(std::move(j));
   }
   return out;

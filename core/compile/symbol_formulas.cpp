@@ -83,6 +83,7 @@ public:
       TS_RETURN_IF_ERROR(fitSeveral());
     }
     TS_RETURN_IF_ERROR(check());
+    TS_RETURN_IF_ERROR(checkCorners());
     // The greatest value: the formula is monotone in each source, so at a
     // corner of their ranges (none without an upper bound).
     out_.hi = -1;
@@ -231,6 +232,18 @@ private:
         out_.atMost = most;
         for (const auto &[x, v] : seen)
           fitted = fitted && formula({x}) == v;
+        // A clamp the formula never reaches is left out (min(H, 10), not
+        // min(max(H, 1), 10), for H >= 1).
+        for (int64_t *limit : {&out_.atLeast, &out_.atMost}) {
+          const int64_t kept = *limit;
+          *limit = limit == &out_.atLeast ? std::numeric_limits<int64_t>::min()
+                                          : std::numeric_limits<int64_t>::max();
+          for (const auto &[x, v] : seen)
+            if (formula({x}) != v) {
+              *limit = kept;
+              break;
+            }
+        }
       }
     }
     if (fitted) {
@@ -319,6 +332,35 @@ private:
     for (const codegen::SymbolicInt::Term &t : out_.numerator.terms) {
       const Range r = rangeOf(out_.sources[t.symbols[0]]);
       out_.lo += std::min(t.coefficient * r.lo, t.coefficient * r.hi);
+    }
+    return okStatus();
+  }
+
+  /// The definition at the corners of the sources' ranges (every corner up
+  /// to 12 sources, else all at their lower and all at their upper bounds;
+  /// unbounded ones at their lower): the formula must agree where it holds,
+  /// and the least value is the least there too (a sum of run-time counts
+  /// that may all be 0).
+  Status checkCorners() {
+    const size_t k = kept_.size();
+    const bool every = k <= 12;
+    for (size_t mask = 0; mask < (every ? size_t(1) << k : 2); ++mask) {
+      std::vector<int64_t> v(k);
+      for (size_t i = 0; i < k; ++i) {
+        const Range r = rangeOf(out_.sources[i]);
+        const bool high = every ? (mask & (size_t(1) << i)) != 0 : mask == 1;
+        v[i] = high && r.hi != kFarBeyond ? r.hi : r.lo;
+      }
+      const std::optional<int64_t> got = evalKept(v);
+      if (!got)
+        continue;
+      std::vector<int64_t> full = base_;
+      for (size_t i = 0; i < k; ++i)
+        full[kept_[i]] = v[i];
+      if (formula(v) != *got)
+        return fail(fmt::format("at {} it is {}, the fitted formula gives {}", at(full), *got,
+                                formula(v)));
+      out_.lo = std::min(out_.lo, *got);
     }
     return okStatus();
   }

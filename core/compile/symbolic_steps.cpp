@@ -50,8 +50,11 @@ std::vector<Type> substitute(const std::vector<Type> &types, const std::vector<i
 /// dim of 1), a form that the general one also covers. They need not lie
 /// within the symbol's bounds (a batch of 1..2 has too few values): the
 /// lowering runs at any sizes, and the fit holds at all of them.
-std::array<int64_t, 3> fitPoints(int64_t dim) {
-  const int64_t lo = std::max<int64_t>(symbolInfo(dim).lo, 2);
+/// The step's symbols take values 16 apart by position, so that two of them
+/// never meet at a fit point: a slice whose output dim equals its input's
+/// there would be lowered as a plain copy.
+std::array<int64_t, 3> fitPoints(int64_t dim, size_t position) {
+  const int64_t lo = std::max<int64_t>(symbolInfo(dim).lo, 2) + 16 * int64_t(position);
   return {lo + 3, lo + 7, lo + 12};
 }
 
@@ -215,7 +218,7 @@ Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
   const size_t k = out.symbols.size();
   std::vector<int64_t> a(k), b(k), check(k);
   for (size_t j = 0; j < k; ++j) {
-    const std::array<int64_t, 3> points = fitPoints(out.symbols[j]);
+    const std::array<int64_t, 3> points = fitPoints(out.symbols[j], j);
     a[j] = points[0];
     b[j] = points[1];
     check[j] = points[2];

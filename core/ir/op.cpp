@@ -262,6 +262,10 @@ Expected<Type> Op::inferSymbolic(std::span<const Type> inputs, const Attrs &norm
   for (int64_t d : symbols)
     bounded = bounded && symbolInfo(d).bounded();
   auto lo = tensorsAt([](int64_t d) { return symbolInfo(d).lo; });
+  auto loPlus1 = tensorsAt([](int64_t d) { // lo + 1, within the bounds
+    const SymbolInfo &s = symbolInfo(d);
+    return s.bounded() ? std::min(s.lo + 1, s.hi) : s.lo + 1;
+  });
   auto hi = bounded ? tensorsAt([](int64_t d) { return symbolInfo(d).hi; })
                     : std::optional<std::vector<Type>>();
 
@@ -274,7 +278,8 @@ Expected<Type> Op::inferSymbolic(std::span<const Type> inputs, const Attrs &norm
         values[j] = probed[j][k].shape()[i];
       const int64_t d = readBackDim(
           values, lo ? std::optional<int64_t>((*lo)[k].shape()[i]) : std::nullopt,
-          hi ? std::optional<int64_t>((*hi)[k].shape()[i]) : std::nullopt, symbols);
+          hi ? std::optional<int64_t>((*hi)[k].shape()[i]) : std::nullopt, symbols,
+          loPlus1 ? std::optional<int64_t>((*loPlus1)[k].shape()[i]) : std::nullopt);
       if (isSymbol(d) && symbolInfo(d).derived())
         define(d, *this, inputs, normalized, symbols, k, i, probed[0].size());
       shape.push_back(d);

@@ -155,8 +155,9 @@ int64_t derivedSymbol(const std::array<int64_t, kProbes> &probes, int64_t lo, in
 }
 
 int64_t readBackDim(const std::array<int64_t, kProbes> &values, std::optional<int64_t> atLo,
-                    std::optional<int64_t> atHi, std::span<const int64_t> inputs) {
-  bool constant = atLo.value_or(values[0]) == values[0];
+                    std::optional<int64_t> atHi, std::span<const int64_t> inputs,
+                    std::optional<int64_t> atNext) {
+  bool constant = atLo.value_or(values[0]) == values[0] && atNext.value_or(values[0]) == values[0];
   for (int64_t v : values)
     constant = constant && v == values[0];
   if (constant)

@@ -110,8 +110,12 @@ int64_t derivedSymbol(const std::array<int64_t, kProbes> &probes, int64_t lo, in
 /// probes and lower bound of one of `inputs` is that symbol (max(H, 3)
 /// follows H at the probes, not at H = 1); else the derived symbol with
 /// those values and bounds (keyed by the run-time roots of `inputs`).
+/// `atNext` (at each symbol's lower bound + 1) is more evidence for the
+/// constant test: a clamped symbol (min(R, 8)) is 8 at every probe, and a
+/// relation may fail at its lower bound 0.
 int64_t readBackDim(const std::array<int64_t, kProbes> &values, std::optional<int64_t> atLo,
-                    std::optional<int64_t> atHi, std::span<const int64_t> inputs);
+                    std::optional<int64_t> atHi, std::span<const int64_t> inputs,
+                    std::optional<int64_t> atNext = std::nullopt);
 /// A derived dim read back from text ("?3fa0"): its formula is not in the
 /// text, so it is a symbol of that name with no relation to others; a
 /// declared type matches an inferred one whose derived dim prints the same

@@ -11,9 +11,10 @@
  *
  * `buffers` holds the data pointers of the step's arguments: inputs first,
  * then outputs, in the plan step's order. Shapes and dtypes are compiled in
- * (static shapes); a step whose arguments have symbolic dims gets one more
- * pointer after them, `const int64_t *` to the values of the plan's symbols
- * for this run, from which it computes its sizes. Tensors are dense
+ * (static shapes); every step of a plan with symbols gets one more pointer
+ * after them, `const int64_t *` to the values of the plan's symbols for
+ * this run, from which a step over symbolic shapes (or with parameters
+ * computed from symbols) computes its sizes; others ignore it. Tensors are dense
  * row-major, every buffer is at least
  * 64-byte aligned unless it is a caller's tensor. The return value is 0 on
  * success, or a TESSERA_HOST_ERR_* code.

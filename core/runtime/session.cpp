@@ -151,15 +151,14 @@ Status SessionImpl::build() {
       }
     } else {
       e.first = uint32_t(hostArgs.size());
-      bool symbolic = false;
       for (uint32_t b : step.args) {
         record(b, true, hostArgs.size());
         hostArgs.push_back(bufferPtr[b]);
-        symbolic = symbolic || plan.buffers[b].info.symbolic();
       }
-      // A host step over symbolic shapes reads their values after its
-      // buffers (runtime/host_abi.h).
-      if (step.kind == StepKind::Host && symbolic) {
+      // A host step of a plan with symbols may read their values after its
+      // buffers (runtime/host_abi.h): one whose shapes hold them, or whose
+      // parameters do (symbol_values, a topk's k).
+      if (step.kind == StepKind::Host && dynamic) {
         hostArgs.push_back(symbolValues.data());
         hostSlotBuffer.push_back(-1);
       }

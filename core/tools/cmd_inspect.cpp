@@ -159,7 +159,8 @@ void printText(const json &d, bool steps) {
       std::cout << "  " << tensorStr(t, symbols) << "\n";
   }
   if (!symbols.empty()) {
-    std::cout << "Symbols (sizes each run takes from its inputs, or computes from them):\n";
+    std::cout << "Symbols (sizes each run takes from its inputs, computes from them, or learns "
+                 "from the data):\n";
     for (const auto &sym : symbols) {
       const int64_t lo = sym.value("lo", int64_t(0)), hi = sym.value("hi", int64_t(-1));
       const std::string bounds = fmt::format(
@@ -168,6 +169,10 @@ void printText(const json &d, bool steps) {
         std::cout << fmt::format("  {} = {}: {} ({})\n", sym.value("name", std::string("?")),
                                  sym.value("formula", std::string()), bounds,
                                  sym.value("defined_by", std::string()));
+      else if (sym.contains("set_by"))
+        std::cout << fmt::format("  {}: {}, the data decides ({})\n",
+                                 sym.value("name", std::string("?")), bounds,
+                                 sym.value("set_by", std::string()));
       else
         std::cout << fmt::format("  {}: {}\n", sym.value("name", std::string("?")), bounds);
     }

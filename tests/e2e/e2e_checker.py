@@ -52,7 +52,7 @@ class Checker:
         g, w = got.astype(np.float64), want.astype(np.float64)
         bad = ~(np.abs(g - w) <= atol + rtol * np.abs(w))
         return self.ok(not bad.any(), what,
-                       f"{int(bad.sum())} of {bad.size} differ; max |a-b| {np.abs(g - w).max():.3g}")
+                       f"{int(bad.sum())} of {bad.size} differ; max |a-b| {np.abs(g - w).max(initial=0):.3g}")
 
     def step(self, name, fn, errors=(RuntimeError,)):
         """Runs fn(); a failing command (one of `errors`) is a failure named

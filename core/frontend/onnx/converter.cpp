@@ -222,6 +222,10 @@ NodeContext::foldOverSymbols(const ir::CallNode &call, const std::vector<ir::Ten
   for (int64_t d : symbols)
     bounded = bounded && ir::symbolInfo(d).bounded();
   auto lo = at([](int64_t d) { return ir::symbolInfo(d).lo; });
+  auto next = at([](int64_t d) { // lo + 1, within the bounds
+    const ir::SymbolInfo &s = ir::symbolInfo(d);
+    return s.bounded() ? std::min(s.lo + 1, s.hi) : s.lo + 1;
+  });
   auto hi = bounded ? at([](int64_t d) { return ir::symbolInfo(d).hi; })
                     : Expected<std::vector<ir::Tensor>>(Error("unbounded"));
   std::vector<ir::Tensor> out;
@@ -237,6 +241,8 @@ NodeContext::foldOverSymbols(const ir::CallNode &call, const std::vector<ir::Ten
       ints[j] = probed[j][k].toInts();
     const std::vector<int64_t> loInts = lo.ok() ? (*lo)[k].toInts() : std::vector<int64_t>{};
     const std::vector<int64_t> hiInts = hi.ok() ? (*hi)[k].toInts() : std::vector<int64_t>{};
+    const std::vector<int64_t> nextInts =
+        next.ok() && k < next->size() ? (*next)[k].toInts() : std::vector<int64_t>{};
     std::vector<int64_t> result(ints[0].size());
     for (size_t e = 0; e < result.size(); ++e) {
       std::array<int64_t, ir::kProbes> vals;
@@ -249,7 +255,8 @@ NodeContext::foldOverSymbols(const ir::CallNode &call, const std::vector<ir::Ten
       result[e] = ir::readBackDim(
           vals, loInts.size() == result.size() ? std::optional<int64_t>(loInts[e]) : std::nullopt,
           hiInts.size() == result.size() ? std::optional<int64_t>(hiInts[e]) : std::nullopt,
-          symbols);
+          symbols,
+          nextInts.size() == result.size() ? std::optional<int64_t>(nextInts[e]) : std::nullopt);
       if (ir::isSymbol(result[e]) && ir::symbolInfo(result[e]).derived()) {
         ir::SymbolDefinition def;
         def.sources = symbols;

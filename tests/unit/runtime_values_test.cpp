@@ -1,0 +1,248 @@
+//===- unit/runtime_values_test.cpp - Sizes the data decides ---------------===//
+//
+// Run-time symbols (docs/design/0013-dynamic-shapes.md, "Run-time values"):
+// nonzero and non_max_suppression, whose result count the data decides,
+// and symbol_values, which turns sizes back into a tensor. Their reference
+// kernels against hand-computed results; models over them compiled once and
+// run at inputs that give different counts (none, some, all), every output
+// and its shape compared with the reference interpreter on the same
+// symbolic model; the plan's run-time symbols and SetSymbol steps through
+// JSON and validation; an output whose size only the run knows cannot be
+// bound before it.
+//
+//===----------------------------------------------------------------------===//
+#include <catch2/catch.hpp>
+
+#include "ir/symbol.h"
+#include "runtime/plan.h"
+#include "symbolic_test_util.h"
+
+#include <random>
+
+using namespace tessera;
+using namespace tessera::test;
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+ir::Expr call(const char *op, std::vector<ir::Expr> args, ir::Attrs a = {}) {
+  return ir::expectOk(ir::makeCall(op, std::move(args), std::move(a), op));
+}
+
+ir::Expr item(const ir::Expr &tuple, int i) { return ir::expectOk(ir::makeTupleGetItem(tuple, i)); }
+
+int64_t runtimeSymbol(const char *name, int64_t hi) {
+  auto s = ir::runtimeSymbol(name, hi);
+  REQUIRE(s.ok());
+  return *s;
+}
+
+ir::Tensor f32(ir::Shape shape, std::vector<double> values) {
+  return ir::Tensor::fromDoubles(ir::DType::F32, std::move(shape), values);
+}
+
+/// Runs `session` and the interpreter on `m` with `inputs`; every output's
+/// shape and values must agree (|a-b| <= 1e-5 + 1e-5 |b|, integers exact).
+void checkRun(runtime::Session &session, const ir::Module &m,
+              const std::vector<ir::Tensor> &inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    REQUIRE(session.setInput(i, inputs[i].dl()).ok());
+  auto ran = session.run();
+  if (!ran.ok())
+    FAIL(ran.error().str());
+  auto want = interp::run(m, inputs);
+  if (!want.ok())
+    FAIL(want.error().str());
+  const std::vector<ir::Tensor> expected = want->flatten();
+  for (size_t o = 0; o < expected.size(); ++o) {
+    INFO("output " << o);
+    auto out = session.output(o);
+    REQUIRE(out.ok());
+    requireClose(ir::Tensor::copyOf(**out), expected[o]);
+  }
+}
+
+/// x f32[4, 5] -> the elements above `threshold` (nonzero, transpose,
+/// gather_nd), their k largest with k = min(count, 3) (a clamped derived
+/// dim), and the count as a tensor (symbol_values).
+ir::Module selectAbove(double threshold) {
+  const int64_t r = runtimeSymbol("above", 20);
+  ir::Var x = ir::makeVar("x", ir::Type::tensor(ir::DType::F32, {4, 5}));
+  ir::Expr mask = call("greater", {x, ir::makeConstant(f32({}, {threshold}))});
+  ir::Expr nz = call("nonzero", {mask}, {{"count", r}});
+  ir::Expr idx = call("transpose", {item(nz, 0)}, {{"perm", Ints{1, 0}}});
+  ir::Expr picked = call("gather_nd", {x, idx});
+  // k = min(count, 3), a clamped dim derived from the run-time count (the
+  // size of the first three).
+  ir::Expr first = call("slice", {picked}, {{"starts", Ints{0}}, {"ends", Ints{3}}});
+  const int64_t k = first->type().shape()[0];
+  ir::Expr top = call("topk", {call("sigmoid", {picked})}, {{"k", k}});
+  ir::Expr count = call("symbol_values", {}, {{"values", Ints{r, 5}}, {"shape", Ints{2}}});
+  ir::Module m("select");
+  m.set("main", ir::makeFunction({x}, ir::makeTuple({picked, item(nz, 0), count, item(top, 0),
+                                                     item(top, 1)})));
+  return m;
+}
+
+} // namespace
+
+TEST_CASE("nonzero: row-major indices and the count; -0 is zero, NaN is not", "[nonzero]") {
+  const ir::Op *op = ir::OpRegistry::global().find("nonzero");
+  REQUIRE(op);
+  REQUIRE(op->dataDependent);
+  const ir::Tensor x = f32({2, 3}, {0, -0.0, 2, std::nan(""), 0, -1});
+  const std::vector<ir::Tensor> in{x};
+  auto out = op->kernel(in, ir::Attrs{{"count", int64_t(0)}}, ir::Type());
+  REQUIRE(out.ok());
+  REQUIRE(out->size() == 2);
+  CHECK((*out)[0].shape() == ir::Shape{2, 3});
+  CHECK((*out)[0].toInts() == Ints{0, 1, 1, 2, 0, 2});
+  CHECK((*out)[1].toInts() == Ints{3});
+  const std::vector<ir::Tensor> one{f32({}, {5})};
+  auto scalar = op->kernel(one, ir::Attrs{{"count", int64_t(0)}}, ir::Type());
+  REQUIRE(scalar.ok());
+  CHECK((*scalar)[0].shape() == ir::Shape{1, 1});
+  // The relation: [rank, count] and [1]; a count that is no size is refused.
+  auto bad = op->normalizeAttrs({{"count", int64_t(-3)}});
+  REQUIRE(bad.ok());
+  auto t = op->inferType(std::vector<ir::Type>{x.type()}, *bad);
+  REQUIRE_FALSE(t.ok());
+  CHECK_THAT(t.error().str(), Catch::Contains("'count' = -3 must be a size"));
+}
+
+TEST_CASE("nonzero: compiled once, counts from none to all match the interpreter",
+          "[nonzero][symbol_values][compile]") {
+  const ir::Module m = selectAbove(0.25);
+  auto model = compileModule(m);
+  // The count is a run-time symbol, set by a step after the kernel.
+  bool runtimeSymbol = false, setter = false;
+  for (const runtime::PlanSymbol &s : model->plan().symbols)
+    runtimeSymbol = runtimeSymbol || (s.runtime && s.lo == 0 && s.hi == 20);
+  for (const runtime::Step &s : model->plan().steps)
+    setter = setter || s.kind == runtime::StepKind::SetSymbol;
+  CHECK(runtimeSymbol);
+  CHECK(setter);
+  auto session = runtime::Session::create(model, {2});
+  REQUIRE(session.ok());
+  std::mt19937 rng{3};
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int trial = 0; trial < 6; ++trial) {
+    INFO("trial " << trial);
+    std::vector<double> v(20);
+    for (double &e : v)
+      e = trial == 0 ? -1 : trial == 1 ? 1 : u(rng); // none above, all above, some
+    checkRun(**session, m, {f32({4, 5}, v)});
+    auto counts = (*session)->output(2);
+    REQUIRE(counts.ok());
+    const int64_t count = static_cast<const int64_t *>((*counts)->data)[0];
+    CHECK(count == (trial == 0 ? 0 : trial == 1 ? 20 : count));
+    CHECK(static_cast<const int64_t *>((*counts)->data)[1] == 5);
+    auto picked = (*session)->output(0);
+    REQUIRE(picked.ok());
+    CHECK((*picked)->shape[0] == count);
+  }
+}
+
+TEST_CASE("non_max_suppression: greedy selection by score, IoU above the threshold suppresses",
+          "[non_max_suppression]") {
+  const ir::Op *op = ir::OpRegistry::global().find("non_max_suppression");
+  REQUIRE(op);
+  // A and B overlap (IoU 81/119 = 0.68), C is apart; scores 0.7, 0.9, 0.8.
+  const ir::Tensor boxes = f32({1, 3, 4}, {0, 0, 10, 10, 1, 1, 11, 11, 20, 20, 30, 30});
+  const ir::Tensor scores = f32({1, 1, 3}, {0.7, 0.9, 0.8});
+  auto run = [&](ir::Attrs attrs) {
+    attrs.set("count", int64_t(0));
+    auto normalized = op->normalizeAttrs(attrs);
+    REQUIRE(normalized.ok());
+    const std::vector<ir::Tensor> in{boxes, scores};
+    auto out = op->kernel(in, *normalized, ir::Type());
+    REQUIRE(out.ok());
+    return (*out)[0].toInts();
+  };
+  CHECK(run({{"max_output", int64_t(10)}, {"iou_threshold", 0.5}}) == Ints{0, 0, 1, 0, 0, 2});
+  CHECK(run({{"max_output", int64_t(10)}, {"iou_threshold", 0.7}}) ==
+        Ints{0, 0, 1, 0, 0, 2, 0, 0, 0});
+  CHECK(run({{"max_output", int64_t(1)}, {"iou_threshold", 0.5}}) == Ints{0, 0, 1});
+  CHECK(run({{"max_output", int64_t(10)},
+             {"iou_threshold", 0.5},
+             {"use_score_threshold", true},
+             {"score_threshold", 0.85}}) == Ints{0, 0, 1});
+  CHECK(run({{"max_output", int64_t(0)}, {"iou_threshold", 0.5}}).empty());
+}
+
+TEST_CASE("non_max_suppression: compiled once, matches the interpreter over batches and classes",
+          "[non_max_suppression][compile]") {
+  const int64_t count = runtimeSymbol("kept", 2 * 3 * 40);
+  ir::Var b = ir::makeVar("boxes", ir::Type::tensor(ir::DType::F32, {2, 40, 4}));
+  ir::Var s = ir::makeVar("scores", ir::Type::tensor(ir::DType::F32, {2, 3, 40}));
+  ir::Attrs attrs{{"count", count}, {"max_output", int64_t(40)}, {"iou_threshold", 0.3},
+                  {"center_point_box", true}};
+  ir::Expr nms = call("non_max_suppression", {b, s}, attrs);
+  ir::Module m("nms");
+  m.set("main", ir::makeFunction({b, s}, item(nms, 0)));
+  auto model = compileModule(m);
+  auto session = runtime::Session::create(model, {1});
+  REQUIRE(session.ok());
+  std::mt19937 rng{5};
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int trial = 0; trial < 3; ++trial) {
+    std::vector<double> bv, sv;
+    for (int i = 0; i < 2 * 40; ++i) // centre boxes of size 5..15 on a 40x40 field
+      bv.insert(bv.end(), {u(rng) * 40, u(rng) * 40, 5 + u(rng) * 10, 5 + u(rng) * 10});
+    for (int i = 0; i < 2 * 3 * 40; ++i)
+      sv.push_back(u(rng));
+    checkRun(**session, m, {f32({2, 40, 4}, bv), f32({2, 3, 40}, sv)});
+    auto out = (*session)->output(0);
+    REQUIRE(out.ok());
+    CHECK((*out)->shape[0] > 3); // several selected, some suppressed
+    CHECK((*out)->shape[0] < 2 * 3 * 40);
+  }
+}
+
+TEST_CASE("run-time symbols: an output the data sizes cannot be bound before the run",
+          "[symbol_values][compile]") {
+  const ir::Module m = selectAbove(0.5);
+  auto model = compileModule(m);
+  auto session = runtime::Session::create(model, {1});
+  REQUIRE(session.ok());
+  ir::Tensor out(ir::DType::F32, {20});
+  const DLTensor outDl = out.dl();
+  auto bound = (*session)->setOutput(0, &outDl);
+  REQUIRE_FALSE(bound.ok());
+  CHECK_THAT(bound.error().str(), Catch::Contains("is known only when the model has run"));
+  // Outputs with static shapes still can be.
+  ir::Tensor counts(ir::DType::I64, {2});
+  const DLTensor countsDl = counts.dl();
+  CHECK((*session)->setOutput(2, &countsDl).ok());
+}
+
+TEST_CASE("run-time symbols: the plan's through JSON, and validation",
+          "[symbol_values][compile]") {
+  auto model = compileModule(selectAbove(0.5));
+  const runtime::Plan &plan = model->plan();
+  auto again = runtime::parsePlan(runtime::serializePlan(plan));
+  REQUIRE(again.ok());
+  REQUIRE(again->symbols.size() == plan.symbols.size());
+  for (size_t k = 0; k < plan.symbols.size(); ++k)
+    CHECK(again->symbols[k].runtime == plan.symbols[k].runtime);
+  runtime::Plan unset = plan; // a run-time symbol no step sets
+  unset.steps.erase(std::remove_if(unset.steps.begin(), unset.steps.end(),
+                                   [](const runtime::Step &s) {
+                                     return s.kind == runtime::StepKind::SetSymbol;
+                                   }),
+                    unset.steps.end());
+  auto refused = runtime::validatePlan(unset);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().str(), Catch::Contains("is set by no step"));
+  runtime::Plan wrong = plan; // one more SetSymbol, of a derived symbol
+  for (const runtime::Step &s : plan.steps)
+    if (s.kind == runtime::StepKind::SetSymbol)
+      wrong.steps.push_back(s);
+  for (size_t k = 0; k < plan.symbols.size(); ++k)
+    if (plan.symbols[k].derived())
+      wrong.steps.back().target = uint32_t(k);
+  auto notRuntime = runtime::validatePlan(wrong);
+  REQUIRE_FALSE(notRuntime.ok());
+  CHECK_THAT(notRuntime.error().str(), Catch::Contains("is not a run-time symbol of the plan"));
+}
