@@ -1,38 +1,22 @@
 //===- compile/lower.cpp - @main to an executor plan ----------------------===//
 //
-// The one post-order walk of @main that builds the plan (lower.h); region
-// compilation through the plugins is in compile_regions.cpp.
+// The one post-order walk of @main that builds the plan (lower.h,
+// lower_internal.h): buffers, op calls, fused trees, region calls and the
+// outputs; the run-time control flow is in lower_control.cpp, region
+// compilation through the plugins in compile_regions.cpp.
 //
 //===----------------------------------------------------------------------===//
-#include "compile/lower.h"
+#include "compile/lower_internal.h"
 
-#include "codegen/host_ops.h"
 #include "compile/fuse.h"
-#include "compile/symbol_formulas.h"
-#include "compile/symbolic_steps.h"
 #include "ir/symbol.h"
 #include "ir/visit.h"
-#include "partition/partition.h"
 
 #include <fmt/ranges.h>
 
-#include <map>
-#include <unordered_map>
-#include <unordered_set>
-
 namespace tessera::compile {
 
-using namespace ir;
-
-//===- Lowering @main --------------------------------------------------------===//
-
-namespace {
-
-/// What an expression evaluates to: one buffer, or a tuple of values.
-struct Value {
-  int64_t buffer = -1; // >= 0: a tensor in that buffer
-  std::vector<Value> fields;
-};
+namespace detail {
 
 void flattenInto(const Value &v, std::vector<uint32_t> &out) {
   // Tuples nest shallowly (a few levels at most); an explicit stack anyway.
@@ -55,562 +39,387 @@ std::string describeNode(const ExprNode &n) {
   return n.name().empty() ? std::string("a value") : fmt::format("'{}'", n.name());
 }
 
-class Lowerer {
-public:
-  Lowerer(const Module &m, const std::vector<CompiledRegion> &regions)
-      : module_(m), regions_(regions) {
-    for (size_t i = 0; i < regions.size(); ++i)
-      regionIndex_[regions[i].global] = i;
+Lowerer::Lowerer(const Module &m, const std::vector<CompiledRegion> &regions)
+    : module_(m), regions_(regions) {
+  for (size_t i = 0; i < regions.size(); ++i)
+    regionIndex_[regions[i].global] = i;
+}
+
+Expected<LoweredModel> Lowerer::run() {
+  Function main = module_.find("main");
+  if (!main)
+    return Error("the module has no function '@main'");
+  for (const CompiledRegion &r : regions_)
+    out_.plan.modules.push_back({r.typeKey, r.plugin, r.pluginVersion, 0});
+  for (size_t i = 0; i < out_.plan.modules.size(); ++i)
+    out_.plan.modules[i].section = uint32_t(i);
+
+  for (const Var &p : main->params()) {
+    if (!p->type().isTensor())
+      return Error::format("input '{}' has type {}: model inputs must be tensors", p->name(),
+                           p->type().str());
+    if (int64_t d = 0; hasDerivedDim(p->type(), &d))
+      return Error::format("input '{}' has type {}: {} is not a symbol an input can give",
+                           p->name(), p->type().str(), dimStr(d));
+    uint32_t id = addBuffer(runtime::BufferKind::Input, p->type(), p->name());
+    out_.plan.buffers[id].index = uint32_t(out_.plan.inputs.size());
+    out_.plan.inputs.push_back(id);
+    values_[p.get()] = Value{int64_t(id), {}};
   }
 
-  Expected<LoweredModel> run() {
-    Function main = module_.find("main");
-    if (!main)
-      return Error("the module has no function '@main'");
-    for (const CompiledRegion &r : regions_)
-      out_.plan.modules.push_back({r.typeKey, r.plugin, r.pluginVersion, 0});
-    for (size_t i = 0; i < out_.plan.modules.size(); ++i)
-      out_.plan.modules[i].section = uint32_t(i);
+  std::vector<const ExprNode *> order = postOrder(main->body(), /*intoFunctions=*/false);
+  // The weights are appended in one buffer: reserve it once (an upper
+  // bound: shared constants count twice), rather than let 346 MB of ViT
+  // grow by doubling.
+  size_t weightBytes = 0;
+  for (const ExprNode *n : order)
+    if (const auto *c = n->as<ConstantNode>())
+      weightBytes += c->data().nbytes() + runtime::kBufferAlignment;
+  out_.weights.reserve(weightBytes);
+  findPackedOnly(order, *main);
+  for (const ExprNode *n : order)
+    TS_RETURN_IF_ERROR(visit(*n));
 
-    for (const Var &p : main->params()) {
-      if (!p->type().isTensor())
-        return Error::format("input '{}' has type {}: model inputs must be tensors", p->name(),
-                             p->type().str());
-      if (int64_t d = 0; hasDerivedDim(p->type(), &d))
-        return Error::format("input '{}' has type {}: {} is not a symbol an input can give",
-                             p->name(), p->type().str(), dimStr(d));
-      uint32_t id = addBuffer(runtime::BufferKind::Input, p->type(), p->name());
-      out_.plan.buffers[id].index = uint32_t(out_.plan.inputs.size());
-      out_.plan.inputs.push_back(id);
-      values_[p.get()] = Value{int64_t(id), {}};
-    }
+  TS_RETURN_IF_ERROR(bindOutputs(*main));
+  out_.plan.weightsBytes = out_.weights.size();
+  TS_RETURN_IF_ERROR(runtime::planMemory(out_.plan));
+  TS_RETURN_IF_ERROR(runtime::validatePlan(out_.plan));
+  return std::move(out_);
+}
 
-    std::vector<const ExprNode *> order = postOrder(main->body(), /*intoFunctions=*/false);
-    // The weights are appended in one buffer: reserve it once (an upper
-    // bound: shared constants count twice), rather than let 346 MB of ViT
-    // grow by doubling.
-    size_t weightBytes = 0;
-    for (const ExprNode *n : order)
-      if (const auto *c = n->as<ConstantNode>())
-        weightBytes += c->data().nbytes() + runtime::kBufferAlignment;
-    out_.weights.reserve(weightBytes);
-    findPackedOnly(order, *main);
-    for (const ExprNode *n : order)
-      TS_RETURN_IF_ERROR(visit(*n));
+Status Lowerer::addDerivedDims(const Type &type, const ExprNode &n) {
+  return symbols_.addDerivedDims(type, describeNode(n));
+}
 
-    TS_RETURN_IF_ERROR(bindOutputs(*main));
-    out_.plan.weightsBytes = out_.weights.size();
-    TS_RETURN_IF_ERROR(runtime::planMemory(out_.plan));
-    TS_RETURN_IF_ERROR(runtime::validatePlan(out_.plan));
-    return std::move(out_);
-  }
-
-private:
-  uint32_t planSymbol(int64_t dim) { return symbols_.index(dim); }
-  /// Whether a host step over `call` has symbolic shapes (lowered by a fit).
-  static bool isSymbolic(const CallNode &call) { return !partition::callIsStatic(call); }
-  Status addDerivedDims(const Type &type, const ExprNode &n) {
-    return symbols_.addDerivedDims(type, describeNode(n));
-  }
-
-  /// Lowers @main's op calls ahead (kept for lowerOpCall) to find the
-  /// constants that only kernels with a layout of their own read
-  /// (KernelCall::packed): those are stored in that layout alone.
-  void findPackedOnly(const std::vector<const ExprNode *> &order, const FunctionNode &main) {
-    std::unordered_map<const ExprNode *, size_t> uses, packedUses;
-    ++uses[main.body().get()];
-    for (const ExprNode *n : order) {
-      for (const Expr &o : n->operands())
-        ++uses[o.get()];
-      const auto *call = n->as<CallNode>();
-      if (!call || call->calleeKind() != CallNode::CalleeKind::Op || call->op()->controlFlow)
-        continue;
-      std::optional<codegen::KernelCall> lowered;
-      if (isSymbolic(*call)) { // lowered by its fit
-        if (auto k = fitSymbolicKernel(*call); k.ok()) {
-          lowered = k->call;
-          fitted_.emplace(call, std::move(*k));
-        }
-      } else if (auto l = codegen::lowerHostOp(*call); l.ok()) {
-        lowered = std::move(*l);
+void Lowerer::findPackedOnly(const std::vector<const ExprNode *> &order, const FunctionNode &main) {
+  std::unordered_map<const ExprNode *, size_t> uses, packedUses;
+  ++uses[main.body().get()];
+  for (const ExprNode *n : order) {
+    for (const Expr &o : n->operands())
+      ++uses[o.get()];
+    const auto *call = n->as<CallNode>();
+    if (!call || call->calleeKind() != CallNode::CalleeKind::Op || call->op()->controlFlow)
+      continue;
+    std::optional<codegen::KernelCall> lowered;
+    if (isSymbolic(*call)) { // lowered by its fit
+      if (auto k = fitSymbolicKernel(*call); k.ok()) {
+        lowered = k->call;
+        fitted_.emplace(call, std::move(*k));
       }
-      if (!lowered)
-        continue; // reported when the call is lowered
-      for (const codegen::PackedInput &p : lowered->packed)
-        if (call->args()[p.input]->as<ConstantNode>())
-          ++packedUses[call->args()[p.input].get()];
-      if (!isSymbolic(*call))
-        lowered_.emplace(call, std::move(*lowered));
+    } else if (auto l = codegen::lowerHostOp(*call); l.ok()) {
+      lowered = std::move(*l);
     }
-    for (const auto &[node, n] : packedUses)
-      if (uses[node] == n)
-        packedOnly_.insert(node);
+    if (!lowered)
+      continue; // reported when the call is lowered
+    for (const codegen::PackedInput &p : lowered->packed)
+      if (call->args()[p.input]->as<ConstantNode>())
+        ++packedUses[call->args()[p.input].get()];
+    if (!isSymbolic(*call))
+      lowered_.emplace(call, std::move(*lowered));
   }
+  for (const auto &[node, n] : packedUses)
+    if (uses[node] == n)
+      packedOnly_.insert(node);
+}
 
-  uint32_t addBuffer(runtime::BufferKind kind, const Type &type, std::string name = {}) {
-    runtime::Buffer b;
-    b.kind = kind;
-    b.info.name = std::move(name);
-    b.info.dtype = toDLDataType(type.dtype());
-    b.info.shape = type.shape();
-    for (int64_t &d : b.info.shape) // derived ones were added by newValue
-      if (isSymbol(d))
-        d = runtime::symbolDim(planSymbol(d));
-    out_.plan.buffers.push_back(std::move(b));
-    return uint32_t(out_.plan.buffers.size() - 1);
+uint32_t Lowerer::addBuffer(runtime::BufferKind kind, const Type &type, std::string name) {
+  runtime::Buffer b;
+  b.kind = kind;
+  b.info.name = std::move(name);
+  b.info.dtype = toDLDataType(type.dtype());
+  b.info.shape = type.shape();
+  for (int64_t &d : b.info.shape) // derived ones were added by newValue
+    if (isSymbol(d))
+      d = runtime::symbolDim(planSymbol(d));
+  out_.plan.buffers.push_back(std::move(b));
+  return uint32_t(out_.plan.buffers.size() - 1);
+}
+
+uint32_t Lowerer::addConstant(const Tensor &t, const std::string &name) {
+  auto key = std::make_pair(static_cast<const void *>(t.bytes()), t.type().str());
+  if (t.nbytes() > 0)
+    if (auto it = constants_.find(key); it != constants_.end())
+      return it->second;
+  std::string &w = out_.weights;
+  w.resize((w.size() + runtime::kBufferAlignment - 1) / runtime::kBufferAlignment *
+               runtime::kBufferAlignment,
+           '\0');
+  uint32_t id = addBuffer(runtime::BufferKind::Constant, t.type(), name);
+  out_.plan.buffers[id].offset = w.size();
+  w.append(reinterpret_cast<const char *>(t.bytes()), t.nbytes());
+  if (t.nbytes() > 0)
+    constants_[key] = id;
+  return id;
+}
+
+Expected<Value> Lowerer::newValue(const Type &type, const ExprNode &n) {
+  TS_RETURN_IF_ERROR(addDerivedDims(type, n));
+  if (type.isTensor())
+    return Value{int64_t(addBuffer(runtime::BufferKind::Activation, type)), {}};
+  if (!type.isTuple())
+    return Error::format("{}: a value of type {} cannot be stored in a buffer", describeNode(n),
+                         type.str());
+  Value v;
+  for (const Type &field : type.fields()) {
+    TS_ASSIGN_OR_RETURN(Value f, newValue(field, n));
+    v.fields.push_back(std::move(f));
   }
+  return v;
+}
 
-  /// A Constant buffer for `t`, each tensor buffer once (copies of a Tensor
-  /// share their bytes, so equal data pointers and types are one constant).
-  uint32_t addConstant(const Tensor &t, const std::string &name) {
-    auto key = std::make_pair(static_cast<const void *>(t.bytes()), t.type().str());
-    if (t.nbytes() > 0)
-      if (auto it = constants_.find(key); it != constants_.end())
-        return it->second;
-    std::string &w = out_.weights;
-    w.resize((w.size() + runtime::kBufferAlignment - 1) / runtime::kBufferAlignment *
-                 runtime::kBufferAlignment,
-             '\0');
-    uint32_t id = addBuffer(runtime::BufferKind::Constant, t.type(), name);
-    out_.plan.buffers[id].offset = w.size();
-    w.append(reinterpret_cast<const char *>(t.bytes()), t.nbytes());
-    if (t.nbytes() > 0)
-      constants_[key] = id;
-    return id;
-  }
-
-  /// New Activation buffers shaped like `type` (a tensor or a tuple).
-  Expected<Value> newValue(const Type &type, const ExprNode &n) {
-    TS_RETURN_IF_ERROR(addDerivedDims(type, n));
-    if (type.isTensor())
-      return Value{int64_t(addBuffer(runtime::BufferKind::Activation, type)), {}};
-    if (!type.isTuple())
-      return Error::format("{}: a value of type {} cannot be stored in a buffer", describeNode(n),
-                           type.str());
+Status Lowerer::visit(const ExprNode &n) {
+  switch (n.kind()) {
+  case ExprKind::Var:
+    if (!values_.count(&n))
+      return Error::format("'%{}' is not a parameter of @main", n.name());
+    return okStatus();
+  case ExprKind::Constant:
+    if (packedOnly_.count(&n))
+      return okStatus();
+    values_[&n] = Value{int64_t(addConstant(n.as<ConstantNode>()->data(), n.name())), {}};
+    return okStatus();
+  case ExprKind::Tuple: {
     Value v;
-    for (const Type &field : type.fields()) {
-      TS_ASSIGN_OR_RETURN(Value f, newValue(field, n));
-      v.fields.push_back(std::move(f));
+    for (const Expr &f : n.operands()) {
+      TS_ASSIGN_OR_RETURN(const Value *field, valueOf(*f));
+      v.fields.push_back(*field);
     }
-    return v;
-  }
-
-  Status visit(const ExprNode &n) {
-    switch (n.kind()) {
-    case ExprKind::Var:
-      if (!values_.count(&n))
-        return Error::format("'%{}' is not a parameter of @main", n.name());
-      return okStatus();
-    case ExprKind::Constant:
-      if (packedOnly_.count(&n))
-        return okStatus();
-      values_[&n] = Value{int64_t(addConstant(n.as<ConstantNode>()->data(), n.name())), {}};
-      return okStatus();
-    case ExprKind::Tuple: {
-      Value v;
-      for (const Expr &f : n.operands()) {
-        TS_ASSIGN_OR_RETURN(const Value *field, valueOf(*f));
-        v.fields.push_back(*field);
-      }
-      values_[&n] = std::move(v);
-      return okStatus();
-    }
-    case ExprKind::TupleGetItem: {
-      const auto *g = n.as<TupleGetItemNode>();
-      TS_ASSIGN_OR_RETURN(const Value *tuple, valueOf(*g->tuple()));
-      const Value &t = *tuple;
-      if (g->index() < 0 || size_t(g->index()) >= t.fields.size())
-        return Error::format("{}: tuple index {} out of range", describeNode(n), g->index());
-      values_[&n] = t.fields[size_t(g->index())];
-      return okStatus();
-    }
-    case ExprKind::Function:
-      // The callee of a local call (handled there); any other use of a
-      // function value is refused by valueOf.
-      return okStatus();
-    case ExprKind::Call: break;
-    }
-    const auto *call = n.as<CallNode>();
-    switch (call->calleeKind()) {
-    case CallNode::CalleeKind::Op: return lowerOpCall(*call);
-    case CallNode::CalleeKind::Global: return lowerRegionCall(*call);
-    case CallNode::CalleeKind::Local:
-      if (isHostFusedCall(*call))
-        return lowerFusedCall(*call);
-      return Error::format("{}: a call of a local function in @main cannot be compiled (only op "
-                           "calls and region calls can)",
-                           describeNode(n));
-    }
+    values_[&n] = std::move(v);
     return okStatus();
   }
-
-  /// The value of an operand visited before; function values have none.
-  Expected<const Value *> valueOf(const ExprNode &n) const {
-    auto it = values_.find(&n);
-    if (it == values_.end())
-      return Error::format("{}: a function value in @main cannot be compiled", describeNode(n));
-    return &it->second;
-  }
-
-  /// The buffers of `call`'s arguments; the `packed` ones (tensors) are
-  /// their laid-out constants instead.
-  Expected<std::vector<uint32_t>> argBuffers(const CallNode &call,
-                                             std::vector<codegen::PackedInput> packed = {}) {
-    std::vector<uint32_t> args;
-    for (size_t i = 0; i < call.args().size(); ++i) {
-      const Expr &a = call.args()[i];
-      auto p = std::find_if(packed.begin(), packed.end(),
-                            [&](const codegen::PackedInput &q) { return q.input == i; });
-      if (p != packed.end()) {
-        keptAlive_.push_back(std::move(p->data)); // constants_ keys on its bytes
-        args.push_back(addConstant(keptAlive_.back(), a->name() + ".packed"));
-        continue;
-      }
-      TS_ASSIGN_OR_RETURN(const Value *v, valueOf(*a));
-      flattenInto(*v, args);
-    }
-    return args;
-  }
-
-  Status lowerOpCall(const CallNode &call) {
-    if (call.op()->controlFlow && call.op()->name == "loop")
-      return lowerLoop(call);
-    if (call.op()->controlFlow) { // if; dims its branches disagree on follow the results
-      TS_RETURN_IF_ERROR(lowerIf(call));
-      const std::vector<int64_t> joins = call.attrs().getInts("joins");
-      for (size_t j = 0; j < joins.size(); ++j)
-        setSymbol(joins[j], values_[&call].fields[values_[&call].fields.size() - joins.size() + j],
-                  describeNode(call) + ": a dim of its result");
-      return okStatus();
-    }
-    TS_RETURN_IF_ERROR(addDerivedDims(call.type(), call));
-    TS_RETURN_IF_ERROR(symbols_.addDerivedAttrs(call.attrs(), describeNode(call)));
-    codegen::HostStepSpec spec;
-    TS_ASSIGN_OR_RETURN(spec.types, codegen::hostOpTypes(call));
-    std::optional<codegen::SymbolicInt> scratch; // its size over plan symbols, when it grows
-    if (isSymbolic(call)) {
-      auto found = fitted_.find(&call); // by findPackedOnly
-      TS_ASSIGN_OR_RETURN(SymbolicKernel k, found != fitted_.end()
-                                                ? Expected<SymbolicKernel>(std::move(found->second))
-                                                : fitSymbolicKernel(call));
-      spec.call = std::move(k.call);
-      for (int64_t d : k.symbols)
-        spec.symbols.emplace_back(d, planSymbol(d));
-      // The fit numbers symbols by their position in k.symbols; the step
-      // reads them by their plan index.
-      auto toPlan = [&](codegen::SymbolicInt &v) {
-        for (auto &term : v.terms)
-          for (uint32_t &j : term.symbols)
-            j = spec.symbols[j].second;
-      };
-      for (codegen::SymbolicInt &v : k.ia) {
-        toPlan(v);
-        spec.ia.push_back(std::move(v));
-      }
-      if (k.scratch)
-        toPlan(*(scratch = std::move(k.scratch)));
-    } else if (auto it = lowered_.find(&call); it != lowered_.end()) {
-      spec.call = std::move(it->second); // by findPackedOnly
-      lowered_.erase(it);
-    } else {
-      TS_ASSIGN_OR_RETURN(spec.call, codegen::lowerHostOp(call));
-    }
-    std::string label = call.name().empty() ? call.op()->name
-                                            : fmt::format("{} '{}'", call.op()->name, call.name());
-    TS_RETURN_IF_ERROR(addHostStep(call, std::move(spec), label, std::move(scratch)));
-    if (!call.op()->dataDependent)
-      return okStatus();
-    // Its last result holds the count the data decided (ir/op.h).
-    if (const int64_t count = call.attrs().getInt("count"); isSymbol(count))
-      setSymbol(count, values_[&call].fields.back(), label + ": its count");
+  case ExprKind::TupleGetItem: {
+    const auto *g = n.as<TupleGetItemNode>();
+    TS_ASSIGN_OR_RETURN(const Value *tuple, valueOf(*g->tuple()));
+    const Value &t = *tuple;
+    if (g->index() < 0 || size_t(g->index()) >= t.fields.size())
+      return Error::format("{}: tuple index {} out of range", describeNode(n), g->index());
+    values_[&n] = t.fields[size_t(g->index())];
     return okStatus();
   }
-
-  /// A SetSymbol step: run-time symbol `dim` takes the value in `from`.
-  void setSymbol(int64_t dim, const Value &from, std::string label) {
-    const uint32_t k = planSymbol(dim);
-    out_.plan.symbols[k].runtime = true;
-    addControlStep(runtime::StepKind::SetSymbol, {uint32_t(from.buffer)}, std::move(label));
-    out_.plan.steps.back().target = k;
+  case ExprKind::Function:
+    // The callee of a local call (handled there); any other use of a
+    // function value is refused by valueOf.
+    return okStatus();
+  case ExprKind::Call: break;
   }
+  const auto *call = n.as<CallNode>();
+  switch (call->calleeKind()) {
+  case CallNode::CalleeKind::Op: return lowerOpCall(*call);
+  case CallNode::CalleeKind::Global: return lowerRegionCall(*call);
+  case CallNode::CalleeKind::Local:
+    if (isHostFusedCall(*call))
+      return lowerFusedCall(*call);
+    return Error::format("{}: a call of a local function in @main cannot be compiled (only op "
+                         "calls and region calls can)",
+                         describeNode(n));
+  }
+  return okStatus();
+}
 
-  /// A HostFused call (compile/fuse.h): one step whose loop computes the
-  /// whole elementwise tree.
-  Status lowerFusedCall(const CallNode &call) {
-    TS_RETURN_IF_ERROR(addDerivedDims(call.type(), call));
-    codegen::HostStepSpec spec;
-    spec.fused = std::static_pointer_cast<const FunctionNode>(call.localFnExpr());
-    for (const Expr &a : call.args())
-      spec.types.inputs.push_back(a->type());
-    spec.types.outputs.push_back(call.type());
-    if (!call.type().isStatic() && !rowsFit(call.type(), spec.types.inputs)) {
-      for (const auto *list : {&spec.types.inputs, &spec.types.outputs}) // a symbolic loop nest
-        for (const Type &t : *list)
-          for (int64_t d : t.shape())
-            if (isSymbol(d))
-              spec.symbols.emplace_back(d, planSymbol(d));
-    } else if (!call.type().isStatic()) { // rows of a static shape (compile/fuse.h)
-      const int64_t n = call.type().shape()[0];
-      TS_ASSIGN_OR_RETURN(spec.fused, oneRow(*call.localFn(), n));
-      spec.rows = planSymbol(n);
-      spec.symbols.emplace_back(n, *spec.rows);
-      spec.rowElements = rowElements(spec.types.inputs, n);
-      spec.outputRowElements = rowElements(spec.types.outputs, n)[0];
+Expected<const Value *> Lowerer::valueOf(const ExprNode &n) const {
+  auto it = values_.find(&n);
+  if (it == values_.end())
+    return Error::format("{}: a function value in @main cannot be compiled", describeNode(n));
+  return &it->second;
+}
+
+Expected<std::vector<uint32_t>> Lowerer::argBuffers(const CallNode &call,
+                                                    std::vector<codegen::PackedInput> packed) {
+  std::vector<uint32_t> args;
+  for (size_t i = 0; i < call.args().size(); ++i) {
+    const Expr &a = call.args()[i];
+    auto p = std::find_if(packed.begin(), packed.end(),
+                          [&](const codegen::PackedInput &q) { return q.input == i; });
+    if (p != packed.end()) {
+      keptAlive_.push_back(std::move(p->data)); // constants_ keys on its bytes
+      args.push_back(addConstant(keptAlive_.back(), a->name() + ".packed"));
+      continue;
     }
-    // Label: the ops inside, root last ("fused add+relu 'r'").
-    std::vector<std::string> ops;
-    for (const ExprNode *e : postOrder(call.localFn()->body()))
-      if (const auto *c = e->as<CallNode>(); c && c->op())
-        ops.push_back(c->op()->name);
-    return addHostStep(call, std::move(spec),
-                       fmt::format("fused {}{}", fmt::join(ops, "+"),
-                                   call.name().empty() ? "" : fmt::format(" '{}'", call.name())));
+    TS_ASSIGN_OR_RETURN(const Value *v, valueOf(*a));
+    flattenInto(*v, args);
   }
+  return args;
+}
 
-  /// The Host step of `call` (its arguments, then its results, then the
-  /// kernel's scratch buffer if it has one) and its host code spec.
-  Status addHostStep(const CallNode &call, codegen::HostStepSpec spec, std::string label,
-                     std::optional<codegen::SymbolicInt> scratch = {}) {
-    spec.symbol = fmt::format("tessera_host_{}", out_.hostSteps.size());
-    TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call));
-    runtime::Step step;
-    step.kind = runtime::StepKind::Host;
-    step.symbol = spec.symbol;
-    TS_ASSIGN_OR_RETURN(step.args, argBuffers(call, std::move(spec.call.packed)));
-    spec.call.packed.clear();
-    step.numInputs = uint32_t(step.args.size());
-    flattenInto(result, step.args);
-    // The kernel's scratch memory: one more buffer after the outputs
-    // (codegen/host.cpp passes buffers[inputs + outputs] as tk_args::scratch),
-    // live during this step only.
-    if (spec.call.scratchBytes > 0)
-      step.args.push_back(addBuffer(runtime::BufferKind::Activation,
-                                    Type::tensor(DType::U8, {int64_t(spec.call.scratchBytes)})));
-    if (scratch) // a size each run computes (symbols without an upper bound)
-      out_.plan.buffers[step.args.back()].info.shape = {runtime::symbolDim(
-          symbols_.addFormula(spec.symbol + ".scratch", *scratch, "the scratch of " + label))};
-    step.label = std::move(label);
-    out_.plan.steps.push_back(std::move(step));
-    out_.hostSteps.push_back(std::move(spec));
-    values_[&call] = std::move(result);
+Status Lowerer::lowerOpCall(const CallNode &call) {
+  if (call.op()->controlFlow && call.op()->name == "loop")
+    return lowerLoop(call);
+  if (call.op()->controlFlow) { // if; dims its branches disagree on follow the results
+    TS_RETURN_IF_ERROR(lowerIf(call));
+    const std::vector<int64_t> joins = call.attrs().getInts("joins");
+    for (size_t j = 0; j < joins.size(); ++j)
+      setSymbol(joins[j], values_[&call].fields[values_[&call].fields.size() - joins.size() + j],
+                describeNode(call) + ": a dim of its result");
     return okStatus();
   }
-
-  //===- Run-time control flow (ir/ops/control.cpp) ----------------------===//
-  // The functions' steps go inline between Jump and LoopTest steps
-  // (runtime/plan.h); their results are copied into the buffers the op
-  // returns, which both branches (every iteration) write.
-
-  size_t addControlStep(runtime::StepKind kind, std::vector<uint32_t> args, std::string label) {
-    runtime::Step step;
-    step.kind = kind;
-    step.numInputs = uint32_t(args.size());
-    step.args = std::move(args);
-    step.label = std::move(label);
-    out_.plan.steps.push_back(std::move(step));
-    return out_.plan.steps.size() - 1;
+  TS_RETURN_IF_ERROR(addDerivedDims(call.type(), call));
+  TS_RETURN_IF_ERROR(symbols_.addDerivedAttrs(call.attrs(), describeNode(call)));
+  codegen::HostStepSpec spec;
+  TS_ASSIGN_OR_RETURN(spec.types, codegen::hostOpTypes(call));
+  std::optional<codegen::SymbolicInt> scratch; // its size over plan symbols, when it grows
+  if (isSymbolic(call)) {
+    auto found = fitted_.find(&call); // by findPackedOnly
+    TS_ASSIGN_OR_RETURN(SymbolicKernel k, found != fitted_.end()
+                                              ? Expected<SymbolicKernel>(std::move(found->second))
+                                              : fitSymbolicKernel(call));
+    spec.call = std::move(k.call);
+    for (int64_t d : k.symbols)
+      spec.symbols.emplace_back(d, planSymbol(d));
+    // The fit numbers symbols by their position in k.symbols; the step
+    // reads them by their plan index.
+    auto toPlan = [&](codegen::SymbolicInt &v) {
+      for (auto &term : v.terms)
+        for (uint32_t &j : term.symbols)
+          j = spec.symbols[j].second;
+    };
+    for (codegen::SymbolicInt &v : k.ia) {
+      toPlan(v);
+      spec.ia.push_back(std::move(v));
+    }
+    if (k.scratch)
+      toPlan(*(scratch = std::move(k.scratch)));
+  } else if (auto it = lowered_.find(&call); it != lowered_.end()) {
+    spec.call = std::move(it->second); // by findPackedOnly
+    lowered_.erase(it);
+  } else {
+    TS_ASSIGN_OR_RETURN(spec.call, codegen::lowerHostOp(call));
   }
+  std::string label =
+      call.name().empty() ? call.op()->name : fmt::format("{} '{}'", call.op()->name, call.name());
+  TS_RETURN_IF_ERROR(addHostStep(call, std::move(spec), label, std::move(scratch)));
+  if (!call.op()->dataDependent)
+    return okStatus();
+  // Its last result holds the count the data decided (ir/op.h).
+  if (const int64_t count = call.attrs().getInt("count"); isSymbol(count))
+    setSymbol(count, values_[&call].fields.back(), label + ": its count");
+  return okStatus();
+}
 
-  void addCopy(uint32_t from, uint32_t to, std::string label) {
+Status Lowerer::lowerFusedCall(const CallNode &call) {
+  TS_RETURN_IF_ERROR(addDerivedDims(call.type(), call));
+  codegen::HostStepSpec spec;
+  spec.fused = std::static_pointer_cast<const FunctionNode>(call.localFnExpr());
+  for (const Expr &a : call.args())
+    spec.types.inputs.push_back(a->type());
+  spec.types.outputs.push_back(call.type());
+  if (!call.type().isStatic() && !rowsFit(call.type(), spec.types.inputs)) {
+    for (const auto *list : {&spec.types.inputs, &spec.types.outputs}) // a symbolic loop nest
+      for (const Type &t : *list)
+        for (int64_t d : t.shape())
+          if (isSymbol(d))
+            spec.symbols.emplace_back(d, planSymbol(d));
+  } else if (!call.type().isStatic()) { // rows of a static shape (compile/fuse.h)
+    const int64_t n = call.type().shape()[0];
+    TS_ASSIGN_OR_RETURN(spec.fused, oneRow(*call.localFn(), n));
+    spec.rows = planSymbol(n);
+    spec.symbols.emplace_back(n, *spec.rows);
+    spec.rowElements = rowElements(spec.types.inputs, n);
+    spec.outputRowElements = rowElements(spec.types.outputs, n)[0];
+  }
+  // Label: the ops inside, root last ("fused add+relu 'r'").
+  std::vector<std::string> ops;
+  for (const ExprNode *e : postOrder(call.localFn()->body()))
+    if (const auto *c = e->as<CallNode>(); c && c->op())
+      ops.push_back(c->op()->name);
+  return addHostStep(call, std::move(spec),
+                     fmt::format("fused {}{}", fmt::join(ops, "+"),
+                                 call.name().empty() ? "" : fmt::format(" '{}'", call.name())));
+}
+
+Status Lowerer::addHostStep(const CallNode &call, codegen::HostStepSpec spec, std::string label,
+                            std::optional<codegen::SymbolicInt> scratch) {
+  spec.symbol = fmt::format("tessera_host_{}", out_.hostSteps.size());
+  TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call));
+  runtime::Step step;
+  step.kind = runtime::StepKind::Host;
+  step.symbol = spec.symbol;
+  TS_ASSIGN_OR_RETURN(step.args, argBuffers(call, std::move(spec.call.packed)));
+  spec.call.packed.clear();
+  step.numInputs = uint32_t(step.args.size());
+  flattenInto(result, step.args);
+  // The kernel's scratch memory: one more buffer after the outputs
+  // (codegen/host.cpp passes buffers[inputs + outputs] as tk_args::scratch),
+  // live during this step only.
+  if (spec.call.scratchBytes > 0)
+    step.args.push_back(addBuffer(runtime::BufferKind::Activation,
+                                  Type::tensor(DType::U8, {int64_t(spec.call.scratchBytes)})));
+  if (scratch) // a size each run computes (symbols without an upper bound)
+    out_.plan.buffers[step.args.back()].info.shape = {runtime::symbolDim(
+        symbols_.addFormula(spec.symbol + ".scratch", *scratch, "the scratch of " + label))};
+  step.label = std::move(label);
+  out_.plan.steps.push_back(std::move(step));
+  out_.hostSteps.push_back(std::move(spec));
+  values_[&call] = std::move(result);
+  return okStatus();
+}
+
+Status Lowerer::lowerRegionCall(const CallNode &call) {
+  auto it = regionIndex_.find(call.global());
+  if (it == regionIndex_.end()) {
+    Function fn = module_.find(call.global());
+    if (fn && !fn->attrs().has(partition::kCompilerAttr))
+      return Error::format("{}: @main calls @{}, which is not a region; only op calls and "
+                           "region calls can be compiled",
+                           describeNode(call), call.global());
+    return Error::format("{}: region @{} was not compiled", describeNode(call), call.global());
+  }
+  const CompiledRegion &r = regions_[it->second];
+  TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call));
+
+  runtime::Step step;
+  step.kind = runtime::StepKind::External;
+  step.symbol = r.symbol;
+  step.module = int32_t(it->second);
+  TS_ASSIGN_OR_RETURN(step.args, argBuffers(call));
+  for (size_t i = 0; i < r.extraInputs.size(); ++i)
+    step.args.push_back(addConstant(r.extraInputs[i], fmt::format("{}.const{}", r.symbol, i)));
+  step.numInputs = uint32_t(step.args.size());
+  flattenInto(result, step.args);
+  step.label = fmt::format("{} ({})", r.symbol, r.plugin);
+  out_.plan.steps.push_back(std::move(step));
+  values_[&call] = std::move(result);
+  return okStatus();
+}
+
+Status Lowerer::bindOutputs(const FunctionNode &main) {
+  std::vector<uint32_t> results;
+  TS_ASSIGN_OR_RETURN(const Value *body, valueOf(*main.body()));
+  flattenInto(*body, results);
+  std::vector<std::string> names = outputNames(main, results.size());
+  auto &plan = out_.plan;
+  for (size_t i = 0; i < results.size(); ++i) {
+    uint32_t b = results[i];
+    if (plan.buffers[b].kind == runtime::BufferKind::Activation) {
+      // The step that writes it writes the output directly.
+      plan.buffers[b].kind = runtime::BufferKind::Output;
+      plan.buffers[b].index = uint32_t(i);
+      plan.buffers[b].info.name = names[i];
+      plan.outputs.push_back(b);
+      continue;
+    }
+    // An input, a constant or an earlier output: copied.
+    runtime::Buffer copy = plan.buffers[b];
+    copy.kind = runtime::BufferKind::Output;
+    copy.index = uint32_t(i);
+    copy.offset = 0;
+    copy.info.name = names[i];
+    plan.buffers.push_back(std::move(copy));
+    uint32_t id = uint32_t(plan.buffers.size() - 1);
     runtime::Step step;
     step.kind = runtime::StepKind::Copy;
-    step.args = {from, to};
+    step.args = {b, id};
     step.numInputs = 1;
-    step.label = std::move(label);
-    out_.plan.steps.push_back(std::move(step));
+    step.label = fmt::format("copy to output '{}'", names[i]);
+    plan.steps.push_back(std::move(step));
+    plan.outputs.push_back(id);
   }
+  return okStatus();
+}
 
-  /// The steps of `fn`'s body with its parameters bound to `args`.
-  Expected<Value> lowerBody(const FunctionNode &fn, const std::vector<Value> &args) {
-    for (size_t i = 0; i < fn.params().size(); ++i)
-      values_[fn.params()[i].get()] = args.at(i);
-    for (const ExprNode *n : postOrder(fn.body(), /*intoFunctions=*/false))
-      TS_RETURN_IF_ERROR(visit(*n));
-    TS_ASSIGN_OR_RETURN(const Value *v, valueOf(*fn.body()));
-    return *v;
-  }
+} // namespace detail
 
-  /// Copies every tensor of `from` into the same place of `to`. A source
-  /// that is also a destination (a loop body returning its carried values
-  /// swapped) is first copied aside, so no copy reads a value already
-  /// overwritten.
-  void copyInto(const std::vector<uint32_t> &from, const std::vector<uint32_t> &to,
-                const std::string &label) {
-    std::vector<uint32_t> src = from;
-    for (size_t i = 0; i < src.size(); ++i) {
-      const uint32_t b = src[i];
-      if (b == to[i] || std::find(to.begin(), to.end(), b) == to.end())
-        continue;
-      runtime::Buffer aside = out_.plan.buffers[b];
-      aside.kind = runtime::BufferKind::Activation;
-      aside.info.name.clear();
-      out_.plan.buffers.push_back(std::move(aside));
-      const uint32_t tmp = uint32_t(out_.plan.buffers.size() - 1);
-      addCopy(b, tmp, label);
-      src[i] = tmp;
-    }
-    for (size_t i = 0; i < src.size(); ++i)
-      if (src[i] != to[i])
-        addCopy(src[i], to[i], label);
-  }
-
-  Expected<std::vector<Value>> argValues(const CallNode &call, size_t first) const {
-    std::vector<Value> vals;
-    for (size_t i = first; i < call.args().size(); ++i) {
-      TS_ASSIGN_OR_RETURN(const Value *v, valueOf(*call.args()[i]));
-      vals.push_back(*v);
-    }
-    return vals;
-  }
-
-  static std::vector<uint32_t> flat(const Value &v) {
-    std::vector<uint32_t> out;
-    flattenInto(v, out);
-    return out;
-  }
-
-  /// if(cond, then, else, args...):
-  ///   Jump unless cond -> else; then's steps; copy; Jump -> end;
-  ///   else: else's steps; copy; end:
-  Status lowerIf(const CallNode &call) {
-    const std::string what = describeNode(call);
-    TS_ASSIGN_OR_RETURN(const Value *cond, valueOf(*call.args()[0]));
-    TS_ASSIGN_OR_RETURN(std::vector<Value> args, argValues(call, 3));
-    TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call));
-    const std::vector<uint32_t> into = flat(result);
-    const size_t toElse =
-        addControlStep(runtime::StepKind::Jump, {uint32_t(cond->buffer)}, what + ": unless the condition holds, go to else");
-    TS_ASSIGN_OR_RETURN(Value thenOut, lowerBody(*call.args()[1]->as<FunctionNode>(), args));
-    copyInto(flat(thenOut), into, what + ": then result");
-    const size_t toEnd = addControlStep(runtime::StepKind::Jump, {}, what + ": skip else");
-    out_.plan.steps[toElse].target = uint32_t(out_.plan.steps.size());
-    TS_ASSIGN_OR_RETURN(Value elseOut, lowerBody(*call.args()[2]->as<FunctionNode>(), args));
-    copyInto(flat(elseOut), into, what + ": else result");
-    out_.plan.steps[toEnd].target = uint32_t(out_.plan.steps.size());
-    values_[&call] = std::move(result);
-    return okStatus();
-  }
-
-  /// loop(trip, cond, body, carried..., captured...):
-  ///   copy the initial values; iteration = 0;
-  ///   head: LoopTest -> end; body's steps; copy (cond, carried) back;
-  ///   Increment iteration; Jump -> head; end:
-  Status lowerLoop(const CallNode &call) {
-    const std::string what = describeNode(call);
-    const auto &body = *call.args()[2]->as<FunctionNode>();
-    const size_t n = size_t(call.attrs().getInt("carried"));
-    TS_ASSIGN_OR_RETURN(const Value *trip, valueOf(*call.args()[0]));
-    TS_ASSIGN_OR_RETURN(const Value *condInit, valueOf(*call.args()[1]));
-    TS_ASSIGN_OR_RETURN(std::vector<Value> vals, argValues(call, 3));
-    TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call)); // the carried values
-    for (size_t i = 0; i < n; ++i)
-      copyInto(flat(vals[i]), flat(result.fields[i]), what + ": initial value");
-    if (!zero_.valid())
-      zero_ = Tensor::fromInts(DType::I64, {}, std::vector<int64_t>{0});
-    const uint32_t iter = addBuffer(runtime::BufferKind::Activation, Type::tensor(DType::I64, {}));
-    addCopy(addConstant(zero_, "zero"), iter, what + ": iteration 0");
-    const uint32_t cond =
-        addBuffer(runtime::BufferKind::Activation, body.params()[1]->type());
-    addCopy(uint32_t(condInit->buffer), cond, what + ": initial condition");
-
-    const size_t head = addControlStep(runtime::StepKind::LoopTest,
-                                       {iter, uint32_t(trip->buffer), cond}, what + ": test");
-    std::vector<Value> bodyArgs{Value{iter, {}}, Value{cond, {}}};
-    bodyArgs.insert(bodyArgs.end(), result.fields.begin(), result.fields.end());
-    bodyArgs.insert(bodyArgs.end(), vals.begin() + ptrdiff_t(n), vals.end());
-    TS_ASSIGN_OR_RETURN(Value out, lowerBody(body, bodyArgs));
-    std::vector<uint32_t> back{cond};
-    flattenInto(result, back);
-    copyInto(flat(out), back, what + ": next iteration");
-    addControlStep(runtime::StepKind::Increment, {iter}, what + ": iteration + 1");
-    const size_t jump = addControlStep(runtime::StepKind::Jump, {}, what + ": repeat");
-    out_.plan.steps[jump].target = uint32_t(head);
-    out_.plan.steps[head].target = uint32_t(out_.plan.steps.size());
-    values_[&call] = std::move(result);
-    return okStatus();
-  }
-
-  Status lowerRegionCall(const CallNode &call) {
-    auto it = regionIndex_.find(call.global());
-    if (it == regionIndex_.end()) {
-      Function fn = module_.find(call.global());
-      if (fn && !fn->attrs().has(partition::kCompilerAttr))
-        return Error::format("{}: @main calls @{}, which is not a region; only op calls and "
-                             "region calls can be compiled",
-                             describeNode(call), call.global());
-      return Error::format("{}: region @{} was not compiled", describeNode(call), call.global());
-    }
-    const CompiledRegion &r = regions_[it->second];
-    TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call));
-
-    runtime::Step step;
-    step.kind = runtime::StepKind::External;
-    step.symbol = r.symbol;
-    step.module = int32_t(it->second);
-    TS_ASSIGN_OR_RETURN(step.args, argBuffers(call));
-    for (size_t i = 0; i < r.extraInputs.size(); ++i)
-      step.args.push_back(addConstant(r.extraInputs[i], fmt::format("{}.const{}", r.symbol, i)));
-    step.numInputs = uint32_t(step.args.size());
-    flattenInto(result, step.args);
-    step.label = fmt::format("{} ({})", r.symbol, r.plugin);
-    out_.plan.steps.push_back(std::move(step));
-    values_[&call] = std::move(result);
-    return okStatus();
-  }
-
-  Status bindOutputs(const FunctionNode &main) {
-    std::vector<uint32_t> results;
-    TS_ASSIGN_OR_RETURN(const Value *body, valueOf(*main.body()));
-    flattenInto(*body, results);
-    std::vector<std::string> names = outputNames(main, results.size());
-    auto &plan = out_.plan;
-    for (size_t i = 0; i < results.size(); ++i) {
-      uint32_t b = results[i];
-      if (plan.buffers[b].kind == runtime::BufferKind::Activation) {
-        // The step that writes it writes the output directly.
-        plan.buffers[b].kind = runtime::BufferKind::Output;
-        plan.buffers[b].index = uint32_t(i);
-        plan.buffers[b].info.name = names[i];
-        plan.outputs.push_back(b);
-        continue;
-      }
-      // An input, a constant or an earlier output: copied.
-      runtime::Buffer copy = plan.buffers[b];
-      copy.kind = runtime::BufferKind::Output;
-      copy.index = uint32_t(i);
-      copy.offset = 0;
-      copy.info.name = names[i];
-      plan.buffers.push_back(std::move(copy));
-      uint32_t id = uint32_t(plan.buffers.size() - 1);
-      runtime::Step step;
-      step.kind = runtime::StepKind::Copy;
-      step.args = {b, id};
-      step.numInputs = 1;
-      step.label = fmt::format("copy to output '{}'", names[i]);
-      plan.steps.push_back(std::move(step));
-      plan.outputs.push_back(id);
-    }
-    return okStatus();
-  }
-
-  const Module &module_;
-  const std::vector<CompiledRegion> &regions_;
-  std::unordered_map<std::string, size_t> regionIndex_;
-  std::unordered_map<const ExprNode *, Value> values_;
-  std::map<std::pair<const void *, std::string>, uint32_t> constants_;
-  Tensor zero_; // a loop's first iteration number (kept alive: constants_ keys on its bytes)
-  std::vector<Tensor> keptAlive_; // laid-out constants (likewise)
-  std::unordered_map<const CallNode *, codegen::KernelCall> lowered_; // by findPackedOnly
-  std::unordered_map<const CallNode *, SymbolicKernel> fitted_;        // likewise
-  std::unordered_set<const ExprNode *> packedOnly_; // constants stored laid out only
-  LoweredModel out_;
-  PlanSymbolTable symbols_{out_.plan.symbols};
-};
-
-} // namespace
-
-Expected<LoweredModel> lowerMain(const Module &m, const std::vector<CompiledRegion> &regions) {
-  return Lowerer(m, regions).run();
+Expected<LoweredModel> lowerMain(const ir::Module &m, const std::vector<CompiledRegion> &regions) {
+  return detail::Lowerer(m, regions).run();
 }
 
 } // namespace tessera::compile
