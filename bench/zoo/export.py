@@ -116,6 +116,20 @@ class Lstm(torch.nn.Module):
         return y, h, c
 
 
+class Detections(torch.nn.Module):
+    """torchvision's detection models take a list of images and return a
+    list of dicts; users export one image and its boxes, scores and labels
+    (post-processing included: per-class score threshold, top-k, NMS)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        out = self.model([x])[0]
+        return out["boxes"], out["scores"], out["labels"]
+
+
 def image(size=224):
     return {"x": ((1, 3, size, size), torch.float32)}
 
@@ -144,6 +158,10 @@ MODELS = {
         lambda: SegmentationOut(torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(
             weights=None, weights_backbone=None, aux_loss=False)),
         image(), ["out"]),
+    "ssdlite320_mobilenet_v3_large": (
+        lambda: Detections(torchvision.models.detection.ssdlite320_mobilenet_v3_large(
+            weights=None, weights_backbone=None)),
+        {"x": ((3, 320, 320), torch.float32)}, ["boxes", "scores", "labels"]),
     "bert_encoder": (BertEncoder, {"input_ids": ((1, 128), torch.int64)},
                      ["last_hidden_state"]),
     "lstm": (Lstm, {"x": ((100, 1, 256), torch.float32)}, ["y", "h_n", "c_n"]),
@@ -246,7 +264,7 @@ def export(name, out_dir):
         if float(y.max() - y.min()) <= 1e-6 * max(1.0, float(y.abs().max())):
             raise RuntimeError(f"{name}: output '{out_name}' is constant ({float(y.flatten()[0])})")
         stats.append(f"{out_name} {list(y.shape)} in [{float(y.min()):.3g}, "
-                     f"{float(y.max()):.3g}] std {float(y.std()):.3g}")
+                     f"{float(y.max()):.3g}] std {float(y.double().std()):.3g}")
 
     onnx_path = os.path.join(out_dir, name + ".onnx")
     tmp = onnx_path + ".tmp"

@@ -262,10 +262,19 @@ Expected<Type> Op::inferSymbolic(std::span<const Type> inputs, const Attrs &norm
   for (int64_t d : symbols)
     bounded = bounded && symbolInfo(d).bounded();
   auto lo = tensorsAt([](int64_t d) { return symbolInfo(d).lo; });
-  auto loPlus1 = tensorsAt([](int64_t d) { // lo + 1, within the bounds
-    const SymbolInfo &s = symbolInfo(d);
-    return s.bounded() ? std::min(s.lo + 1, s.hi) : s.lo + 1;
-  });
+  // Named symbols at lo + 1, derived ones computed from those (ir/symbol.h).
+  std::vector<std::pair<int64_t, int64_t>> nearLo;
+  for (int64_t d : symbols)
+    if (const std::optional<int64_t> v = valueNearLo(d))
+      nearLo.emplace_back(d, *v);
+  auto loPlus1 = nearLo.size() == symbols.size()
+                     ? tensorsAt([&](int64_t d) {
+                         for (const auto &[sym, v] : nearLo)
+                           if (sym == d)
+                             return v;
+                         return symbolInfo(d).lo;
+                       })
+                     : std::optional<std::vector<Type>>();
   auto hi = bounded ? tensorsAt([](int64_t d) { return symbolInfo(d).hi; })
                     : std::optional<std::vector<Type>>();
 

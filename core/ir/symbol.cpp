@@ -174,6 +174,24 @@ int64_t readBackDim(const std::array<int64_t, kProbes> &values, std::optional<in
                        std::move(roots));
 }
 
+std::optional<int64_t> valueNearLo(int64_t dim) {
+  const SymbolInfo &s = symbolInfo(dim);
+  if (!s.derived())
+    return s.bounded() ? std::min(s.lo + 1, s.hi) : s.lo + 1;
+  // Definitions form a DAG over a few symbols each; chains are short.
+  const std::vector<SymbolDefinition> defs = symbolDefinitions(dim);
+  if (defs.empty())
+    return std::nullopt;
+  std::vector<int64_t> values;
+  for (int64_t source : defs[0].sources) {
+    const std::optional<int64_t> v = valueNearLo(source);
+    if (!v)
+      return std::nullopt;
+    values.push_back(*v);
+  }
+  return defs[0].eval(values);
+}
+
 void defineSymbol(int64_t dim, SymbolDefinition definition) {
   SymbolTable::get().define(dim, std::move(definition));
 }

@@ -110,9 +110,9 @@ int64_t derivedSymbol(const std::array<int64_t, kProbes> &probes, int64_t lo, in
 /// probes and lower bound of one of `inputs` is that symbol (max(H, 3)
 /// follows H at the probes, not at H = 1); else the derived symbol with
 /// those values and bounds (keyed by the run-time roots of `inputs`).
-/// `atNext` (at each symbol's lower bound + 1) is more evidence for the
-/// constant test: a clamped symbol (min(R, 8)) is 8 at every probe, and a
-/// relation may fail at its lower bound 0.
+/// `atNext` (with every named symbol at its lower bound + 1, valueNearLo) is
+/// more evidence for the constant test: a clamped symbol (min(R, 8)) is 8 at
+/// every probe, and a relation may fail at its lower bound 0.
 int64_t readBackDim(const std::array<int64_t, kProbes> &values, std::optional<int64_t> atLo,
                     std::optional<int64_t> atHi, std::span<const int64_t> inputs,
                     std::optional<int64_t> atNext = std::nullopt);
@@ -124,6 +124,11 @@ int64_t derivedPlaceholder(std::string_view printed);
 /// `declared` (from text) against `inferred`: equal, except that a derived
 /// placeholder matches the derived symbol that prints as it.
 bool typesMatch(const Type &declared, const Type &inferred);
+/// The value of `dim` when every named symbol it comes from is at its
+/// lower bound + 1 (within its bounds): a derived one through its first
+/// definition, so that N and 2N are 2 and 4, not 2 and 3. Nullopt where a
+/// definition is missing or fails.
+std::optional<int64_t> valueNearLo(int64_t dim);
 /// Records a definition of derived symbol `dim` (the first few are kept:
 /// probing makes two formulas that agree at the probes one symbol, and the
 /// compiler checks every kept one against the formula it fits).

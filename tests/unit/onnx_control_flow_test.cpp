@@ -11,6 +11,7 @@
 #include "frontend/onnx/importer.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "interp/interpreter.h"
+#include "ir/symbol.h"
 #include "ir/visit.h"
 #include "onnx_model_builder.h"
 
@@ -134,16 +135,37 @@ TEST_CASE("If: a run-time condition gives an if op over both branches", "[onnx][
     CHECK(interpret(*r, {boolScalar(false), x})[0].toDoubles() == std::vector<double>{5, 7});
   }
 
-  SECTION("branches of different types are an error that asks for the condition") {
+  SECTION("branches of different sizes give a result sized at run time") {
     auto model = ifModel();
     auto *els = model.mutable_graph()->mutable_node(0)->mutable_attribute(1)->mutable_g();
     test::addInitializer(*els, "wide", f32({3}, {1, 2, 3}));
     els->mutable_output(0)->set_name("wide");
+    els->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+    model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+    auto r = import(model);
+    INFO((r.ok() ? std::string() : r.error().str()));
+    REQUIRE(r.ok());
+    const ir::Type t = r->find("main")->type().result();
+    REQUIRE(t.rank() == 1);
+    CHECK(ir::isSymbol(t.shape()[0])); // a run-time symbol, 0..3
+    CHECK(ir::symbolInfo(t.shape()[0]).hi == 3);
+    CHECK(interpret(*r, {boolScalar(true)})[0].toDoubles() == std::vector<double>{2, 3});
+    CHECK(interpret(*r, {boolScalar(false)})[0].toDoubles() == std::vector<double>{1, 2, 3});
+  }
+
+  SECTION("branches of different dtypes are an error that asks for the condition") {
+    auto model = ifModel();
+    auto *els = model.mutable_graph()->mutable_node(0)->mutable_attribute(1)->mutable_g();
+    test::addInitializer(*els, "ints", test::i64({2}, {1, 2}));
+    els->mutable_output(0)->set_name("ints");
+    els->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+        onnx::TensorProto::INT64);
     ImportReport report;
     auto e = import(model, {}, &report);
     REQUIRE(!e.ok());
+    INFO(e.error().str());
     CHECK(e.error().str().find("node 'if0' (If)") != std::string::npos);
-    CHECK(e.error().str().find("the then branch returns (f32[2],), the else branch (f32[3],)") !=
+    CHECK(e.error().str().find("the then branch returns (f32[2],), the else branch (i64[2],)") !=
           std::string::npos);
     CHECK(report.wantedConstants == std::vector<std::string>{"cond"});
   }

@@ -42,27 +42,6 @@ ir::Tensor f32(ir::Shape shape, std::vector<double> values) {
   return ir::Tensor::fromDoubles(ir::DType::F32, std::move(shape), values);
 }
 
-/// Runs `session` and the interpreter on `m` with `inputs`; every output's
-/// shape and values must agree (|a-b| <= 1e-5 + 1e-5 |b|, integers exact).
-void checkRun(runtime::Session &session, const ir::Module &m,
-              const std::vector<ir::Tensor> &inputs) {
-  for (size_t i = 0; i < inputs.size(); ++i)
-    REQUIRE(session.setInput(i, inputs[i].dl()).ok());
-  auto ran = session.run();
-  if (!ran.ok())
-    FAIL(ran.error().str());
-  auto want = interp::run(m, inputs);
-  if (!want.ok())
-    FAIL(want.error().str());
-  const std::vector<ir::Tensor> expected = want->flatten();
-  for (size_t o = 0; o < expected.size(); ++o) {
-    INFO("output " << o);
-    auto out = session.output(o);
-    REQUIRE(out.ok());
-    requireClose(ir::Tensor::copyOf(**out), expected[o]);
-  }
-}
-
 /// x f32[4, 5] -> the elements above `threshold` (nonzero, transpose,
 /// gather_nd), their k largest with k = min(count, 3) (a clamped derived
 /// dim), and the count as a tensor (symbol_values).

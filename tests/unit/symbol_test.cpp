@@ -133,26 +133,22 @@ TEST_CASE("symbols: relations keep symbols that pass through and derive the othe
 
 TEST_CASE("symbols: the interpreter runs symbolic inputs, each symbol one value",
           "[symbol]") {
-  auto m = parseModule(R"(module @s
-def @main(%x: f32[batch, 4, H, 8], %y: f32[batch, 4, 8, 8]) -> f32[batch, 4, 8, 8] {
+  // The same model over symbols and at fixed sizes (the reference).
+  auto over = [](const std::string &n, const std::string &h) {
+    return parseModule(fmt::format(R"(module @s
+def @main(%x: f32[{0}, 4, {1}, 8], %y: f32[{0}, 4, 8, 8]) -> f32[{0}, 4, 8, 8] {{
   %r = relu(%x)
-  %p = max_pool2d(%r) {pool_size=[2, 1], strides=[2, 1]}
-  %q = resize2d(%p) {size=[8, 8]}
+  %p = max_pool2d(%r) {{pool_size=[2, 1], strides=[2, 1]}}
+  %q = resize2d(%p) {{size=[8, 8]}}
   %s = add(%q, %y)
   return %s
-}
-)");
+}}
+)",
+                                   n, h));
+  };
+  auto m = over("batch", "H");
   REQUIRE(m.ok());
-  // The same model at fixed sizes is the reference.
-  auto fixed = parseModule(R"(module @s
-def @main(%x: f32[2, 4, 6, 8], %y: f32[2, 4, 8, 8]) -> f32[2, 4, 8, 8] {
-  %r = relu(%x)
-  %p = max_pool2d(%r) {pool_size=[2, 1], strides=[2, 1]}
-  %q = resize2d(%p) {size=[8, 8]}
-  %s = add(%q, %y)
-  return %s
-}
-)");
+  auto fixed = over("2", "6");
   REQUIRE(fixed.ok());
   Tensor x(DType::F32, {2, 4, 6, 8}), y(DType::F32, {2, 4, 8, 8});
   for (int64_t i = 0; i < x.numel(); ++i)

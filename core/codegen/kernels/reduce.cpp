@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/kernels/nn_common.h"
+#include "ir/ops/sort_indices.h"
 
 using namespace tk_nn;
 
@@ -294,34 +295,6 @@ TK_KERNEL(nn_cumsum) {
 
 namespace {
 
-/// Sorts 0..n-1 by key, stably; the result is in `order` or `tmp`,
-/// whichever the returned pointer names.
-template <typename K>
-inline const int64_t *mergeSortIndices(const K *key, int64_t n, bool largest, int64_t *order,
-                                       int64_t *tmp) {
-  for (int64_t i = 0; i < n; ++i)
-    order[i] = i;
-  for (int64_t width = 1; width < n; width *= 2) {
-    for (int64_t lo = 0; lo < n; lo += 2 * width) {
-      int64_t mid = tkMin(n, lo + width), hi = tkMin(n, lo + 2 * width);
-      int64_t i = lo, j = mid, o = lo;
-      while (i < mid && j < hi) {
-        K right = key[order[j]], left = key[order[i]];
-        bool takeRight = largest ? right > left : right < left; // strictly before: stable
-        tmp[o++] = takeRight ? order[j++] : order[i++];
-      }
-      while (i < mid)
-        tmp[o++] = order[i++];
-      while (j < hi)
-        tmp[o++] = order[j++];
-    }
-    int64_t *t = order;
-    order = tmp;
-    tmp = t;
-  }
-  return order;
-}
-
 template <int DT> int32_t topkImpl(const tk_args *a, const tessera_host_ctx_t *) {
   using D = Dt<DT>;
   using S = typename D::S;
@@ -343,7 +316,10 @@ template <int DT> int32_t topkImpl(const tk_args *a, const tessera_host_ctx_t *)
         else
           key[j] = orderKey<DT>(line[j * inner]);
       }
-      const int64_t *order = mergeSortIndices<K>(key, n, largest, bufA, bufB);
+      const int64_t *order =
+          tessera::sorting::sortIndices(n, bufA, bufB, [&](int64_t p, int64_t q) {
+            return largest ? key[p] > key[q] : key[p] < key[q];
+          });
       for (int64_t j = 0; j < k; ++j) {
         int64_t dst = (o * k + j) * inner + i;
         values[dst] = line[order[j] * inner];

@@ -222,10 +222,19 @@ NodeContext::foldOverSymbols(const ir::CallNode &call, const std::vector<ir::Ten
   for (int64_t d : symbols)
     bounded = bounded && ir::symbolInfo(d).bounded();
   auto lo = at([](int64_t d) { return ir::symbolInfo(d).lo; });
-  auto next = at([](int64_t d) { // lo + 1, within the bounds
-    const ir::SymbolInfo &s = ir::symbolInfo(d);
-    return s.bounded() ? std::min(s.lo + 1, s.hi) : s.lo + 1;
-  });
+  // Named symbols at lo + 1, derived ones computed from those (ir/symbol.h).
+  std::vector<std::pair<int64_t, int64_t>> nearLo;
+  for (int64_t d : symbols)
+    if (const std::optional<int64_t> v = ir::valueNearLo(d))
+      nearLo.emplace_back(d, *v);
+  auto next = nearLo.size() == symbols.size()
+                  ? at([&](int64_t d) {
+                      for (const auto &[sym, v] : nearLo)
+                        if (sym == d)
+                          return v;
+                      return ir::symbolInfo(d).lo;
+                    })
+                  : Expected<std::vector<ir::Tensor>>(Error("no value near the lower bounds"));
   auto hi = bounded ? at([](int64_t d) { return ir::symbolInfo(d).hi; })
                     : Expected<std::vector<ir::Tensor>>(Error("unbounded"));
   std::vector<ir::Tensor> out;

@@ -16,6 +16,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ir/ops/sort_indices.h"
+
 #include <stdint.h>
 
 namespace tessera::nms {
@@ -49,32 +51,6 @@ inline bool suppresses(const float *boxes, int64_t i, int64_t j, bool centre, fl
   return uni > 0 && inter / uni > threshold;
 }
 
-/// Sorts 0..n-1 by score, highest first, equal scores by index (a stable
-/// bottom-up merge sort); the result is in `order` or `tmp`, whichever the
-/// returned pointer names.
-inline int64_t *byScore(const float *scores, int64_t stride, int64_t n, int64_t *order,
-                        int64_t *tmp) {
-  for (int64_t i = 0; i < n; ++i)
-    order[i] = i;
-  for (int64_t width = 1; width < n; width *= 2) {
-    for (int64_t lo = 0; lo < n; lo += 2 * width) {
-      const int64_t mid = lo + width < n ? lo + width : n;
-      const int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-      int64_t i = lo, j = mid, o = lo;
-      while (i < mid && j < hi)
-        tmp[o++] = scores[order[j] * stride] > scores[order[i] * stride] ? order[j++] : order[i++];
-      while (i < mid)
-        tmp[o++] = order[i++];
-      while (j < hi)
-        tmp[o++] = order[j++];
-    }
-    int64_t *t = order;
-    order = tmp;
-    tmp = t;
-  }
-  return order;
-}
-
 /// Selects among `n` boxes (boxes: [n, 4]; scores: element i at i *
 /// scoreStride) into `selected` (at most maxOutput); returns the count.
 /// Scratch: `order` and `tmp`, n each.
@@ -84,7 +60,10 @@ inline int64_t select(const float *boxes, const float *scores, int64_t scoreStri
                       int64_t *selected) {
   if (maxOutput <= 0)
     return 0;
-  const int64_t *sorted = byScore(scores, scoreStride, n, order, tmp);
+  // By score, highest first; equal scores by index.
+  const int64_t *sorted = sorting::sortIndices(n, order, tmp, [&](int64_t a, int64_t b) {
+    return scores[a * scoreStride] > scores[b * scoreStride];
+  });
   int64_t count = 0;
   for (int64_t k = 0; k < n && count < maxOutput; ++k) {
     const int64_t i = sorted[k];
