@@ -30,7 +30,9 @@ ir::Expr call(const char *op, std::vector<ir::Expr> args, ir::Attrs a = {}) {
   return ir::expectOk(ir::makeCall(op, std::move(args), std::move(a), op));
 }
 
-ir::Expr item(const ir::Expr &tuple, int i) { return ir::expectOk(ir::makeTupleGetItem(tuple, i)); }
+ir::Expr item(const ir::Expr &tuple, int i) {
+  return ir::expectOk(ir::makeTupleGetItem(tuple, i));
+}
 
 int64_t runtimeSymbol(const char *name, int64_t hi) {
   auto s = ir::runtimeSymbol(name, hi);
@@ -59,14 +61,14 @@ ir::Module selectAbove(double threshold) {
   ir::Expr top = call("topk", {call("sigmoid", {picked})}, {{"k", k}});
   ir::Expr count = call("symbol_values", {}, {{"values", Ints{r, 5}}, {"shape", Ints{2}}});
   ir::Module m("select");
-  m.set("main", ir::makeFunction({x}, ir::makeTuple({picked, item(nz, 0), count, item(top, 0),
-                                                     item(top, 1)})));
+  m.set("main", ir::makeFunction(
+                    {x}, ir::makeTuple({picked, item(nz, 0), count, item(top, 0), item(top, 1)})));
   return m;
 }
 
 } // namespace
 
-TEST_CASE("nonzero: row-major indices and the count; -0 is zero, NaN is not", "[nonzero]") {
+TEST_CASE("nonzero: row-major indices and the count; -0 is zero and NaN is not", "[nonzero]") {
   const ir::Op *op = ir::OpRegistry::global().find("nonzero");
   REQUIRE(op);
   REQUIRE(op->dataDependent);
@@ -90,7 +92,7 @@ TEST_CASE("nonzero: row-major indices and the count; -0 is zero, NaN is not", "[
   CHECK_THAT(t.error().str(), Catch::Contains("'count' = -3 must be a size"));
 }
 
-TEST_CASE("nonzero: compiled once, counts from none to all match the interpreter",
+TEST_CASE("nonzero: compiled once; counts from none to all match the interpreter",
           "[nonzero][symbol_values][compile]") {
   const ir::Module m = selectAbove(0.25);
   auto model = compileModule(m);
@@ -123,7 +125,7 @@ TEST_CASE("nonzero: compiled once, counts from none to all match the interpreter
   }
 }
 
-TEST_CASE("non_max_suppression: greedy selection by score, IoU above the threshold suppresses",
+TEST_CASE("non_max_suppression: greedy selection by score; IoU above the threshold suppresses",
           "[non_max_suppression]") {
   const ir::Op *op = ir::OpRegistry::global().find("non_max_suppression");
   REQUIRE(op);
@@ -150,12 +152,14 @@ TEST_CASE("non_max_suppression: greedy selection by score, IoU above the thresho
   CHECK(run({{"max_output", int64_t(0)}, {"iou_threshold", 0.5}}).empty());
 }
 
-TEST_CASE("non_max_suppression: compiled once, matches the interpreter over batches and classes",
+TEST_CASE("non_max_suppression: compiled once; matches the interpreter over batches and classes",
           "[non_max_suppression][compile]") {
   const int64_t count = runtimeSymbol("kept", 2 * 3 * 40);
   ir::Var b = ir::makeVar("boxes", ir::Type::tensor(ir::DType::F32, {2, 40, 4}));
   ir::Var s = ir::makeVar("scores", ir::Type::tensor(ir::DType::F32, {2, 3, 40}));
-  ir::Attrs attrs{{"count", count}, {"max_output", int64_t(40)}, {"iou_threshold", 0.3},
+  ir::Attrs attrs{{"count", count},
+                  {"max_output", int64_t(40)},
+                  {"iou_threshold", 0.3},
                   {"center_point_box", true}};
   ir::Expr nms = call("non_max_suppression", {b, s}, attrs);
   ir::Module m("nms");
@@ -196,8 +200,7 @@ TEST_CASE("run-time symbols: an output the data sizes cannot be bound before the
   CHECK((*session)->setOutput(2, &countsDl).ok());
 }
 
-TEST_CASE("run-time symbols: the plan's through JSON, and validation",
-          "[symbol_values][compile]") {
+TEST_CASE("run-time symbols: the plan's through JSON and validation", "[symbol_values][compile]") {
   auto model = compileModule(selectAbove(0.5));
   const runtime::Plan &plan = model->plan();
   auto again = runtime::parsePlan(runtime::serializePlan(plan));
@@ -206,11 +209,10 @@ TEST_CASE("run-time symbols: the plan's through JSON, and validation",
   for (size_t k = 0; k < plan.symbols.size(); ++k)
     CHECK(again->symbols[k].runtime == plan.symbols[k].runtime);
   runtime::Plan unset = plan; // a run-time symbol no step sets
-  unset.steps.erase(std::remove_if(unset.steps.begin(), unset.steps.end(),
-                                   [](const runtime::Step &s) {
-                                     return s.kind == runtime::StepKind::SetSymbol;
-                                   }),
-                    unset.steps.end());
+  unset.steps.erase(
+      std::remove_if(unset.steps.begin(), unset.steps.end(),
+                     [](const runtime::Step &s) { return s.kind == runtime::StepKind::SetSymbol; }),
+      unset.steps.end());
   auto refused = runtime::validatePlan(unset);
   REQUIRE_FALSE(refused.ok());
   CHECK_THAT(refused.error().str(), Catch::Contains("is set by no step"));

@@ -131,7 +131,7 @@ TEST_CASE("symbols: relations keep symbols that pass through and derive the othe
   CHECK(printModule(*parsed) == text);
 }
 
-TEST_CASE("symbols: the interpreter runs symbolic inputs, each symbol one value",
+TEST_CASE("symbols: the interpreter runs symbolic inputs; each symbol has one value",
           "[symbol]") {
   // The same model over symbols and at fixed sizes (the reference).
   auto over = [](const std::string &n, const std::string &h) {

@@ -262,8 +262,13 @@ Status Importer::checkOutput(const ValueInfoProto &vi, const ir::Type &t) {
     const auto &s = tt.shape();
     declared += " " + declaredShapeStr(s);
     ok = ok && int64_t(t.rank()) == s.dim_size();
-    for (int i = 0; ok && i < s.dim_size(); ++i)
-      ok = !s.dim(i).has_dim_value() || s.dim(i).dim_value() == t.shape()[size_t(i)];
+    // A size the data decides (a run-time symbol, or one computed from one)
+    // cannot be checked here: the declaration holds for one example at most.
+    for (int i = 0; ok && i < s.dim_size(); ++i) {
+      const int64_t d = t.shape()[size_t(i)];
+      ok = !s.dim(i).has_dim_value() || s.dim(i).dim_value() == d ||
+           (ir::isSymbol(d) && !ir::symbolInfo(d).roots.empty());
+    }
   }
   if (!ok)
     return Error::format("output '{}': the model declares {} but the graph computes {}",
