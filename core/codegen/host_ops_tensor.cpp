@@ -424,7 +424,8 @@ void addIndex(LoweringTable &table) {
                                  attrs.getBool("use_score_threshold"),
                                  attrs.getBool("center_point_box")},
                                 {attrs.getFloat("iou_threshold"), attrs.getFloat("score_threshold")},
-                                uint64_t(24 * std::max<int64_t>(s[2], 1))};
+                                // order, tmp, selected (i64), kept (5 floats): per box
+                                uint64_t(44 * std::max<int64_t>(s[2], 1))};
             });
   // symbol_values: ia = [n, values...].
   table.add("symbol_values", [](const ir::Attrs &attrs, const HostOpTypes &) -> Expected<KernelCall> {

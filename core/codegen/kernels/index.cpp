@@ -323,7 +323,8 @@ TK_KERNEL(nonzero) {
 
 // non_max_suppression: ia = [batches, classes, n, max_output,
 // use_score_threshold, center_point_box], fa = [iou_threshold,
-// score_threshold]; scratch: 3 arrays of n i64. out[0] = i64 [count, 3]
+// score_threshold]; scratch: 3 arrays of n i64, then n box geometries
+// (5 floats each). out[0] = i64 [count, 3]
 // rows (batch, class, box), planned for the most there can be; out[1] =
 // i64 [1] count (for the SetSymbol step that follows). The selection is
 // the reference kernel's (ir/ops/nms_select.h).
@@ -332,6 +333,7 @@ TK_KERNEL(non_max_suppression) {
   const bool useScore = a->ia[4] != 0, centre = a->ia[5] != 0;
   const float iou = (float)a->fa[0], scoreThr = (float)a->fa[1];
   int64_t *order = (int64_t *)a->scratch, *tmp = order + n, *selected = tmp + n;
+  tessera::nms::Geometry *kept = (tessera::nms::Geometry *)(selected + n);
   const float *boxes = (const float *)a->in[0].data, *scores = (const float *)a->in[1].data;
   int64_t *rows = (int64_t *)a->out[0].data;
   int64_t count = 0;
@@ -339,7 +341,7 @@ TK_KERNEL(non_max_suppression) {
     for (int64_t c = 0; c < classes; ++c) {
       const int64_t k = tessera::nms::select(boxes + b * n * 4, scores + (b * classes + c) * n, 1,
                                              n, maxOut, iou, useScore, scoreThr, centre, order,
-                                             tmp, selected);
+                                             tmp, selected, kept);
       for (int64_t i = 0; i < k; ++i, ++count) {
         rows[3 * count] = b;
         rows[3 * count + 1] = c;

@@ -80,13 +80,14 @@ Expected<std::vector<Tensor>> nmsKernel(std::span<const Tensor> in, const Attrs 
   const Shape &s = in[1].shape();
   const int64_t batches = s[0], classes = s[1], n = s[2];
   std::vector<int64_t> order(static_cast<size_t>(n)), tmp(order), selected(order), rows;
+  std::vector<nms::Geometry> kept(static_cast<size_t>(n));
   for (int64_t b = 0; b < batches; ++b)
     for (int64_t c = 0; c < classes; ++c) {
       const int64_t k = nms::select(
           in[0].data<float>() + b * n * 4, in[1].data<float>() + (b * classes + c) * n, 1, n,
           attrs.getInt("max_output"), float(attrs.getFloat("iou_threshold")),
           attrs.getBool("use_score_threshold"), float(attrs.getFloat("score_threshold")),
-          attrs.getBool("center_point_box"), order.data(), tmp.data(), selected.data());
+          attrs.getBool("center_point_box"), order.data(), tmp.data(), selected.data(), kept.data());
       for (int64_t i = 0; i < k; ++i)
         rows.insert(rows.end(), {b, c, selected[size_t(i)]});
     }

@@ -34,30 +34,38 @@ inline void corners(const float *boxes, int64_t i, bool centre, float out[4]) {
   out[1] = b[1] < b[3] ? b[1] : b[3], out[3] = b[1] < b[3] ? b[3] : b[1];
 }
 
-/// Whether box j suppresses box i: IoU above `threshold`.
-inline bool suppresses(const float *boxes, int64_t i, int64_t j, bool centre, float threshold) {
-  float a[4], b[4];
-  corners(boxes, i, centre, a);
-  corners(boxes, j, centre, b);
-  const float y0 = a[0] > b[0] ? a[0] : b[0], x0 = a[1] > b[1] ? a[1] : b[1];
-  const float y1 = a[2] < b[2] ? a[2] : b[2], x1 = a[3] < b[3] ? a[3] : b[3];
+/// A box as selection compares it: corners (y0, x0, y1, x1) and area.
+struct Geometry {
+  float y0, x0, y1, x1, area;
+};
+
+inline Geometry geometry(const float *boxes, int64_t i, bool centre) {
+  float c[4];
+  corners(boxes, i, centre, c);
+  return {c[0], c[1], c[2], c[3], (c[2] - c[0]) * (c[3] - c[1])};
+}
+
+/// Whether selected box b suppresses candidate a: IoU above `threshold`.
+inline bool suppresses(const Geometry &a, const Geometry &b, float threshold) {
+  const float y0 = a.y0 > b.y0 ? a.y0 : b.y0, x0 = a.x0 > b.x0 ? a.x0 : b.x0;
+  const float y1 = a.y1 < b.y1 ? a.y1 : b.y1, x1 = a.x1 < b.x1 ? a.x1 : b.x1;
   if (y1 <= y0 || x1 <= x0)
     return false;
   const float inter = (y1 - y0) * (x1 - x0);
-  const float areaA = (a[2] - a[0]) * (a[3] - a[1]), areaB = (b[2] - b[0]) * (b[3] - b[1]);
-  if (areaA <= 0 || areaB <= 0)
+  if (a.area <= 0 || b.area <= 0)
     return false;
-  const float uni = areaA + areaB - inter;
+  const float uni = a.area + b.area - inter;
   return uni > 0 && inter / uni > threshold;
 }
 
 /// Selects among `n` boxes (boxes: [n, 4]; scores: element i at i *
 /// scoreStride) into `selected` (at most maxOutput); returns the count.
-/// Scratch: `order` and `tmp`, n each.
+/// Scratch: `order` and `tmp`, n each, and `kept`, n geometries (the
+/// selected boxes', compared in order by every later candidate).
 inline int64_t select(const float *boxes, const float *scores, int64_t scoreStride, int64_t n,
                       int64_t maxOutput, float iouThreshold, bool hasScoreThreshold,
                       float scoreThreshold, bool centre, int64_t *order, int64_t *tmp,
-                      int64_t *selected) {
+                      int64_t *selected, Geometry *kept) {
   if (maxOutput <= 0)
     return 0;
   // By score, highest first; equal scores by index.
@@ -69,11 +77,14 @@ inline int64_t select(const float *boxes, const float *scores, int64_t scoreStri
     const int64_t i = sorted[k];
     if (hasScoreThreshold && !(scores[i * scoreStride] > scoreThreshold))
       continue;
+    const Geometry g = geometry(boxes, i, centre);
     bool keep = true;
     for (int64_t s = 0; keep && s < count; ++s)
-      keep = !suppresses(boxes, i, selected[s], centre, iouThreshold);
-    if (keep)
+      keep = !suppresses(g, kept[s], iouThreshold);
+    if (keep) {
+      kept[count] = g;
       selected[count++] = i;
+    }
   }
   return count;
 }
