@@ -427,6 +427,14 @@ void addIndex(LoweringTable &table) {
                                 // order, tmp, selected (i64), kept (5 floats): per box
                                 uint64_t(44 * std::max<int64_t>(s[2], 1))};
             });
+  // range: ia = [start, delta, n] (the count from the result's shape).
+  table.add("range", [](const ir::Attrs &attrs, const HostOpTypes &t) -> Expected<KernelCall> {
+    if (t.outputs[0].dtype() != ir::DType::I64 && t.outputs[0].dtype() != ir::DType::I32)
+      return Error::format("range to {}: the host kernel writes i64 and i32",
+                           ir::dtypeName(t.outputs[0].dtype()));
+    return KernelCall{
+        "range", {attrs.getInt("start"), attrs.getInt("delta"), t.outputs[0].shape()[0]}, {}, 0};
+  });
   // symbol_values: ia = [n, values...].
   table.add("symbol_values", [](const ir::Attrs &attrs, const HostOpTypes &) -> Expected<KernelCall> {
     const Ints values = attrs.getInts("values");

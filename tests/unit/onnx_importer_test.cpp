@@ -651,6 +651,24 @@ TEST_CASE("dynamic dims: shape values carry symbols through an exporter's view c
   auto back = ir::parseModule(ir::printModule(*doubled), "doubled.tir");
   REQUIRE_FALSE(back.ok());
   CHECK(back.error().str().find("in an attribute cannot be read back") != std::string::npos);
+  // Range over a shape value (torch.arange(x.size(0))): positions 0 .. N-1,
+  // computed when the model runs.
+  {
+    ModelBuilder r;
+    r.input("x", {"batch", "4", "3"}).output("pos", {"?"}, ::onnx::TensorProto::INT64);
+    r.initializer("zero", test::i64({}, {0}));
+    r.initializer("one", test::i64({}, {1}));
+    r.node("Shape", {"x"}, {"s"});
+    r.node("Gather", {"s", "zero"}, {"n"});
+    r.node("Range", {"zero", "n", "one"}, {"pos"});
+    auto ranged = importBytes(r.bytes(), o);
+    INFO((ranged.ok() ? std::string() : ranged.error().str()));
+    REQUIRE(ranged.ok());
+    CHECK(ranged->find("main")->type().str() == "fn(f32[N(1, 8), 4, 3]) -> i64[N(1, 8)]");
+    auto out = interp::run(*ranged, {ir::Tensor(ir::DType::F32, {3, 4, 3})});
+    REQUIRE(out.ok());
+    CHECK(out->tensor.toInts() == std::vector<int64_t>{0, 1, 2});
+  }
   // A comparison whose answer depends on the symbol is computed at run time
   // (symbol_values); here its bool then meets the i64 -1 in the Concat.
   CHECK_THAT(importError(chain("Equal"), o),

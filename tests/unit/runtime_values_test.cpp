@@ -227,3 +227,49 @@ TEST_CASE("run-time symbols: the plan's through JSON and validation", "[symbol_v
   REQUIRE_FALSE(notRuntime.ok());
   CHECK_THAT(notRuntime.error().str(), Catch::Contains("is not a run-time symbol of the plan"));
 }
+
+TEST_CASE("range: ONNX Range on integers; the ends may be symbolic dims", "[range][compile]") {
+  const ir::Op *op = ir::OpRegistry::global().find("range");
+  REQUIRE(op);
+  auto run = [&](int64_t start, int64_t limit, int64_t delta) {
+    auto attrs = op->normalizeAttrs({{"start", start}, {"limit", limit}, {"delta", delta}});
+    REQUIRE(attrs.ok());
+    auto type = op->inferType({}, *attrs);
+    REQUIRE(type.ok());
+    auto out = op->kernel({}, *attrs, *type);
+    REQUIRE(out.ok());
+    return (*out)[0].toInts();
+  };
+  CHECK(run(0, 5, 1) == Ints{0, 1, 2, 3, 4});
+  CHECK(run(1, 8, 3) == Ints{1, 4, 7});
+  CHECK(run(5, 0, -2) == Ints{5, 3, 1});
+  CHECK(run(3, 1, 1).empty());
+  auto zero = op->normalizeAttrs({{"start", int64_t(0)}, {"limit", int64_t(3)}, {"delta", int64_t(0)}});
+  REQUIRE(zero.ok());
+  auto refused = op->inferType({}, *zero);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().str(), Catch::Contains("'delta' must not be 0"));
+
+  // x [1, S] plus its positions 0 .. S-1, and the even ones from 2 (a length
+  // computed from S).
+  auto s = ir::namedSymbol("S", 1, 64);
+  REQUIRE(s.ok());
+  ir::Var x = ir::makeVar("x", ir::Type::tensor(ir::DType::F32, {1, *s}));
+  ir::Expr pos = call("range", {}, {{"start", int64_t(0)}, {"limit", *s}});
+  ir::Expr sum = call("add", {x, call("cast", {pos}, {{"dtype", ir::DType::F32}})});
+  ir::Expr even =
+      call("range", {}, {{"start", int64_t(2)}, {"limit", *s}, {"delta", int64_t(2)}});
+  ir::Module m("positions");
+  m.set("main", ir::makeFunction({x}, ir::makeTuple({sum, even})));
+  auto model = compileModule(m);
+  auto session = runtime::Session::create(model, {1});
+  REQUIRE(session.ok());
+  std::mt19937 rng{9};
+  for (int64_t size : {1, 2, 3, 7, 64}) {
+    INFO("S = " << size);
+    checkRun(**session, m, {randomTensor(ir::Type::tensor(ir::DType::F32, {1, size}), rng)});
+    auto out = (*session)->output(1);
+    REQUIRE(out.ok());
+    CHECK((*out)->shape[0] == std::max<int64_t>((size - 2 + 1) / 2, 0));
+  }
+}

@@ -362,3 +362,19 @@ TK_KERNEL(symbol_values) {
   (void)ctx;
   return TESSERA_HOST_OK;
 }
+
+// range: ia = [start, delta, n]: out[0][i] = start + i * delta (i64 or i32).
+TK_KERNEL(range) {
+  const int64_t start = a->ia[0], delta = a->ia[1], n = a->ia[2];
+  if (a->out[0].dtype == TK_I32) {
+    int32_t *out = (int32_t *)a->out[0].data;
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = (int32_t)(start + i * delta);
+  } else {
+    int64_t *out = (int64_t *)a->out[0].data;
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = start + i * delta;
+  }
+  (void)ctx;
+  return TESSERA_HOST_OK;
+}

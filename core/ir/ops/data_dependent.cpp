@@ -6,7 +6,8 @@
 // the executor learn the symbol's value when it runs (Op::dataDependent;
 // docs/design/0013-dynamic-shapes.md, "Run-time values"). symbol_values
 // goes the other way: symbols' values as a tensor (ONNX Shape of a tensor
-// whose size is known only at run time, compared or computed with).
+// whose size is known only at run time, compared or computed with), and
+// range over symbolic ends (ONNX Range over a Shape value).
 //
 //===----------------------------------------------------------------------===//
 #include "ir/ops/common.h"
@@ -118,6 +119,29 @@ Expected<std::vector<Tensor>> symbolValuesKernel(std::span<const Tensor>, const 
       Tensor::fromInts(DType::I64, attrs.getInts("shape"), attrs.getInts("values"))};
 }
 
+// --- range -------------------------------------------------------------------------
+
+/// start, start + delta, ... up to (not including) limit: max(ceil((limit -
+/// start) / delta), 0) elements (ONNX Range); the ends may be symbols (a
+/// position index over a sequence of symbolic length).
+Expected<Type> rangeRelation(std::span<const Type>, const Attrs &attrs) {
+  const int64_t start = attrs.getInt("start"), limit = attrs.getInt("limit"),
+                delta = attrs.getInt("delta");
+  if (delta == 0)
+    return Error("attribute 'delta' must not be 0");
+  const int64_t span = limit - start;
+  const int64_t n = delta > 0 ? (span + delta - 1) / delta : (span + delta + 1) / delta;
+  return Type::tensor(attrs.getDType("dtype", DType::I64), {std::max<int64_t>(n, 0)});
+}
+
+Expected<std::vector<Tensor>> rangeKernel(std::span<const Tensor>, const Attrs &attrs,
+                                          const Type &outType) {
+  Tensor out(outType.dtype(), outType.shape());
+  for (int64_t i = 0; i < out.numel(); ++i)
+    out.setInt(i, attrs.getInt("start") + i * attrs.getInt("delta"));
+  return std::vector<Tensor>{out};
+}
+
 } // namespace
 
 Status registerDataDependentOps(OpRegistry &r) {
@@ -176,6 +200,23 @@ Status registerDataDependentOps(OpRegistry &r) {
       OpPattern::Opaque,
       symbolValuesRelation,
       symbolValuesKernel,
+  }));
+
+  TS_RETURN_IF_ERROR(r.add(Op{
+      "range",
+      "start, start + delta, ... below limit (above it when delta < 0), as ONNX Range on "
+      "integers; the ends may be symbolic dims (positions over a sequence of symbolic "
+      "length).",
+      {},
+      0,
+      0,
+      {{"start", K::Int, std::nullopt, "the first element (a size or a symbolic dim)"},
+       {"limit", K::Int, std::nullopt, "the end, not included (a size or a symbolic dim)"},
+       {"delta", K::Int, AttrValue(int64_t(1)), "the step, not 0"},
+       {"dtype", K::DType, AttrValue(DType::I64), "the result's integer dtype"}},
+      OpPattern::Opaque,
+      rangeRelation,
+      rangeKernel,
   }));
   return okStatus();
 }

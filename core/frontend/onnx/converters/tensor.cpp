@@ -328,7 +328,7 @@ Status registerTensorConverters(ConverterRegistry &r) {
   TS_RETURN_IF_ERROR(add("Size", 1, 1, convertSize, "a constant"));
   TS_RETURN_IF_ERROR(
       add("ConstantOfShape", 1, 9, convertConstantOfShape, "constant shape input; a constant, or core expand over a shape holding symbols"));
-  TS_RETURN_IF_ERROR(add("Range", 3, 11, convertRange, "constant inputs only; a constant"));
+  TS_RETURN_IF_ERROR(add("Range", 3, 11, convertRange, "constant inputs: a constant; over shape values holding symbolic dims: core range"));
   TS_RETURN_IF_ERROR(add("EyeLike", 1, 9, convertEyeLike, "k, dtype; a constant"));
   TS_RETURN_IF_ERROR(add("Reshape", 1, 1, convertReshape,
                          "constant shape (attribute before opset 5); 0, -1, allowzero"));

@@ -121,13 +121,27 @@ Expected<Outputs> convertRange(NodeContext &ctx) {
   const ir::Tensor *in[3];
   const char *names[3] = {"start", "limit", "delta"};
   wishConstants(ctx, {0, 1, 2});
+  bool symbolic = false;
   for (size_t i = 0; i < 3; ++i) {
     TS_ASSIGN_OR_RETURN(in[i], requireConstant(ctx, i, names[i]));
     if (in[i]->numel() != 1)
       return ctx.error("input {} ('{}') must be a scalar, got {}", i, names[i],
                        in[i]->type().str());
+    symbolic = symbolic || (in[i]->dtype() == DType::I64 && ir::isKnownSymbol(in[i]->getInt(0)));
   }
   DType dt = in[0]->dtype();
+  if (symbolic) { // over a shape value (torch.arange(x.size(1))): core range
+    if (ir::isKnownSymbol(in[2]->getInt(0)))
+      return ctx.error("input 2 ('delta') is the symbolic dim {}: a step known only at run "
+                       "time is not supported",
+                       ir::dimStr(in[2]->getInt(0)));
+    TS_ASSIGN_OR_RETURN(Expr y, ctx.call("range", {},
+                                         {{"start", in[0]->getInt(0)},
+                                          {"limit", in[1]->getInt(0)},
+                                          {"delta", in[2]->getInt(0)},
+                                          {"dtype", dt}}));
+    return Outputs{y};
+  }
   if (ir::isFloat(dt)) {
     double start = in[0]->getDouble(0), limit = in[1]->getDouble(0), delta = in[2]->getDouble(0);
     if (delta == 0)
