@@ -263,18 +263,11 @@ Expected<Type> Op::inferSymbolic(std::span<const Type> inputs, const Attrs &norm
     bounded = bounded && symbolInfo(d).bounded();
   auto lo = tensorsAt([](int64_t d) { return symbolInfo(d).lo; });
   // Named symbols at lo + 1, derived ones computed from those (ir/symbol.h).
-  std::vector<std::pair<int64_t, int64_t>> nearLo;
-  for (int64_t d : symbols)
-    if (const std::optional<int64_t> v = valueNearLo(d))
-      nearLo.emplace_back(d, *v);
-  auto loPlus1 = nearLo.size() == symbols.size()
-                     ? tensorsAt([&](int64_t d) {
-                         for (const auto &[sym, v] : nearLo)
-                           if (sym == d)
-                             return v;
-                         return symbolInfo(d).lo;
-                       })
-                     : std::optional<std::vector<Type>>();
+  const auto nearLo = valuesNearLo(symbols);
+  auto loPlus1 = nearLo ? tensorsAt([&](int64_t d) {
+    return (*nearLo)[size_t(std::find(symbols.begin(), symbols.end(), d) - symbols.begin())];
+  })
+                        : std::optional<std::vector<Type>>();
   auto hi = bounded ? tensorsAt([](int64_t d) { return symbolInfo(d).hi; })
                     : std::optional<std::vector<Type>>();
 

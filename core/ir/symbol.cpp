@@ -192,6 +192,17 @@ std::optional<int64_t> valueNearLo(int64_t dim) {
   return defs[0].eval(values);
 }
 
+std::optional<std::vector<int64_t>> valuesNearLo(std::span<const int64_t> symbols) {
+  std::vector<int64_t> out;
+  for (int64_t d : symbols) {
+    const std::optional<int64_t> v = valueNearLo(d);
+    if (!v)
+      return std::nullopt;
+    out.push_back(*v);
+  }
+  return out;
+}
+
 void defineSymbol(int64_t dim, SymbolDefinition definition) {
   SymbolTable::get().define(dim, std::move(definition));
 }

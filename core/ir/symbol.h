@@ -129,6 +129,8 @@ bool typesMatch(const Type &declared, const Type &inferred);
 /// definition, so that N and 2N are 2 and 4, not 2 and 3. Nullopt where a
 /// definition is missing or fails.
 std::optional<int64_t> valueNearLo(int64_t dim);
+/// valueNearLo of each of `symbols`, in order; nullopt when one has none.
+std::optional<std::vector<int64_t>> valuesNearLo(std::span<const int64_t> symbols);
 /// Records a definition of derived symbol `dim` (the first few are kept:
 /// probing makes two formulas that agree at the probes one symbol, and the
 /// compiler checks every kept one against the formula it fits).

@@ -223,18 +223,11 @@ NodeContext::foldOverSymbols(const ir::CallNode &call, const std::vector<ir::Ten
     bounded = bounded && ir::symbolInfo(d).bounded();
   auto lo = at([](int64_t d) { return ir::symbolInfo(d).lo; });
   // Named symbols at lo + 1, derived ones computed from those (ir/symbol.h).
-  std::vector<std::pair<int64_t, int64_t>> nearLo;
-  for (int64_t d : symbols)
-    if (const std::optional<int64_t> v = ir::valueNearLo(d))
-      nearLo.emplace_back(d, *v);
-  auto next = nearLo.size() == symbols.size()
-                  ? at([&](int64_t d) {
-                      for (const auto &[sym, v] : nearLo)
-                        if (sym == d)
-                          return v;
-                      return ir::symbolInfo(d).lo;
-                    })
-                  : Expected<std::vector<ir::Tensor>>(Error("no value near the lower bounds"));
+  const auto nearLo = ir::valuesNearLo(symbols);
+  auto next = nearLo ? at([&](int64_t d) {
+    return (*nearLo)[size_t(std::find(symbols.begin(), symbols.end(), d) - symbols.begin())];
+  })
+                     : Expected<std::vector<ir::Tensor>>(Error("no value near the lower bounds"));
   auto hi = bounded ? at([](int64_t d) { return ir::symbolInfo(d).hi; })
                     : Expected<std::vector<ir::Tensor>>(Error("unbounded"));
   std::vector<ir::Tensor> out;
