@@ -90,15 +90,11 @@ public:
     bool bounded = true;
     for (int64_t s : out_.sources)
       bounded = bounded && symbolInfo(s).bounded();
-    if (bounded && out_.sources.size() > 3) { // linear (fitLinear)
-      out_.hi = out_.numerator.constant;
-      for (const codegen::SymbolicInt::Term &t : out_.numerator.terms) {
-        const Range r = rangeOf(out_.sources[t.symbols[0]]);
-        out_.hi += std::max(t.coefficient * r.lo, t.coefficient * r.hi);
-      }
-      bounded = false;
-    }
-    for (size_t mask = 0; bounded && mask < (size_t(1) << out_.sources.size()); ++mask) {
+    const bool linear = out_.sources.size() > 3; // fitLinear
+    if (bounded && linear)
+      out_.hi = linearExtreme(true);
+    for (size_t mask = 0; bounded && !linear && mask < (size_t(1) << out_.sources.size());
+         ++mask) {
       std::vector<int64_t> corner;
       for (size_t i = 0; i < out_.sources.size(); ++i) {
         const Range r = rangeOf(out_.sources[i]);
@@ -326,14 +322,20 @@ private:
       if (c != 0)
         out_.numerator.terms.push_back({c, {uint32_t(i)}});
     }
-    // The least value: each term at the end of its source's range that
-    // makes it least (refined by check()).
-    out_.lo = out_.numerator.constant;
+    out_.lo = linearExtreme(false); // refined by check()
+    return okStatus();
+  }
+
+  /// The least (or greatest) value of a linear formula over its sources'
+  /// ranges: each term at the end of its source's range that makes it so.
+  int64_t linearExtreme(bool greatest) const {
+    int64_t v = out_.numerator.constant;
     for (const codegen::SymbolicInt::Term &t : out_.numerator.terms) {
       const Range r = rangeOf(out_.sources[t.symbols[0]]);
-      out_.lo += std::min(t.coefficient * r.lo, t.coefficient * r.hi);
+      v += greatest ? std::max(t.coefficient * r.lo, t.coefficient * r.hi)
+                    : std::min(t.coefficient * r.lo, t.coefficient * r.hi);
     }
-    return okStatus();
+    return v;
   }
 
   /// The definition at the corners of the sources' ranges (every corner up
@@ -494,16 +496,9 @@ uint32_t PlanSymbolTable::addFormula(std::string name, const codegen::SymbolicIn
 }
 
 Status PlanSymbolTable::addDerivedAttrs(const ir::Attrs &attrs, const std::string &what) {
-  for (const auto &[name, v] : attrs) {
-    std::vector<int64_t> dims;
-    if (const auto *one = std::get_if<int64_t>(&v))
-      dims.push_back(*one);
-    else if (const auto *ints = std::get_if<std::vector<int64_t>>(&v))
-      dims = *ints;
-    for (int64_t d : dims)
-      if (isKnownSymbol(d) && symbolInfo(d).derived())
-        TS_RETURN_IF_ERROR(addDerived(d, fmt::format("attribute '{}' of {}", name, what)));
-  }
+  for (int64_t d : attrs.symbols())
+    if (symbolInfo(d).derived())
+      TS_RETURN_IF_ERROR(addDerived(d, "an attribute of " + what));
   return okStatus();
 }
 

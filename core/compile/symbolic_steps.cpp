@@ -58,45 +58,6 @@ std::array<int64_t, 3> fitPoints(int64_t dim, size_t position) {
   return {lo + 3, lo + 7, lo + 12};
 }
 
-/// `attrs` with every symbol in int and int-list attributes (a topk's k, an
-/// expand's shape) replaced by values[its position in `symbols`].
-Attrs substitute(const Attrs &attrs, const std::vector<int64_t> &symbols,
-                 const std::vector<int64_t> &values) {
-  auto valueOf = [&](int64_t d) {
-    auto it = std::find(symbols.begin(), symbols.end(), d);
-    return it == symbols.end() ? d : values[size_t(it - symbols.begin())];
-  };
-  Attrs out;
-  for (const auto &[name, v] : attrs) {
-    if (const auto *one = std::get_if<int64_t>(&v)) {
-      out.set(name, valueOf(*one));
-    } else if (const auto *ints = std::get_if<std::vector<int64_t>>(&v)) {
-      std::vector<int64_t> xs = *ints;
-      for (int64_t &x : xs)
-        x = valueOf(x);
-      out.set(name, std::move(xs));
-    } else {
-      out.set(name, v);
-    }
-  }
-  return out;
-}
-
-/// The symbols of `attrs`' int and int-list attributes, added to `out`.
-void attrSymbols(const Attrs &attrs, std::vector<int64_t> &out) {
-  auto note = [&](int64_t d) {
-    if (isKnownSymbol(d) && std::find(out.begin(), out.end(), d) == out.end())
-      out.push_back(d);
-  };
-  for (const auto &[name, v] : attrs) {
-    if (const auto *one = std::get_if<int64_t>(&v))
-      note(*one);
-    else if (const auto *ints = std::get_if<std::vector<int64_t>>(&v))
-      for (int64_t x : *ints)
-        note(x);
-  }
-}
-
 } // namespace
 
 std::optional<std::vector<int64_t>> fitMultilinear(std::vector<int64_t> f,
@@ -214,7 +175,9 @@ Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
                                out.symbols.end()) {
           out.symbols.push_back(d);
         }
-  attrSymbols(call.attrs(), out.symbols);
+  for (int64_t d : call.attrs().symbols()) // a topk's k, an expand's shape
+    if (std::find(out.symbols.begin(), out.symbols.end(), d) == out.symbols.end())
+      out.symbols.push_back(d);
   const size_t k = out.symbols.size();
   std::vector<int64_t> a(k), b(k), check(k);
   for (size_t j = 0; j < k; ++j) {
@@ -230,7 +193,11 @@ Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
     at.outputs = substitute(types.outputs, out.symbols, values);
     at.anySize = true;
     at.constants = types.constants; // weights a kernel lays out (KernelCall::packed)
-    auto call2 = (*lowering)(substitute(call.attrs(), out.symbols, values), at);
+    auto call2 = (*lowering)(call.attrs().withSymbols([&](int64_t d) {
+      return values[size_t(std::find(out.symbols.begin(), out.symbols.end(), d) -
+                           out.symbols.begin())];
+    }),
+                             at);
     if (!call2.ok())
       return std::move(call2).error().addContext(
           fmt::format("{} at {} = {}", what,

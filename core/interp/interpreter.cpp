@@ -123,24 +123,10 @@ public:
 
   /// `attrs` with the symbols in int and int-list attributes replaced.
   Expected<Attrs> resolve(const Attrs &attrs) {
-    Attrs out;
-    for (const auto &[name, v] : attrs) {
-      if (const auto *one = std::get_if<int64_t>(&v); one && isKnownSymbol(*one)) {
-        TS_ASSIGN_OR_RETURN(int64_t x, valueOf(*one));
-        out.set(name, x);
-      } else if (const auto *ints = std::get_if<std::vector<int64_t>>(&v)) {
-        std::vector<int64_t> xs = *ints;
-        for (int64_t &x : xs) {
-          if (isKnownSymbol(x)) {
-            TS_ASSIGN_OR_RETURN(x, valueOf(x));
-          }
-        }
-        out.set(name, std::move(xs));
-      } else {
-        out.set(name, v);
-      }
-    }
-    return out;
+    for (int64_t d : attrs.symbols())
+      if (auto v = valueOf(d); !v.ok())
+        return std::move(v).error();
+    return attrs.withSymbols([&](int64_t d) { return values_.at(d); });
   }
 
 private:

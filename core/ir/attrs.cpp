@@ -97,16 +97,35 @@ void appendAttrValue(std::string &out, const AttrValue &v) {
       v);
 }
 
-bool Attrs::holdsSymbols() const {
+bool Attrs::holdsSymbols() const { return !symbols().empty(); }
+
+std::vector<int64_t> Attrs::symbols() const {
+  std::vector<int64_t> out;
+  auto note = [&](int64_t x) {
+    if (isKnownSymbol(x) && std::find(out.begin(), out.end(), x) == out.end())
+      out.push_back(x);
+  };
   for (const auto &[name, v] : entries_) {
-    if (const auto *one = std::get_if<int64_t>(&v); one && isKnownSymbol(*one))
-      return true;
-    if (const auto *ints = std::get_if<std::vector<int64_t>>(&v))
+    if (const auto *one = std::get_if<int64_t>(&v))
+      note(*one);
+    else if (const auto *ints = std::get_if<std::vector<int64_t>>(&v))
       for (int64_t x : *ints)
-        if (isKnownSymbol(x))
-          return true;
+        note(x);
   }
-  return false;
+  return out;
+}
+
+Attrs Attrs::withSymbols(const std::function<int64_t(int64_t)> &value) const {
+  Attrs out = *this;
+  for (auto &[name, v] : out.entries_) {
+    if (auto *one = std::get_if<int64_t>(&v); one && isKnownSymbol(*one))
+      *one = value(*one);
+    else if (auto *ints = std::get_if<std::vector<int64_t>>(&v))
+      for (int64_t &x : *ints)
+        if (isKnownSymbol(x))
+          x = value(x);
+  }
+  return out;
 }
 
 std::string attrValueStr(const AttrValue &v) {

@@ -10,6 +10,7 @@
 #include "ir/dtype.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,6 +77,11 @@ public:
   /// Whether an int or int-list attribute holds a symbolic dim (ir/symbol.h:
   /// a topk's k, a reshape's [N, -1]), which only run time knows.
   bool holdsSymbols() const;
+  /// Those symbolic dims, each once, in order of appearance.
+  std::vector<int64_t> symbols() const;
+  /// The attributes with every symbolic dim d of an int or int-list
+  /// attribute replaced by value(d) (the rest as they are).
+  Attrs withSymbols(const std::function<int64_t(int64_t)> &value) const;
   /// "{axis=1, keepdims=true}" or "" when empty.
   std::string str() const;
   size_t hash() const;

@@ -95,13 +95,7 @@ Expected<Type> Op::inferType(std::span<const Type> inputs, const Attrs &normaliz
   bool symbolic = false;
   for (const Type &t : inputs)
     symbolic = symbolic || !t.isStatic();
-  for (const auto &[attr, value] : normalized) { // a reshape to [N, -1], a topk's k
-    if (const auto *ints = std::get_if<std::vector<int64_t>>(&value))
-      for (int64_t v : *ints)
-        symbolic = symbolic || isKnownSymbol(v);
-    if (const auto *one = std::get_if<int64_t>(&value))
-      symbolic = symbolic || isKnownSymbol(*one);
-  }
+  symbolic = symbolic || normalized.holdsSymbols(); // a reshape to [N, -1], a topk's k
   if (symbolic)
     return inferSymbolic(inputs, normalized);
   auto result = relation(inputs, normalized);
@@ -137,20 +131,7 @@ Expected<Type> relationAt(const Op &op, std::span<const Type> inputs, const Attr
   std::vector<Type> concrete;
   for (const Type &t : inputs)
     concrete.push_back(substitute(t, value));
-  Attrs attrs;
-  for (const auto &[attr, v] : normalized) {
-    if (const auto *ints = std::get_if<std::vector<int64_t>>(&v)) {
-      std::vector<int64_t> replaced = *ints;
-      for (int64_t &x : replaced)
-        if (isKnownSymbol(x))
-          x = value(x);
-      attrs.set(attr, std::move(replaced));
-    } else if (const auto *one = std::get_if<int64_t>(&v); one && isKnownSymbol(*one)) {
-      attrs.set(attr, value(*one));
-    } else {
-      attrs.set(attr, v);
-    }
-  }
+  const Attrs attrs = normalized.withSymbols(value);
   return op.relation(concrete, attrs);
 }
 
@@ -207,13 +188,8 @@ Expected<Type> Op::inferSymbolic(std::span<const Type> inputs, const Attrs &norm
   for (const Type &t : inputs)
     for (int64_t d : t.shape())
       note(d);
-  for (const auto &[attr, v] : normalized) {
-    if (const auto *ints = std::get_if<std::vector<int64_t>>(&v))
-      for (int64_t d : *ints)
-        note(d);
-    if (const auto *one = std::get_if<int64_t>(&v))
-      note(*one);
-  }
+  for (int64_t d : normalized.symbols())
+    note(d);
 
   std::array<std::vector<Type>, kProbes> probed;
   Type structure; // the first probe's result: its tuple nesting

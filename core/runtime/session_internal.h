@@ -153,6 +153,7 @@ public:
   std::vector<bool> midRun;
   std::vector<std::vector<uint32_t>> followers, reshaped;
   std::vector<uint32_t> midRunBuffers; // every buffer with a mid-run dim
+  std::vector<uint32_t> copySteps;     // the plan's Copy steps (their sizes may follow)
 };
 
 class LoadedModelImpl {

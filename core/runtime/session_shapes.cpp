@@ -188,6 +188,9 @@ void SessionImpl::indexRuntimeSymbols() {
     if (any)
       midRunBuffers.push_back(uint32_t(b));
   }
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    if (plan.steps[s].kind == StepKind::Copy)
+      copySteps.push_back(uint32_t(s));
 }
 
 void SessionImpl::refreshShapes(const std::vector<uint32_t> &list) {
@@ -198,9 +201,8 @@ void SessionImpl::refreshShapes(const std::vector<uint32_t> &list) {
       if (isSymbolDim(info.shape[d]))
         shapes[b][d] = symbolValues[symbolIndexOf(info.shape[d])];
   }
-  for (size_t s = 0; s < plan.steps.size(); ++s)
-    if (plan.steps[s].kind == StepKind::Copy &&
-        std::find(list.begin(), list.end(), plan.steps[s].args[0]) != list.end()) {
+  for (uint32_t s : copySteps) // each SetSymbol: not a scan of every step
+    if (std::find(list.begin(), list.end(), plan.steps[s].args[0]) != list.end()) {
       TensorInfo t = plan.buffers[plan.steps[s].args[0]].info;
       t.shape = shapes[plan.steps[s].args[0]];
       steps[s].copyBytes = t.bytes();

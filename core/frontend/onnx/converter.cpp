@@ -286,8 +286,6 @@ Expected<ir::Expr> NodeContext::call(std::string_view opName, std::vector<ir::Ex
   for (size_t i = 0; i < args.size(); ++i)
     if (!args[i])
       return error("internal: argument {} of {} is null", i, opName);
-  std::vector<ir::Expr> original = args;
-  ir::Attrs originalAttrs = attrs;
   auto built = ir::makeCall(opName, std::move(args), std::move(attrs), nodeName_, span_);
   if (!built.ok())
     return std::move(built).withLocation(fmt::format("node '{}' ({})", nodeName_, opType_));
@@ -304,7 +302,7 @@ Expected<ir::Expr> NodeContext::call(std::string_view opName, std::vector<ir::Ex
       values.push_back(k->data());
   }
   if (!constants) // a shape value used as data is computed at run time
-    return symbolic ? callOnSymbolValues(opName, std::move(original), std::move(originalAttrs))
+    return symbolic ? callOnSymbolValues(opName, {c->args().begin(), c->args().end()}, c->attrs())
                     : built;
   if (resultBytes(c->type()) > kMaxFoldedBytes || !c->type().isStatic())
     return built;
@@ -329,7 +327,7 @@ Expected<ir::Expr> NodeContext::call(std::string_view opName, std::vector<ir::Ex
       return t.isTensor() && t.dtype() == ir::DType::I64;
     });
     if (!symbols.empty() && !intsOnly)
-      return callOnSymbolValues(opName, std::move(original), std::move(originalAttrs));
+      return callOnSymbolValues(opName, {c->args().begin(), c->args().end()}, c->attrs());
     if (!symbols.empty()) {
       TS_ASSIGN_OR_RETURN(std::vector<ir::Tensor> folded, foldOverSymbols(*c, values, symbols));
       if (folded.size() != 1)
