@@ -1,9 +1,11 @@
 //===- bridge/plugin_bridge.cpp - IR to plugin ABI structures -------------===//
 #include "bridge/plugin_bridge.h"
 
+#include "ir/symbol.h"
 #include "ir/visit.h"
 #include "tessera/sdk/json_graph.hpp"
 
+#include <cassert>
 #include <unordered_map>
 
 // The IR's limit on shapes is the one the plugin ABI promises plugins.
@@ -22,10 +24,18 @@ std::string exprLabel(const ir::ExprNode &e) {
   return "unnamed node";
 }
 
-sdk::TensorType toSdkType(const ir::Type &t) {
+sdk::TensorType toSdkType(const ir::Type &t, SymbolList &symbols) {
   sdk::TensorType out;
   out.dtype = ir::toDLDataType(t.dtype());
   out.shape = t.shape();
+  if (ir::isStatic(out.shape))
+    return out;
+  out.symbols.assign(out.shape.size(), -1);
+  for (size_t i = 0; i < out.shape.size(); ++i)
+    if (ir::isSymbol(out.shape[i])) {
+      out.symbols[i] = symbols.indexOf(out.shape[i]);
+      out.shape[i] = -1;
+    }
   return out;
 }
 
@@ -47,10 +57,37 @@ sdk::AttrValue toSdkAttr(const ir::AttrValue &v) {
 // Op descriptions
 //===----------------------------------------------------------------------===//
 
-void TensorTypeStore::add(const ir::Type &type) {
+int32_t SymbolList::indexOf(int64_t dim) {
+  for (size_t k = 0; k < dims_.size(); ++k)
+    if (dims_[k] == dim)
+      return int32_t(k);
+  const ir::SymbolInfo &info = ir::symbolInfo(dim);
+  dims_.push_back(dim);
+  const std::string &name = names_.emplace_back(info.derived() ? ir::dimStr(dim) : info.name);
+  tessera_symbol_t &s = symbols_.emplace_back();
+  s.struct_size = sizeof(tessera_symbol_t);
+  s.name = name.c_str();
+  s.lo = info.lo;
+  s.hi = info.bounded() ? info.hi : -1;
+  s.runtime = info.runtime || !info.roots.empty();
+  // The first probe: every relation was evaluated there, so the values of
+  // all symbols at it are consistent (ir/symbol.h).
+  s.example = info.probes[0];
+  ptrs_.push_back(&s);
+  return int32_t(dims_.size() - 1);
+}
+
+std::vector<sdk::Symbol> SymbolList::sdkSymbols() const {
+  std::vector<sdk::Symbol> out;
+  for (const tessera_symbol_t &s : symbols_)
+    out.push_back(sdk::toSymbol(s));
+  return out;
+}
+
+void TensorTypeStore::add(const ir::Type &type, SymbolList *symbols) {
   if (type.isTuple()) {
     for (const ir::Type &f : type.fields())
-      add(f);
+      add(f, symbols);
     return;
   }
   // A uniqued type's shape lives until the process exits: point at it.
@@ -61,6 +98,18 @@ void TensorTypeStore::add(const ir::Type &type) {
   t.dtype = ir::toDLDataType(type.dtype());
   t.ndim = int32_t(shape.size());
   t.shape = shape.empty() ? nullptr : shape.data();
+  if (!ir::isStatic(shape)) {
+    assert(symbols && "a symbolic type needs a symbol list");
+    std::vector<int64_t> &dims = owned_.emplace_back(shape.begin(), shape.end());
+    std::vector<int32_t> &index = symbolIndex_.emplace_back(shape.size(), -1);
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (ir::isSymbol(dims[i])) {
+        index[i] = symbols->indexOf(dims[i]);
+        dims[i] = -1;
+      }
+    t.shape = dims.data();
+    t.symbols = index.data();
+  }
   if (types_.data() != before) { // moved: point at the new copies
     ptrs_.clear();
     for (const tessera_tensor_type_t &x : types_)
@@ -117,8 +166,8 @@ Expected<std::unique_ptr<OpDescHolder>> OpDescHolder::fromCall(const ir::CallNod
     h->attrPtrs_.push_back(&a);
   }
   for (const ir::Expr &arg : call.args())
-    h->inputs_.add(arg->type());
-  h->outputs_.add(call.type());
+    h->inputs_.add(arg->type(), &h->symbols_);
+  h->outputs_.add(call.type(), &h->symbols_);
 
   tessera_op_desc_t &d = h->desc_;
   d.struct_size = sizeof(tessera_op_desc_t);
@@ -130,6 +179,8 @@ Expected<std::unique_ptr<OpDescHolder>> OpDescHolder::fromCall(const ir::CallNod
   d.num_inputs = h->inputs_.size();
   d.outputs = h->outputs_.data();
   d.num_outputs = h->outputs_.size();
+  d.symbols = h->symbols_.data();
+  d.num_symbols = h->symbols_.size();
   return h;
 }
 
@@ -167,7 +218,7 @@ public:
       sdk::Node n;
       n.kind = sdk::Node::Kind::Input;
       n.name = p->name();
-      n.outputs.push_back(toSdkType(p->type()));
+      n.outputs.push_back(toSdkType(p->type(), holder_.symbols_));
       refs_[p.get()] = {sdk::NodeRef{addNode(std::move(n), p), 0}};
       graph_.inputs.push_back(int64_t(graph_.nodes.size() - 1));
     }
@@ -186,6 +237,17 @@ private:
   Error err(const std::string &message) const { return Error::format("{}: {}", where_, message); }
 
   int64_t addNode(sdk::Node n, const ir::Expr &e) {
+    // Where the symbols first appear (a composite's body is added before
+    // the composite node, so its ops are named rather than the composite).
+    auto &where = holder_.symbolWhere_;
+    where.resize(holder_.symbols_.size());
+    for (const sdk::TensorType &t : n.outputs)
+      for (size_t d = 0; d < t.shape.size(); ++d)
+        if (int32_t k = t.symbolOf(d); k >= 0 && where[size_t(k)].empty())
+          where[size_t(k)] = fmt::format(
+              "dim {} of {} '{}'", d,
+              n.kind == sdk::Node::Kind::Input ? "input" : n.op.empty() ? "constant" : n.op,
+              n.name);
     graph_.nodes.push_back(std::move(n));
     if (!parent_)
       holder_.nodeExprs_.push_back(e);
@@ -220,7 +282,7 @@ private:
     const auto &c = *e->as<ir::ConstantNode>();
     sdk::Node n;
     n.name = c.name();
-    n.outputs.push_back(toSdkType(c.type()));
+    n.outputs.push_back(toSdkType(c.type(), holder_.symbols_));
     if (holder_.constantsAsInputs_) {
       n.kind = sdk::Node::Kind::Input;
       if (!parent_) {
@@ -285,10 +347,10 @@ private:
       for (const ir::Type &f : call.type().fields()) {
         if (!f.isTensor())
           return err(exprLabel(call) + ": nested tuples are not supported");
-        n.outputs.push_back(toSdkType(f));
+        n.outputs.push_back(toSdkType(f, holder_.symbols_));
       }
     } else {
-      n.outputs.push_back(toSdkType(call.type()));
+      n.outputs.push_back(toSdkType(call.type(), holder_.symbols_));
     }
     switch (call.calleeKind()) {
     case ir::CallNode::CalleeKind::Op:
@@ -348,6 +410,11 @@ GraphHolder::fromFunction(const ir::Function &fn, std::string symbol, uint64_t c
   GraphBuilder builder(*h, nullptr, "plugin graph '" + h->symbol_ + "'");
   TS_RETURN_IF_ERROR(builder.build(*fn));
   builder.graph().symbol = h->symbol_;
+  builder.graph().symbols = h->symbols_.sdkSymbols();
+  h->symbolWhere_.resize(h->symbols_.size());
+  for (std::string &w : h->symbolWhere_)
+    if (w.empty())
+      w = "a dim"; // only in a type no node has (none today)
   try {
     h->json_ = sdk::writeGraph(builder.graph());
   } catch (const std::exception &e) {

@@ -36,6 +36,7 @@
 #pragma once
 
 #include "ir/expr.h"
+#include "tessera/sdk/plugin.hpp"
 #include "bridge/pattern.h"
 #include "support/error.h"
 #include "tessera/c/plugin.h"
@@ -48,21 +49,49 @@
 
 namespace tessera::bridge {
 
+/// The symbols an op description or a graph refers to (ABI 1.4), in order
+/// of first use: the index of a symbolic dim is its place here.
+class SymbolList {
+public:
+  SymbolList() = default;
+  SymbolList(const SymbolList &) = delete;
+  SymbolList &operator=(const SymbolList &) = delete;
+
+  /// The index of ir symbol `dim`, added on first use.
+  int32_t indexOf(int64_t dim);
+  /// The ir symbols, by index.
+  const std::vector<int64_t> &dims() const { return dims_; }
+  const tessera_symbol_t *const *data() const { return ptrs_.data(); }
+  size_t size() const { return dims_.size(); }
+  /// The same as the SDK's values (a graph's "symbols").
+  std::vector<sdk::Symbol> sdkSymbols() const;
+
+private:
+  std::vector<int64_t> dims_;
+  std::deque<std::string> names_;
+  std::deque<tessera_symbol_t> symbols_;
+  std::vector<const tessera_symbol_t *> ptrs_;
+};
+
 /// Storage for tessera_tensor_type_t values (stable addresses).
 class TensorTypeStore {
 public:
   /// Adds one type per tensor of `type` (tuple fields in order; nested tuples
-  /// flatten depth first).
-  void add(const ir::Type &type);
+  /// flatten depth first). A symbolic dim is -1 with its index in `symbols`
+  /// (which a type with symbolic dims needs).
+  void add(const ir::Type &type, SymbolList *symbols = nullptr);
   const tessera_tensor_type_t *const *data() const { return ptrs_.data(); }
   size_t size() const { return ptrs_.size(); }
 
 private:
   // Plain vectors (a std::deque allocates a block even when empty, and one
   // store is built per checker call); ptrs_ is refreshed when types_ moves.
-  // The shapes point into the uniqued types, which are never freed.
+  // Static shapes point into the uniqued types, which are never freed;
+  // symbolic ones into owned_ (-1 per symbolic dim) and symbolIndex_.
   std::vector<tessera_tensor_type_t> types_;
   std::vector<const tessera_tensor_type_t *> ptrs_;
+  std::deque<std::vector<int64_t>> owned_;
+  std::deque<std::vector<int32_t>> symbolIndex_;
 };
 
 /// One call of a core op as a checker sees it.
@@ -86,6 +115,7 @@ private:
   std::vector<std::vector<double>> floats_;
   std::vector<tessera_attr_t> attrs_;
   std::vector<const tessera_attr_t *> attrPtrs_;
+  SymbolList symbols_;
   TensorTypeStore inputs_, outputs_;
   tessera_op_desc_t desc_{};
 };
@@ -122,6 +152,11 @@ public:
   }
   const std::string &json() const { return json_; }
   const std::string &symbol() const { return symbol_; }
+  /// The graph's symbols (ABI 1.4): the ir dims, in the order the function
+  /// takes their values; empty for a static graph.
+  const std::vector<int64_t> &symbolDims() const { return symbols_.dims(); }
+  /// Where each symbol first appears ("dim 2 of conv2d 'down'"), by index.
+  const std::vector<std::string> &symbolWhere() const { return symbolWhere_; }
 
   /// The top-level JSON nodes and, for each, the IR expression it stands for
   /// (the parameter's Var, the ConstantNode, the call).
@@ -143,6 +178,8 @@ private:
 
   std::string symbol_, json_, targetCpu_;
   bool constantsAsInputs_ = false;
+  SymbolList symbols_;
+  std::vector<std::string> symbolWhere_;
   std::vector<ir::Expr> nodeExprs_;
   std::vector<ir::Tensor> constants_, extraInputs_;
   std::unordered_map<const ir::ExprNode *, int64_t> constantIndex_;

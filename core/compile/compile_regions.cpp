@@ -81,6 +81,8 @@ compileRegions(const Module &m, const plugin::PluginRegistry *registry,
     r.moduleSection = std::move(saved->bytes);
     if ((*graph)->constantsAsInputs())
       r.extraInputs = (*graph)->extraInputs();
+    r.symbolDims = (*graph)->symbolDims();
+    r.symbolWhere = (*graph)->symbolWhere();
   }
   return out;
 }

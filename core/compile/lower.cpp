@@ -364,9 +364,19 @@ Status Lowerer::lowerRegionCall(const CallNode &call) {
     return Error::format("{}: region @{} was not compiled", describeNode(call), call.global());
   }
   const CompiledRegion &r = regions_[it->second];
-  TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call));
-
   runtime::Step step;
+  step.label = fmt::format("{} ({})", r.symbol, r.plugin);
+  // A symbolic region's function takes its symbols' values, derived ones
+  // included (also the dims inside it that no buffer of the plan holds),
+  // named by where they appear in it.
+  for (size_t k = 0; k < r.symbolDims.size(); ++k) {
+    const int64_t dim = r.symbolDims[k];
+    if (symbolInfo(dim).derived())
+      TS_RETURN_IF_ERROR(symbols_.addDerived(
+          dim, fmt::format("{} in region {}", r.symbolWhere.at(k), step.label)));
+    step.symbols.push_back(symbols_.index(dim));
+  }
+  TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call));
   step.kind = runtime::StepKind::External;
   step.symbol = r.symbol;
   step.module = int32_t(it->second);
@@ -375,7 +385,6 @@ Status Lowerer::lowerRegionCall(const CallNode &call) {
     step.args.push_back(addConstant(r.extraInputs[i], fmt::format("{}.const{}", r.symbol, i)));
   step.numInputs = uint32_t(step.args.size());
   flattenInto(result, step.args);
-  step.label = fmt::format("{} ({})", r.symbol, r.plugin);
   out_.plan.steps.push_back(std::move(step));
   values_[&call] = std::move(result);
   return okStatus();

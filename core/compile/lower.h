@@ -59,6 +59,10 @@ struct CompiledRegion {
   /// after the region's parameters (bridge::GraphHolder::extraInputs()).
   std::vector<ir::Tensor> extraInputs;
   int64_t ops = 0; // core op calls inside (composites counted by their ops)
+  /// The region's symbols (ABI 1.4), in the order its function takes their
+  /// values (bridge::GraphHolder::symbolDims()); empty when it is static.
+  std::vector<int64_t> symbolDims;
+  std::vector<std::string> symbolWhere; // where each first appears in the region
 };
 
 /// Compiles every region global of `m` (module order), one plugin module

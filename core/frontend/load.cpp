@@ -8,11 +8,11 @@ namespace tessera::frontend {
 
 namespace {
 
-Expected<ir::Module> warnPinned(Expected<ir::Module> module, const onnx::ImportReport &report,
-                                const std::string &displayName) {
+Expected<ir::Module> noteUnbound(Expected<ir::Module> module, const onnx::ImportReport &report,
+                                 const std::string &displayName) {
   if (module.ok())
-    for (const std::string &note : onnx::pinnedSymbolNotes(report))
-      TS_LOG_WARN("{}: {}", displayName, note);
+    for (const std::string &note : onnx::unboundSymbolNotes(report))
+      TS_LOG_INFO("{}: {}", displayName, note);
   return module;
 }
 
@@ -43,14 +43,14 @@ Expected<ir::Module> loadModelFile(const std::string &path, const InputShapes &s
 
 Expected<ir::Module> importOnnxFile(const std::string &path, const onnx::ImportOptions &options) {
   onnx::ImportReport report;
-  return warnPinned(onnx::importModelFile(path, options, &report), report, path);
+  return noteUnbound(onnx::importModelFile(path, options, &report), report, path);
 }
 
 Expected<ir::Module> importOnnxBytes(std::string_view bytes, const std::string &displayName,
                                      const std::string &baseDir,
                                      const onnx::ImportOptions &options) {
   onnx::ImportReport report;
-  return warnPinned(onnx::importModelBytes(bytes, baseDir, displayName, options, &report), report,
+  return noteUnbound(onnx::importModelBytes(bytes, baseDir, displayName, options, &report), report,
                     displayName);
 }
 

@@ -3,9 +3,9 @@
 // What `tessera compile`, `tessera partition`, `tessera import` and the
 // Python API (`tessera.compile(model, input_shapes=...)`) do to get a module:
 // an ONNX model (a .onnx file, or a serialized ModelProto) is imported with
-// the given input shapes, and every symbolic dim the import pinned is
-// logged as a warning; any other file is text IR, which takes no input
-// shapes.
+// the given input shapes (a dim they leave unbound stays symbolic, which is
+// logged at info level; `tessera compile` lists the symbols); any other file
+// is text IR, which takes no input shapes.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -31,8 +31,8 @@ Expected<InputShapes> parseInputShapes(const std::vector<std::string> &specs);
 /// be empty).
 Expected<ir::Module> loadModelFile(const std::string &path, const InputShapes &shapes);
 
-/// Imports an ONNX file and warns of every symbolic dim it pinned
-/// (onnx::pinnedSymbolNotes).
+/// Imports an ONNX file and notes every dim left unbound
+/// (onnx::unboundSymbolNotes).
 Expected<ir::Module> importOnnxFile(const std::string &path, const onnx::ImportOptions &options);
 /// The same for a serialized ModelProto; `displayName` names it in messages
 /// and external data is looked up in `baseDir`.

@@ -220,32 +220,52 @@ Expected<Type> Op::inferSymbolic(std::span<const Type> inputs, const Attrs &norm
                            name);
   }
   // Bounds: the relation at every symbol's lower bound, and at every upper
-  // bound when all have one; a failure leaves the bound unknown.
-  auto tensorsAt = [&](auto value) -> std::optional<std::vector<Type>> {
+  // bound when all have one; a failure leaves the bound unknown. A result of
+  // another structure there is the op meaning something else at those
+  // values (a squeeze without axes of a dim that may be 1): refused, since
+  // one compiled result cannot stand for both.
+  std::optional<Error> divergent;
+  auto tensorsAt = [&](auto value, const char *where) -> std::optional<std::vector<Type>> {
     auto r = at(value);
     if (!r.ok())
       return std::nullopt;
     std::vector<Type> out;
     tensorsOf(*r, out);
-    if (out.size() != probed[0].size())
-      return std::nullopt;
-    for (size_t k = 0; k < out.size(); ++k)
-      if (out[k].rank() != probed[0][k].rank())
-        return std::nullopt;
-    return out;
+    bool same = out.size() == probed[0].size();
+    for (size_t k = 0; same && k < out.size(); ++k)
+      same = out[k].rank() == probed[0][k].rank();
+    if (!same && !divergent) {
+      std::string list;
+      for (int64_t d : symbols)
+        list += fmt::format("{}{} = {}", list.empty() ? "" : ", ", dimStr(d), value(d));
+      std::string ranks;
+      for (const Type &t : probed[0])
+        ranks += fmt::format("{}{}", ranks.empty() ? "" : ", ", t.rank());
+      divergent = Error::format("{}: the result's rank depends on the values of symbols: with {} "
+                                "({}) it is {}, at other values of rank {} (give the dims, or "
+                                "the op's axes, explicitly)",
+                                name, list, where, r->str(), ranks);
+    }
+    return same ? std::optional<std::vector<Type>>(std::move(out)) : std::nullopt;
   };
   bool bounded = true;
   for (int64_t d : symbols)
     bounded = bounded && symbolInfo(d).bounded();
-  auto lo = tensorsAt([](int64_t d) { return symbolInfo(d).lo; });
+  auto lo = tensorsAt([](int64_t d) { return symbolInfo(d).lo; }, "their lower bounds");
   // Named symbols at lo + 1, derived ones computed from those (ir/symbol.h).
   const auto nearLo = valuesNearLo(symbols);
-  auto loPlus1 = nearLo ? tensorsAt([&](int64_t d) {
-    return (*nearLo)[size_t(std::find(symbols.begin(), symbols.end(), d) - symbols.begin())];
-  })
+  auto loPlus1 = nearLo ? tensorsAt(
+                              [&](int64_t d) {
+                                return (*nearLo)[size_t(
+                                    std::find(symbols.begin(), symbols.end(), d) -
+                                    symbols.begin())];
+                              },
+                              "their lower bounds + 1")
                         : std::optional<std::vector<Type>>();
-  auto hi = bounded ? tensorsAt([](int64_t d) { return symbolInfo(d).hi; })
+  auto hi = bounded ? tensorsAt([](int64_t d) { return symbolInfo(d).hi; }, "their upper bounds")
                     : std::optional<std::vector<Type>>();
+  if (divergent)
+    return std::move(*divergent);
 
   std::vector<Type> tensors;
   for (size_t k = 0; k < probed[0].size(); ++k) {

@@ -53,10 +53,11 @@ Outcome failed(std::string why) {
   return {Outcome::Fail, std::move(why)};
 }
 
-/// Runs `fn` of `module` on the inputs and compares with `want`.
+/// Runs `fn` of `module` on the inputs (and the values of its symbols) and
+/// compares with `want`.
 Outcome runModule(const plugin::PluginModule &module, const std::string &symbol,
                   const std::vector<ir::Tensor> &inputs, const std::vector<ir::Tensor> &extra,
-                  const std::vector<ir::Tensor> &want) {
+                  const std::vector<ir::Tensor> &want, const std::vector<int64_t> &values = {}) {
   auto fn = module.function(symbol);
   if (!fn.ok())
     return failed("function: " + fn.error().str());
@@ -71,7 +72,7 @@ Outcome runModule(const plugin::PluginModule &module, const std::string &symbol,
   std::vector<const DLTensor *> args;
   for (const DLTensor &t : dl)
     args.push_back(&t);
-  if (Status s = fn->call(args); !s.ok())
+  if (Status s = fn->call(args, values); !s.ok())
     return failed("call: " + s.error().str());
   for (size_t i = 0; i < want.size(); ++i) {
     ir::Tensor poison = outputBuffer(want[i].type());
@@ -170,28 +171,45 @@ Outcome runCase(const plugin::LoadedPlugin &plugin, const KitCase &kc, const std
   if (!loaded.ok())
     return failed("load: " + loaded.error().str());
 
-  // 3. Random inputs, the reference, both modules.
+  // 3. Random inputs, the reference, both modules; a symbolic case at each
+  // of its sizes, with the values its symbols take there.
   std::mt19937_64 rng(seed ^ hashString(kc.label) ^ 0x5eed);
-  std::vector<ir::Tensor> inputs;
-  for (size_t i = 0; i < main->params().size(); ++i)
-    inputs.push_back(randomTensor(main->params()[i]->type(), kc.inputDomains.at(i), rng));
-  channel.mark("", "the reference interpreter", std::chrono::milliseconds(-1));
-  auto want = interp::run(kc.module, inputs);
-  if (!want.ok())
-    return failed("internal: reference interpreter: " + want.error().str());
-  std::vector<ir::Tensor> expected = want->flatten();
-  const auto &extra = (*graph)->extraInputs();
-  channel.mark(plugin.name(), fmt::format("a call of the compiled module's '{}'", symbol), limits.codegenTimeout);
-  Outcome o = runModule(**compiled, symbol, inputs, extra, expected);
-  if (o.kind != Outcome::Pass) {
-    o.detail = "compiled module: " + o.detail;
-    return o;
-  }
-  channel.mark(plugin.name(), fmt::format("a call of the reloaded module's '{}'", symbol), limits.codegenTimeout);
-  o = runModule(**loaded, symbol, inputs, extra, expected);
-  if (o.kind != Outcome::Pass) {
-    o.detail = "module reloaded through factory '" + (*compiled)->typeKey() + "': " + o.detail;
-    return o;
+  const std::vector<ir::Module> plain{kc.module};
+  for (const ir::Module &at : kc.sizes.empty() ? plain : kc.sizes) {
+    const ir::Function atMain = at.find("main");
+    std::vector<int64_t> values;
+    std::string size;
+    if (!kc.sizes.empty()) {
+      auto v = symbolValuesAt(main, atMain, (*graph)->symbolDims());
+      if (!v.ok())
+        return failed("internal: " + v.error().str());
+      values = std::move(*v);
+      size = fmt::format(" at {}", atMain->params()[0]->type().str());
+    }
+    std::vector<ir::Tensor> inputs;
+    for (size_t i = 0; i < atMain->params().size(); ++i)
+      inputs.push_back(randomTensor(atMain->params()[i]->type(), kc.inputDomains.at(i), rng));
+    channel.mark("", "the reference interpreter", std::chrono::milliseconds(-1));
+    auto want = interp::run(at, inputs);
+    if (!want.ok())
+      return failed("internal: reference interpreter: " + want.error().str());
+    std::vector<ir::Tensor> expected = want->flatten();
+    const auto &extra = (*graph)->extraInputs();
+    channel.mark(plugin.name(), fmt::format("a call of the compiled module's '{}'{}", symbol, size),
+                 limits.codegenTimeout);
+    Outcome o = runModule(**compiled, symbol, inputs, extra, expected, values);
+    if (o.kind != Outcome::Pass) {
+      o.detail = "compiled module" + size + ": " + o.detail;
+      return o;
+    }
+    channel.mark(plugin.name(), fmt::format("a call of the reloaded module's '{}'{}", symbol, size),
+                 limits.codegenTimeout);
+    o = runModule(**loaded, symbol, inputs, extra, expected, values);
+    if (o.kind != Outcome::Pass) {
+      o.detail = "module reloaded through factory '" + (*compiled)->typeKey() + "'" + size +
+                 ": " + o.detail;
+      return o;
+    }
   }
   // 4. Damaged bytes.
   return fuzzFactory(plugin, (*compiled)->typeKey(), *bytes, rng, channel);
@@ -291,12 +309,19 @@ KitSummary runKit(const plugin::LoadedPlugin &plugin, const KitOptions &options,
       rep.report(op, failed("no samples for op " + op), {});
       continue;
     }
-    for (const OpSample &s : samples) {
+    for (size_t k = 0; k < samples.size(); ++k) {
+      const OpSample &s = samples[k];
       auto kc = buildOpCase(s, options.seed);
-      if (!kc.ok())
+      if (!kc.ok()) {
         rep.report(s.label(), failed("internal: " + kc.error().str()), {});
-      else
-        run(*kc);
+        continue;
+      }
+      run(*kc);
+      // A plugin that takes symbolic dims: the first sample again over a
+      // symbolic dim 0, where the op admits one.
+      if (k == 0 && plugin.takesSymbolicDims())
+        if (std::optional<KitCase> sym = buildSymbolicCase(*kc))
+          run(*sym);
     }
   }
   for (const auto &[name, text] : plugin.patterns()) {

@@ -85,7 +85,22 @@ struct KitCase {
   /// What the checker sees: the op call (op case) or the matched op calls in
   /// post-order (pattern case).
   std::vector<ir::Expr> ops;
+  /// A symbolic case (plugins that take symbolic dims, ABI 1.4): the same
+  /// computation at concrete sizes, at each of which the module compiled
+  /// from `module` is run. Empty for an ordinary case.
+  std::vector<ir::Module> sizes;
 };
+
+/// The symbolic twin of an op case: dim 0 of every input the symbol
+/// N(1, 4), with its instances at N = 1 and 3 (same constants); nullopt when
+/// the op's relation does not admit it.
+std::optional<KitCase> buildSymbolicCase(const KitCase &kc);
+
+/// The values of `dims` (symbols of `symbolic`) in `concrete`, the same
+/// computation at one size: read off the types, node by node.
+Expected<std::vector<int64_t>> symbolValuesAt(const ir::Function &symbolic,
+                                              const ir::Function &concrete,
+                                              const std::vector<int64_t> &dims);
 
 /// Builds a sample's case; constants are random from `seed`.
 Expected<KitCase> buildOpCase(const OpSample &sample, uint64_t seed);

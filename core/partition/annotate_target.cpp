@@ -83,7 +83,7 @@ public:
 
     for (const Target &t : state_->targets) {
       if (t.plugin->hasPartitionHook()) {
-        if (!fn->type().isStatic()) { // not offered to plugins yet (docs/design/0013)
+        if (!fn->type().isStatic() && !t.plugin->takesSymbolicDims()) {
           noteHookLeftovers(t, index, regionOf, declines, kSymbolicDecline);
           continue;
         }
@@ -109,8 +109,8 @@ public:
           if (!it->second)
             continue;
           const auto &call = static_cast<const CallNode &>(*index.node(i));
-          if (!callIsStatic(call)) {
-            declines[i].emplace_back(t.name, kSymbolicDecline);
+          if (const char *why = notOffered(call, t.plugin->takesSymbolicDims())) {
+            declines[i].emplace_back(t.name, why);
             continue;
           }
           TS_ASSIGN_OR_RETURN(auto desc, bridge::OpDescHolder::fromCall(call));
@@ -187,6 +187,8 @@ private:
       std::string composite = compositeOf(*call);
       if (!composite.empty() && !composite.starts_with(t.name + "."))
         return invalid(fmt::format("node {} is composite '{}' of another plugin", i, composite));
+      if (call->attrs().holdsSymbols())
+        continue; // never offered (kSymbolicAttrDecline): stays on the host
       byRegion[assigned[i]].push_back(i);
     }
     if (byRegion.empty())

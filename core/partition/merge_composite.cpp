@@ -131,10 +131,12 @@ Status findMatches(Matching &m, const TargetPattern &tp, std::vector<PatternReco
     std::optional<bridge::PatternMatch> match = bridge::matchPattern(tp.pattern, m.index.expr(i));
     if (!match)
       continue;
-    // Matches over symbolic dims are not offered to plugins yet
-    // (docs/design/0013); their ops go to annotate-target, which says so.
-    if (std::any_of(match->ops.begin(), match->ops.end(),
-                    [](const Expr &e) { return !callIsStatic(static_cast<const CallNode &>(*e)); }))
+    // Matches over symbolic dims go only to plugins that take them; the ops
+    // of the others go to annotate-target, which says why.
+    const bool symbolicOk = tp.target->plugin->takesSymbolicDims();
+    if (std::any_of(match->ops.begin(), match->ops.end(), [&](const Expr &e) {
+          return notOffered(static_cast<const CallNode &>(*e), symbolicOk) != nullptr;
+        }))
       continue;
     if (match->ops.size() < 2) {
       ++ctx.stat("matches-of-one-op");

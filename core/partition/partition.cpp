@@ -67,6 +67,12 @@ bool callIsStatic(const ir::CallNode &call) {
   return true;
 }
 
+const char *notOffered(const ir::CallNode &call, bool takesSymbolicDims) {
+  if (call.attrs().holdsSymbols())
+    return kSymbolicAttrDecline;
+  return takesSymbolicDims || callIsStatic(call) ? nullptr : kSymbolicDecline;
+}
+
 bool isComputeHeavy(std::string_view op) {
   const ir::Op *def = ir::OpRegistry::global().find(op);
   return def && def->pattern == ir::OpPattern::ComputeHeavy;

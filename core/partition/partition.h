@@ -187,13 +187,20 @@ bool isComputeHeavy(std::string_view op);
 /// attribute of its local function), or "".
 std::string compositeOf(const ir::CallNode &call);
 
-/// Whether a call and its arguments have static shapes: calls over symbolic
-/// dims (ir/symbol.h) are not offered to plugins until the plugin ABI
-/// carries symbols (docs/design/0013, increment 5).
+/// Whether a call and its arguments have static shapes and its attributes
+/// hold no symbol (ir/symbol.h).
 bool callIsStatic(const ir::CallNode &call);
-/// Why such calls stay on the host (the report's wording).
+/// Why a call is not offered to a plugin (nullptr: it is): calls over
+/// symbolic dims go only to plugins that take them (ABI 1.4), and calls
+/// whose attributes hold symbols (a reshape to [N, -1], a topk's k) to none.
+const char *notOffered(const ir::CallNode &call, bool takesSymbolicDims);
+/// The report's wording for those two cases.
 inline constexpr const char *kSymbolicDecline =
-    "symbolic dims are not offered to plugins yet (docs/design/0013-dynamic-shapes.md)";
+    "symbolic dims, which the plugin does not take (plugin ABI 1.4, "
+    "TESSERA_CHECKER_SYMBOLIC_DIMS)";
+inline constexpr const char *kSymbolicAttrDecline =
+    "an attribute holds a symbolic dim, which no plugin is offered "
+    "(docs/design/0013-dynamic-shapes.md)";
 
 //===- The passes (one file each) -----------------------------------------===//
 std::unique_ptr<passes::Pass> createMergeCompositePass(PartitionState *state);

@@ -322,7 +322,9 @@ std::string summaryText(const PartitionResult &r) {
   for (const HostOp &h : r.host) {
     // Ops over symbolic dims were not offered: not a checker's decline.
     if (std::any_of(h.decisions.begin(), h.decisions.end(),
-                    [](const HostDecision &d) { return d.reason == kSymbolicDecline; })) {
+                    [](const HostDecision &d) {
+                      return d.reason == kSymbolicDecline || d.reason == kSymbolicAttrDecline;
+                    })) {
       ++symbolic;
       continue;
     }
@@ -336,8 +338,7 @@ std::string summaryText(const PartitionResult &r) {
       regionsPerTarget(r), r.offloadedOps, plural(size_t(total), "op"), pct,
       host == 1 ? "1 op stays" : fmt::format("{} ops stay", host), counts[0], counts[1],
       counts[2],
-      symbolic ? fmt::format(", {} with symbolic dims, which plugins are not offered yet",
-                             symbolic)
+      symbolic ? fmt::format(", {} not offered: symbolic dims the targets do not take", symbolic)
                : std::string());
   // Pattern matches, only when a plugin was asked about one.
   int64_t accepted = 0, vetoed = 0, skipped = 0;

@@ -51,8 +51,10 @@ public:
   PluginFunction() = default;
   PluginFunction(tessera_function_t fn, std::string name) : fn_(fn), name_(std::move(name)) {}
   /// Calls it with inputs then outputs; a plugin error comes back with the
-  /// function's name as context.
-  Status call(std::span<const DLTensor *const> args) const;
+  /// function's name as context. A function of a graph with symbols is
+  /// called with their values (through call_symbolic, ABI 1.4).
+  Status call(std::span<const DLTensor *const> args,
+              std::span<const int64_t> symbols = {}) const;
   const std::string &name() const { return name_; }
 
 private:
@@ -160,6 +162,9 @@ public:
                            std::span<const tessera_op_desc_t *const> ops) const;
   /// Does the plugin judge its own regions (checker.keep_region)?
   bool hasRegionRule() const;
+  /// Is it offered ops and regions with symbolic dims (ABI 1.4's
+  /// TESSERA_CHECKER_SYMBOLIC_DIMS)?
+  bool takesSymbolicDims() const;
   /// Keep this formed region? (supported = keep; true without a rule.)
   CheckResult keepRegion(const tessera_graph_t &region) const;
   /// The whole-graph hook: a region number per JSON node (-1: not taken).

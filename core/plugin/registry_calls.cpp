@@ -91,6 +91,11 @@ template <typename F> CheckResult askChecker(F &&ask) {
 
 } // namespace
 
+bool LoadedPlugin::takesSymbolicDims() const {
+  return desc_->checker->struct_size >= detail::kCheckerFlags &&
+         (desc_->checker->flags & TESSERA_CHECKER_SYMBOLIC_DIMS) != 0;
+}
+
 bool LoadedPlugin::hasRegionRule() const {
   // keep_region came after the partition hook: read it only when the
   // plugin's table is long enough to hold it.
@@ -254,10 +259,21 @@ Expected<std::string> PluginModule::source(std::string_view format) const {
   return text;
 }
 
-Status PluginFunction::call(std::span<const DLTensor *const> args) const {
+Status PluginFunction::call(std::span<const DLTensor *const> args,
+                            std::span<const int64_t> symbols) const {
   if (!fn_.call)
     return Error::format("function '{}': not bound to a module", name_);
-  if (tessera_plugin_status_t *status = fn_.call(fn_.self, args.data(), args.size()))
+  tessera_plugin_status_t *status = nullptr;
+  if (symbols.empty()) {
+    status = fn_.call(fn_.self, args.data(), args.size());
+  } else {
+    if (fn_.struct_size < detail::kFunctionSymbolic || !fn_.call_symbolic)
+      return Error::format("function '{}' has symbolic dims, but its module gave no "
+                           "call_symbolic entry (plugin ABI 1.4)",
+                           name_);
+    status = fn_.call_symbolic(fn_.self, args.data(), args.size(), symbols.data(), symbols.size());
+  }
+  if (status)
     return Error::format("function '{}': {}", name_, takeStatus(status));
   return okStatus();
 }

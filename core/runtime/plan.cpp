@@ -463,6 +463,9 @@ Status validatePlan(const Plan &plan) {
       if (step.module < 0 || size_t(step.module) >= plan.modules.size())
         return fail(
             fmt::format("module {} out of range ({} modules)", step.module, plan.modules.size()));
+      for (uint32_t k : step.symbols)
+        if (k >= plan.symbols.size())
+          return fail(fmt::format("symbol {} out of range ({} symbols)", k, plan.symbols.size()));
       break;
     case StepKind::Copy: {
       if (step.args.size() != 2 || step.numInputs != 1)
@@ -693,6 +696,8 @@ std::string serializePlan(const Plan &plan) {
       js["symbol"] = s.symbol;
     if (s.kind == StepKind::External)
       js["module"] = s.module;
+    if (!s.symbols.empty())
+      js["symbols"] = s.symbols;
     if (s.kind == StepKind::Jump || s.kind == StepKind::LoopTest ||
         s.kind == StepKind::SetSymbol)
       js["target"] = s.target;
@@ -795,6 +800,9 @@ Expected<Plan> parsePlan(std::string_view text) {
       if (m > uint64_t(std::numeric_limits<int32_t>::max()))
         return Error::format("{}.module: {} is too large", path, m);
       s.module = int32_t(m);
+      if (js.contains("symbols")) {
+        TS_ASSIGN_OR_RETURN(s.symbols, Reader::ids(js, path, "symbols"));
+      }
     }
     TS_ASSIGN_OR_RETURN(s.args, Reader::ids(js, path, "args"));
     TS_ASSIGN_OR_RETURN(uint64_t numInputs, Reader::u64Field(js, path, "num_inputs"));

@@ -145,6 +145,9 @@ struct Step {
   uint32_t numInputs = 0;
   uint32_t target = 0; // Jump, LoopTest: the step to go to; SetSymbol: the symbol
   std::string label;
+  /// External: the plan symbols whose values a symbolic region's function
+  /// takes, in its order (empty: a static function).
+  std::vector<uint32_t> symbols;
 };
 
 /// One plugin module of the artifact (its ExternalModule section is the

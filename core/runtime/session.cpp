@@ -136,6 +136,10 @@ Status SessionImpl::build() {
     detail::StepExec e{step.kind, m.hostFns[s], nullptr, 0, uint32_t(step.args.size()), 0};
     if (step.kind == StepKind::External) {
       e.fn = &m.functions[s];
+      e.symFirst = uint32_t(externalSymbols.size());
+      e.symCount = uint32_t(step.symbols.size());
+      externalSymbols.insert(externalSymbols.end(), step.symbols.begin(), step.symbols.end());
+      externalValues.resize(externalSymbols.size());
       e.first = uint32_t(dlArgs.size());
       for (uint32_t b : step.args) {
         const TensorInfo &info = plan.buffers[b].info;
@@ -346,7 +350,11 @@ Status Session::run() {
       }
       break;
     case StepKind::External: {
-      Status st = e.fn->call(std::span<const DLTensor *const>(dlPtrs + e.first, e.count));
+      for (uint32_t k = e.symFirst; k < e.symFirst + e.symCount; ++k)
+        s.externalValues[k] = s.symbolValues[s.externalSymbols[k]];
+      Status st = e.fn->call(std::span<const DLTensor *const>(dlPtrs + e.first, e.count),
+                             std::span<const int64_t>(s.externalValues.data() + e.symFirst,
+                                                      e.symCount));
       if (!st.ok())
         return Error::format("{}: {}", stepName(s.model->plan(), i), st.error().str());
       break;

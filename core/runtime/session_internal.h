@@ -81,6 +81,10 @@ struct StepExec {
   uint64_t copyBytes;
   uint32_t target = 0;   // Jump, LoopTest
   DLDataType condType{}; // Jump with a condition, LoopTest: the condition's dtype
+  // External over symbolic dims: its symbols' values, gathered into
+  // externalValues[symFirst, symFirst + symCount) from the plan symbols
+  // externalSymbols[same range] before each call.
+  uint32_t symFirst = 0, symCount = 0;
 };
 
 /// Where a bound buffer's pointer goes.
@@ -139,6 +143,8 @@ public:
   // Symbolic plans only.
   bool dynamic = false;
   std::vector<int64_t> symbolValues;  // this run's (hosts steps read them)
+  std::vector<uint32_t> externalSymbols; // StepExec::symFirst indexes these two
+  std::vector<int64_t> externalValues;
   std::vector<int64_t> plannedValues; // what memory is planned for (empty: nothing yet)
   std::vector<std::vector<int64_t>> shapes;      // per buffer, at plannedValues
   std::vector<std::vector<int64_t>> givenShapes; // per input, as bound

@@ -18,11 +18,13 @@
 
 #include "compile/compile.h"
 #include "ir/parser.h"
+#include "ir/symbol.h"
 #include "partition/partition.h"
 #include "plugin/registry.h"
 #include "runtime/artifact.h"
 #include "support/file.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -73,6 +75,43 @@ private:
   std::vector<std::pair<std::string, double>> phases_;
 };
 
+/// "Symbolic dims: N 1.. (input 'x' dim 0), ...: ..." for a model whose
+/// inputs have symbolic dims (an ONNX dim --input-shape left unbound stays
+/// symbolic), else "".
+std::string symbolicInputs(const ir::Module &m) {
+  ir::Function main = m.find("main");
+  if (!main)
+    return {};
+  std::vector<std::pair<int64_t, std::string>> seen;
+  for (const ir::Var &p : main->params()) {
+    if (!p->type().isTensor())
+      continue;
+    for (size_t d = 0; d < p->type().rank(); ++d) {
+      const int64_t dim = p->type().shape()[d];
+      if (!ir::isSymbol(dim))
+        continue;
+      auto it = std::find_if(seen.begin(), seen.end(), [&](const auto &s) { return s.first == dim; });
+      const std::string where = fmt::format("input '{}' dim {}", p->name(), d);
+      if (it == seen.end())
+        seen.emplace_back(dim, where);
+      else
+        it->second += ", " + where;
+    }
+  }
+  if (seen.empty())
+    return {};
+  std::string list;
+  for (const auto &[dim, where] : seen) {
+    const ir::SymbolInfo &s = ir::symbolInfo(dim);
+    list += fmt::format("{}{} {}..{} ({})", list.empty() ? "" : ", ", s.name, s.lo,
+                        s.bounded() ? std::to_string(s.hi) : "", where);
+  }
+  return fmt::format("Symbolic dims: {}. The artifact runs at every size within these bounds; "
+                     "--input-shape compiles for one size (x=1,3,224,224) or bounds a dim "
+                     "(x=N:1..8,3,H:32..512,W:32..512).\n",
+                     list);
+}
+
 bool hasRegions(const ir::Module &m) {
   for (const auto &[name, fn] : m.functions())
     if (fn->attrs().has(partition::kCompilerAttr))
@@ -111,6 +150,8 @@ Status run(const CompileArgs &a) {
   if (!result)
     return std::move(result).error().addContext(a.model);
   std::cout << result->partitionSummary;
+  if (std::string symbols = symbolicInputs(module); !symbols.empty())
+    std::cout << symbols;
 
   std::cout << fmt::format("Wrote {} ({} bytes): {} host step{}, {} plugin step{}, arena {} "
                            "bytes, weights {} bytes\n",

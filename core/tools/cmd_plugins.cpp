@@ -57,6 +57,10 @@ void printPlugin(std::ostream &os, const plugin::LoadedPlugin &p) {
   os << "  module types: " << wrapList(p.typeKeys(), 16) << "\n";
   if (p.hasPartitionHook())
     os << "  partition hook: yes\n";
+  os << "  symbolic dims: "
+     << (p.takesSymbolicDims() ? "taken (a region compiles once for every size)"
+                               : "not taken (static ops only)")
+     << "\n";
 }
 
 void printSearchPath(std::ostream &os, const plugin::PluginRegistry &registry) {

@@ -40,7 +40,9 @@ namespace tessera::dnnl_plugin {
 
 class PlanBuilder {
 public:
-  PlanBuilder(const sdk::JsonFunction &fn, std::string prefix, ConstantCopies copies);
+  /// `graph`: fn's graph, or (a symbolic function) fn's graph at one shape.
+  PlanBuilder(const sdk::JsonFunction &fn, const sdk::Graph &graph, std::string prefix,
+              ConstantCopies copies);
   std::unique_ptr<PrimitivePlan> build();
 
   // -- graph -----------------------------------------------------------------
@@ -117,6 +119,7 @@ public:
 
 private:
   const sdk::JsonFunction &fn_;
+  const sdk::Graph &graph_;
   std::string where_;
   std::unique_ptr<PrimitivePlan> plan_ = std::make_unique<PrimitivePlan>();
   std::vector<FNode> nodes_;

@@ -73,7 +73,11 @@ std::string probe(const sdk::OpDesc &op) {
 
 } // namespace
 
-bool DnnlChecker::check(const sdk::OpDesc &op, std::string &reason) const {
+bool DnnlChecker::check(const sdk::OpDesc &symbolic, std::string &reason) const {
+  // Over symbolic dims: judged at one consistent shape. What oneDNN can do
+  // does not depend on the sizes of the dims the exporters leave free
+  // (batch, height, width), only on ranks, channels, kernels and attributes.
+  const sdk::OpDesc op = symbolic.symbols.empty() ? symbolic : sdk::exampleOp(symbolic);
   try {
     analyzeOp(op);
   } catch (const sdk::Error &e) {

@@ -26,6 +26,9 @@ public:
   bool check(const sdk::OpDesc &op, std::string &reason) const override;
   bool checkPattern(std::string_view pattern, const std::vector<sdk::OpDesc> &ops,
                     std::string &reason) const override;
+  /// Symbolic dims: every shape gets its own primitives at run time
+  /// (runtime.h); an op is checked at its symbols' examples.
+  bool takesSymbolicDims() const override { return true; }
 };
 
 } // namespace tessera::dnnl_plugin

@@ -36,8 +36,9 @@ AlignedBytes alignedBytes(size_t n) {
   return AlignedBytes(p);
 }
 
-PlanBuilder::PlanBuilder(const sdk::JsonFunction &fn, std::string prefix, ConstantCopies copies)
-    : fn_(fn), where_(std::move(prefix) + "function '" + fn.symbol + "'"), copies_(copies),
+PlanBuilder::PlanBuilder(const sdk::JsonFunction &fn, const sdk::Graph &graph, std::string prefix,
+                         ConstantCopies copies)
+    : fn_(fn), graph_(graph), where_(std::move(prefix) + "function '" + fn.symbol + "'"), copies_(copies),
       initStream_(cpuEngine()) {}
 
 void PlanBuilder::fail(const std::string &where, const std::string &what) const {
@@ -64,7 +65,7 @@ dnnl::primitive_attr PlanBuilder::baseAttr() {
 
 std::unique_ptr<PrimitivePlan> PlanBuilder::build() {
   plan_->threads = omp_get_max_threads();
-  const Graph &g = fn_.graph;
+  const Graph &g = graph_;
   constLogicals_.assign(fn_.constants.size(), -1);
   for (size_t k = 0; k < g.inputs.size(); ++k) {
     const Node &n = g.nodes[size_t(g.inputs[k])];
@@ -515,8 +516,8 @@ void PlanBuilder::planArena() {
 }
 
 std::unique_ptr<PrimitivePlan> buildPlan(const sdk::JsonFunction &fn, const std::string &prefix,
-                                ConstantCopies copies) {
-  return PlanBuilder(fn, prefix, copies).build();
+                                         ConstantCopies copies, const sdk::Graph *graph) {
+  return PlanBuilder(fn, graph ? *graph : fn.graph, prefix, copies).build();
 }
 
 } // namespace tessera::dnnl_plugin

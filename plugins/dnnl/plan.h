@@ -146,8 +146,10 @@ std::string describePlan(const PrimitivePlan &plan, const sdk::JsonFunction &fn,
 enum class ConstantCopies { Make, CheckOnly };
 
 /// Builds the plan of one function; throws sdk::Error naming the node that
-/// cannot be built (`prefix` starts every message).
+/// cannot be built (`prefix` starts every message). `graph`: the function's
+/// graph at one shape (a symbolic function's), else fn.graph.
 std::unique_ptr<PrimitivePlan> buildPlan(const sdk::JsonFunction &fn, const std::string &prefix,
-                                ConstantCopies copies = ConstantCopies::Make);
+                                         ConstantCopies copies = ConstantCopies::Make,
+                                         const sdk::Graph *graph = nullptr);
 
 } // namespace tessera::dnnl_plugin

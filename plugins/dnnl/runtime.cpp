@@ -67,116 +67,78 @@ struct DnnlModule::Context {
   }
 };
 
-DnnlModule::DnnlModule(std::vector<sdk::JsonFunction> functions, Origin origin)
-    : JsonRuntime(kTypeKey, std::move(functions)), origin_(origin) {}
+/// A plan, the Contexts of its calls not in use, and its primitives for
+/// each OpenMP thread count that called it.
+class DnnlModule::Runner {
+public:
+  explicit Runner(std::unique_ptr<const PrimitivePlan> plan) : plan_(std::move(plan)) {}
+  const PrimitivePlan &plan() const { return *plan_; }
+  void run(std::span<const DLTensor *const> inputs, std::span<const DLTensor *const> outputs) const;
+  /// "; for 2 threads, at the first call on them: 3 of 40 steps made again".
+  std::string otherThreadCounts() const;
 
-DnnlModule::~DnnlModule() = default;
+private:
+  std::unique_ptr<Context> acquire() const;
+  void release(std::unique_ptr<Context> ctx) const;
 
-void DnnlModule::init(std::span<const sdk::JsonFunction> functions) {
-  free_.resize(functions.size());
-  if (origin_ == Origin::Codegen) {
-    for (const sdk::JsonFunction &fn : functions)
-      buildPlan(fn, prefix(), ConstantCopies::CheckOnly);
-    return;
-  }
-  for (const sdk::JsonFunction &fn : functions) {
-    plans_.push_back(buildPlan(fn, prefix()));
-    // The steps read these constants only through their reordered copies.
-    // Each is let go once the reverse reorder is seen to give back its
-    // bytes exactly (a copy made from part of them, or not exact, or
-    // transformed for Winograd, keeps them).
-    for (const ReorderedConstant &c : plans_.back()->reordered) {
-      const sdk::JsonConstant &k = fn.constants[c.constant];
-      if (!c.reversible || c.view.get_size() != k.bytes())
-        continue;
-      AlignedBytes back = alignedBytes(k.bytes());
-      restoreConstant(c, back.get());
-      if (std::memcmp(back.get(), k.data(), k.bytes()) == 0)
-        releaseConstant(fn.index, c.constant, [c](std::byte *out) { restoreConstant(c, out); });
-    }
-  }
-}
+  std::unique_ptr<const PrimitivePlan> plan_;
+  mutable std::mutex mutex_;
+  mutable std::vector<std::unique_ptr<Context>> free_;
+  // OpenMP threads -> the plan's primitives for that many threads.
+  mutable std::map<int, std::vector<dnnl::primitive>> primitives_;
+};
 
-const std::vector<std::unique_ptr<const PrimitivePlan>> &DnnlModule::plans() const {
-  if (origin_ == Origin::Codegen)
-    std::call_once(plansOnce_, [&] {
-      for (const sdk::JsonFunction &fn : functions())
-        plans_.push_back(buildPlan(fn, prefix()));
-    });
-  return plans_;
-}
-
-std::string DnnlModule::source(std::string_view format) const {
-  if (format != "plan") {
-    if (!format.empty() && format != "json")
-      throw sdk::Error(prefix() + "no '" + std::string(format) + "' source (formats: json, plan)",
-                       TESSERA_STATUS_UNIMPLEMENTED);
-    return JsonRuntime::source(format);
-  }
-  std::string s;
-  for (const sdk::JsonFunction &fn : functions()) {
-    std::vector<bool> released(fn.constants.size());
-    for (size_t c = 0; c < released.size(); ++c)
-      released[c] = constantReleased(fn.index, c);
-    const PrimitivePlan &plan = *plans()[fn.index];
-    s += describePlan(plan, fn, released, prefix());
-    s += "  primitives: made for " + std::to_string(plan.threads) + " OpenMP thread" +
-         (plan.threads == 1 ? "" : "s");
+std::unique_ptr<DnnlModule::Context> DnnlModule::Runner::acquire() const {
+  // The caller's OpenMP thread count (a session's, set by the runtime).
+  const int threads = omp_get_max_threads();
+  std::vector<dnnl::primitive> prims;
+  {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto &[key, prims] : primitives_) {
-      if (key.first != fn.index || key.second == plan.threads)
-        continue;
-      size_t again = 0;
-      for (size_t i = 0; i < prims.size(); ++i)
-        again += prims[i].get() != plan.steps[i].prim.get();
-      s += "; for " + std::to_string(key.second) + (key.second == 1 ? " thread" : " threads") +
-           ", at the first call on them: " + std::to_string(again) + " of " +
-           std::to_string(prims.size()) + " steps made again";
-    }
-    s += "\n";
+    for (auto it = free_.rbegin(); it != free_.rend(); ++it)
+      if ((*it)->threads == threads) {
+        std::unique_ptr<Context> ctx = std::move(*it);
+        free_.erase(std::next(it).base());
+        return ctx;
+      }
+    auto made = primitives_.find(threads);
+    if (made == primitives_.end())
+      made = primitives_.emplace(threads, primitivesForThisThreadCount(*plan_)).first;
+    prims = made->second;
+  }
+  return std::make_unique<Context>(*plan_, threads, std::move(prims));
+}
+
+void DnnlModule::Runner::release(std::unique_ptr<Context> ctx) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_.push_back(std::move(ctx));
+}
+
+std::string DnnlModule::Runner::otherThreadCounts() const {
+  std::string s;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto &[threads, prims] : primitives_) {
+    if (threads == plan_->threads)
+      continue;
+    size_t again = 0;
+    for (size_t i = 0; i < prims.size(); ++i)
+      again += prims[i].get() != plan_->steps[i].prim.get();
+    s += "; for " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") +
+         ", at the first call on them: " + std::to_string(again) + " of " +
+         std::to_string(prims.size()) + " steps made again";
   }
   return s;
 }
 
-std::unique_ptr<DnnlModule::Context> DnnlModule::acquire(size_t function) const {
-  // The caller's OpenMP thread count (a session's, set by the runtime).
-  const int threads = omp_get_max_threads();
-  const PrimitivePlan &plan = *plans()[function];
-  std::vector<dnnl::primitive> prims;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto &list = free_[function];
-    for (auto it = list.rbegin(); it != list.rend(); ++it)
-      if ((*it)->threads == threads) {
-        std::unique_ptr<Context> ctx = std::move(*it);
-        list.erase(std::next(it).base());
-        return ctx;
-      }
-    auto made = primitives_.find({function, threads});
-    if (made == primitives_.end())
-      made = primitives_.emplace(std::pair{function, threads}, primitivesForThisThreadCount(plan))
-                 .first;
-    prims = made->second;
-  }
-  return std::make_unique<Context>(plan, threads, std::move(prims));
-}
-
-void DnnlModule::release(size_t function, std::unique_ptr<Context> ctx) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  free_[function].push_back(std::move(ctx));
-}
-
-void DnnlModule::run(const sdk::JsonFunction &fn, std::span<const DLTensor *const> inputs,
-                     std::span<const DLTensor *const> outputs) const {
-  const PrimitivePlan &plan = *plans()[fn.index];
-  std::unique_ptr<Context> ctx = acquire(fn.index);
+void DnnlModule::Runner::run(std::span<const DLTensor *const> inputs,
+                             std::span<const DLTensor *const> outputs) const {
+  const PrimitivePlan &plan = *plan_;
+  std::unique_ptr<Context> ctx = acquire();
   // Returned to the free list however the call ends.
   struct Return {
-    const DnnlModule *self;
-    size_t fn;
+    const Runner *self;
     std::unique_ptr<Context> &ctx;
-    ~Return() { self->release(fn, std::move(ctx)); }
-  } ret{this, fn.index, ctx};
+    ~Return() { self->release(std::move(ctx)); }
+  } ret{this, ctx};
 
   for (Context::Binding &b : ctx->bindings)
     b.mem.set_data_handle(b.input ? sdk::tensorData(*inputs[size_t(b.index)])
@@ -197,6 +159,115 @@ void DnnlModule::run(const sdk::JsonFunction &fn, std::span<const DLTensor *cons
     if (dst != src && c.bytes > 0)
       std::memmove(dst, src, c.bytes);
   }
+}
+
+DnnlModule::DnnlModule(std::vector<sdk::JsonFunction> functions, Origin origin)
+    : JsonRuntime(kTypeKey, std::move(functions)), origin_(origin) {}
+
+DnnlModule::~DnnlModule() = default;
+
+void DnnlModule::init(std::span<const sdk::JsonFunction> functions) {
+  // A symbolic function's dims are known only at its calls: its plans are
+  // built then, per shape (prepareShape).
+  if (origin_ == Origin::Codegen) {
+    for (const sdk::JsonFunction &fn : functions) {
+      if (!sdk::isSymbolic(fn.graph)) {
+        buildPlan(fn, prefix(), ConstantCopies::CheckOnly);
+        continue;
+      }
+      // At the symbols' examples, one consistent shape: what cannot be built
+      // at any shape fails the compile, not the first run.
+      const sdk::Graph example =
+          sdk::resolveGraph(fn.graph, sdk::exampleValues(fn.graph.symbols), false);
+      buildPlan(fn, prefix(), ConstantCopies::CheckOnly, &example);
+    }
+    return;
+  }
+  for (const sdk::JsonFunction &fn : functions) {
+    if (sdk::isSymbolic(fn.graph)) {
+      runners_.push_back(nullptr);
+      continue;
+    }
+    auto plan = buildPlan(fn, prefix());
+    // The steps read these constants only through their reordered copies.
+    // Each is let go once the reverse reorder is seen to give back its
+    // bytes exactly (a copy made from part of them, or not exact, or
+    // transformed for Winograd, keeps them).
+    for (const ReorderedConstant &c : plan->reordered) {
+      const sdk::JsonConstant &k = fn.constants[c.constant];
+      if (!c.reversible || c.view.get_size() != k.bytes())
+        continue;
+      AlignedBytes back = alignedBytes(k.bytes());
+      restoreConstant(c, back.get());
+      if (std::memcmp(back.get(), k.data(), k.bytes()) == 0)
+        releaseConstant(fn.index, c.constant, [c](std::byte *out) { restoreConstant(c, out); });
+    }
+    runners_.push_back(std::make_unique<const Runner>(std::move(plan)));
+  }
+}
+
+const std::vector<std::unique_ptr<const DnnlModule::Runner>> &DnnlModule::runners() const {
+  if (origin_ == Origin::Codegen)
+    std::call_once(runnersOnce_, [&] {
+      for (const sdk::JsonFunction &fn : functions())
+        runners_.push_back(sdk::isSymbolic(fn.graph)
+                               ? nullptr
+                               : std::make_unique<const Runner>(buildPlan(fn, prefix())));
+    });
+  return runners_;
+}
+
+std::string DnnlModule::source(std::string_view format) const {
+  if (format != "plan") {
+    if (!format.empty() && format != "json")
+      throw sdk::Error(prefix() + "no '" + std::string(format) + "' source (formats: json, plan)",
+                       TESSERA_STATUS_UNIMPLEMENTED);
+    return JsonRuntime::source(format);
+  }
+  std::string s;
+  for (const sdk::JsonFunction &fn : functions()) {
+    const Runner *runner = runners()[fn.index].get();
+    if (!runner) {
+      s += "function '" + fn.symbol + "': " + std::to_string(fn.graph.symbols.size()) +
+           " symbolic dims; a plan is built per shape at its first call (the " +
+           std::to_string(kShapeCacheSize) + " most recent kept)\n";
+      continue;
+    }
+    std::vector<bool> released(fn.constants.size());
+    for (size_t c = 0; c < released.size(); ++c)
+      released[c] = constantReleased(fn.index, c);
+    const PrimitivePlan &plan = runner->plan();
+    s += describePlan(plan, fn, released, prefix());
+    s += "  primitives: made for " + std::to_string(plan.threads) + " OpenMP thread" +
+         (plan.threads == 1 ? "" : "s") + runner->otherThreadCounts() + "\n";
+  }
+  return s;
+}
+
+void DnnlModule::run(const sdk::JsonFunction &fn, std::span<const DLTensor *const> inputs,
+                     std::span<const DLTensor *const> outputs) const {
+  runners()[fn.index]->run(inputs, outputs);
+}
+
+std::shared_ptr<const void> DnnlModule::prepareShape(const sdk::JsonFunction &fn,
+                                                     const sdk::Graph &resolved) const {
+  // oneDNN takes no empty tensor. At a shape where every output is empty (a
+  // slice of a batch too short for it) there is nothing to compute: no plan.
+  // An empty tensor that feeds a non-empty output fails buildPlan, naming
+  // the node.
+  bool allEmpty = true;
+  for (const sdk::NodeRef &r : resolved.outputs)
+    allEmpty = allEmpty && resolved.typeOf(r).numel() == 0;
+  if (allEmpty)
+    return nullptr;
+  return std::make_shared<const Runner>(buildPlan(fn, prefix(), ConstantCopies::Make, &resolved));
+}
+
+void DnnlModule::runShape(const sdk::JsonFunction & /*fn*/, const Shape &shape,
+                          std::span<const DLTensor *const> inputs,
+                          std::span<const DLTensor *const> outputs) const {
+  if (const auto *runner = static_cast<const Runner *>(shape.prepared.get()))
+    runner->run(inputs, outputs);
 }
 
 } // namespace tessera::dnnl_plugin

@@ -5,7 +5,7 @@
 // and saves/loads (nothing ISA-specific is saved: the primitives are rebuilt
 // at load and oneDNN dispatches on the CPU it finds).
 //
-//   init(): one PrimitivePlan per function (plan.h): primitives built, constant
+//   init(): one PrimitivePlan per static function (plan.h): primitives built, constant
 //           weights reordered into the layouts they want, arena planned;
 //           a constant read only through its reordered copy has its plain
 //           bytes released (the SDK asks for them back to save), so the
@@ -20,6 +20,9 @@
 //           Context. Contexts are created only when more calls run at once
 //           (or at another thread count) than ever before, so a warm module
 //           runs without allocating, and concurrent calls never share one.
+//   A symbolic function (ABI 1.4) gets a plan per shape, built at the first
+//   call at that shape (prepareShape) and cached by the SDK base; its
+//   weights are reordered per plan, since oneDNN picks their layout per shape.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -48,8 +51,10 @@ public:
   DnnlModule(std::vector<sdk::JsonFunction> functions, Origin origin);
   ~DnnlModule() override;
 
-  /// Everything per call, for one function (runtime.cpp).
+  /// Everything per call, for one plan (runtime.cpp).
   struct Context;
+  /// One plan and its calls' state (runtime.cpp).
+  class Runner;
 
   /// "json" (the graphs, as every JsonRuntime) or "plan": each function's
   /// oneDNN steps, memory, and what became of each constant.
@@ -59,20 +64,22 @@ protected:
   void init(std::span<const sdk::JsonFunction> functions) override;
   void run(const sdk::JsonFunction &fn, std::span<const DLTensor *const> inputs,
            std::span<const DLTensor *const> outputs) const override;
+  /// A symbolic function at one shape: its plan, built for that shape (the
+  /// base caches the kShapeCacheSize most recent shapes of each function).
+  std::shared_ptr<const void> prepareShape(const sdk::JsonFunction &fn,
+                                           const sdk::Graph &resolved) const override;
+  void runShape(const sdk::JsonFunction &fn, const Shape &shape,
+                std::span<const DLTensor *const> inputs,
+                std::span<const DLTensor *const> outputs) const override;
 
 private:
-  std::unique_ptr<Context> acquire(size_t function) const;
-  void release(size_t function, std::unique_ptr<Context> ctx) const;
-  /// The plans to run, built now if the module came from codegen.
-  const std::vector<std::unique_ptr<const PrimitivePlan>> &plans() const;
+  /// The runners of the static functions (null for symbolic ones), built
+  /// now if the module came from codegen.
+  const std::vector<std::unique_ptr<const Runner>> &runners() const;
 
   Origin origin_;
-  mutable std::vector<std::unique_ptr<const PrimitivePlan>> plans_; // per function, by index
-  mutable std::once_flag plansOnce_;                       // Codegen: builds plans_
-  mutable std::mutex mutex_;
-  mutable std::vector<std::vector<std::unique_ptr<Context>>> free_; // per function
-  // (function, OpenMP threads) -> its primitives for that many threads.
-  mutable std::map<std::pair<size_t, int>, std::vector<dnnl::primitive>> primitives_;
+  mutable std::vector<std::unique_ptr<const Runner>> runners_; // per function, by index
+  mutable std::once_flag runnersOnce_;                         // Codegen: builds runners_
 };
 
 } // namespace tessera::dnnl_plugin

@@ -31,7 +31,9 @@ std::vector<std::pair<std::string, std::string>> JsonChecker::patterns() const {
 
 bool JsonChecker::check(const sdk::OpDesc &op, std::string &reason) const {
   try {
-    prepareOp(op); // validates attributes and shapes; the kernel is dropped
+    // validates attributes and shapes (a symbolic op's at its examples); the
+    // kernel is dropped
+    prepareOp(op.symbols.empty() ? op : sdk::exampleOp(op));
     return true;
   } catch (const sdk::Error &e) {
     reason = std::string("json plugin: ") + e.what();

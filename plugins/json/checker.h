@@ -21,6 +21,8 @@ public:
   std::vector<std::string> ops() const override;
   std::vector<std::pair<std::string, std::string>> patterns() const override;
   bool check(const sdk::OpDesc &op, std::string &reason) const override;
+  /// Symbolic dims: a Program per shape at run time (runtime.h).
+  bool takesSymbolicDims() const override { return true; }
 };
 
 } // namespace tessera::json_plugin

@@ -56,11 +56,12 @@ class ProgramBuilder {
 public:
   using Program = InterpreterModule::Program;
 
-  ProgramBuilder(const sdk::JsonFunction &fn, std::string prefix)
-      : fn_(fn), where_(std::move(prefix) + "function '" + fn.symbol + "'") {}
+  /// `graph`: fn's graph, or a symbolic function's at one shape.
+  ProgramBuilder(const sdk::JsonFunction &fn, const Graph &graph, std::string prefix)
+      : fn_(fn), graph_(graph), where_(std::move(prefix) + "function '" + fn.symbol + "'") {}
 
   std::unique_ptr<Program> build() {
-    const Graph &g = fn_.graph;
+    const Graph &g = graph_;
     constSlots_.assign(fn_.constants.size(), -1);
     for (int64_t node : g.inputs)
       program_->inputSlots.push_back(newSlot(checkF32(g.nodes[size_t(node)], size_t(node), where_)));
@@ -347,6 +348,7 @@ private:
   }
 
   const sdk::JsonFunction &fn_;
+  const Graph &graph_;
   std::string where_;
   std::unique_ptr<Program> program_ = std::make_unique<Program>();
   std::vector<TensorType> types_; // per slot
@@ -361,13 +363,37 @@ InterpreterModule::InterpreterModule(std::vector<sdk::JsonFunction> functions)
 InterpreterModule::~InterpreterModule() = default;
 
 void InterpreterModule::init(std::span<const sdk::JsonFunction> functions) {
-  for (const sdk::JsonFunction &fn : functions)
-    programs_.push_back(ProgramBuilder(fn, prefix()).build());
+  for (const sdk::JsonFunction &fn : functions) {
+    if (!sdk::isSymbolic(fn.graph)) {
+      programs_.push_back(ProgramBuilder(fn, fn.graph, prefix()).build());
+      continue;
+    }
+    // Symbolic: checked now at the symbols' examples (one consistent
+    // shape); the programs are built per shape at run time.
+    const Graph example = sdk::resolveGraph(fn.graph, sdk::exampleValues(fn.graph.symbols), false);
+    ProgramBuilder(fn, example, prefix()).build();
+    programs_.push_back(nullptr);
+  }
+}
+
+std::shared_ptr<const void> InterpreterModule::prepareShape(const sdk::JsonFunction &fn,
+                                                            const Graph &resolved) const {
+  return std::shared_ptr<const Program>(ProgramBuilder(fn, resolved, prefix()).build());
+}
+
+void InterpreterModule::runShape(const sdk::JsonFunction & /*fn*/, const Shape &shape,
+                                 std::span<const DLTensor *const> inputs,
+                                 std::span<const DLTensor *const> outputs) const {
+  execute(*static_cast<const Program *>(shape.prepared.get()), inputs, outputs);
 }
 
 void InterpreterModule::run(const sdk::JsonFunction &fn, std::span<const DLTensor *const> inputs,
                             std::span<const DLTensor *const> outputs) const {
-  const Program &p = *programs_[fn.index];
+  execute(*programs_[fn.index], inputs, outputs);
+}
+
+void InterpreterModule::execute(const Program &p, std::span<const DLTensor *const> inputs,
+                                std::span<const DLTensor *const> outputs) {
   size_t numSlots = p.slotSize.size();
   // Everything below is local to this call: the module is shared.
   std::vector<const float *> value(p.constData);

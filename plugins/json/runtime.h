@@ -8,6 +8,8 @@
 //           constant weights), once;
 //   run():  executes a Program with the caller's tensors, allocating the
 //           intermediates of that call only.
+// A symbolic function (ABI 1.4) is checked at init at its symbols' examples
+// and gets a Program per shape at run time (prepareShape, cached by the base).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -32,12 +34,22 @@ protected:
   void init(std::span<const sdk::JsonFunction> functions) override;
   void run(const sdk::JsonFunction &fn, std::span<const DLTensor *const> inputs,
            std::span<const DLTensor *const> outputs) const override;
+  /// Symbolic functions (ABI 1.4): a Program per shape, which the SDK base
+  /// caches.
+  std::shared_ptr<const void> prepareShape(const sdk::JsonFunction &fn,
+                                           const sdk::Graph &resolved) const override;
+  void runShape(const sdk::JsonFunction &fn, const Shape &shape,
+                std::span<const DLTensor *const> inputs,
+                std::span<const DLTensor *const> outputs) const override;
 
 public:
   /// A function's graph as a straight-line program (runtime.cpp).
   struct Program;
 
 private:
+  static void execute(const Program &p, std::span<const DLTensor *const> inputs,
+                      std::span<const DLTensor *const> outputs);
+
   std::vector<std::unique_ptr<const Program>> programs_; // per function, by index
 };
 

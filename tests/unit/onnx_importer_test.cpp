@@ -496,7 +496,7 @@ TEST_CASE("malformed and truncated model files are errors", "[onnx]") {
         dir.file("missing.onnx") + ": cannot open the file (no such file)");
 }
 
-TEST_CASE("dynamic dims: bound, defaulted batch, unbound errors", "[onnx]") {
+TEST_CASE("dynamic dims: bound and unbound input dims", "[onnx]") {
   ModelBuilder b;
   b.input("x", {"N", "3", "H"}).output("y", {"N", "3", "H"});
   b.node("Relu", {"x"}, {"y"});
@@ -508,9 +508,23 @@ TEST_CASE("dynamic dims: bound, defaulted batch, unbound errors", "[onnx]") {
     REQUIRE(m.ok());
     CHECK(m->find("main")->params()[0]->type().str() == "f32[2, 3, 5]");
   }
-  SECTION("an unbound non-batch dim") {
-    CHECK(importError(b.bytes()) == "model.onnx: input 'x': dim 2 ('H') of [N, 3, H] is dynamic; "
-                                    "bind the input's shape (e.g. --input-shape x=...)");
+  SECTION("unbound dims stay symbolic, named after their dim_params") {
+    ImportReport report;
+    auto m = importBytes(b.bytes(), testOptions(), &report);
+    REQUIRE(m.ok());
+    CHECK(m->find("main")->params()[0]->type().str() == "f32[N, 3, H]");
+    REQUIRE(report.symbols.size() == 2);
+    CHECK(report.symbols[1].unbound);
+    CHECK(ir::symbolInfo(report.symbols[1].value).lo == 1);
+    CHECK_FALSE(ir::symbolInfo(report.symbols[1].value).bounded());
+  }
+  SECTION("an unnamed dynamic dim is named after its input and dim") {
+    ModelBuilder u;
+    u.input("img.0", {"?", "3"}).output("y", {"?", "3"});
+    u.node("Relu", {"img.0"}, {"y"});
+    auto m = importBytes(u.bytes(), testOptions());
+    REQUIRE(m.ok());
+    CHECK(m->find("main")->params()[0]->type().str() == "f32[img_0_0, 3]");
   }
   SECTION("a bound shape of the wrong rank or a disagreeing static dim") {
     ImportOptions o = testOptions();
@@ -538,13 +552,14 @@ TEST_CASE("dynamic dims: bound, defaulted batch, unbound errors", "[onnx]") {
     CHECK(importError(b.bytes(), o) == "model.onnx: an input shape names 'img', which is not a "
                                        "graph input (the inputs are: x)");
   }
-  SECTION("an unbound batch dim defaults to 1") {
+  SECTION("an unbound batch dim stays symbolic") {
     ModelBuilder c;
     c.input("x", {"batch", "4"}).output("y", {"?", "4"});
     c.node("Relu", {"x"}, {"y"});
     auto m = importBytes(c.bytes());
     REQUIRE(m.ok());
-    CHECK(m->find("main")->params()[0]->type().str() == "f32[1, 4]");
+    CHECK(m->find("main")->params()[0]->type().str() == "f32[batch, 4]");
+    CHECK(m->find("main")->body()->type().str() == "f32[batch, 4]");
   }
 }
 
@@ -565,11 +580,11 @@ TEST_CASE("dynamic dims: inputs that share a dim_param share one symbol", "[onnx
     REQUIRE(report.symbols.size() == 2);
     CHECK(report.symbols[0].name == "batch");
     CHECK(report.symbols[0].value == 4);
-    CHECK_FALSE(report.symbols[0].pinned);
+    CHECK_FALSE(report.symbols[0].unbound);
     CHECK(report.symbols[0].dims ==
           std::vector<std::pair<std::string, int64_t>>{{"x", 0}, {"mask", 0}});
     CHECK(report.symbols[1].name == "seq");
-    CHECK(pinnedSymbolNotes(report).empty());
+    CHECK(unboundSymbolNotes(report).empty());
   }
   SECTION("bound inputs that disagree on a symbol") {
     ImportOptions o = testOptions();
@@ -579,21 +594,22 @@ TEST_CASE("dynamic dims: inputs that share a dim_param share one symbol", "[onnx
           "model.onnx: symbolic dim 'batch' is 4 in the --input-shape of 'x' (dim 0) and 5 in "
           "that of 'mask' (dim 0): inputs that declare the same dim_param must agree");
   }
-  SECTION("an unbound shared batch is pinned to 1 on every input, and said so") {
+  SECTION("an unbound shared batch is one symbol on every input, and said so") {
     ModelBuilder c;
     c.input("x", {"batch", "4"}).input("z", {"batch", "4"}).output("y", {"batch", "4"});
     c.node("Add", {"x", "z"}, {"y"});
     ImportReport report;
     auto m = importBytes(c.bytes(), testOptions(), &report);
     REQUIRE(m.ok());
-    CHECK(m->find("main")->params()[1]->type().str() == "f32[1, 4]");
+    CHECK(m->find("main")->params()[0]->type().str() == "f32[batch, 4]");
+    CHECK(m->find("main")->params()[1]->type() == m->find("main")->params()[0]->type());
     REQUIRE(report.symbols.size() == 1);
-    CHECK(report.symbols[0].pinned);
-    CHECK(pinnedSymbolNotes(report) ==
+    CHECK(report.symbols[0].unbound);
+    CHECK(unboundSymbolNotes(report) ==
           std::vector<std::string>{"symbolic dim 'batch' (input 'x' dim 0, input 'z' dim 0) is "
-                                   "not bound: compiled for 1 (bind it with --input-shape "
-                                   "x=...; a symbol there, as batch:1..64, keeps it symbolic: "
-                                   "one artifact for every size)"});
+                                   "not bound: it stays symbolic (batch: 1..), one artifact for "
+                                   "every size (--input-shape x=... compiles for one size; "
+                                   "batch:1..64 there bounds it)"});
   }
 }
 

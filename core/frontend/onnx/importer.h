@@ -101,23 +101,24 @@ struct ImportReport {
   /// The model's opset of the default domain (0 when unknown).
   int64_t opset = 0;
   /// A symbolic dim of the graph inputs (an ONNX dim_param, or an unnamed
-  /// dynamic dim) and the value it was compiled for. Inputs that declare the
-  /// same dim_param share one symbol: binding it on one input binds it on
-  /// all. `pinned`: no --input-shape gave it; it was set to 1 (a leading,
-  /// batch dim), which the tools say out loud.
+  /// dynamic dim) and the dim it was compiled for (a constant, or an ir
+  /// symbol). Inputs that declare the same dim_param share one symbol:
+  /// binding it on one input binds it on all. `unbound`: no --input-shape
+  /// gave it; it stays a symbol with bounds 1.. (named after the dim_param,
+  /// or "<input>_<dim>"), which the tools say.
   struct Symbol {
     std::string name;                                   // "" for an unnamed dim
     int64_t value = 0;
-    bool pinned = false;
+    bool unbound = false;
     std::vector<std::pair<std::string, int64_t>> dims; // (input, dim index)
   };
   /// In the order first met (graph input order, then dim order).
   std::vector<Symbol> symbols;
 };
 
-/// "symbolic dim 'batch' (input 'x' dim 0, input 'y' dim 0) is not bound: compiled
-/// for batch 1; bind it with --input-shape x=N,..." for each pinned symbol.
-std::vector<std::string> pinnedSymbolNotes(const ImportReport &report);
+/// "symbolic dim 'batch' (input 'x' dim 0, input 'y' dim 0) is not bound: it
+/// stays symbolic (batch: 1..), ..." for each unbound symbol.
+std::vector<std::string> unboundSymbolNotes(const ImportReport &report);
 
 /// Imports the model at `path` (external data is looked up next to it).
 Expected<ir::Module> importModelFile(const std::string &path, const ImportOptions &options = {},

@@ -99,19 +99,20 @@ Expected<ir::Type> Importer::inputType(const ValueInfoProto &vi) {
       ImportReport::Symbol &sym = report_.symbols[it->second];
       sym.dims.push_back({name, i});
       shape.push_back(sym.value);
-    } else if (i == 0) {
-      // An unbound leading (batch) dim: compiled for 1, and said so
-      // (pinnedSymbolNotes); symbolic only when asked, until plugins take
-      // symbolic regions (docs/design/0013).
+    } else {
+      // An unbound dim stays symbolic (1.., no upper bound): one artifact
+      // for every size (docs/design/0013). Named after its dim_param, or
+      // after the input and dim when it has none (or one that cannot name a
+      // symbol).
+      std::string symbol = ir::isSymbolName(param) ? param : rangeSymbolName(name, size_t(i));
+      auto dim = ir::namedSymbol(symbol, 1);
+      if (!dim.ok())
+        return std::move(dim).error().addContext(
+            fmt::format("input '{}' dim {} ({})", name, i, declaredShapeStr(s)));
       if (!param.empty())
         symbolIndex_[param] = report_.symbols.size();
-      report_.symbols.push_back({param, 1, true, {{name, 0}}});
-      shape.push_back(1);
-    } else {
-      std::string named = param.empty() ? std::string() : fmt::format(" ('{}')", param);
-      return Error::format("input '{}': dim {}{} of {} is dynamic; bind the input's shape "
-                           "(e.g. --input-shape {}=...)",
-                           name, i, named, declaredShapeStr(s), name);
+      report_.symbols.push_back({param, *dim, true, {{name, i}}});
+      shape.push_back(*dim);
     }
   }
   return tensor(shape);
@@ -343,19 +344,21 @@ Status Importer::checkBoundConstant(const ValueInfoProto &vi, const ir::Tensor &
 
 namespace tessera::frontend::onnx {
 
-std::vector<std::string> pinnedSymbolNotes(const ImportReport &report) {
+std::vector<std::string> unboundSymbolNotes(const ImportReport &report) {
   std::vector<std::string> notes;
   for (const ImportReport::Symbol &sym : report.symbols) {
-    if (!sym.pinned)
+    if (!sym.unbound)
       continue;
     std::string where;
     for (const auto &[input, dim] : sym.dims)
       where += fmt::format("{}input '{}' dim {}", where.empty() ? "" : ", ", input, dim);
-    notes.push_back(fmt::format(
-        "{} ({}) is not bound: compiled for {} (bind it with --input-shape {}=...; a symbol "
-        "there, as {}:1..64, keeps it symbolic: one artifact for every size)",
-        sym.name.empty() ? std::string("a dynamic dim") : fmt::format("symbolic dim '{}'", sym.name),
-        where, sym.value, sym.dims[0].first, sym.name.empty() ? std::string("N") : sym.name));
+    const std::string name = ir::symbolInfo(sym.value).name;
+    notes.push_back(fmt::format("{} ({}) is not bound: it stays symbolic ({}: 1..), one artifact "
+                                "for every size (--input-shape {}=... compiles for one size; "
+                                "{}:1..64 there bounds it)",
+                                sym.name.empty() ? std::string("a dynamic dim")
+                                                 : fmt::format("symbolic dim '{}'", sym.name),
+                                where, name, sym.dims[0].first, name));
   }
   return notes;
 }

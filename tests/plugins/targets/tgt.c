@@ -29,6 +29,12 @@
  *   tgt_prune    add, relu, multiply, dense, sigmoid; keep_region keeps
  *                regions with at least two op nodes
  *                ("tgt_prune: fewer than 2 ops")
+ *   tgt_sym      relu, add, multiply over symbolic dims (ABI 1.4,
+ *                TESSERA_CHECKER_SYMBOLIC_DIMS); declines an op with a
+ *                symbolic dim of no upper bound, naming it ("tgt_sym: input
+ *                0 dim 0 is N, which has no upper bound") and a multiply whose
+ *                inputs' dims are not the same symbols ("tgt_sym: no
+ *                broadcasting multiply")
  *
  * None compiles anything ("test target: no codegen"); each module factory
  * (type key = the plugin's name) refuses to load.
@@ -37,6 +43,7 @@
 #include "tessera/c/plugin.h"
 #include "zoo_base.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,8 +94,16 @@ static const char *const tgt_ops[] = {"relu", NULL};
 #define TGT_NAME "tgt_prune"
 #define TGT_PRUNE 1
 static const char *const tgt_ops[] = {"add", "relu", "multiply", "dense", "sigmoid", NULL};
+#elif defined(TGT_VARIANT_SYM)
+#define TGT_NAME "tgt_sym"
+#define TGT_FLAGS TESSERA_CHECKER_SYMBOLIC_DIMS
+static const char *const tgt_ops[] = {"relu", "add", "multiply", NULL};
 #else
 #error "define one TGT_VARIANT_<X>"
+#endif
+
+#ifndef TGT_FLAGS
+#define TGT_FLAGS 0
 #endif
 
 #ifndef TGT_NUM_PATTERNS
@@ -112,9 +127,13 @@ TGT_MAYBE_UNUSED static bool same_shape(const tessera_tensor_type_t *a, const te
   int32_t i;
   if (a->ndim != b->ndim)
     return false;
-  for (i = 0; i < a->ndim; ++i)
+  for (i = 0; i < a->ndim; ++i) {
     if (a->shape[i] != b->shape[i])
       return false;
+    /* ABI 1.4: two symbolic dims (-1) are equal when they are one symbol. */
+    if (a->shape[i] == -1 && a->symbols[i] != b->symbols[i])
+      return false;
+  }
   return true;
 }
 
@@ -125,7 +144,27 @@ static bool tgt_check_op(void *state, const tessera_op_desc_t *op, char *reason,
   size_t i;
   (void)state;
   (void)i;
-#if defined(TGT_VARIANT_A)
+#if defined(TGT_VARIANT_SYM)
+  for (i = 0; i < op->num_inputs; ++i) {
+    const tessera_tensor_type_t *t = op->inputs[i];
+    int32_t d;
+    for (d = 0; t->symbols && d < t->ndim; ++d) {
+      const tessera_symbol_t *s;
+      if (t->symbols[d] < 0)
+        continue;
+      s = op->symbols[t->symbols[d]];
+      if (s->hi < 0) {
+        char why[256];
+        snprintf(why, sizeof why, "tgt_sym: input %u dim %d is %s, which has no upper bound",
+                 (unsigned)i, (int)d, s->name);
+        return tgt_decline(reason, reason_size, why);
+      }
+    }
+  }
+  if (strcmp(op->op, "multiply") == 0 && op->num_inputs == 2 &&
+      !same_shape(op->inputs[0], op->inputs[1]))
+    return tgt_decline(reason, reason_size, "tgt_sym: no broadcasting multiply");
+#elif defined(TGT_VARIANT_A)
   if (strcmp(op->op, "multiply") == 0 && op->num_inputs == 2 &&
       !same_shape(op->inputs[0], op->inputs[1]))
     return tgt_decline(reason, reason_size, "tgt_a: no broadcasting multiply");
@@ -408,7 +447,7 @@ static tessera_plugin_status_t *tgt_load(void *state, const void *data, size_t s
 
 static const tessera_checker_t tgt_checker = {
     sizeof(tessera_checker_t), tgt_ops,       TGT_PATTERNS,   TGT_NUM_PATTERNS,
-    tgt_check_op,              TGT_CHECK_PATTERN, TGT_PARTITION, TGT_KEEP_REGION};
+    tgt_check_op,              TGT_CHECK_PATTERN, TGT_PARTITION, TGT_KEEP_REGION, TGT_FLAGS};
 static const tessera_codegen_t tgt_codegen = {sizeof(tessera_codegen_t), 0, tgt_compile};
 static const tessera_module_factory_t tgt_factory = {sizeof(tessera_module_factory_t), TGT_NAME,
                                                      tgt_load};

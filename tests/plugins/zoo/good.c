@@ -351,7 +351,7 @@ static bool good_keep_region(void *state, const tessera_graph_t *region, char *r
 #endif
 static const tessera_checker_t good_checker = {
     sizeof(tessera_checker_t), good_ops, good_patterns, 1, good_check_op, good_check_pattern, NULL,
-    GOOD_KEEP_REGION};
+    GOOD_KEEP_REGION, 0};
 static const tessera_codegen_t good_codegen = {sizeof(tessera_codegen_t), 0, good_compile};
 static const tessera_module_factory_t good_factory = {sizeof(tessera_module_factory_t),
                                                       GOOD_TYPE_KEY, good_load};

@@ -33,6 +33,11 @@
  *        checks).
  *   1.3  tessera_plugin_t::compatible_versions (which versions' modules the
  *        plugin's factories load; checked when an artifact is loaded).
+ *   1.4  symbolic dims: tessera_symbol_t, tessera_tensor_type_t::symbols,
+ *        tessera_op_desc_t::symbols, tessera_checker_t::flags
+ *        (TESSERA_CHECKER_SYMBOLIC_DIMS), tessera_function_t::call_symbolic
+ *        and the graph JSON's "symbols". A plugin that does not set the flag
+ *        (every plugin built before 1.4) is offered static ops only.
  *
  * STRUCTS
  *   Every struct that crosses the boundary starts with `size_t struct_size`,
@@ -70,7 +75,7 @@
 #include "tessera/c/status.h"
 
 #define TESSERA_PLUGIN_ABI_MAJOR 1
-#define TESSERA_PLUGIN_ABI_MINOR 3
+#define TESSERA_PLUGIN_ABI_MINOR 4
 
 /* The one symbol a plugin exports (tessera_plugin_query_fn). */
 #define TESSERA_PLUGIN_ENTRY_SYMBOL "tessera_plugin_query"
@@ -101,16 +106,44 @@ typedef bool (*tessera_write_fn)(void *sink, const void *data, size_t size);
 
 /* A tensor type. Tessera's dtypes as DLPack sees them: f16/f32/f64 are
  * kDLFloat, bf16 is kDLBfloat 16, i8..i64 kDLInt, u8..u64 kDLUInt, bool is
- * kDLBool 8 (code 6); lanes is 1. Shapes are static, and every shape the
- * core passes keeps to TESSERA_MAX_ELEMENTS: no dim is larger, nor is the
- * product of the non-zero dims, so sizes computed from it cannot overflow. */
+ * kDLBool 8 (code 6); lanes is 1. Every shape the core passes keeps to
+ * TESSERA_MAX_ELEMENTS: no dim is larger, nor is the product of the non-zero
+ * dims (symbolic dims at their upper bounds), so sizes computed from it
+ * cannot overflow.
+ *
+ * Since ABI 1.4 a dim may be symbolic (only for a plugin whose checker sets
+ * TESSERA_CHECKER_SYMBOLIC_DIMS): its shape entry is -1 and `symbols` names
+ * the symbol, an index into the symbol list of the op description (checkers)
+ * or of the graph (codegen). Two dims with the same symbol are equal at run
+ * time; their value is known only when the function is called
+ * (tessera_function_t::call_symbolic). */
 #define TESSERA_MAX_ELEMENTS (INT64_C(1) << 48)
 typedef struct tessera_tensor_type {
   size_t struct_size;
   DLDataType dtype;
   int32_t ndim;
   const int64_t *shape; /* ndim entries (NULL when ndim is 0) */
+  /* ABI 1.4. NULL when every dim is a constant; else ndim entries: -1 for a
+   * constant dim, the symbol's index for a symbolic one. */
+  const int32_t *symbols;
 } tessera_tensor_type_t;
+
+/* ABI 1.4. A symbolic dim: a named input dim ("N", "height"), a dim derived
+ * from others (a convolution's output height: named "?" + four hex digits),
+ * or a count the data decides (a NonZero's). Its value at run time lies in
+ * lo..hi. `example` is a value at which every type of the op (or graph) is
+ * consistent when all its symbols take their examples together (a conv's
+ * output height is the one its input height gives): a checker that must try
+ * concrete shapes (build a kernel to see whether it can) tries these. An
+ * example may lie outside the bounds. */
+typedef struct tessera_symbol {
+  size_t struct_size;
+  const char *name;
+  int64_t lo;
+  int64_t hi;   /* -1: no upper bound */
+  bool runtime; /* decided by the data, while the model runs */
+  int64_t example;
+} tessera_symbol_t;
 
 typedef enum tessera_attr_kind {
   TESSERA_ATTR_INT = 0,    /* i */
@@ -149,6 +182,10 @@ typedef struct tessera_op_desc {
   size_t num_inputs;
   const tessera_tensor_type_t *const *outputs;
   size_t num_outputs;
+  /* ABI 1.4. The symbols the input and output types refer to (none when
+   * every dim is a constant). */
+  const tessera_symbol_t *const *symbols;
+  size_t num_symbols;
 } tessera_op_desc_t;
 
 /*===-- Graphs (what codegen and the whole-graph hook see) ----------------===*/
@@ -218,7 +255,14 @@ typedef struct tessera_checker {
    * included). */
   bool (*keep_region)(void *state, const tessera_graph_t *region, char *reason,
                       size_t reason_size);
+  /* Since ABI 1.4. TESSERA_CHECKER_* flags. */
+  uint64_t flags;
 } tessera_checker_t;
+
+/* The plugin takes symbolic dims: its checker is offered ops whose types hold
+ * them, its codegen graphs with symbols, and its functions are called through
+ * call_symbolic. Without it, only static ops are offered. */
+#define TESSERA_CHECKER_SYMBOLIC_DIMS 0x1u
 
 /*===-- Runtime modules ----------------------------------------------------===*/
 
@@ -231,6 +275,14 @@ typedef struct tessera_function {
   size_t struct_size;
   void *self;
   tessera_plugin_status_t *(*call)(void *self, const DLTensor *const *args, size_t num_args);
+  /* ABI 1.4; required of a function compiled from a graph with symbols, which
+   * the core calls through it (never through `call`). As `call`, with the
+   * values of the graph's symbols, `num_symbols` of them in the order of the
+   * graph's "symbols" list; the DLTensors' shapes are this call's. The values
+   * change from call to call (each within its symbol's bounds). */
+  tessera_plugin_status_t *(*call_symbolic)(void *self, const DLTensor *const *args,
+                                            size_t num_args, const int64_t *symbols,
+                                            size_t num_symbols);
 } tessera_function_t;
 
 /* A runtime module, created by codegen or by a module factory and owned by

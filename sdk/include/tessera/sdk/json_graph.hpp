@@ -35,6 +35,17 @@
 // - A "composite" node is an outlined pattern match ("<plugin>.<pattern>");
 //   its "body" is a graph of the same format (no format/version/symbol) whose
 //   inputs are bound to the node's inputs in order.
+// - Symbolic dims (ABI 1.4, only for plugins that take them): the top level
+//   lists the graph's symbols,
+//     "symbols": [{"name": "N", "lo": 1, "hi": 8, "runtime": false,
+//                  "example": 256}, ...]
+//   (hi -1: unbounded; example: tessera_symbol_t's; composite bodies use the
+//   top level's list), and a type
+//   with symbolic dims has -1 in "shape" and "symbols" beside it, one entry
+//   per dim: -1 for a constant dim, else the symbol's index,
+//     {"dtype": "f32", "shape": [-1, 3, 224, 224], "symbols": [0, -1, -1, -1]}.
+//   The function is called with the symbols' values (call_symbolic, in this
+//   order); resolveGraph() gives the graph at those values.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -47,6 +58,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -80,6 +92,7 @@ struct Node {
 
 struct Graph {
   std::string symbol;
+  std::vector<Symbol> symbols; // ABI 1.4: the top level's (empty: static)
   std::vector<Node> nodes;
   std::vector<int64_t> inputs;   // node indices of the "input" nodes, in order
   std::vector<NodeRef> outputs;
@@ -103,7 +116,10 @@ inline const char *kindName(Node::Kind k) {
 }
 
 inline nlohmann::json typeToJson(const TensorType &t) {
-  return {{"dtype", dtypeName(t.dtype)}, {"shape", t.shape}};
+  nlohmann::json j = {{"dtype", dtypeName(t.dtype)}, {"shape", t.shape}};
+  if (!t.isStatic())
+    j["symbols"] = t.symbols;
+  return j;
 }
 
 /// A float; JSON has no infinities or NaN, so those are {"float": "inf"}.
@@ -188,7 +204,8 @@ inline nlohmann::json graphToJson(const Graph &g) {
   throw Error("tessera.graph JSON: " + where + ": " + what);
 }
 
-inline TensorType typeFromJson(const nlohmann::json &j, const std::string &where) {
+inline TensorType typeFromJson(const nlohmann::json &j, size_t numSymbols,
+                               const std::string &where) {
   if (!j.is_object() || !j.contains("dtype") || !j.contains("shape") || !j["dtype"].is_string() ||
       !j["shape"].is_array())
     badGraph(where, "a type needs \"dtype\" (string) and \"shape\" (array)");
@@ -197,12 +214,27 @@ inline TensorType typeFromJson(const nlohmann::json &j, const std::string &where
   if (!dt)
     badGraph(where, "unknown dtype '" + j["dtype"].get<std::string>() + "'");
   t.dtype = *dt;
+  if (j.contains("symbols")) {
+    const auto &sj = j["symbols"];
+    if (!sj.is_array() || sj.size() != j["shape"].size())
+      badGraph(where, "a type's \"symbols\" must be an array with one entry per dim");
+    for (const auto &k : sj) {
+      if (!k.is_number_integer() || k.get<int64_t>() < -1 ||
+          k.get<int64_t>() >= int64_t(numSymbols))
+        badGraph(where, "a dim's symbol " + k.dump() + " is not -1 or an index into the " +
+                            std::to_string(numSymbols) + " symbols of the graph");
+      t.symbols.push_back(k.get<int32_t>());
+    }
+    if (t.isStatic())
+      t.symbols.clear();
+  }
   for (const auto &d : j["shape"]) {
-    if (!d.is_number_integer() || d.get<int64_t>() < 0)
-      badGraph(where, "shape entries must be non-negative integers");
+    const bool symbolic = t.symbolOf(t.shape.size()) >= 0;
+    if (!d.is_number_integer() || (symbolic ? d.get<int64_t>() != -1 : d.get<int64_t>() < 0))
+      badGraph(where, "shape entries must be non-negative integers (-1 for a symbolic dim)");
     t.shape.push_back(d.get<int64_t>());
   }
-  if (!shapeFits(t.shape))
+  if (t.isStatic() && !shapeFits(t.shape))
     badGraph(where, "shape " + t.str() + " has more than 2^48 elements");
   return t;
 }
@@ -251,7 +283,7 @@ inline NodeRef refFromJson(const nlohmann::json &j, size_t limit, const std::str
   return r;
 }
 
-inline Graph graphFromJson(const nlohmann::json &j, const std::string &where) {
+inline Graph graphFromJson(const nlohmann::json &j, size_t numSymbols, const std::string &where) {
   if (!j.is_object() || !j.contains("nodes") || !j["nodes"].is_array())
     badGraph(where, "a graph needs \"nodes\" (array)");
   Graph g;
@@ -294,7 +326,7 @@ inline Graph graphFromJson(const nlohmann::json &j, const std::string &where) {
     if (!nj.contains("outputs") || !nj["outputs"].is_array() || nj["outputs"].empty())
       badGraph(at, "a node needs \"outputs\" (a non-empty array of types)");
     for (const auto &t : nj["outputs"])
-      n.outputs.push_back(typeFromJson(t, at));
+      n.outputs.push_back(typeFromJson(t, numSymbols, at));
     if (n.kind == Node::Kind::Const) {
       if (!nj.contains("constant") || !nj["constant"].is_number_integer() ||
           nj["constant"].get<int64_t>() < 0)
@@ -304,7 +336,7 @@ inline Graph graphFromJson(const nlohmann::json &j, const std::string &where) {
     if (n.kind == Node::Kind::Composite) {
       if (!nj.contains("body"))
         badGraph(at, "a composite node needs \"body\"");
-      n.body = std::make_shared<Graph>(graphFromJson(nj["body"], at + " body"));
+      n.body = std::make_shared<Graph>(graphFromJson(nj["body"], numSymbols, at + " body"));
     }
     g.nodes.push_back(std::move(n));
   }
@@ -333,6 +365,54 @@ inline Graph graphFromJson(const nlohmann::json &j, const std::string &where) {
   return g;
 }
 
+inline std::vector<Symbol> symbolsFromJson(const nlohmann::json &j) {
+  std::vector<Symbol> out;
+  if (!j.contains("symbols"))
+    return out;
+  if (!j["symbols"].is_array())
+    badGraph("graph", "\"symbols\" must be an array");
+  for (const auto &sj : j["symbols"]) {
+    const std::string at = "graph symbol " + std::to_string(out.size());
+    if (!sj.is_object() || !sj.contains("name") || !sj["name"].is_string() || !sj.contains("lo") ||
+        !sj["lo"].is_number_integer() || !sj.contains("hi") || !sj["hi"].is_number_integer())
+      badGraph(at, "a symbol needs \"name\" (string), \"lo\" and \"hi\" (integers)");
+    Symbol s{sj["name"].get<std::string>(), sj["lo"].get<int64_t>(), sj["hi"].get<int64_t>(),
+             sj.contains("runtime") && sj["runtime"].is_boolean() && sj["runtime"].get<bool>()};
+    if (sj.contains("example") && sj["example"].is_number_integer())
+      s.example = sj["example"].get<int64_t>();
+    if (s.lo < 0 || s.hi < -1 || (s.hi >= 0 && s.hi < s.lo))
+      badGraph(at, "bounds " + std::to_string(s.lo) + ".." + std::to_string(s.hi) +
+                       " are not 0 <= lo <= hi (hi -1: unbounded)");
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+inline TensorType resolveType(const TensorType &t, std::span<const int64_t> values) {
+  TensorType out{t.dtype, t.shape, {}};
+  for (size_t i = 0; i < out.shape.size(); ++i)
+    if (int32_t k = t.symbolOf(i); k >= 0)
+      out.shape[i] = values[size_t(k)];
+  return out;
+}
+
+inline Graph resolveBody(const Graph &g, std::span<const int64_t> values) {
+  Graph out;
+  out.symbol = g.symbol;
+  out.inputs = g.inputs;
+  out.outputs = g.outputs;
+  out.nodes.reserve(g.nodes.size());
+  for (const Node &n : g.nodes) {
+    Node r = n;
+    for (TensorType &t : r.outputs)
+      t = resolveType(t, values);
+    if (n.body)
+      r.body = std::make_shared<Graph>(resolveBody(*n.body, values));
+    out.nodes.push_back(std::move(r));
+  }
+  return out;
+}
+
 } // namespace detail
 
 /// Graph -> JSON text (with the format header).
@@ -341,7 +421,57 @@ inline std::string writeGraph(const Graph &g, int indent = -1) {
   j["format"] = kGraphFormat;
   j["version"] = kGraphFormatVersion;
   j["symbol"] = g.symbol;
+  if (!g.symbols.empty()) {
+    nlohmann::json syms = nlohmann::json::array();
+    for (const Symbol &s : g.symbols)
+      syms.push_back({{"name", s.name},
+                      {"lo", s.lo},
+                      {"hi", s.hi},
+                      {"runtime", s.runtime},
+                      {"example", s.example}});
+    j["symbols"] = syms;
+  }
   return j.dump(indent);
+}
+
+/// Whether some dim of the graph is symbolic.
+inline bool isSymbolic(const Graph &g) { return !g.symbols.empty(); }
+
+/// The values of `symbols`' examples (tessera_symbol_t::example), in order.
+inline std::vector<int64_t> exampleValues(const std::vector<Symbol> &symbols) {
+  std::vector<int64_t> v;
+  for (const Symbol &s : symbols)
+    v.push_back(s.example);
+  return v;
+}
+
+/// The graph at concrete values of its symbols (in Graph::symbols' order):
+/// every dim a constant, no symbols. Throws Error when a value is missing or
+/// (with `checkBounds`; not for the examples) outside its symbol's bounds,
+/// or a shape grows past 2^48 elements.
+inline Graph resolveGraph(const Graph &g, std::span<const int64_t> values,
+                          bool checkBounds = true) {
+  if (values.size() != g.symbols.size())
+    throw Error("graph '" + g.symbol + "' has " + std::to_string(g.symbols.size()) +
+                    " symbols, but " + std::to_string(values.size()) + " values were given",
+                TESSERA_STATUS_INVALID_ARGUMENT);
+  for (size_t k = 0; k < values.size(); ++k) {
+    const Symbol &s = g.symbols[k];
+    if (checkBounds && (values[k] < s.lo || (s.hi >= 0 && values[k] > s.hi)))
+      throw Error("symbol " + std::to_string(k) + " ('" + s.name + "') of graph '" + g.symbol +
+                      "' is " + std::to_string(values[k]) + ", outside its bounds " +
+                      std::to_string(s.lo) + ".." + (s.hi >= 0 ? std::to_string(s.hi) : ""),
+                  TESSERA_STATUS_INVALID_ARGUMENT);
+  }
+  Graph out = detail::resolveBody(g, values);
+  out.symbols.clear();
+  for (const Node &n : out.nodes)
+    for (const TensorType &t : n.outputs)
+      if (!shapeFits(t.shape))
+        throw Error("graph '" + g.symbol + "': node '" + n.name + "' would be " + t.str() +
+                        ", more than 2^48 elements",
+                    TESSERA_STATUS_INVALID_ARGUMENT);
+  return out;
 }
 
 /// JSON text -> Graph; throws Error naming what is wrong and where.
@@ -356,7 +486,9 @@ inline Graph readGraph(std::string_view text) {
       j["version"].get<int64_t>() != kGraphFormatVersion)
     throw Error("tessera.graph JSON: unsupported \"version\" (this SDK reads version 1)");
   try {
-    Graph g = detail::graphFromJson(j, "graph");
+    std::vector<Symbol> symbols = detail::symbolsFromJson(j);
+    Graph g = detail::graphFromJson(j, symbols.size(), "graph");
+    g.symbols = std::move(symbols);
     if (j.contains("symbol") && j["symbol"].is_string())
       g.symbol = j["symbol"].get<std::string>();
     return g;

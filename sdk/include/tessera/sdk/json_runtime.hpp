@@ -40,6 +40,21 @@
 //   // module factory "my_key":
 //   return JsonRuntime::load<MyRuntime>(bytes, "my_key");
 //
+// SYMBOLIC FUNCTIONS (ABI 1.4, for a plugin whose checker takesSymbolicDims())
+//   A function whose graph has symbols is called with their values. The base
+//   resolves the graph at those values (resolveGraph: every dim concrete,
+//   values checked against the bounds), validates the arguments against it,
+//   and hands it to the derived class in two steps:
+//     prepareShape(fn, resolved)   once per distinct set of values: what the
+//                                  runtime builds for one shape (a Program,
+//                                  oneDNN primitives); kept in a cache of the
+//                                  kShapeCacheSize most recently used shapes
+//                                  of each function;
+//     runShape(fn, shape, in, out) every call, with the cached Shape.
+//   init() sees symbolic functions too, and should only check them (their
+//   dims are not known there). A runtime that does not override runShape
+//   refuses symbolic functions by name.
+//
 // create() and load() construct the module and call init() right away, so
 // that a graph the runtime cannot execute fails at compile or load time.
 // init() runs exactly once per module, before any run(). run() must keep its
@@ -65,6 +80,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <list>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -211,6 +227,15 @@ public:
   static constexpr char kMagic[4] = {'T', 'S', 'J', 'R'};
   static constexpr uint32_t kFormatVersion = 1;
 
+  /// One symbolic function at one set of values of its symbols.
+  struct Shape {
+    std::vector<int64_t> values;
+    Graph graph;                          // resolveGraph(fn.graph, values)
+    std::shared_ptr<const void> prepared; // what prepareShape() made of it
+  };
+  /// The shapes kept per symbolic function (least recently used dropped).
+  static constexpr size_t kShapeCacheSize = 8;
+
   JsonRuntime(std::string typeKey, std::vector<JsonFunction> functions)
       : Module(std::move(typeKey)), functions_(std::move(functions)) {
     for (size_t i = 0; i < functions_.size(); ++i) {
@@ -294,6 +319,11 @@ public:
     return function < restore_.size() && constant < restore_[function].size() &&
            restore_[function][constant] != nullptr;
   }
+  /// How many shapes prepareShape() was asked for, over all functions.
+  size_t shapesPrepared() const {
+    std::lock_guard<std::mutex> lock(shapesMutex_);
+    return shapesPrepared_;
+  }
   /// The bytes of the constants the module still holds in their plain form.
   size_t plainConstantBytes() const {
     size_t n = 0;
@@ -364,11 +394,30 @@ protected:
   virtual void run(const JsonFunction &fn, std::span<const DLTensor *const> inputs,
                    std::span<const DLTensor *const> outputs) const = 0;
 
+  /// Symbolic functions: builds what runShape needs at one shape (`resolved`
+  /// has every dim concrete). Called concurrently; the result is cached.
+  virtual std::shared_ptr<const void> prepareShape(const JsonFunction & /*fn*/,
+                                                   const Graph & /*resolved*/) const {
+    return nullptr;
+  }
+  /// Symbolic functions: computes fn's outputs at `shape`. The tensors were
+  /// validated against shape.graph. Called concurrently.
+  virtual void runShape(const JsonFunction &fn, const Shape & /*shape*/,
+                        std::span<const DLTensor *const> /*inputs*/,
+                        std::span<const DLTensor *const> /*outputs*/) const {
+    throw Error(prefix() + "function '" + fn.symbol +
+                    "' has symbolic dims, which this module does not run",
+                TESSERA_STATUS_UNIMPLEMENTED);
+  }
+
 private:
   class BoundFunction : public Function {
   public:
     BoundFunction(JsonRuntime *rt, size_t index) : rt_(rt), index_(index) {}
-    void run(std::span<const DLTensor *const> args) override { rt_->call(index_, args); }
+    void run(std::span<const DLTensor *const> args) override { rt_->call(index_, args, {}); }
+    void run(std::span<const DLTensor *const> args, std::span<const int64_t> symbols) override {
+      rt_->call(index_, args, symbols);
+    }
 
   private:
     JsonRuntime *rt_;
@@ -381,11 +430,25 @@ private:
 
   /// Validates the arguments and runs the function. Messages are built only
   /// on failure: this is the hot path of every call.
-  void call(size_t index, std::span<const DLTensor *const> args) const {
+  void call(size_t index, std::span<const DLTensor *const> args,
+            std::span<const int64_t> symbols) const {
     const JsonFunction &f = functions_[index];
-    const Graph &g = f.graph;
-    size_t numIn = g.inputs.size(), numOut = g.outputs.size();
     auto fn = [&] { return prefix() + "function '" + f.symbol + "'"; };
+    std::shared_ptr<const Shape> shape;
+    if (isSymbolic(f.graph)) {
+      if (symbols.size() != f.graph.symbols.size())
+        throw Error(fn() + " has " + std::to_string(f.graph.symbols.size()) +
+                        " symbols, but the call gave " + std::to_string(symbols.size()) +
+                        " values",
+                    TESSERA_STATUS_INVALID_ARGUMENT);
+      shape = shapeOf(f, symbols);
+    } else if (!symbols.empty()) {
+      throw Error(fn() + " has no symbolic dims, but the call gave " +
+                      std::to_string(symbols.size()) + " symbol values",
+                  TESSERA_STATUS_INVALID_ARGUMENT);
+    }
+    const Graph &g = shape ? shape->graph : f.graph;
+    size_t numIn = g.inputs.size(), numOut = g.outputs.size();
     if (std::string why = argumentCountMismatch(numIn, numOut, args.size()); !why.empty())
       throw Error(fn() + " " + why);
     for (size_t i = 0; i < args.size(); ++i) {
@@ -394,7 +457,50 @@ private:
       if (std::string why = argumentMismatch(args[i], want); !why.empty())
         throw Error(fn() + " argument " + std::to_string(i) + " (" + argName(g, i) + "): " + why);
     }
-    run(f, args.subspan(0, numIn), args.subspan(numIn));
+    if (shape)
+      runShape(f, *shape, args.subspan(0, numIn), args.subspan(numIn));
+    else
+      run(f, args.subspan(0, numIn), args.subspan(numIn));
+  }
+
+  /// The cached shape of `f` at `values`, prepared now if it is new.
+  std::shared_ptr<const Shape> shapeOf(const JsonFunction &f,
+                                       std::span<const int64_t> values) const {
+    auto find = [&]() -> std::shared_ptr<const Shape> {
+      auto &list = shapes_[f.index];
+      for (auto it = list.begin(); it != list.end(); ++it)
+        if (std::equal((*it)->values.begin(), (*it)->values.end(), values.begin(), values.end())) {
+          list.splice(list.begin(), list, it); // most recently used first
+          return list.front();
+        }
+      return nullptr;
+    };
+    {
+      std::lock_guard<std::mutex> lock(shapesMutex_);
+      if (shapes_.size() < functions_.size())
+        shapes_.resize(functions_.size());
+      if (auto hit = find())
+        return hit;
+    }
+    // Built outside the lock (oneDNN primitives take a while); a thread that
+    // built the same shape meanwhile wins.
+    auto made = std::make_shared<Shape>();
+    made->values.assign(values.begin(), values.end());
+    try {
+      made->graph = resolveGraph(f.graph, values);
+    } catch (const Error &e) {
+      throw Error(prefix() + "function '" + f.symbol + "': " + e.what(), e.code());
+    }
+    made->prepared = prepareShape(f, made->graph);
+    std::lock_guard<std::mutex> lock(shapesMutex_);
+    ++shapesPrepared_;
+    if (auto hit = find())
+      return hit;
+    auto &list = shapes_[f.index];
+    list.push_front(std::move(made));
+    if (list.size() > kShapeCacheSize)
+      list.pop_back(); // a call still running on it holds its own reference
+    return list.front();
   }
 
   /// "input 'x'" or "output 0 ('fc1')".
@@ -436,6 +542,9 @@ private:
   // (empty where nothing was released).
   std::vector<std::vector<RestoreFn>> restore_;
   std::once_flag initOnce_;
+  mutable std::mutex shapesMutex_;
+  mutable std::vector<std::list<std::shared_ptr<const Shape>>> shapes_; // per function
+  mutable size_t shapesPrepared_ = 0;
 };
 
 //===----------------------------------------------------------------------===//

@@ -197,7 +197,21 @@ inline bool shapeFits(std::span<const int64_t> shape) {
 struct TensorType {
   DLDataType dtype{kDLFloat, 32, 1};
   std::vector<int64_t> shape;
+  /// ABI 1.4: empty when every dim is a constant; else one entry per dim,
+  /// -1 for a constant one and the symbol's index (into OpDesc::symbols or
+  /// Graph::symbols) for a symbolic one, whose shape entry is -1.
+  std::vector<int32_t> symbols;
 
+  /// Whether every dim is a constant.
+  bool isStatic() const {
+    for (int32_t k : symbols)
+      if (k >= 0)
+        return false;
+    return true;
+  }
+  /// Dim i's symbol, or -1 when it is a constant.
+  int32_t symbolOf(size_t i) const { return i < symbols.size() ? symbols[i] : -1; }
+  /// Of a static type only.
   int64_t numel() const {
     int64_t n = 1;
     for (int64_t d : shape)
@@ -205,16 +219,28 @@ struct TensorType {
     return n;
   }
   size_t bytes() const { return size_t(numel()) * dtypeBytes(dtype); }
-  /// "f32[1, 3, 224, 224]".
+  /// "f32[1, 3, 224, 224]"; a symbolic dim is "s" + its index ("f32[s0, 3]").
   std::string str() const {
     std::string s = dtypeName(dtype) + "[";
     for (size_t i = 0; i < shape.size(); ++i)
-      s += (i ? ", " : "") + std::to_string(shape[i]);
+      s += (i ? ", " : "") +
+           (symbolOf(i) >= 0 ? "s" + std::to_string(symbolOf(i)) : std::to_string(shape[i]));
     return s + "]";
   }
   friend bool operator==(const TensorType &a, const TensorType &b) {
-    return a.dtype == b.dtype && a.shape == b.shape;
+    return a.dtype == b.dtype && a.shape == b.shape && a.isStatic() == b.isStatic() &&
+           (a.isStatic() || a.symbols == b.symbols);
   }
+};
+
+/// ABI 1.4: a symbolic dim (tessera_symbol_t).
+struct Symbol {
+  std::string name;
+  int64_t lo = 0;
+  int64_t hi = -1; // -1: no upper bound
+  bool runtime = false;
+  int64_t example = 1; // consistent with the other symbols' examples
+  friend bool operator==(const Symbol &, const Symbol &) = default;
 };
 
 /// An attribute value, one alternative per tessera_attr_kind_t in order.
@@ -283,6 +309,8 @@ struct OpDesc {
   Attrs attrs;
   std::vector<TensorType> inputs;
   std::vector<TensorType> outputs;
+  /// ABI 1.4: the symbols the types refer to (empty when all are static).
+  std::vector<Symbol> symbols;
 };
 
 /// A TensorType from a dtype and a C shape array (ndim entries, may be null
@@ -296,7 +324,15 @@ inline TensorType makeTensorType(DLDataType dtype, int32_t ndim, const int64_t *
 }
 
 inline TensorType toTensorType(const tessera_tensor_type_t &t) {
-  return makeTensorType(t.dtype, t.ndim, t.shape);
+  TensorType out = makeTensorType(t.dtype, t.ndim, t.shape);
+  if (t.struct_size >= offsetof(tessera_tensor_type_t, symbols) + sizeof(t.symbols) &&
+      t.symbols && t.ndim > 0)
+    out.symbols.assign(t.symbols, t.symbols + t.ndim);
+  return out;
+}
+
+inline Symbol toSymbol(const tessera_symbol_t &s) {
+  return Symbol{s.name ? s.name : "", s.lo, s.hi, s.runtime, s.example};
 }
 
 inline OpDesc toOpDesc(const tessera_op_desc_t &d) {
@@ -322,6 +358,27 @@ inline OpDesc toOpDesc(const tessera_op_desc_t &d) {
     out.inputs.push_back(toTensorType(*d.inputs[i]));
   for (size_t i = 0; i < d.num_outputs; ++i)
     out.outputs.push_back(toTensorType(*d.outputs[i]));
+  if (d.struct_size >= offsetof(tessera_op_desc_t, num_symbols) + sizeof(d.num_symbols))
+    for (size_t i = 0; i < d.num_symbols; ++i)
+      out.symbols.push_back(toSymbol(*d.symbols[i]));
+  return out;
+}
+
+/// `op` with every symbolic dim at its symbol's example (Symbol::example):
+/// a consistent set of concrete types, for a checker that must try one.
+inline OpDesc exampleOp(const OpDesc &op) {
+  OpDesc out = op;
+  auto resolve = [&](TensorType &t) {
+    for (size_t i = 0; i < t.shape.size(); ++i)
+      if (int32_t k = t.symbolOf(i); k >= 0 && size_t(k) < op.symbols.size())
+        t.shape[i] = op.symbols[size_t(k)].example;
+    t.symbols.clear();
+  };
+  for (TensorType &t : out.inputs)
+    resolve(t);
+  for (TensorType &t : out.outputs)
+    resolve(t);
+  out.symbols.clear();
   return out;
 }
 
@@ -376,6 +433,16 @@ class Function {
 public:
   virtual ~Function() = default;
   virtual void run(std::span<const DLTensor *const> args) = 0;
+  /// ABI 1.4: a function of a graph with symbols, called with their values
+  /// (in the graph's "symbols" order). The default refuses values (a static
+  /// function) and runs run(args).
+  virtual void run(std::span<const DLTensor *const> args, std::span<const int64_t> symbols) {
+    if (!symbols.empty())
+      throw Error("this function was compiled without symbolic dims, but was called with " +
+                      std::to_string(symbols.size()) + " symbol values",
+                  TESSERA_STATUS_INVALID_ARGUMENT);
+    run(args);
+  }
 };
 
 /// A runtime module. Owns its functions.
@@ -429,6 +496,10 @@ public:
   /// refuses an invalid one, naming the plugin; throwing is an error too.
   virtual bool partitionsGraph() const { return false; }
   virtual std::vector<int64_t> partition(const GraphView & /*graph*/) const { return {}; }
+  /// ABI 1.4 (TESSERA_CHECKER_SYMBOLIC_DIMS): offer ops and regions whose
+  /// types hold symbolic dims. The module must then run such functions at
+  /// every value of their symbols (JsonRuntime does the bookkeeping).
+  virtual bool takesSymbolicDims() const { return false; }
 };
 
 class Codegen {
@@ -505,6 +576,15 @@ inline tessera_plugin_status_t *callFunction(void *self, const DLTensor *const *
   return guard([&] { static_cast<Function *>(self)->run(std::span(args, num)); });
 }
 
+inline tessera_plugin_status_t *callFunctionSymbolic(void *self, const DLTensor *const *args,
+                                                     size_t num, const int64_t *symbols,
+                                                     size_t numSymbols) {
+  return guard([&] {
+    static_cast<Function *>(self)->run(std::span(args, num),
+                                       std::span(symbols, symbols ? numSymbols : 0));
+  });
+}
+
 inline tessera_plugin_status_t *getFunction(void *self, const char *name,
                                             tessera_function_t *out) {
   return guard([&] {
@@ -518,6 +598,7 @@ inline tessera_plugin_status_t *getFunction(void *self, const char *name,
     fn.struct_size = sizeof(tessera_function_t);
     fn.self = f;
     fn.call = &callFunction;
+    fn.call_symbolic = &callFunctionSymbolic;
     std::memcpy(out, &fn, std::min(out->struct_size, sizeof fn));
     out->struct_size = std::min(out->struct_size, sizeof fn);
   });
@@ -698,6 +779,7 @@ inline const tessera_plugin_t *Plugin::describe(const tessera_host_t *host) {
   t->checker.patterns = t->patternPtrs.data();
   t->checker.num_patterns = t->patternPtrs.size();
   t->checker.check_op = &detail::checkOp;
+  t->checker.flags = checker().takesSymbolicDims() ? TESSERA_CHECKER_SYMBOLIC_DIMS : 0;
   t->checker.check_pattern = &detail::checkPattern;
   t->checker.keep_region = checker().keepsRegions() ? &detail::keepRegion : nullptr;
   t->checker.partition = checker().partitionsGraph() ? &detail::partition : nullptr;
