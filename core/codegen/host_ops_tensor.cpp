@@ -414,6 +414,17 @@ void addIndex(LoweringTable &table) {
       call.ia.push_back(1);
     return call;
   });
+  // unique: ia = [outer, n, inner, sorted]; scratch 4n i64 (the sort's).
+  table.add("unique", [](const ir::Attrs &attrs, const HostOpTypes &t) -> Expected<KernelCall> {
+    const Ints &ds = t.inputs[0].shape();
+    const auto axis = size_t(attrs.getInt("axis"));
+    int64_t outer = 1, inner = 1;
+    for (size_t d = 0; d < ds.size(); ++d)
+      (d < axis ? outer : inner) *= d == axis ? 1 : ds[d];
+    const int64_t n = ds[axis];
+    return KernelCall{"unique", {outer, n, inner, attrs.getBool("sorted")}, {},
+                      uint64_t(32 * std::max<int64_t>(n, 1))};
+  });
   // non_max_suppression: ia = [batches, classes, n, max_output,
   // use_score_threshold, center_point_box], fa = [iou, score threshold].
   table.add("non_max_suppression",

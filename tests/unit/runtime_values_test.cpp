@@ -1,7 +1,7 @@
 //===- unit/runtime_values_test.cpp - Sizes the data decides ---------------===//
 //
 // Run-time symbols (docs/design/0013-dynamic-shapes.md, "Run-time values"):
-// nonzero and non_max_suppression, whose result count the data decides,
+// nonzero, non_max_suppression and unique, whose result count the data decides,
 // and symbol_values, which turns sizes back into a tensor. Their reference
 // kernels against hand-computed results; models over them compiled once and
 // run at inputs that give different counts (none, some, all), every output
@@ -271,5 +271,81 @@ TEST_CASE("range: ONNX Range on integers; the ends may be symbolic dims", "[rang
     auto out = (*session)->output(1);
     REQUIRE(out.ok());
     CHECK((*out)->shape[0] == std::max<int64_t>((size - 2 + 1) / 2, 0));
+  }
+}
+
+TEST_CASE("unique: groups sorted or by first occurrence; slices along an axis", "[unique]") {
+  const ir::Op *op = ir::OpRegistry::global().find("unique");
+  REQUIRE(op);
+  REQUIRE(op->dataDependent);
+  auto run = [&](const ir::Tensor &x, int64_t axis, bool sorted) {
+    const std::vector<ir::Tensor> in{x};
+    auto out = op->kernel(
+        in, ir::Attrs{{"count", int64_t(0)}, {"axis", axis}, {"sorted", sorted}}, ir::Type());
+    REQUIRE(out.ok());
+    REQUIRE(out->size() == 4);
+    return std::array<Ints, 4>{(*out)[0].toInts(), (*out)[1].toInts(), (*out)[2].toInts(),
+                               (*out)[3].toInts()};
+  };
+  // ONNX's example: [2, 1, 1, 3, 4, 3].
+  const ir::Tensor x = f32({6}, {2, 1, 1, 3, 4, 3});
+  auto s = run(x, 0, true); // Y = [1, 2, 3, 4]
+  CHECK(s[0] == Ints{1, 0, 3, 4});
+  CHECK(s[1] == Ints{1, 0, 0, 2, 3, 2});
+  CHECK(s[2] == Ints{2, 1, 2, 1});
+  CHECK(s[3] == Ints{4});
+  auto f = run(x, 0, false); // Y = [2, 1, 3, 4]
+  CHECK(f[0] == Ints{0, 1, 3, 4});
+  CHECK(f[1] == Ints{0, 1, 1, 2, 3, 2});
+  CHECK(f[2] == Ints{1, 2, 2, 1});
+  // -0 equals 0; NaNs equal each other and sort last.
+  auto z = run(f32({5}, {std::nan(""), 0, -0.0, std::nan(""), -1}), 0, true);
+  CHECK(z[0] == Ints{4, 1, 0});
+  CHECK(z[2] == Ints{1, 2, 2});
+  // Rows of [[1, 0, 0], [1, 0, 0], [2, 3, 4]] along axis 0, columns along 1.
+  const ir::Tensor m = f32({3, 3}, {1, 0, 0, 1, 0, 0, 2, 3, 4});
+  auto rows = run(m, 0, true);
+  CHECK(rows[0] == Ints{0, 2});
+  CHECK(rows[1] == Ints{0, 0, 1});
+  auto cols = run(m, 1, true); // columns [1, 1, 2], [0, 0, 3], [0, 0, 4]
+  CHECK(cols[0] == Ints{1, 2, 0});
+  CHECK(cols[1] == Ints{2, 0, 1});
+  // Integers exactly (u64 unsigned); nothing at all.
+  auto big = run(ir::Tensor::fromInts(ir::DType::I64, {3}, Ints{5, -7, 5}), 0, true);
+  CHECK(big[0] == Ints{1, 0});
+  auto none = run(f32({0}, {}), 0, true);
+  CHECK(none[3] == Ints{0});
+}
+
+TEST_CASE("unique: compiled once over a symbolic size; matches the interpreter",
+          "[unique][compile]") {
+  // x i32[N(1, 12), 2]: the unique rows, their groups and counts, and the
+  // unique elements of the flattened x by first occurrence (ONNX Unique with
+  // and without 'axis'), each gathered back as ONNX's Y.
+  auto n = ir::namedSymbol("N", 1, 12);
+  REQUIRE(n.ok());
+  ir::Var x = ir::makeVar("x", ir::Type::tensor(ir::DType::I32, {*n, 2}));
+  const int64_t rowsCount = runtimeSymbol("rows", 12), elemsCount = runtimeSymbol("elems", 24);
+  ir::Expr rows = call("unique", {x}, {{"count", rowsCount}, {"axis", int64_t(0)}});
+  ir::Expr flat = call("reshape", {x}, {{"newshape", Ints{-1}}});
+  ir::Expr elems =
+      call("unique", {flat}, {{"count", elemsCount}, {"axis", int64_t(0)}, {"sorted", false}});
+  ir::Module m("unique");
+  m.set("main", ir::makeFunction(
+                    {x}, ir::makeTuple({call("gather", {x, item(rows, 0)}, {{"axis", int64_t(0)}}),
+                                        item(rows, 1), item(rows, 2),
+                                        call("gather", {flat, item(elems, 0)}), item(elems, 1),
+                                        item(elems, 2)})));
+  auto model = compileModule(m);
+  auto session = runtime::Session::create(model, {1});
+  REQUIRE(session.ok());
+  std::mt19937 rng{11};
+  std::uniform_int_distribution<int> pick(-2, 2);
+  for (int64_t rowsN : {1, 5, 12, 3}) {
+    INFO(rowsN << " rows");
+    Ints v(size_t(2 * rowsN));
+    for (int64_t &e : v)
+      e = pick(rng);
+    checkRun(**session, m, {ir::Tensor::fromInts(ir::DType::I32, {rowsN, 2}, v)});
   }
 }

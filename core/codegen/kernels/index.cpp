@@ -17,6 +17,7 @@
 #include "codegen/kernels/tensor_common.h"
 #include "codegen/kernels/tensor_ops.h"
 #include "ir/ops/nms_select.h"
+#include "ir/ops/unique_select.h"
 
 namespace {
 
@@ -317,6 +318,60 @@ TK_KERNEL(nonzero) {
     ++k;
   }
   *(int64_t *)a->out[1].data = count;
+  (void)ctx;
+  return TESSERA_HOST_OK;
+}
+
+// unique: ia = [outer, n, inner, sorted]: the n slices along the axis, each
+// of outer x inner elements; scratch 4n i64. out[0] = i64 [count] first
+// occurrences, out[1] = i64 [n] groups, out[2] = i64 [count] sizes (both
+// planned for n), out[3] = i64 [1] count. The groups are the reference
+// kernel's (ir/ops/unique_select.h); floats by value (NaN after numbers,
+// NaNs equal), integers exactly.
+TK_KERNEL(unique) {
+  const int64_t outer = a->ia[0], n = a->ia[1], inner = a->ia[2];
+  const bool sorted = a->ia[3] != 0;
+  const tk_tensor &x = a->in[0];
+  int64_t *first = (int64_t *)a->out[0].data, *inverse = (int64_t *)a->out[1].data;
+  int64_t *counts = (int64_t *)a->out[2].data;
+  auto group = [&](auto element) {
+    return tessera::unique::groupSlices(
+        n, sorted, (int64_t *)a->scratch, first, inverse, counts, [&](int64_t p, int64_t q) {
+          for (int64_t o = 0; o < outer; ++o)
+            for (int64_t j = 0; j < inner; ++j)
+              if (int c = element((o * n + p) * inner + j, (o * n + q) * inner + j))
+                return c;
+          return 0;
+        });
+  };
+  auto ints = [&](const auto *v) {
+    return group([v](int64_t i, int64_t j) { return v[i] < v[j] ? -1 : (v[i] > v[j] ? 1 : 0); });
+  };
+  int64_t u = 0;
+  switch (x.dtype) {
+  case TK_F32:
+  case TK_F16:
+  case TK_BF16:
+  case TK_F64:
+    u = group([&](int64_t i, int64_t j) {
+      const double p = tk_load_f64(x, i), q = tk_load_f64(x, j);
+      if (p != p || q != q)
+        return (p != p) == (q != q) ? 0 : (p != p ? 1 : -1);
+      return p < q ? -1 : (p > q ? 1 : 0);
+    });
+    break;
+  case TK_I8: u = ints((const int8_t *)x.data); break;
+  case TK_I16: u = ints((const int16_t *)x.data); break;
+  case TK_I32: u = ints((const int32_t *)x.data); break;
+  case TK_I64: u = ints((const int64_t *)x.data); break;
+  case TK_U8:
+  case TK_BOOL: u = ints((const uint8_t *)x.data); break;
+  case TK_U16: u = ints((const uint16_t *)x.data); break;
+  case TK_U32: u = ints((const uint32_t *)x.data); break;
+  case TK_U64: u = ints((const uint64_t *)x.data); break;
+  default: return TESSERA_HOST_ERR_INTERNAL;
+  }
+  *(int64_t *)a->out[3].data = u;
   (void)ctx;
   return TESSERA_HOST_OK;
 }

@@ -1,6 +1,6 @@
 //===- ir/ops/data_dependent.cpp - Ops whose result size the data decides -===//
 //
-// nonzero and non_max_suppression: the size of their result is a run-time
+// nonzero, non_max_suppression and unique: the size of their result is a run-time
 // symbol (ir/symbol.h runtimeSymbol) given as attribute 'count'; the op
 // returns that size too, as an i64 [1] tensor, so that the interpreter and
 // the executor learn the symbol's value when it runs (Op::dataDependent;
@@ -13,6 +13,10 @@
 #include "ir/ops/common.h"
 #include "ir/ops/nms_select.h"
 #include "ir/ops/ops.h"
+#include "ir/ops/unique.h"
+#include "ir/ops/unique_select.h"
+
+#include <cmath>
 
 namespace tessera::ir::ops {
 
@@ -97,6 +101,31 @@ Expected<std::vector<Tensor>> nmsKernel(std::span<const Tensor> in, const Attrs 
                              Tensor::fromInts(DType::I64, {1}, std::vector<int64_t>{count})};
 }
 
+// --- unique ---------------------------------------------------------------------------
+
+/// ONNX Unique over the slices along 'axis' (the importer flattens the input
+/// when the model gives no axis): the first occurrence of each unique slice,
+/// each slice's group and each group's size, all i64, and count.
+Expected<Type> uniqueRelation(std::span<const Type> in, const Attrs &attrs) {
+  TS_ASSIGN_OR_RETURN(int64_t count, countAttr(attrs));
+  const int64_t axis = attrs.getInt("axis"), rank = int64_t(in[0].rank());
+  if (axis < 0 || axis >= rank)
+    return Error::format("attribute 'axis' = {} is not a dim of {}", axis, in[0].str());
+  const int64_t n = in[0].shape()[size_t(axis)];
+  return Type::tuple({Type::tensor(DType::I64, {count}), Type::tensor(DType::I64, {n}),
+                      Type::tensor(DType::I64, {count}), Type::tensor(DType::I64, {1})});
+}
+
+Expected<std::vector<Tensor>> uniqueKernel(std::span<const Tensor> in, const Attrs &attrs,
+                                           const Type &) {
+  UniqueGroups g = uniqueGroups(in[0], attrs.getInt("axis"), attrs.getBool("sorted"));
+  const auto u = int64_t(g.first.size());
+  return std::vector<Tensor>{Tensor::fromInts(DType::I64, {u}, g.first),
+                             Tensor::fromInts(DType::I64, {int64_t(g.inverse.size())}, g.inverse),
+                             Tensor::fromInts(DType::I64, {u}, g.counts),
+                             Tensor::fromInts(DType::I64, {1}, std::vector<int64_t>{u})};
+}
+
 // --- symbol_values -------------------------------------------------------------------
 
 Expected<Type> symbolValuesRelation(std::span<const Type>, const Attrs &attrs) {
@@ -144,6 +173,47 @@ Expected<std::vector<Tensor>> rangeKernel(std::span<const Tensor>, const Attrs &
 
 } // namespace
 
+UniqueGroups uniqueGroups(const Tensor &x, int64_t axis, bool sorted) {
+  const Shape &s = x.shape();
+  const int64_t n = s[size_t(axis)];
+  int64_t inner = 1;
+  for (size_t d = size_t(axis) + 1; d < s.size(); ++d)
+    inner *= s[d];
+  const int64_t outer = n * inner == 0 ? 0 : x.numel() / (n * inner);
+  auto element = [&](int64_t i, int64_t j) {
+    if (isFloat(x.dtype())) {
+      const double a = x.getDouble(i), b = x.getDouble(j);
+      if (std::isnan(a) || std::isnan(b))
+        return std::isnan(a) == std::isnan(b) ? 0 : (std::isnan(a) ? 1 : -1);
+      return a < b ? -1 : (a > b ? 1 : 0);
+    }
+    if (x.dtype() == DType::U64) {
+      const uint64_t a = x.getUInt(i), b = x.getUInt(j);
+      return a < b ? -1 : (a > b ? 1 : 0);
+    }
+    const int64_t a = x.getInt(i), b = x.getInt(j);
+    return a < b ? -1 : (a > b ? 1 : 0);
+  };
+  // Slice i: elements (o, i, j), flat (o * n + i) * inner + j.
+  auto slices = [&](int64_t a, int64_t b) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < inner; ++j)
+        if (int c = element((o * n + a) * inner + j, (o * n + b) * inner + j))
+          return c;
+    return 0;
+  };
+  UniqueGroups g;
+  std::vector<int64_t> scratch(size_t(4 * n));
+  g.first.resize(size_t(n));
+  g.counts.resize(size_t(n));
+  g.inverse.resize(size_t(n));
+  const int64_t u = unique::groupSlices(n, sorted, scratch.data(), g.first.data(),
+                                        g.inverse.data(), g.counts.data(), slices);
+  g.first.resize(size_t(u));
+  g.counts.resize(size_t(u));
+  return g;
+}
+
 Status registerDataDependentOps(OpRegistry &r) {
   using K = AttrKind;
   Op nonzero{
@@ -187,6 +257,28 @@ Status registerDataDependentOps(OpRegistry &r) {
   };
   nms.dataDependent = true;
   TS_RETURN_IF_ERROR(r.add(std::move(nms)));
+
+  Op unique{
+      "unique",
+      "The unique slices of the data along 'axis' (ONNX Unique; the importer flattens the "
+      "data when the model gives no axis): i64 [count] first occurrences, i64 [n] each "
+      "slice's group, i64 [count] group sizes, and count as an i64 [1] tensor; count is a "
+      "run-time symbol the data decides.",
+      {"data"},
+      1,
+      1,
+      {{"count", K::Int, std::nullopt,
+        "the number of unique slices: a run-time symbol (bounded by the slices)"},
+       {"axis", K::Int, AttrValue(int64_t(0)), "the dim whose slices are compared"},
+       {"sorted", K::Bool, AttrValue(true),
+        "groups in ascending order (slices compared element by element), else in order of "
+        "first occurrence"}},
+      OpPattern::Opaque,
+      uniqueRelation,
+      uniqueKernel,
+  };
+  unique.dataDependent = true;
+  TS_RETURN_IF_ERROR(r.add(std::move(unique)));
 
   TS_RETURN_IF_ERROR(r.add(Op{
       "symbol_values",

@@ -216,7 +216,8 @@ Status registerLossConverters(ConverterRegistry &r) {
                          "indices)"));
   TS_RETURN_IF_ERROR(add("NonZero", 9, 17, convertNonZero, "a constant on a constant input; else core nonzero (its count a run-time symbol)"));
   TS_RETURN_IF_ERROR(add("Unique", 11, 17, convertUnique,
-                         "constant input only; sorted, axis; four constant outputs"));
+                         "sorted, axis; core unique (its count a run-time symbol) and gather; "
+                         "constants on a constant input"));
   TS_RETURN_IF_ERROR(add("NonMaxSuppression", 10, 17, convertNMS,
                          "constant thresholds; core non_max_suppression (its count a run-time symbol), a constant on constant boxes and scores"));
   TS_RETURN_IF_ERROR(add("QuantizeLinear", 10, 17, convertQuantizeLinear,

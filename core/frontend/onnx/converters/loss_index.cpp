@@ -4,12 +4,14 @@
 // on the core index ops, Compress (gather with the indices of a constant
 // condition) and ReverseSequence (gather_elements with computed indices); and
 // the ops with data-dependent output shapes, NonZero, Unique and
-// NonMaxSuppression, which need constant inputs and give constants.
+// NonMaxSuppression: core ops whose result size the data decides, folded on
+// constant inputs.
 // registerLossConverters() (loss.cpp) registers them.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/converters/loss_internal.h"
 
+#include "ir/ops/unique.h"
 #include "ir/symbol.h"
 
 #include <algorithm>
@@ -160,37 +162,9 @@ Expected<Outputs> convertReverseSequence(NodeContext &ctx) {
 
 //===----------------------------------------------------------------------===//
 // Ops with data-dependent output shapes: NonZero, Unique, NonMaxSuppression.
-// The static-shape IR needs their inputs as constants; the result is then a
-// constant computed here.
+// Core ops whose result size is a run-time symbol (ir/ops/data_dependent.cpp);
+// on constant inputs, constants computed here.
 //===----------------------------------------------------------------------===//
-
-namespace {
-
-/// Limit on the elements of a constant built here (a malformed model must
-/// not make the importer allocate without bound).
-constexpr int64_t kMaxConstantElements = int64_t(1) << 28;
-
-/// -1, 0 or 1 as element i of a compares with element j of b (same dtype):
-/// floats by value (NaN after everything, NaNs equal), integers exactly
-/// (u64 as unsigned).
-int compareElements(const Tensor &a, int64_t i, const Tensor &b, int64_t j) {
-  DType t = a.dtype();
-  if (ir::isFloat(t)) {
-    double x = a.getDouble(i), y = b.getDouble(j);
-    bool nx = std::isnan(x), ny = std::isnan(y);
-    if (nx || ny)
-      return nx == ny ? 0 : (nx ? 1 : -1);
-    return x < y ? -1 : (x > y ? 1 : 0);
-  }
-  if (t == DType::U64) {
-    uint64_t x = a.getUInt(i), y = b.getUInt(j);
-    return x < y ? -1 : (x > y ? 1 : 0);
-  }
-  int64_t x = a.getInt(i), y = b.getInt(j);
-  return x < y ? -1 : (x > y ? 1 : 0);
-}
-
-} // namespace
 
 /// NonZero (opsets 9-17): the i64 [rank, count] indices of its non-zero
 /// elements in row-major order (a scalar counts as 1-D). On a constant, a
@@ -232,61 +206,59 @@ Expected<Outputs> convertNonZero(NodeContext &ctx) {
   return Outputs{ctx.constant(std::move(out))};
 }
 
-/// Unique (opsets 11-17): constant input; the unique elements (or, with
-/// 'axis', the unique slices along it), sorted ('sorted' = 1, slices
-/// lexicographically) or in order of first occurrence; outputs Y, indices
-/// (first occurrences), inverse_indices and counts (i64).
+/// Unique (opsets 11-17): the unique elements (or, with 'axis', the unique
+/// slices along it), sorted ('sorted' = 1, slices lexicographically) or in
+/// order of first occurrence; outputs Y, indices (first occurrences),
+/// inverse_indices and counts (i64). Core unique gives the last three, its
+/// count a run-time symbol bounded by the slices; Y gathers the first
+/// occurrences. On a constant, constants (the same groups,
+/// ir/ops/unique.h).
 Expected<Outputs> convertUnique(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(const Tensor *xt, requireConstant(ctx, 0, "X"));
   TS_ASSIGN_OR_RETURN(int64_t sorted, ctx.attrInt("sorted", int64_t{1}));
   Expr x = ctx.input(0);
+  if (!x->as<ir::ConstantNode>()) {
+    int64_t axis = 0;
+    if (ctx.hasAttr("axis")) {
+      TS_ASSIGN_OR_RETURN(axis, axisOrFlatten(ctx, x));
+    } else {
+      TS_ASSIGN_OR_RETURN(x, ctx.call("reshape", {x}, {{"newshape", Ints{-1}}}));
+    }
+    const int64_t n = shapeOf(x)[size_t(axis)];
+    const std::optional<int64_t> bound =
+        elementBound(ir::Type::tensor(DType::F32, ir::Shape{n}));
+    if (!bound)
+      return ctx.error("input 0 ('X') is {}, whose size has no upper bound, so the buffers of "
+                       "its unique elements cannot be planned: bound its symbols "
+                       "(--input-shape x=1..64,...)",
+                       ctx.input(0)->type().str());
+    TS_ASSIGN_OR_RETURN(int64_t count, countSymbol(ctx, *bound));
+    TS_ASSIGN_OR_RETURN(Expr t, ctx.call("unique", {x},
+                                         {{"count", count}, {"axis", axis}, {"sorted", sorted != 0}}));
+    Outputs out;
+    for (int64_t k = 0; k < 3; ++k) {
+      TS_ASSIGN_OR_RETURN(Expr e, ir::makeTupleGetItem(t, k, ctx.nodeName()));
+      out.push_back(e);
+    }
+    TS_ASSIGN_OR_RETURN(Expr y, ctx.call("gather", {x, out[0]}, {{"axis", axis}}));
+    out.insert(out.begin(), y);
+    return out;
+  }
   TS_ASSIGN_OR_RETURN(int64_t axis, axisOrFlatten(ctx, x));
-  const ir::Shape &s = shapeOf(x);
-  int64_t n = s[size_t(axis)];
-  int64_t inner = product(std::span(s).subspan(size_t(axis) + 1));
-  int64_t outer = n == 0 ? 0 : x->type().numElements() / (n * inner);
-  // Slice i along the axis: element (o, i, j) is flat (o * n + i) * inner + j.
-  auto compareSlices = [&](int64_t a, int64_t b) {
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t j = 0; j < inner; ++j)
-        if (int c = compareElements(*xt, (o * n + a) * inner + j, *xt, (o * n + b) * inner + j))
-          return c;
-    return 0;
-  };
-  Ints order(static_cast<size_t>(n));
-  std::iota(order.begin(), order.end(), int64_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return compareSlices(a, b) < 0; });
-  // Groups of equal slices in sorted order: first occurrence and members.
-  struct Group {
-    int64_t first;
-    Ints members;
-  };
-  std::vector<Group> groups;
-  for (size_t k = 0; k < order.size(); ++k) {
-    if (k == 0 || compareSlices(order[k - 1], order[k]) != 0)
-      groups.push_back(Group{order[k], {}});
-    groups.back().members.push_back(order[k]);
-  }
-  if (!sorted)
-    std::stable_sort(groups.begin(), groups.end(),
-                     [](const Group &a, const Group &b) { return a.first < b.first; });
-  int64_t u = int64_t(groups.size());
-  Tensor indices(DType::I64, {u}), inverse(DType::I64, {n}), counts(DType::I64, {u});
-  for (int64_t g = 0; g < u; ++g) {
-    const Group &grp = groups[size_t(g)];
-    indices.data<int64_t>()[g] = grp.first;
-    counts.data<int64_t>()[g] = int64_t(grp.members.size());
-    for (int64_t m : grp.members)
-      inverse.data<int64_t>()[m] = g;
-  }
+  // The flattened (or given) constant: its groups.
+  Tensor folded = ctx.input(0)->as<ir::ConstantNode>()->data();
+  if (!ctx.hasAttr("axis"))
+    folded = folded.reshaped(shapeOf(x));
+  ir::ops::UniqueGroups g = ir::ops::uniqueGroups(folded, axis, sorted != 0);
+  const auto u = int64_t(g.first.size()), n = int64_t(g.inverse.size());
+  Tensor indices = Tensor::fromInts(DType::I64, {u}, g.first);
   Expr y;
   if (u == 0) {
-    y = ctx.constant(Tensor(dtypeOf(x), s));
+    y = ctx.constant(Tensor(dtypeOf(x), shapeOf(x)));
   } else {
     TS_ASSIGN_OR_RETURN(y, ctx.call("gather", {x, ctx.constant(indices)}, {{"axis", axis}}));
   }
-  return Outputs{y, ctx.constant(indices), ctx.constant(inverse), ctx.constant(counts)};
+  return Outputs{y, ctx.constant(indices), ctx.constant(Tensor::fromInts(DType::I64, {n}, g.inverse)),
+                 ctx.constant(Tensor::fromInts(DType::I64, {u}, g.counts))};
 }
 
 /// NonMaxSuppression (opsets 10-17): boxes [B, N, 4], scores [B, C, N];
