@@ -100,6 +100,20 @@ def reference(x):
     return resize_linear(logits, x.shape[2], x.shape[3]), up2
 
 
+def run_sizes(c, tsr, label, sizes):
+    """`tessera run` of one artifact at each (n, h, w), against NumPy."""
+    for n, h, w in sizes:
+        x = RNG.standard_normal((n, 3, h, w)).astype(np.float32)
+        xp, out = c.path(f"{label}_x_{n}_{h}_{w}.npy"), c.path(f"{label}_{n}_{h}_{w}.npz")
+        np.save(xp, x)
+        if c.step(f"{label} {n}x3x{h}x{w}",
+                  lambda: c.tool("run", tsr, "--inputs", "x=" + xp, "--outputs", out)) is None:
+            continue
+        got, (want, want2) = np.load(out), reference(x)
+        c.close(got["out"], want, 1e-4, 1e-4, f"{label}: {n}x3x{h}x{w} vs numpy")
+        c.close(got["up2"], want2, 1e-4, 1e-4, f"{label}: {n}x3x{h}x{w} by scales vs numpy")
+
+
 def main():
     a, c = checker_from_args()
     path = c.path("segment.onnx")
@@ -126,16 +140,8 @@ def main():
              f"{label}: inspect shows how the conv's height is computed", text)
         # Sizes where every dilated tap reads the input, only the centre, or
         # rows or columns only; odd sizes that the strides floor.
-        for n, h, w in ((1, 5, 5), (2, 37, 50), (1, 96, 33), (1, 256, 17), (2, 64, 64)):
-            x = RNG.standard_normal((n, 3, h, w)).astype(np.float32)
-            xp, out = c.path(f"segment_x_{n}_{h}_{w}.npy"), c.path(f"segment_{label}_{h}_{w}.npz")
-            np.save(xp, x)
-            if c.step(f"{label} {n}x3x{h}x{w}",
-                      lambda: c.tool("run", tsr, "--inputs", "x=" + xp, "--outputs", out)) is None:
-                continue
-            got, (want, want2) = np.load(out), reference(x)
-            c.close(got["out"], want, 1e-4, 1e-4, f"{label}: {n}x3x{h}x{w} vs numpy")
-            c.close(got["up2"], want2, 1e-4, 1e-4, f"{label}: {n}x3x{h}x{w} by scales vs numpy")
+        run_sizes(c, tsr, label,
+                  ((1, 5, 5), (2, 37, 50), (1, 96, 33), (1, 256, 17), (2, 64, 64)))
         small = c.path("segment_small.npy")
         np.save(small, np.zeros((1, 3, 4, 9), np.float32))
         r = c.tool("run", tsr, "--inputs", "x=" + small, rc=None)
@@ -159,16 +165,7 @@ def main():
              "unbound: tessera compile lists the symbolic dims and the rule", compiled.stdout)
         c.ok("dnnl 1.0.0: 1 region (7 ops)" in c.tool("inspect", tsr).stdout,
              "unbound: the convs run on dnnl")
-        for n, h, w in ((1, 29, 31), (3, 300, 64)):
-            x = RNG.standard_normal((n, 3, h, w)).astype(np.float32)
-            xp, out = c.path(f"unbound_x_{n}_{h}_{w}.npy"), c.path(f"unbound_{h}_{w}.npz")
-            np.save(xp, x)
-            if c.step(f"unbound {n}x3x{h}x{w}",
-                      lambda: c.tool("run", tsr, "--inputs", "x=" + xp, "--outputs", out)) is None:
-                continue
-            got, (want, want2) = np.load(out), reference(x)
-            c.close(got["out"], want, 1e-4, 1e-4, f"unbound: {n}x3x{h}x{w} vs numpy")
-            c.close(got["up2"], want2, 1e-4, 1e-4, f"unbound: {n}x3x{h}x{w} by scales vs numpy")
+        run_sizes(c, tsr, "unbound", ((1, 29, 31), (3, 300, 64)))
     return c.summary()
 
 

@@ -1133,3 +1133,32 @@ TEST_CASE("conformance runs the ONNX node tests of the local converters", "[onnx
   CHECK(u.status == TestStatus::Unsupported);
   CHECK(u.detail == "LSTM");
 }
+
+TEST_CASE("dynamic dims: a data-dependent op over an unbounded input asks for a bound",
+          "[onnx]") {
+  // Unbound dims stay symbolic without an upper bound; NonZero's and
+  // Unique's buffers are planned at their inputs' largest size, so the
+  // importer asks for a bound, naming the node; with one, they import (a
+  // Unique that names only Y, its other outputs being optional).
+  for (const char *op : {"NonZero", "Unique"}) {
+    INFO(op);
+    ModelBuilder b;
+    const bool indices = std::string(op) == "NonZero";
+    b.input("x", {"N", "3"})
+        .output("y", indices ? std::vector<std::string>{"2", "?"} : std::vector<std::string>{"?"},
+                indices ? ::onnx::TensorProto::INT64 : ::onnx::TensorProto::FLOAT);
+    b.node(op, {"x"}, {"y"}, "picks");
+    ImportOptions standard;
+    standard.registry = &ConverterRegistry::standard();
+    const std::string err = importError(b.bytes(), standard);
+    CHECK_THAT(err, Catch::Contains("picks") && Catch::Contains("f32[N, 3], whose size has no "
+                                                                "upper bound") &&
+                        Catch::Contains("--input-shape x=1..64"));
+    auto n = ir::namedSymbol("N", 1, 4);
+    REQUIRE(n.ok());
+    standard.inputShapes["x"] = {*n, 3};
+    auto m = importBytes(b.bytes(), standard);
+    if (!m.ok())
+      FAIL(m.error().str());
+  }
+}

@@ -61,18 +61,12 @@ ir::Module convModel() {
   return m;
 }
 
-/// A symbolic model compiled for `target`; the plan's plugin steps.
+/// A symbolic model compiled for `target` and loaded.
 std::shared_ptr<const runtime::LoadedModel> compileFor(const ir::Module &m,
                                                        const std::string &target) {
   compile::CompileOptions options;
   options.targets = {target};
-  auto r = compile::compileModule(m, options, &shippedPlugins());
-  if (!r.ok())
-    FAIL(r.error().str());
-  auto model = runtime::LoadedModel::load(r->artifact, "sym.tsr");
-  if (!model.ok())
-    FAIL(model.error().str());
-  return *model;
+  return test::compileModule(m, options, &shippedPlugins());
 }
 
 } // namespace

@@ -57,9 +57,11 @@ inline ir::Tensor randomTensor(const ir::Type &t, std::mt19937 &rng) {
   return out;
 }
 
-/// `m` compiled host-only and loaded; an error fails the test.
-inline std::shared_ptr<const runtime::LoadedModel> compileModule(const ir::Module &m) {
-  auto r = compile::compileModule(m, {}, nullptr);
+/// `m` compiled (host-only by default) and loaded; an error fails the test.
+inline std::shared_ptr<const runtime::LoadedModel>
+compileModule(const ir::Module &m, const compile::CompileOptions &options = {},
+              const plugin::PluginRegistry *registry = nullptr) {
+  auto r = compile::compileModule(m, options, registry);
   if (!r.ok())
     FAIL(r.error().str());
   auto model = runtime::LoadedModel::load(r->artifact, "cnn.tsr");

@@ -133,6 +133,19 @@ inline std::optional<int64_t> elementBound(const ir::Type &t) {
   return n;
 }
 
+/// countSymbol bounded by the elements of `sized` (a type over the node's
+/// input 0); an input whose size has no upper bound is an error saying that
+/// the buffers of `what` cannot be planned.
+inline Expected<int64_t> boundedCountSymbol(NodeContext &ctx, const ir::Type &sized,
+                                            std::string_view what) {
+  const std::optional<int64_t> bound = elementBound(sized);
+  if (!bound)
+    return ctx.error("input 0 is {}, whose size has no upper bound, so the buffers of {} "
+                     "cannot be planned: bound its symbols (--input-shape x=1..64,...)",
+                     ctx.input(0)->type().str(), what);
+  return countSymbol(ctx, *bound);
+}
+
 inline Expected<const ir::Tensor *> requireConstant(NodeContext &ctx, size_t i,
                                                    std::string_view name) {
   if (!ctx.hasInput(i))

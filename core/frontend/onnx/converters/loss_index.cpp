@@ -172,13 +172,8 @@ Expected<Outputs> convertReverseSequence(NodeContext &ctx) {
 /// by the input's elements.
 Expected<Outputs> convertNonZero(NodeContext &ctx) {
   if (!ctx.input(0)->as<ir::ConstantNode>()) {
-    const std::optional<int64_t> bound = elementBound(ctx.input(0)->type());
-    if (!bound)
-      return ctx.error("input 0 ('X') is {}, whose size has no upper bound, so the buffer of "
-                       "its non-zero indices cannot be planned: bound its symbols "
-                       "(--input-shape x=1..64,...)",
-                       ctx.input(0)->type().str());
-    TS_ASSIGN_OR_RETURN(int64_t count, countSymbol(ctx, *bound));
+    TS_ASSIGN_OR_RETURN(int64_t count,
+                        boundedCountSymbol(ctx, ctx.input(0)->type(), "its non-zero indices"));
     TS_ASSIGN_OR_RETURN(Expr t, ctx.call("nonzero", {ctx.input(0)}, {{"count", count}}));
     TS_ASSIGN_OR_RETURN(Expr indices, ir::makeTupleGetItem(t, 0, ctx.nodeName()));
     return Outputs{indices};
@@ -223,15 +218,8 @@ Expected<Outputs> convertUnique(NodeContext &ctx) {
     } else {
       TS_ASSIGN_OR_RETURN(x, ctx.call("reshape", {x}, {{"newshape", Ints{-1}}}));
     }
-    const int64_t n = shapeOf(x)[size_t(axis)];
-    const std::optional<int64_t> bound =
-        elementBound(ir::Type::tensor(DType::F32, ir::Shape{n}));
-    if (!bound)
-      return ctx.error("input 0 ('X') is {}, whose size has no upper bound, so the buffers of "
-                       "its unique elements cannot be planned: bound its symbols "
-                       "(--input-shape x=1..64,...)",
-                       ctx.input(0)->type().str());
-    TS_ASSIGN_OR_RETURN(int64_t count, countSymbol(ctx, *bound));
+    const ir::Type slices = ir::Type::tensor(DType::F32, ir::Shape{shapeOf(x)[size_t(axis)]});
+    TS_ASSIGN_OR_RETURN(int64_t count, boundedCountSymbol(ctx, slices, "its unique slices"));
     TS_ASSIGN_OR_RETURN(Expr t, ctx.call("unique", {x},
                                          {{"count", count}, {"axis", axis}, {"sorted", sorted != 0}}));
     Outputs out;
@@ -241,6 +229,7 @@ Expected<Outputs> convertUnique(NodeContext &ctx) {
     }
     TS_ASSIGN_OR_RETURN(Expr y, ctx.call("gather", {x, out[0]}, {{"axis", axis}}));
     out.insert(out.begin(), y);
+    out.resize(std::min(out.size(), ctx.numOutputs())); // the optional ones the node names
     return out;
   }
   TS_ASSIGN_OR_RETURN(int64_t axis, axisOrFlatten(ctx, x));
@@ -257,8 +246,10 @@ Expected<Outputs> convertUnique(NodeContext &ctx) {
   } else {
     TS_ASSIGN_OR_RETURN(y, ctx.call("gather", {x, ctx.constant(indices)}, {{"axis", axis}}));
   }
-  return Outputs{y, ctx.constant(indices), ctx.constant(Tensor::fromInts(DType::I64, {n}, g.inverse)),
-                 ctx.constant(Tensor::fromInts(DType::I64, {u}, g.counts))};
+  Outputs out{y, ctx.constant(indices), ctx.constant(Tensor::fromInts(DType::I64, {n}, g.inverse)),
+              ctx.constant(Tensor::fromInts(DType::I64, {u}, g.counts))};
+  out.resize(std::min(out.size(), ctx.numOutputs())); // the optional ones the node names
+  return out;
 }
 
 /// NonMaxSuppression (opsets 10-17): boxes [B, N, 4], scores [B, C, N];
