@@ -319,12 +319,22 @@ std::string summaryText(const PartitionResult &r) {
   const size_t host = r.host.size();
   const int64_t total = r.offloadedOps + int64_t(host);
   size_t counts[3] = {0, 0, 0}, symbolic = 0;
+  // A reason that says only "not offered" (several targets' reasons are
+  // joined: "a: why; b: why").
+  auto notOffered = [](std::string_view reason) {
+    for (size_t at = 0; at <= reason.size();) {
+      const size_t end = std::min(reason.find("; ", at), reason.size());
+      const std::string_view part = reason.substr(at, end - at);
+      if (!part.ends_with(kSymbolicDecline) && !part.ends_with(kSymbolicAttrDecline))
+        return false;
+      at = end + 2;
+    }
+    return true;
+  };
   for (const HostOp &h : r.host) {
     // Ops over symbolic dims were not offered: not a checker's decline.
     if (std::any_of(h.decisions.begin(), h.decisions.end(),
-                    [](const HostDecision &d) {
-                      return d.reason == kSymbolicDecline || d.reason == kSymbolicAttrDecline;
-                    })) {
+                    [&](const HostDecision &d) { return notOffered(d.reason); })) {
       ++symbolic;
       continue;
     }
