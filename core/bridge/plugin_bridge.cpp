@@ -39,6 +39,22 @@ sdk::TensorType toSdkType(const ir::Type &t, SymbolList &symbols) {
   return out;
 }
 
+/// An int or ints attribute's values with each symbolic dim -1, and the
+/// symbols' indices (ABI 1.4 tessera_attr_t::symbols; empty when it holds
+/// none).
+std::pair<std::vector<int64_t>, std::vector<int32_t>> splitSymbols(std::span<const int64_t> values,
+                                                                   SymbolList &symbols) {
+  std::vector<int64_t> out(values.begin(), values.end());
+  std::vector<int32_t> index;
+  for (size_t k = 0; k < out.size(); ++k)
+    if (ir::isSymbol(out[k])) {
+      index.resize(out.size(), -1);
+      index[k] = symbols.indexOf(out[k]);
+      out[k] = -1;
+    }
+  return {std::move(out), std::move(index)};
+}
+
 sdk::AttrValue toSdkAttr(const ir::AttrValue &v) {
   return std::visit(
       [](const auto &x) -> sdk::AttrValue {
@@ -140,6 +156,10 @@ Expected<std::unique_ptr<OpDescHolder>> OpDescHolder::fromCall(const ir::CallNod
           if constexpr (std::is_same_v<T, int64_t>) {
             a.kind = TESSERA_ATTR_INT;
             a.i = x;
+            if (ir::isSymbol(x)) {
+              a.symbols = h->attrSymbols_.emplace_back(1, h->symbols_.indexOf(x)).data();
+              a.i = -1;
+            }
           } else if constexpr (std::is_same_v<T, double>) {
             a.kind = TESSERA_ATTR_FLOAT;
             a.f = x;
@@ -154,8 +174,11 @@ Expected<std::unique_ptr<OpDescHolder>> OpDescHolder::fromCall(const ir::CallNod
             a.dtype = ir::toDLDataType(x);
           } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
             a.kind = TESSERA_ATTR_INTS;
-            a.ints = h->ints_.emplace_back(x).data();
+            auto [values, symbols] = splitSymbols(x, h->symbols_);
+            a.ints = h->ints_.emplace_back(std::move(values)).data();
             a.count = x.size();
+            if (!symbols.empty())
+              a.symbols = h->attrSymbols_.emplace_back(std::move(symbols)).data();
           } else {
             a.kind = TESSERA_ATTR_FLOATS;
             a.floats = h->floats_.emplace_back(x).data();
@@ -356,8 +379,23 @@ private:
     case ir::CallNode::CalleeKind::Op:
       n.kind = sdk::Node::Kind::Op;
       n.op = call.op()->name;
-      for (const auto &[k, v] : call.attrs())
+      for (const auto &[k, v] : call.attrs()) {
         n.attrs.set(k, toSdkAttr(v));
+        // Symbolic dims in int attributes: -1, with their symbols beside.
+        std::vector<int64_t> ints;
+        if (const auto *i = std::get_if<int64_t>(&v))
+          ints = {*i};
+        else if (const auto *is = std::get_if<std::vector<int64_t>>(&v))
+          ints = *is;
+        auto [values, symbols] = splitSymbols(ints, holder_.symbols_);
+        if (symbols.empty())
+          continue;
+        if (std::holds_alternative<int64_t>(v))
+          n.attrs.set(k, values[0]);
+        else
+          n.attrs.set(k, values);
+        n.attrs.setSymbols(k, std::move(symbols));
+      }
       break;
     case ir::CallNode::CalleeKind::Global:
       return err(fmt::format("{} calls global function '@{}' (a plugin graph holds core ops, "

@@ -112,6 +112,7 @@ private:
   // Reserved up front in fromCall, so the addresses handed out stay put.
   std::vector<std::string> strings_; // attribute names and string values
   std::vector<std::vector<int64_t>> ints_;
+  std::vector<std::vector<int32_t>> attrSymbols_; // ABI 1.4 tessera_attr_t::symbols
   std::vector<std::vector<double>> floats_;
   std::vector<tessera_attr_t> attrs_;
   std::vector<const tessera_attr_t *> attrPtrs_;

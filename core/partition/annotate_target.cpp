@@ -187,8 +187,6 @@ private:
       std::string composite = compositeOf(*call);
       if (!composite.empty() && !composite.starts_with(t.name + "."))
         return invalid(fmt::format("node {} is composite '{}' of another plugin", i, composite));
-      if (call->attrs().holdsSymbols())
-        continue; // never offered (kSymbolicAttrDecline): stays on the host
       byRegion[assigned[i]].push_back(i);
     }
     if (byRegion.empty())

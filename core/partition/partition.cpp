@@ -68,8 +68,6 @@ bool callIsStatic(const ir::CallNode &call) {
 }
 
 const char *notOffered(const ir::CallNode &call, bool takesSymbolicDims) {
-  if (call.attrs().holdsSymbols())
-    return kSymbolicAttrDecline;
   return takesSymbolicDims || callIsStatic(call) ? nullptr : kSymbolicDecline;
 }
 

@@ -191,16 +191,13 @@ std::string compositeOf(const ir::CallNode &call);
 /// hold no symbol (ir/symbol.h).
 bool callIsStatic(const ir::CallNode &call);
 /// Why a call is not offered to a plugin (nullptr: it is): calls over
-/// symbolic dims go only to plugins that take them (ABI 1.4), and calls
-/// whose attributes hold symbols (a reshape to [N, -1], a topk's k) to none.
+/// symbolic dims, in their types or in their attributes (a resize to [H, W],
+/// a reshape to [N, -1]), go only to plugins that take them (ABI 1.4).
 const char *notOffered(const ir::CallNode &call, bool takesSymbolicDims);
-/// The report's wording for those two cases.
+/// The report's wording for that case.
 inline constexpr const char *kSymbolicDecline =
     "symbolic dims, which the plugin does not take (plugin ABI 1.4, "
     "TESSERA_CHECKER_SYMBOLIC_DIMS)";
-inline constexpr const char *kSymbolicAttrDecline =
-    "an attribute holds a symbolic dim, which no plugin is offered "
-    "(docs/design/0013-dynamic-shapes.md)";
 
 //===- The passes (one file each) -----------------------------------------===//
 std::unique_ptr<passes::Pass> createMergeCompositePass(PartitionState *state);

@@ -325,7 +325,7 @@ std::string summaryText(const PartitionResult &r) {
     for (size_t at = 0; at <= reason.size();) {
       const size_t end = std::min(reason.find("; ", at), reason.size());
       const std::string_view part = reason.substr(at, end - at);
-      if (!part.ends_with(kSymbolicDecline) && !part.ends_with(kSymbolicAttrDecline))
+      if (!part.ends_with(kSymbolicDecline))
         return false;
       at = end + 2;
     }

@@ -299,3 +299,60 @@ TEST_CASE("a plugin that does not take symbolic dims keeps static regions only",
   std::mt19937 rng{3};
   checkRun(**session, m, {randomTensor(ir::Type::tensor(ir::DType::F32, {2, 3, 9, 12}), rng)});
 }
+
+TEST_CASE("plugin bridge: symbolic dims in int attributes reach a plugin as -1 and a symbol",
+          "[plugin_bridge][symbolic]") {
+  // conv (stride 2) then a resize back to the input's size: resize2d's
+  // 'size' holds H and W.
+  auto dim = [](const char *name, int64_t lo, int64_t hi) {
+    auto s = ir::namedSymbol(name, lo, hi);
+    REQUIRE(s.ok());
+    return *s;
+  };
+  const int64_t h = dim("H", 8, 64), w = dim("W", 8, 64);
+  ir::Var x = ir::makeVar("x", ir::Type::tensor(ir::DType::F32, {1, 2, h, w}));
+  std::mt19937 rng{2};
+  ir::Expr c = ir::expectOk(ir::makeCall(
+      "conv2d",
+      {x, ir::makeConstant(randomTensor(ir::Type::tensor(ir::DType::F32, {2, 2, 3, 3}), rng))},
+      attrs({{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}), "c"));
+  ir::Expr up = ir::expectOk(ir::makeCall(
+      "resize2d", {c}, attrs({{"size", Ints{h, w}}, {"mode", std::string("linear")}}), "up"));
+  const auto &call = *up->as<ir::CallNode>();
+
+  auto desc = bridge::OpDescHolder::fromCall(call);
+  REQUIRE(desc.ok());
+  sdk::OpDesc op = sdk::toOpDesc((*desc)->desc());
+  CHECK(op.attrs.getInts("size") == Ints{-1, -1});
+  REQUIRE(op.attrs.symbols().size() == 1);
+  const std::vector<int32_t> sizeSymbols = op.attrs.symbols()[0].second;
+  REQUIRE(sizeSymbols.size() == 2);
+  CHECK(op.symbols[size_t(sizeSymbols[0])].name == "H");
+  CHECK(op.symbols[size_t(sizeSymbols[1])].name == "W");
+  // At the examples the attribute is the output's size.
+  sdk::OpDesc ex = sdk::exampleOp(op);
+  CHECK(ex.attrs.getInts("size") ==
+        Ints{ex.outputs[0].shape[2], ex.outputs[0].shape[3]});
+  CHECK(ex.attrs.symbols().empty());
+
+  // In a region's graph: "attr_symbols", resolved per shape.
+  ir::Module m("m");
+  m.set("main", ir::makeFunction({x}, up));
+  auto g = bridge::GraphHolder::fromFunction(m.find("main"), "resize_fn");
+  REQUIRE(g.ok());
+  CHECK((*g)->json().find("\"attr_symbols\":{\"size\":[") != std::string::npos);
+  sdk::Graph graph = sdk::readGraph((*g)->json());
+  // H = 30, W = 17, and the conv's output dims there (15 and 9).
+  std::vector<int64_t> values;
+  for (int64_t d : (*g)->symbolDims())
+    values.push_back(d == h ? 30 : d == w ? 17 : 0);
+  const sdk::Node &conv = graph.nodes[2];
+  REQUIRE(conv.op == "conv2d");
+  values[size_t(conv.outputs[0].symbolOf(2))] = 15;
+  values[size_t(conv.outputs[0].symbolOf(3))] = 9;
+  sdk::Graph at = sdk::resolveGraph(graph, values);
+  const sdk::Node &resize = at.nodes.back();
+  CHECK(resize.attrs.getInts("size") == Ints{30, 17});
+  CHECK(resize.outputs[0].shape == Ints{1, 2, 30, 17});
+  CHECK(sdk::writeGraph(sdk::readGraph((*g)->json())) == sdk::writeGraph(graph));
+}

@@ -169,6 +169,11 @@ typedef struct tessera_attr {
   const int64_t *ints;
   const double *floats;
   size_t count; /* entries of ints or floats */
+  /* ABI 1.4. NULL, or for an INT or INTS attribute that holds symbolic dims
+   * (a resize to [H, W], a reshape to [N, -1]) one entry per value (1 for
+   * INT, count for INTS): -1 for a constant, else the index of the symbol
+   * (in the op's or graph's list) that the value is; that value is then -1. */
+  const int32_t *symbols;
 } tessera_attr_t;
 
 /* One call of a core op, as the checker sees it. */

@@ -44,8 +44,12 @@
 //   with symbolic dims has -1 in "shape" and "symbols" beside it, one entry
 //   per dim: -1 for a constant dim, else the symbol's index,
 //     {"dtype": "f32", "shape": [-1, 3, 224, 224], "symbols": [0, -1, -1, -1]}.
+//   An op's int or ints attribute that holds symbolic dims (a resize to
+//   [H, W]) has -1 at those values and "attr_symbols" beside "attrs":
+//     "attrs": {"size": [-1, -1]}, "attr_symbols": {"size": [1, 2]}.
 //   The function is called with the symbols' values (call_symbolic, in this
-//   order); resolveGraph() gives the graph at those values.
+//   order); resolveGraph() gives the graph at those values, attributes
+//   included.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -183,6 +187,12 @@ inline nlohmann::json graphToJson(const Graph &g) {
       for (const auto &[k, v] : n.attrs)
         attrs[k] = attrToJson(v);
       j["attrs"] = attrs;
+      if (!n.attrs.symbols().empty()) {
+        nlohmann::json syms = nlohmann::json::object();
+        for (const auto &[k, v] : n.attrs.symbols())
+          syms[k] = v;
+        j["attr_symbols"] = syms;
+      }
     }
     if (n.kind == Node::Kind::Const)
       j["constant"] = n.constant;
@@ -323,6 +333,31 @@ inline Graph graphFromJson(const nlohmann::json &j, size_t numSymbols, const std
       for (const auto &[k, v] : nj["attrs"].items())
         n.attrs.set(k, attrFromJson(v, at + " attribute '" + k + "'"));
     }
+    if (nj.contains("attr_symbols")) {
+      if (!nj["attr_symbols"].is_object())
+        badGraph(at, "\"attr_symbols\" must be an object");
+      for (const auto &[k, v] : nj["attr_symbols"].items()) {
+        const AttrValue *a = n.attrs.find(k);
+        const size_t count = !a ? 0
+                             : std::holds_alternative<int64_t>(*a)
+                                 ? 1
+                                 : std::holds_alternative<std::vector<int64_t>>(*a)
+                                       ? std::get<std::vector<int64_t>>(*a).size()
+                                       : 0;
+        if (!v.is_array() || v.size() != count || count == 0)
+          badGraph(at, "\"attr_symbols\" of '" + k +
+                           "' must list one entry per value of an int or ints attribute");
+        std::vector<int32_t> syms;
+        for (const auto &e : v) {
+          if (!e.is_number_integer() || e.get<int64_t>() < -1 ||
+              e.get<int64_t>() >= int64_t(numSymbols))
+            badGraph(at, "attribute '" + k + "': symbol " + e.dump() +
+                             " is not -1 or an index into the graph's symbols");
+          syms.push_back(e.get<int32_t>());
+        }
+        n.attrs.setSymbols(k, std::move(syms));
+      }
+    }
     if (!nj.contains("outputs") || !nj["outputs"].is_array() || nj["outputs"].empty())
       badGraph(at, "a node needs \"outputs\" (a non-empty array of types)");
     for (const auto &t : nj["outputs"])
@@ -406,6 +441,7 @@ inline Graph resolveBody(const Graph &g, std::span<const int64_t> values) {
     Node r = n;
     for (TensorType &t : r.outputs)
       t = resolveType(t, values);
+    r.attrs.resolveSymbols(values);
     if (n.body)
       r.body = std::make_shared<Graph>(resolveBody(*n.body, values));
     out.nodes.push_back(std::move(r));

@@ -290,6 +290,36 @@ public:
   auto end() const { return entries_.end(); }
   size_t size() const { return entries_.size(); }
 
+  /// ABI 1.4: the symbols of an int or ints attribute holding symbolic dims
+  /// (tessera_attr_t::symbols: per value, -1 or a symbol index; such a
+  /// value is -1 until resolved). Empty for every other attribute.
+  void setSymbols(const std::string &name, std::vector<int32_t> symbols) {
+    for (auto &[k, v] : symbols_)
+      if (k == name) {
+        v = std::move(symbols);
+        return;
+      }
+    symbols_.emplace_back(name, std::move(symbols));
+  }
+  const std::vector<std::pair<std::string, std::vector<int32_t>>> &symbols() const {
+    return symbols_;
+  }
+  /// Each symbolic value replaced by its symbol's value in `values`.
+  template <typename Values> void resolveSymbols(const Values &values) {
+    for (const auto &[name, syms] : symbols_)
+      for (auto &[k, v] : entries_) {
+        if (k != name)
+          continue;
+        if (auto *i = std::get_if<int64_t>(&v); i && !syms.empty() && syms[0] >= 0)
+          *i = values[size_t(syms[0])];
+        if (auto *is = std::get_if<std::vector<int64_t>>(&v))
+          for (size_t j = 0; j < is->size() && j < syms.size(); ++j)
+            if (syms[j] >= 0)
+              (*is)[j] = values[size_t(syms[j])];
+      }
+    symbols_.clear();
+  }
+
 private:
   template <typename T> const T &get(std::string_view name, const char *kind) const {
     const AttrValue *v = find(name);
@@ -300,6 +330,7 @@ private:
     return std::get<T>(*v);
   }
   std::vector<std::pair<std::string, AttrValue>> entries_;
+  std::vector<std::pair<std::string, std::vector<int32_t>>> symbols_;
 };
 
 /// tessera_op_desc_t as C++ values (what Checker::check receives).
@@ -353,6 +384,9 @@ inline OpDesc toOpDesc(const tessera_op_desc_t &d) {
     default: continue; // a kind from a newer minor version: not ours to read
     }
     out.attrs.set(a.name, std::move(v));
+    if (a.struct_size >= offsetof(tessera_attr_t, symbols) + sizeof(a.symbols) && a.symbols &&
+        (a.kind == TESSERA_ATTR_INT || a.kind == TESSERA_ATTR_INTS))
+      out.attrs.setSymbols(a.name, std::vector<int32_t>(a.symbols, a.symbols + (a.kind == TESSERA_ATTR_INT ? 1 : a.count)));
   }
   for (size_t i = 0; i < d.num_inputs; ++i)
     out.inputs.push_back(toTensorType(*d.inputs[i]));
@@ -378,6 +412,10 @@ inline OpDesc exampleOp(const OpDesc &op) {
     resolve(t);
   for (TensorType &t : out.outputs)
     resolve(t);
+  std::vector<int64_t> examples;
+  for (const Symbol &s : op.symbols)
+    examples.push_back(s.example);
+  out.attrs.resolveSymbols(examples);
   out.symbols.clear();
   return out;
 }
