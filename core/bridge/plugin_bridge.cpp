@@ -6,6 +6,7 @@
 #include "tessera/sdk/json_graph.hpp"
 
 #include <cassert>
+#include <tuple>
 #include <unordered_map>
 
 // The IR's limit on shapes is the one the plugin ABI promises plugins.
@@ -24,23 +25,8 @@ std::string exprLabel(const ir::ExprNode &e) {
   return "unnamed node";
 }
 
-sdk::TensorType toSdkType(const ir::Type &t, SymbolList &symbols) {
-  sdk::TensorType out;
-  out.dtype = ir::toDLDataType(t.dtype());
-  out.shape = t.shape();
-  if (ir::isStatic(out.shape))
-    return out;
-  out.symbols.assign(out.shape.size(), -1);
-  for (size_t i = 0; i < out.shape.size(); ++i)
-    if (ir::isSymbol(out.shape[i])) {
-      out.symbols[i] = symbols.indexOf(out.shape[i]);
-      out.shape[i] = -1;
-    }
-  return out;
-}
-
-/// An int or ints attribute's values with each symbolic dim -1, and the
-/// symbols' indices (ABI 1.4 tessera_attr_t::symbols; empty when it holds
+/// Dims or an int attribute's values with each symbolic dim -1, and the
+/// symbols' indices (a type's symbols, tessera_attr_t::symbols; empty when there is
 /// none).
 std::pair<std::vector<int64_t>, std::vector<int32_t>> splitSymbols(std::span<const int64_t> values,
                                                                    SymbolList &symbols) {
@@ -53,6 +39,13 @@ std::pair<std::vector<int64_t>, std::vector<int32_t>> splitSymbols(std::span<con
       out[k] = -1;
     }
   return {std::move(out), std::move(index)};
+}
+
+sdk::TensorType toSdkType(const ir::Type &t, SymbolList &symbols) {
+  sdk::TensorType out;
+  out.dtype = ir::toDLDataType(t.dtype());
+  std::tie(out.shape, out.symbols) = splitSymbols(t.shape(), symbols);
+  return out;
 }
 
 sdk::AttrValue toSdkAttr(const ir::AttrValue &v) {
@@ -116,15 +109,9 @@ void TensorTypeStore::add(const ir::Type &type, SymbolList *symbols) {
   t.shape = shape.empty() ? nullptr : shape.data();
   if (!ir::isStatic(shape)) {
     assert(symbols && "a symbolic type needs a symbol list");
-    std::vector<int64_t> &dims = owned_.emplace_back(shape.begin(), shape.end());
-    std::vector<int32_t> &index = symbolIndex_.emplace_back(shape.size(), -1);
-    for (size_t i = 0; i < dims.size(); ++i)
-      if (ir::isSymbol(dims[i])) {
-        index[i] = symbols->indexOf(dims[i]);
-        dims[i] = -1;
-      }
-    t.shape = dims.data();
-    t.symbols = index.data();
+    auto [dims, index] = splitSymbols(shape, *symbols);
+    t.shape = owned_.emplace_back(std::move(dims)).data();
+    t.symbols = symbolIndex_.emplace_back(std::move(index)).data();
   }
   if (types_.data() != before) { // moved: point at the new copies
     ptrs_.clear();
