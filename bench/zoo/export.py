@@ -116,6 +116,31 @@ class Lstm(torch.nn.Module):
         return y, h, c
 
 
+class Gru(torch.nn.Module):
+    """A 2-layer GRU over a sequence (PyTorch exports linear_before_reset=1),
+    returning the output and final state."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = torch.nn.GRU(256, 512, num_layers=2)
+
+    def forward(self, x):
+        y, h = self.gru(x)
+        return y, h
+
+
+class Rnn(torch.nn.Module):
+    """A 2-layer bidirectional tanh RNN over a sequence."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.RNN(256, 512, num_layers=2, bidirectional=True)
+
+    def forward(self, x):
+        y, h = self.rnn(x)
+        return y, h
+
+
 class Detections(torch.nn.Module):
     """torchvision's detection models take a list of images and return a
     list of dicts; users export one image and its boxes, scores and labels
@@ -165,6 +190,8 @@ MODELS = {
     "bert_encoder": (BertEncoder, {"input_ids": ((1, 128), torch.int64)},
                      ["last_hidden_state"]),
     "lstm": (Lstm, {"x": ((100, 1, 256), torch.float32)}, ["y", "h_n", "c_n"]),
+    "gru": (Gru, {"x": ((100, 1, 256), torch.float32)}, ["y", "h_n"]),
+    "rnn": (Rnn, {"x": ((100, 1, 256), torch.float32)}, ["y", "h_n"]),
 }
 
 

@@ -67,7 +67,7 @@ from compare import ensure_ort  # noqa: E402  (installs onnxruntime-node on firs
 ZOO = ["resnet50", "mobilenet_v2", "mobilenet_v3_large", "efficientnet_b0", "densenet121",
        "inception_v3", "googlenet", "squeezenet1_1", "shufflenet_v2_x1_0", "regnet_y_400mf",
        "convnext_tiny", "vit_b_16", "deeplabv3_mobilenet_v3_large",
-       "ssdlite320_mobilenet_v3_large", "bert_encoder", "lstm"]
+       "ssdlite320_mobilenet_v3_large", "bert_encoder", "lstm", "gru", "rnn"]
 CONFIGS = {"host": None, "dnnl": "dnnl", "ccompiler": "ccompiler", "json": "json",
            "best": "dnnl,ccompiler,json"}
 TESSERA_LATENCY = re.compile(r"median ([0-9.]+) ms")

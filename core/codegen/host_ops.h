@@ -101,6 +101,6 @@ Expected<HostOpTypes> hostOpTypes(const ir::CallNode &call);
 // Per-family registration (host_ops_<family>.cpp).
 void addNnLowerings(LoweringTable &table);        // conv, pool, dense, matmul, norms, softmax, reductions, ...
 void addTensorLowerings(LoweringTable &table);    // elementwise, broadcast, cast, injective, index, image, ...
-void addRecurrentLowerings(LoweringTable &table); // lstm
+void addRecurrentLowerings(LoweringTable &table); // lstm, gru, rnn
 
 } // namespace tessera::codegen

@@ -221,6 +221,36 @@ void lstmSamples(Samples &s) {
   lstm("bidirectional", 3, 2, 4, 8);
 }
 
+/// gru (both linear_before_reset modes) and rnn (each activation): X
+/// [S, B, I], W [D, GH, I], R [D, GH, H], B [D, 2GH] (constants),
+/// initial_h [D, B, H].
+void gruRnnSamples(Samples &s, int64_t G, const std::vector<ir::Attrs> &modes) {
+  auto add = [&](ir::Attrs attrs, const char *direction, int64_t S, int64_t B, int64_t I,
+                 int64_t H) {
+    const int64_t D = std::string_view(direction) == "bidirectional" ? 2 : 1;
+    attrs.set("direction", std::string(direction));
+    s.add(attrs, {in(f32({S, B, I})), cst(f32({D, G * H, I})), cst(f32({D, G * H, H})),
+                  cst(f32({D, 2 * G * H})), in(f32({D, B, H}))});
+  };
+  for (const ir::Attrs &m : modes) {
+    add(m, "forward", 5, 1, 6, 8);
+    add(m, "forward", 3, 3, 5, 20); // hidden units not a multiple of 16, an odd batch
+  }
+  add(modes[0], "reverse", 4, 2, 3, 16);
+  add(modes[0], "bidirectional", 3, 2, 4, 8);
+}
+
+void gruSamples(Samples &s) {
+  gruRnnSamples(s, 3, {{{"linear_before_reset", int64_t(1)}}, {{"linear_before_reset", int64_t(0)}}});
+}
+
+void rnnSamples(Samples &s) {
+  gruRnnSamples(s, 1,
+                {{{"activation", std::string("tanh")}},
+                 {{"activation", std::string("relu")}},
+                 {{"activation", std::string("sigmoid")}}});
+}
+
 void denseSamples(Samples &s) {
   s.add({}, {in(f32({2, 8})), cst(f32({6, 8}))});
   s.add({}, {in(f32({1, 16})), cst(f32({4, 16}))});
@@ -388,6 +418,8 @@ const std::map<std::string, SampleFn, std::less<>> &handWritten() {
     t["batch_matmul"] = batchMatmulSamples;
     t["dense"] = denseSamples;
     t["lstm"] = lstmSamples;
+    t["gru"] = gruSamples;
+    t["rnn"] = rnnSamples;
     t["bias_add"] = biasAddSamples;
     t["batch_norm"] = batchNormSamples;
     t["layer_norm"] = layerNormSamples;

@@ -122,8 +122,8 @@ double estimateFlops(const ir::CallNode &call) {
     const ir::Shape &x = argShape(0);
     return x.empty() ? out : 2 * out * double(x.back());
   }
-  if (op == "lstm" && args.size() >= 3) {
-    // Per step and row, the products with W [4H, I] and R [4H, H].
+  if ((op == "lstm" || op == "gru" || op == "rnn") && args.size() >= 3) {
+    // Per step and row, the products with W [GH, I] and R [GH, H].
     const ir::Shape &x = argShape(0), &w = argShape(1), &r = argShape(2);
     return 2 * double(w[0]) * double(x[0]) * double(x[1]) * double(w[1] * w[2] + r[2] * r[1]);
   }

@@ -39,7 +39,7 @@ using namespace ir;
 namespace {
 
 constexpr const char *kDefaultReason =
-    "no compute-heavy op (conv2d, conv2d_transpose, dense, matmul, batch_matmul, lstm)";
+    "no compute-heavy op (conv2d, conv2d_transpose, dense, matmul, batch_matmul, lstm, gru, rnn)";
 
 /// Why a region goes back to the host, or nullopt to keep it.
 struct Verdict {
@@ -114,7 +114,7 @@ const passes::PassInfo kPruneRegionsInfo{
     "Send regions not worth offloading back to the host",
     "Regions not worth offloading go back to the host: the plugin's `keep_region` rule "
     "decides, or by default a region must hold a compute-heavy op (conv2d, "
-    "conv2d_transpose, dense, matmul, batch_matmul, lstm); the rest is merged again.",
+    "conv2d_transpose, dense, matmul, batch_matmul, lstm, gru, rnn); the rest is merged again.",
     {
         {"regions-pruned", "regions sent back to the host"},
     }};

@@ -4,17 +4,22 @@ compiled host only and with --target dnnl, run by `tessera run` in fresh
 processes at 1 and 2 threads, every output checked against NumPy's loop of
 the ONNX equations (|a-b| <= 1e-5 + 1e-4 |b|).
 
-  - An LSTM the core op expresses (f32, default activations, no clip,
-    peepholes or input_forget) imports as one `lstm` op and compiles to one
-    host step per layer (dnnl declines it, saying why: the host kernel is
-    faster); the rest import unrolled. Covered: directions
+  - A recurrence a core op expresses imports as one `lstm`, `gru` or `rnn`
+    op and compiles to one host step per layer: an LSTM in f32 with the
+    default activations and no clip, peepholes or input_forget (dnnl
+    declines it, saying why: the host kernel is faster), a GRU with the
+    default activations and either linear_before_reset, an RNN with Tanh,
+    Relu or Sigmoid; the rest import unrolled. Covered: directions
     forward, reverse and bidirectional; B and initial_h / initial_c present
     or absent, as initializers or as inputs; W, R and B as initializers
     (laid out at compile time) and as model inputs (laid out by the kernel
     per run); layout 1; batch > 1; hidden sizes that are not multiples of
     the kernel's 16-unit panels; a subset of the outputs; two stacked layers;
-    a symbolic sequence length (one artifact run at several lengths).
-  - Unrolled: an LSTM with peepholes, one with other activations, GRU, RNN.
+    a symbolic sequence length (one artifact run at several lengths, LSTM
+    and GRU).
+  - Unrolled: an LSTM with peepholes, one with other activations, a GRU
+    with other activations, an RNN with a different activation per
+    direction.
   - The reference interpreter on two models (`tessera conformance`).
   - Refused with the node and the attribute named: per-batch sequence_lens,
     an unknown activation.
@@ -170,11 +175,12 @@ def run_case(c, case, targets=("", "dnnl"), core_op=True):
     path = c.path(f"{case.name}.onnx")
     onnx.save(case.model(), path)
     text = c.tool("import", path).stdout
+    op = case.kind.lower()
     if core_op:
-        c.ok(text.count(" lstm(") == 1 and " dense(" not in text,
-             f"{case.name}: imports as one lstm op", text[-2000:])
+        c.ok(text.count(f" {op}(") == 1 and " dense(" not in text,
+             f"{case.name}: imports as one {op} op", text[-2000:])
     else:
-        c.ok(" lstm(" not in text and " dense(" in text, f"{case.name}: imports unrolled",
+        c.ok(f" {op}(" not in text and " dense(" in text, f"{case.name}: imports unrolled",
              text[-2000:])
     npz = c.path(f"{case.name}_in.npz")
     np.savez(npz, **case.feeds())
@@ -189,7 +195,7 @@ def run_case(c, case, targets=("", "dnnl"), core_op=True):
             steps = c.inspect(tsr)["metadata"]["host_steps"]
             c.ok(steps <= 4, f"{label}: a handful of host steps, not one per time step",
                  str(steps))
-        if core_op and target == "dnnl":
+        if core_op and target == "dnnl" and op == "lstm":
             # oneDNN's lstm_forward is slower than the host kernel: declined.
             report = c.tool("partition", path, "--target", "dnnl", "--report").stdout
             c.ok("declined by dnnl: dnnl: lstm: runs on the host" in report,
@@ -246,30 +252,31 @@ def stacked_model(c):
                         f"stacked ({target or 'host'}) at {threads} threads: '{name}'")
 
 
-def symbolic_length(c):
-    """An LSTM whose sequence length is a symbol: compiled once (N in 1..20),
-    run at several lengths."""
-    case = Case("symlen", "LSTM", 7, 3, 5, 20, direction="bidirectional", seed=15)
+def symbolic_length(c, kind):
+    """An LSTM or GRU whose sequence length is a symbol: compiled once (N in
+    1..20), run at several lengths."""
+    case = Case(f"symlen_{kind}", kind, 7, 3, 5, 20, direction="bidirectional", seed=15)
     model = case.model()
     model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "N"
-    path = c.path("symlen.onnx")
+    path = c.path(f"{case.name}.onnx")
     onnx.save(model, path)
-    tsr = c.path("symlen.tsr")
-    if c.step("symlen: compile", lambda: c.tool("compile", path, "--input-shape", "x=N:1..20,3,5",
+    tsr = c.path(f"{case.name}.tsr")
+    if c.step(f"{case.name}: compile", lambda: c.tool("compile", path, "--input-shape", "x=N:1..20,3,5",
                                                  "-o", tsr)) is None:
         return
     d = case.data
     for n in (1, 6, 20):
         x = np.random.default_rng(n).uniform(-1, 1, (n, 3, 5)).astype(np.float32)
-        npz, out = c.path(f"symlen_{n}.npz"), c.path(f"symlen_{n}_out.npz")
+        npz, out = c.path(f"{case.name}_{n}.npz"), c.path(f"{case.name}_{n}_out.npz")
         np.savez(npz, x=x)
-        if c.step(f"symlen: run at N={n}", lambda: c.tool("run", tsr, "--inputs", npz, "--outputs",
+        if c.step(f"{case.name}: run at N={n}", lambda: c.tool("run", tsr, "--inputs", npz, "--outputs",
                                                           out, "--threads", "2")) is None:
             continue
         got = np.load(out)
-        want = reference("LSTM", x, d["W"], d["R"], d["B"], direction="bidirectional")
+        want = reference(kind, x, d["W"], d["R"], d["B"], direction="bidirectional")
         for name, w in zip(("Y", "Y_h", "Y_c"), want):
-            c.close(got[name], w.astype(np.float32), 1e-4, 1e-5, f"symlen at N={n}: '{name}'")
+            c.close(got[name], w.astype(np.float32), 1e-4, 1e-5,
+                    f"{case.name} at N={n}: '{name}'")
 
 
 def main():
@@ -287,23 +294,32 @@ def main():
         Case("weights_in", "LSTM", 8, 2, 7, 18, direction="bidirectional", initial=True,
              as_inputs=("W", "R", "B", "initial_h"), seed=6),
         Case("only_yh", "LSTM", 4, 1, 3, 5, outputs=["Y_h"], seed=7),
+        Case("gru", "GRU", 5, 2, 3, 7, direction="bidirectional", initial=True, seed=10),
+        Case("gru_lbr", "GRU", 9, 3, 4, 18, lbr=1, seed=11),
+        Case("gru_weights_in", "GRU", 6, 2, 5, 17, direction="reverse", lbr=1, initial=True,
+             as_inputs=("W", "R", "B"), seed=16),
+        Case("gru_layout1", "GRU", 5, 3, 4, 8, layout=1, outputs=["Y_h"], seed=17),
+        Case("rnn", "RNN", 6, 2, 3, 5, direction="reverse", initial=True, seed=12),
+        Case("rnn_relu", "RNN", 7, 1, 4, 33, direction="bidirectional", acts=["Relu", "Relu"],
+             seed=18),
     ]
     unrolled = [
         Case("peepholes", "LSTM", 4, 2, 3, 6, peepholes=True, initial=True, seed=8),
         Case("lstm_relu", "LSTM", 4, 2, 3, 6, acts=["Sigmoid", "Relu", "Tanh"], seed=9),
-        Case("gru", "GRU", 5, 2, 3, 7, direction="bidirectional", initial=True, seed=10),
-        Case("gru_lbr", "GRU", 5, 1, 3, 6, lbr=1, seed=11),
-        Case("rnn", "RNN", 6, 2, 3, 5, direction="reverse", initial=True, seed=12),
+        Case("gru_relu", "GRU", 5, 2, 3, 7, acts=["Sigmoid", "Relu"], seed=19),
+        Case("rnn_mixed", "RNN", 6, 2, 3, 5, direction="bidirectional", acts=["Tanh", "Relu"],
+             seed=20),
     ]
     for case in cases:
         run_case(c, case)
     for case in unrolled:
         run_case(c, case, core_op=False)
     stacked_model(c)
-    symbolic_length(c)
+    symbolic_length(c, "LSTM")
+    symbolic_length(c, "GRU")
 
-    # The reference interpreter (the lstm op's reference kernel).
-    for case in (cases[1], cases[3]):
+    # The reference interpreter (the lstm, gru and rnn ops' reference kernels).
+    for case in (cases[1], cases[3], cases[8], cases[11]):
         path = c.path(f"{case.name}.onnx")
         want = {k: v.astype(np.float32) for k, v in case.want().items()}
         folder = backend_folder(c, f"{case.name}_backend", path, case.feeds(), want)

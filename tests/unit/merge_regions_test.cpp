@@ -473,7 +473,7 @@ def @main(%x: f32[1, 4], %w: f32[3, 4]) -> f32[1, 3] {
       CHECK(d.function == "main");
       CHECK(d.target == "a");
       CHECK(d.reason ==
-            "no compute-heavy op (conv2d, conv2d_transpose, dense, matmul, batch_matmul, lstm)");
+            "no compute-heavy op (conv2d, conv2d_transpose, dense, matmul, batch_matmul, lstm, gru, rnn)");
       CHECK(d.node == std::map<std::string, std::string>{
                           {"exp", "e"}, {"abs", "ab"}, {"neg", "ng"}}[d.op]);
       ops.push_back(d.op);

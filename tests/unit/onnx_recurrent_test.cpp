@@ -1,11 +1,12 @@
 //===- tests/unit/onnx_recurrent_test.cpp - RNN/GRU/LSTM converters ------===//
 //
-// The unrolled RNN, GRU and LSTM converters run on constant inputs (every
+// The RNN, GRU and LSTM converters (one core op, or unrolled) run on constant inputs (every
 // call folds) and are compared with a direct loop implementation of the ONNX
 // definitions, for the variants the backend tests do not cover: reverse and
 // bidirectional directions, initial states, peepholes, clip, GRU's
 // linear_before_reset, non-default activations with alpha, layout 1; plus
-// the errors for unsupported sequence_lens and a non-constant one.
+// the errors for unsupported sequence_lens and a non-constant one; which
+// recurrences become one core op and which unroll; symbolic dims.
 //
 //===----------------------------------------------------------------------===//
 #include "test_util.h"
@@ -268,6 +269,27 @@ void checkLayer(const Layer &l, AttrMap attrs, int64_t layout = 0) {
   }
 }
 
+/// How many calls of each op compute `outs`.
+std::map<std::string, int> countOps(const std::vector<ir::Expr> &outs) {
+  std::map<std::string, int> n;
+  std::vector<ir::Expr> work(outs.begin(), outs.end());
+  std::set<const ir::ExprNode *> seen;
+  while (!work.empty()) {
+    ir::Expr e = work.back();
+    work.pop_back();
+    if (!e || !seen.insert(e.get()).second)
+      continue;
+    if (const auto *c = e->as<ir::CallNode>()) {
+      ++n[c->op()->name];
+      for (const ir::Expr &a : c->args())
+        work.push_back(a);
+    } else if (const auto *g = e->as<ir::TupleGetItemNode>()) {
+      work.push_back(g->tuple());
+    }
+  }
+  return n;
+}
+
 } // namespace
 
 TEST_CASE("RNN converter: directions, bias, initial state, activations, clip",
@@ -330,25 +352,6 @@ TEST_CASE("LSTM converter: one lstm op when the core op expresses it, else unrol
           "[onnx][recurrent]") {
   Layer l = makeLayer(Kind::LSTM, "forward", true, false, false);
   const int64_t H = l.H;
-  auto countOps = [](const std::vector<ir::Expr> &outs) {
-    std::map<std::string, int> n;
-    std::vector<ir::Expr> work(outs.begin(), outs.end());
-    std::set<const ir::ExprNode *> seen;
-    while (!work.empty()) {
-      ir::Expr e = work.back();
-      work.pop_back();
-      if (!e || !seen.insert(e.get()).second)
-        continue;
-      if (const auto *c = e->as<ir::CallNode>()) {
-        ++n[c->op()->name];
-        for (const ir::Expr &a : c->args())
-          work.push_back(a);
-      } else if (const auto *g = e->as<ir::TupleGetItemNode>()) {
-        work.push_back(g->tuple());
-      }
-    }
-    return n;
-  };
   auto convert = [&](AttrMap attrs, bool peepholes) {
     std::vector<ir::Expr> in = {
         ir::makeVar("x", ir::Type::tensor(ir::DType::F32, {l.S, l.B, l.I})),
@@ -377,6 +380,42 @@ TEST_CASE("LSTM converter: one lstm op when the core op expresses it, else unrol
   CHECK(clipped["lstm"] == 0);
   auto acts = convert({{"activations", std::vector<std::string>{"Sigmoid", "Tanh", "Relu"}}}, false);
   CHECK(acts["lstm"] == 0);
+}
+
+TEST_CASE("GRU and RNN converters: one core op when it expresses them, else unrolled",
+          "[onnx][recurrent]") {
+  const int64_t S = 4, B = 2, I = 3, H = 5;
+  auto convert = [&](Kind kind, AttrMap attrs) {
+    const int64_t G = kind == Kind::GRU ? 3 : 1;
+    std::vector<ir::Expr> in = {
+        ir::makeVar("x", ir::Type::tensor(ir::DType::F32, {S, B, I})),
+        ir::makeConstant(f32({1, G * H, I}, randomVec(size_t(G * H * I), 1))),
+        ir::makeConstant(f32({1, G * H, H}, randomVec(size_t(G * H * H), 2))),
+        ir::makeConstant(f32({1, 2 * G * H}, randomVec(size_t(2 * G * H), 3)))};
+    attrs["hidden_size"] = H;
+    auto out = test::convertNode(opName(kind), in, attrs, 2);
+    if (!out.ok())
+      FAIL("conversion failed: " << out.error().str());
+    return countOps(*out);
+  };
+  auto gru = convert(Kind::GRU, {{"linear_before_reset", int64_t(1)}});
+  CHECK(gru["gru"] == 1);
+  CHECK(gru["dense"] == 0);
+  auto rnn = convert(Kind::RNN, {{"activations", std::vector<std::string>{"Relu"}}});
+  CHECK(rnn["rnn"] == 1);
+  CHECK(rnn["dense"] == 0);
+  // Unrolled: the input projection and one product with R per step but the
+  // first (h0 is zeros: that one folds); GRU without linear_before_reset
+  // adds (r * h) R_h per step, which does not fold (r depends on x).
+  auto gruActs = convert(Kind::GRU, {{"activations", std::vector<std::string>{"HardSigmoid",
+                                                                               "Tanh"}}});
+  CHECK(gruActs["gru"] == 0);
+  CHECK(gruActs["dense"] == int(1 + (S - 1) + S));
+  auto rnnClip = convert(Kind::RNN, {{"clip", 0.5f}});
+  CHECK(rnnClip["rnn"] == 0);
+  CHECK(rnnClip["dense"] == int(S));
+  auto rnnLeaky = convert(Kind::RNN, {{"activations", std::vector<std::string>{"LeakyRelu"}}});
+  CHECK(rnnLeaky["rnn"] == 0);
 }
 
 TEST_CASE("Recurrent converters: sequence_lens", "[onnx][recurrent]") {
@@ -442,11 +481,16 @@ TEST_CASE("Recurrent converters: symbolic dims", "[onnx][recurrent]") {
   CHECK(noStates.error().str() ==
         "node 'n0' (LSTM): the batch dim T(1, 9) is a symbol: initial_h and initial_c must be "
         "given (zero states of a symbolic shape cannot be constants); or bind it (--input-shape)");
+  // A GRU the core op gru expresses loops over a symbolic sequence too.
   auto gru = run(Kind::GRU, {*sym, l.B, l.I}, false);
-  REQUIRE(!gru.ok());
-  CHECK(gru.error().str() == "node 'n0' (GRU): X has the symbolic dim T(1, 9): this GRU is "
-                             "unrolled, which needs its sequence length and batch; bind them "
-                             "(--input-shape)");
+  INFO((gru.ok() ? "" : gru.error().str()));
+  REQUIRE(gru.ok());
+  CHECK((*gru)[0]->type() == ir::Type::tensor(ir::DType::F32, {*sym, 1, l.B, H}));
+  auto gruBatch = run(Kind::GRU, {l.S, *sym, l.I}, false);
+  REQUIRE(!gruBatch.ok());
+  CHECK(gruBatch.error().str() ==
+        "node 'n0' (GRU): the batch dim T(1, 9) is a symbol: initial_h must be given (zero "
+        "states of a symbolic shape cannot be constants); or bind it (--input-shape)");
   auto peep = run(Kind::LSTM, {*sym, l.B, l.I}, false, true);
   REQUIRE(!peep.ok());
   CHECK_THAT(peep.error().str(), Catch::Contains("this LSTM is unrolled"));

@@ -1,10 +1,12 @@
 //===- frontend/onnx/converters/recurrent.cpp - ONNX recurrent converters ---===//
 //
-// Converters for the ONNX recurrent ops RNN, GRU and LSTM. An LSTM that
-// the core op lstm expresses (f32, default activations, no clip, peepholes
-// or input_forget) becomes that one op; the others, and RNN and GRU, are
-// unrolled over the static sequence length into core ops (dense, add,
-// multiply, activations, slice, concat, ...).
+// Converters for the ONNX recurrent ops RNN, GRU and LSTM. A recurrence
+// that a core op expresses becomes that one op (ir/ops/recurrent.cpp): f32
+// without clip; an LSTM with the default activations and no peepholes or
+// input_forget (lstm), a GRU with the default activations (gru), an RNN
+// with Tanh, Relu or Sigmoid (rnn). The others are unrolled over the static
+// sequence length into core ops (dense, add, multiply, activations, slice,
+// concat, ...).
 //
 // Recurrent ops (opsets 7-17): directions forward, reverse, bidirectional;
 // optional B, initial_h, initial_c, P (peepholes); sequence_lens must be a
@@ -17,7 +19,7 @@
 // of the outputs Y, Y_h, Y_c.
 //
 //===----------------------------------------------------------------------===//
-#include "frontend/onnx/converters/common.h"
+#include "frontend/onnx/converters/recurrent_internal.h"
 #include "ir/symbol.h"
 
 #include <algorithm>
@@ -30,6 +32,7 @@ namespace {
 
 using ir::DType;
 using ir::Expr;
+using namespace recurrent_detail;
 
 /// Elements [start, end) of axis `axis`.
 Expected<Expr> sliceAxis(NodeContext &ctx, const Expr &x, int64_t axis, int64_t start,
@@ -40,90 +43,6 @@ Expected<Expr> sliceAxis(NodeContext &ctx, const Expr &x, int64_t axis, int64_t 
 
 Expected<Expr> binary(NodeContext &ctx, std::string_view op, const Expr &a, const Expr &b) {
   return ctx.call(op, {a, b});
-}
-
-//===----------------------------------------------------------------------===//
-// Activations
-//===----------------------------------------------------------------------===//
-
-/// One activation function of a recurrent op with its alpha and beta.
-struct Activation {
-  std::string name;
-  double alpha = 0, beta = 0;
-};
-
-/// Parses the names, case-insensitively as ONNX runtimes do.
-std::optional<Activation> makeActivation(std::string name) {
-  std::string lower = name;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return char(std::tolower(c)); });
-  struct Known {
-    const char *name;
-    int params; // how many of alpha, beta it takes
-    double alpha, beta;
-  };
-  static const Known known[] = {
-      {"relu", 0, 0, 0},           {"tanh", 0, 0, 0},
-      {"sigmoid", 0, 0, 0},        {"affine", 2, 1.0, 0.0},
-      {"leakyrelu", 1, 0.01, 0},   {"thresholdedrelu", 1, 1.0, 0},
-      {"scaledtanh", 2, 1.0, 1.0}, {"hardsigmoid", 2, 0.2, 0.5},
-      {"elu", 1, 1.0, 0},          {"softsign", 0, 0, 0},
-      {"softplus", 0, 0, 0},
-  };
-  for (const Known &k : known)
-    if (lower == k.name)
-      return Activation{lower, k.alpha, k.beta};
-  return std::nullopt;
-}
-
-int activationParams(const std::string &name) {
-  if (name == "affine" || name == "scaledtanh" || name == "hardsigmoid")
-    return 2;
-  if (name == "leakyrelu" || name == "thresholdedrelu" || name == "elu")
-    return 1;
-  return 0;
-}
-
-Expected<Expr> applyActivation(NodeContext &ctx, const Activation &a, const Expr &x) {
-  DType dt = dtypeOf(x);
-  auto s = [&](double v) { return scalar(ctx, dt, v); };
-  const std::string &n = a.name;
-  if (n == "relu" || n == "tanh" || n == "sigmoid")
-    return ctx.call(n, {x});
-  if (n == "affine") {
-    TS_ASSIGN_OR_RETURN(Expr m, binary(ctx, "multiply", x, s(a.alpha)));
-    return binary(ctx, "add", m, s(a.beta));
-  }
-  if (n == "leakyrelu")
-    return ctx.call("leaky_relu", {x}, {{"alpha", a.alpha}});
-  if (n == "thresholdedrelu") {
-    TS_ASSIGN_OR_RETURN(Expr c, binary(ctx, "greater", x, s(a.alpha)));
-    return ctx.call("where", {c, x, s(0)});
-  }
-  if (n == "scaledtanh") {
-    TS_ASSIGN_OR_RETURN(Expr m, binary(ctx, "multiply", x, s(a.beta)));
-    TS_ASSIGN_OR_RETURN(Expr t, ctx.call("tanh", {m}));
-    return binary(ctx, "multiply", t, s(a.alpha));
-  }
-  if (n == "hardsigmoid")
-    return ctx.call("hard_sigmoid", {x}, {{"alpha", a.alpha}, {"beta", a.beta}});
-  if (n == "elu") {
-    // x < 0 ? alpha * (exp(x) - 1) : x
-    TS_ASSIGN_OR_RETURN(Expr e, ctx.call("exp", {x}));
-    TS_ASSIGN_OR_RETURN(Expr em1, binary(ctx, "subtract", e, s(1)));
-    TS_ASSIGN_OR_RETURN(Expr neg, binary(ctx, "multiply", em1, s(a.alpha)));
-    TS_ASSIGN_OR_RETURN(Expr c, binary(ctx, "less", x, s(0)));
-    return ctx.call("where", {c, neg, x});
-  }
-  if (n == "softsign") {
-    TS_ASSIGN_OR_RETURN(Expr ab, ctx.call("abs", {x}));
-    TS_ASSIGN_OR_RETURN(Expr d, binary(ctx, "add", ab, s(1)));
-    return binary(ctx, "divide", x, d);
-  }
-  // softplus: log(1 + exp(x))
-  TS_ASSIGN_OR_RETURN(Expr e, ctx.call("exp", {x}));
-  TS_ASSIGN_OR_RETURN(Expr d, binary(ctx, "add", e, s(1)));
-  return ctx.call("log", {d});
 }
 
 //===----------------------------------------------------------------------===//
@@ -458,36 +377,53 @@ Expected<DirectionResult> runDirection(NodeContext &ctx, const Recurrence &rc, i
   return res;
 }
 
-/// Whether the core op lstm expresses `rc` (ir/ops/recurrent.cpp): f32,
-/// the default activations, no clip, peepholes or coupled gates.
-bool isCoreLstm(const Recurrence &rc) {
-  if (rc.cell != Cell::LSTM || dtypeOf(rc.x) != DType::F32 || rc.clip || rc.inputForget || rc.p)
-    return false;
-  for (size_t k = 0; k < rc.acts.size(); ++k)
-    if (rc.acts[k].name != (k % 3 == 0 ? "sigmoid" : "tanh"))
-      return false;
-  return true;
+/// The core op (ir/ops/recurrent.cpp) that expresses `rc`, or "" when none
+/// does: f32 without clip; lstm with the default activations and no
+/// peepholes or coupled gates; gru with the default activations; rnn with
+/// one of tanh, relu, sigmoid, the same in both directions.
+std::string coreRecurrentOp(const Recurrence &rc) {
+  if (dtypeOf(rc.x) != DType::F32 || rc.clip)
+    return "";
+  auto actsAre = [&](std::vector<std::string> names) {
+    for (size_t k = 0; k < rc.acts.size(); ++k)
+      if (rc.acts[k].name != names[k % names.size()])
+        return false;
+    return true;
+  };
+  if (rc.cell == Cell::LSTM)
+    return !rc.inputForget && !rc.p && actsAre({"sigmoid", "tanh", "tanh"}) ? "lstm" : "";
+  if (rc.cell == Cell::GRU)
+    return actsAre({"sigmoid", "tanh"}) ? "gru" : "";
+  const std::string &f = rc.acts[0].name;
+  return (f == "tanh" || f == "relu" || f == "sigmoid") && actsAre({f}) ? "rnn" : "";
 }
 
-/// The LSTM as one lstm op; absent B and initial states as zeros. The
-/// sequence length may be a symbol (the kernels loop over it).
-Expected<Outputs> convertCoreLstm(NodeContext &ctx, const Recurrence &rc) {
-  const int64_t H = rc.hidden, B = rc.batch, D = rc.dirs;
-  if (ir::isSymbol(B) && (!rc.h0 || !rc.c0))
-    return ctx.error("the batch dim {} is a symbol: initial_h and initial_c must be given (zero "
-                     "states of a symbolic shape cannot be constants); or bind it "
-                     "(--input-shape)",
-                     ir::dimStr(B));
+/// The recurrence as one core op `op`; absent B and initial states as
+/// zeros. The sequence length may be a symbol (the kernels loop over it).
+Expected<Outputs> convertCoreRecurrent(NodeContext &ctx, const Recurrence &rc,
+                                       const std::string &op) {
+  const int64_t H = rc.hidden, B = rc.batch, D = rc.dirs, G = rc.gates;
+  const bool lstm = op == "lstm";
+  if (ir::isSymbol(B) && (!rc.h0 || (lstm && !rc.c0)))
+    return ctx.error("the batch dim {} is a symbol: {} must be given (zero states of a symbolic "
+                     "shape cannot be constants); or bind it (--input-shape)",
+                     ir::dimStr(B), lstm ? "initial_h and initial_c" : "initial_h");
   auto orZeros = [&](const Expr &e, const Ints &shape) {
     return e ? e : ctx.constant(ir::Tensor(DType::F32, shape));
   };
   const std::string direction = D == 2                  ? "bidirectional"
                                 : rc.forwardOnlyReverse ? "reverse"
                                                         : "forward";
-  TS_ASSIGN_OR_RETURN(Expr t, ctx.call("lstm",
-                                       {rc.x, rc.w, rc.r, orZeros(rc.b, {D, 8 * H}),
-                                        orZeros(rc.h0, {D, B, H}), orZeros(rc.c0, {D, B, H})},
-                                       {{"direction", direction}}));
+  std::vector<Expr> args = {rc.x, rc.w, rc.r, orZeros(rc.b, {D, 2 * G * H}),
+                            orZeros(rc.h0, {D, B, H})};
+  ir::Attrs attrs{{"direction", direction}};
+  if (lstm)
+    args.push_back(orZeros(rc.c0, {D, B, H}));
+  else if (op == "gru")
+    attrs.set("linear_before_reset", rc.linearBeforeReset);
+  else
+    attrs.set("activation", rc.acts[0].name);
+  TS_ASSIGN_OR_RETURN(Expr t, ctx.call(op, args, attrs));
   TS_ASSIGN_OR_RETURN(Outputs outs, unpackTuple(ctx, t));
   if (rc.layout == 1) {
     TS_ASSIGN_OR_RETURN(outs[0], transpose(ctx, outs[0], {2, 0, 1, 3}));
@@ -502,8 +438,8 @@ Expected<Outputs> convertCoreLstm(NodeContext &ctx, const Recurrence &rc) {
 /// RNN, GRU, LSTM: see the banner.
 Expected<Outputs> convertRecurrent(NodeContext &ctx, Cell cell) {
   TS_ASSIGN_OR_RETURN(Recurrence rc, parseRecurrence(ctx, cell));
-  if (isCoreLstm(rc))
-    return convertCoreLstm(ctx, rc);
+  if (std::string op = coreRecurrentOp(rc); !op.empty())
+    return convertCoreRecurrent(ctx, rc, op);
   for (int64_t d : {rc.seq, rc.batch})
     if (ir::isSymbol(d))
       return ctx.error("X has the symbolic dim {}: this {} is unrolled, which needs its sequence "
@@ -570,19 +506,22 @@ Expected<Outputs> convertRecurrent(NodeContext &ctx, Cell cell) {
 
 Status registerRecurrentConverters(ConverterRegistry &r) {
   const char *rnnNotes =
-      "unrolled over the static sequence length; forward, reverse, bidirectional; optional B, "
-      "initial states, P; sequence_lens only when all equal the sequence length; activations "
-      "with alpha/beta, clip, layout; any subset of the outputs";
+      "forward, reverse, bidirectional; optional B, initial states, P; sequence_lens only when "
+      "all equal the sequence length; activations with alpha/beta, clip, layout; any subset of "
+      "the outputs";
+  const std::string unrolled = "else unrolled over the static sequence length; ";
   TS_RETURN_IF_ERROR(r.add(ConverterSpec{
-      "RNN", 7, 17, [](NodeContext &ctx) { return convertRecurrent(ctx, Cell::RNN); }, rnnNotes}));
-  TS_RETURN_IF_ERROR(r.add(
-      ConverterSpec{"GRU", 7, 17, [](NodeContext &ctx) { return convertRecurrent(ctx, Cell::GRU); },
-                    std::string(rnnNotes) + "; linear_before_reset"}));
+      "RNN", 7, 17, [](NodeContext &ctx) { return convertRecurrent(ctx, Cell::RNN); },
+      "one core rnn op when f32 with Tanh, Relu or Sigmoid and no clip, " + unrolled + rnnNotes}));
+  TS_RETURN_IF_ERROR(r.add(ConverterSpec{
+      "GRU", 7, 17, [](NodeContext &ctx) { return convertRecurrent(ctx, Cell::GRU); },
+      "one core gru op when f32 with the default activations and no clip, " + unrolled +
+          rnnNotes + "; linear_before_reset"}));
   TS_RETURN_IF_ERROR(r.add(ConverterSpec{
       "LSTM", 7, 17, [](NodeContext &ctx) { return convertRecurrent(ctx, Cell::LSTM); },
       "one core lstm op when f32 with the default activations and no clip, peepholes or "
-      "input_forget, else " +
-          std::string(rnnNotes) + "; peepholes, input_forget"}));
+      "input_forget, " +
+          unrolled + rnnNotes + "; peepholes, input_forget"}));
   return okStatus();
 }
 
