@@ -9,7 +9,10 @@
 //===----------------------------------------------------------------------===//
 #include "compile/lower_internal.h"
 
+#include "ir/symbol.h"
 #include "ir/visit.h"
+
+#include <fmt/format.h>
 
 namespace tessera::compile::detail {
 
@@ -36,6 +39,15 @@ void Lowerer::addCopy(uint32_t from, uint32_t to, std::string label) {
   step.kind = runtime::StepKind::Copy;
   step.args = {from, to};
   step.numInputs = 1;
+  step.label = std::move(label);
+  out_.plan.steps.push_back(std::move(step));
+}
+
+void Lowerer::addCopyAt(uint32_t from, uint32_t index, uint32_t to, std::string label) {
+  runtime::Step step;
+  step.kind = runtime::StepKind::Copy;
+  step.args = {from, index, to};
+  step.numInputs = 2;
   step.label = std::move(label);
   out_.plan.steps.push_back(std::move(step));
 }
@@ -106,13 +118,16 @@ Status Lowerer::lowerIf(const CallNode &call) {
 Status Lowerer::lowerLoop(const CallNode &call) {
   const std::string what = describeNode(call);
   const auto &body = *call.args()[2]->as<FunctionNode>();
-  const size_t n = size_t(call.attrs().getInt("carried"));
+  const size_t n = size_t(call.attrs().getInt("carried")),
+               k = size_t(call.attrs().getInt("scans"));
   TS_ASSIGN_OR_RETURN(const Value *trip, valueOf(*call.args()[0]));
   TS_ASSIGN_OR_RETURN(const Value *condInit, valueOf(*call.args()[1]));
   TS_ASSIGN_OR_RETURN(std::vector<Value> vals, argValues(call, 3));
-  TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call)); // the carried values
+  // The carried values, then the scan outputs and their count.
+  TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call));
+  const std::vector<Value> carried(result.fields.begin(), result.fields.begin() + ptrdiff_t(n));
   for (size_t i = 0; i < n; ++i)
-    copyInto(flat(vals[i]), flat(result.fields[i]), what + ": initial value");
+    copyInto(flat(vals[i]), flat(carried[i]), what + ": initial value");
   if (!zero_.valid())
     zero_ = Tensor::fromInts(DType::I64, {}, std::vector<int64_t>{0});
   const uint32_t iter = addBuffer(runtime::BufferKind::Activation, Type::tensor(DType::I64, {}));
@@ -123,16 +138,30 @@ Status Lowerer::lowerLoop(const CallNode &call) {
   const size_t head = addControlStep(runtime::StepKind::LoopTest,
                                      {iter, uint32_t(trip->buffer), cond}, what + ": test");
   std::vector<Value> bodyArgs{Value{iter, {}}, Value{cond, {}}};
-  bodyArgs.insert(bodyArgs.end(), result.fields.begin(), result.fields.end());
+  bodyArgs.insert(bodyArgs.end(), carried.begin(), carried.end());
   bodyArgs.insert(bodyArgs.end(), vals.begin() + ptrdiff_t(n), vals.end());
   TS_ASSIGN_OR_RETURN(Value out, lowerBody(body, bodyArgs));
-  std::vector<uint32_t> back{cond};
-  flattenInto(result, back);
-  copyInto(flat(out), back, what + ": next iteration");
+  // This iteration's slices into their rows first: a slice may be a
+  // carried value, which the copies below overwrite.
+  for (size_t j = 0; j < k; ++j)
+    addCopyAt(uint32_t(out.fields[1 + n + j].buffer), iter, uint32_t(result.fields[n + j].buffer),
+              fmt::format("{}: scan output {}", what, j));
+  std::vector<uint32_t> from{uint32_t(out.fields[0].buffer)}, back{cond};
+  for (size_t i = 0; i < n; ++i) {
+    flattenInto(out.fields[1 + i], from);
+    flattenInto(carried[i], back);
+  }
+  copyInto(from, back, what + ": next iteration");
   addControlStep(runtime::StepKind::Increment, {iter}, what + ": iteration + 1");
   const size_t jump = addControlStep(runtime::StepKind::Jump, {}, what + ": repeat");
   out_.plan.steps[jump].target = uint32_t(head);
   out_.plan.steps[head].target = uint32_t(out_.plan.steps.size());
+  if (k > 0) { // the iterations run: the scan outputs' rows
+    const Value &count = result.fields.back();
+    addCopy(iter, uint32_t(count.buffer), what + ": iterations");
+    if (const int64_t dim = call.attrs().getInt("count"); ir::isSymbol(dim))
+      setSymbol(dim, count, what + ": iterations");
+  }
   values_[&call] = std::move(result);
   return okStatus();
 }

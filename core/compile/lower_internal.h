@@ -91,6 +91,9 @@ private:
   size_t addControlStep(runtime::StepKind kind, std::vector<uint32_t> args, std::string label);
 
   void addCopy(uint32_t from, uint32_t to, std::string label);
+  /// Copies `from` into row `index` (an i64 buffer) of `to` (a loop's scan
+  /// output: [rows, from's shape...]).
+  void addCopyAt(uint32_t from, uint32_t index, uint32_t to, std::string label);
 
   /// The steps of `fn`'s body with its parameters bound to `args`.
   Expected<Value> lowerBody(const FunctionNode &fn, const std::vector<Value> &args);

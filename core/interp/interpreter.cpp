@@ -18,6 +18,7 @@
 #include "ir/symbol.h"
 #include "ir/visit.h"
 
+#include <cstring>
 #include <unordered_map>
 
 namespace tessera::interp {
@@ -185,7 +186,10 @@ Expected<Value> evalControl(const Module &m, const CallNode &c, std::vector<Valu
   Value cond = asType(vals.at(1), body.params()[1]->type());
   std::vector<Value> carried(vals.begin() + 2, vals.begin() + 2 + ptrdiff_t(n));
   const std::vector<Value> captured(vals.begin() + 2 + ptrdiff_t(n), vals.end());
-  for (int64_t iter = 0; iter < trip && cond.tensor.getDouble(0) != 0; ++iter) {
+  const size_t k = size_t(c.attrs().getInt("scans"));
+  std::vector<std::vector<Tensor>> slices(k);
+  int64_t iter = 0;
+  for (; iter < trip && cond.tensor.getDouble(0) != 0; ++iter) {
     std::vector<Value> args;
     args.push_back(Value::ofTensor(Tensor::fromInts(DType::I64, {}, std::vector<int64_t>{iter})));
     args.push_back(cond);
@@ -197,7 +201,25 @@ Expected<Value> evalControl(const Module &m, const CallNode &c, std::vector<Valu
     cond = std::move(out->fields.at(0));
     for (size_t i = 0; i < n; ++i)
       carried[i] = std::move(out->fields.at(1 + i));
+    for (size_t j = 0; j < k; ++j)
+      slices[j].push_back(out->fields.at(1 + n + j).tensor);
   }
+  if (k == 0)
+    return Value::ofTuple(std::move(carried));
+  // Scan outputs: the slices stacked on a new axis 0, then the count.
+  for (size_t j = 0; j < k; ++j) {
+    const Type &slice = body.type().result().fields()[1 + n + j];
+    Shape shape{iter};
+    shape.insert(shape.end(), slice.shape().begin(), slice.shape().end());
+    Tensor stacked(slice.dtype(), shape);
+    for (size_t i = 0; i < slices[j].size(); ++i) {
+      const Tensor &part = slices[j][i];
+      std::memcpy(stacked.bytes() + i * part.nbytes(), part.bytes(), part.nbytes());
+    }
+    carried.push_back(Value::ofTensor(std::move(stacked)));
+  }
+  carried.push_back(Value::ofTensor(Tensor::fromInts(DType::I64, {1}, std::vector<int64_t>{iter})));
+  TS_RETURN_IF_ERROR(symbols.bind(c.attrs().getInt("count"), iter, "the loop's iterations"));
   return Value::ofTuple(std::move(carried));
 }
 

@@ -302,6 +302,23 @@ bool isScalarOf(const TensorInfo &t, bool i64) {
   return t.dtype.code == TESSERA_DL_BOOL || t.dtype.code == kDLInt || t.dtype.code == kDLUInt;
 }
 
+/// A copy into a row: args {from, row, to}, `row` one i64, `to` of shape
+/// [rows, from's shape...] (a loop's scan output) and from's dtype.
+Status validateRowCopy(const Plan &plan, size_t s) {
+  const Step &step = plan.steps[s];
+  const TensorInfo &from = plan.buffers[step.args[0]].info, &to = plan.buffers[step.args[2]].info;
+  if (!isScalarOf(plan.buffers[step.args[1]].info, true))
+    return Error::format("{}: the row {} must be one i64", stepName(plan, s),
+                         plan.buffers[step.args[1]].info.str());
+  if (to.shape.size() != from.shape.size() + 1 || to.dtype.code != from.dtype.code ||
+      to.dtype.bits != from.dtype.bits || to.dtype.lanes != from.dtype.lanes ||
+      !std::equal(from.shape.begin(), from.shape.end(), to.shape.begin() + 1))
+    return Error::format("{}: copies {} into a row of {}, which is not {}[rows, {}]",
+                         stepName(plan, s), from.str(), to.str(), dtypeString(from.dtype),
+                         fmt::join(from.shape, ", "));
+  return okStatus();
+}
+
 Status validateControlStep(const Plan &plan, size_t s) {
   const Step &step = plan.steps[s];
   auto fail = [&](std::string what) { return Error::format("{}: {}", stepName(plan, s), what); };
@@ -468,9 +485,14 @@ Status validatePlan(const Plan &plan) {
           return fail(fmt::format("symbol {} out of range ({} symbols)", k, plan.symbols.size()));
       break;
     case StepKind::Copy: {
+      if (step.args.size() == 3 && step.numInputs == 2) {
+        TS_RETURN_IF_ERROR(validateRowCopy(plan, s));
+        break;
+      }
       if (step.args.size() != 2 || step.numInputs != 1)
-        return fail(fmt::format("a copy takes 1 input and 1 output, not {} and {}", step.numInputs,
-                                step.args.size() - step.numInputs));
+        return fail(fmt::format("a copy takes 1 input and 1 output (or an input and a row index "
+                                "and 1 output), not {} and {}",
+                                step.numInputs, step.args.size() - step.numInputs));
       const TensorInfo from = plan.buffers[step.args[0]].info.resolved(nominal),
                        to = plan.buffers[step.args[1]].info.resolved(nominal);
       // A branch's result into an if's whose dim is a join (a run-time

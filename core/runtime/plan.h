@@ -15,7 +15,10 @@
 //               DLTensors of `args` (inputs then outputs)
 //   Copy        copies args[0] into args[1] (same size): a model output that
 //               is an input, a constant or another output, a branch's or a
-//               loop body's result into the buffer the If or Loop returns
+//               loop body's result into the buffer the If or Loop returns;
+//               with 3 args (2 inputs), args[0] into row args[1] (one i64)
+//               of args[2] ([rows, args[0]'s shape...]): a loop's scan
+//               output, refused past the rows memory was planned for
 // and the control-flow steps of run-time If and Loop (their bodies are
 // steps of the same list; docs/design/0013-dynamic-shapes.md):
 //   Jump        goes to step `target`: always (no args), or when the one

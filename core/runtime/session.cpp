@@ -166,8 +166,11 @@ Status SessionImpl::build() {
         hostArgs.push_back(symbolValues.data());
         hostSlotBuffer.push_back(-1);
       }
-      if (step.kind == StepKind::Copy)
+      if (step.kind == StepKind::Copy) {
         e.copyBytes = plan.buffers[step.args[0]].info.bytes();
+        if (step.args.size() == 3)
+          e.rowsBytes = plan.buffers[step.args[2]].info.bytes();
+      }
       e.target = step.target;
       if (step.kind == StepKind::Jump && !step.args.empty())
         e.condType = plan.buffers[step.args[0]].info.dtype;
@@ -360,8 +363,17 @@ Status Session::run() {
       break;
     }
     case StepKind::Copy:
-      if (e.copyBytes > 0 && hostArgs[e.first] != hostArgs[e.first + 1])
+      if (e.count == 3) { // into row args[1] of args[2]: a loop's scan output
+        const int64_t row = *static_cast<const int64_t *>(hostArgs[e.first + 1]);
+        if (row < 0 || uint64_t(row + 1) * e.copyBytes > e.rowsBytes)
+          return Error::format("{}: row {} is past the {} rows memory was planned for",
+                               stepName(s.model->plan(), i), row,
+                               e.copyBytes ? e.rowsBytes / e.copyBytes : 0);
+        std::memcpy(static_cast<char *>(hostArgs[e.first + 2]) + uint64_t(row) * e.copyBytes,
+                    hostArgs[e.first], e.copyBytes);
+      } else if (e.copyBytes > 0 && hostArgs[e.first] != hostArgs[e.first + 1]) {
         std::memmove(hostArgs[e.first + 1], hostArgs[e.first], e.copyBytes);
+      }
       break;
     case StepKind::Jump:
       if (e.count == 0 || !truthy(hostArgs[e.first], e.condType))

@@ -79,6 +79,7 @@ struct StepExec {
   const plugin::PluginFunction *fn;
   uint32_t first, count; // into hostArgs (Host, Copy, control) or dlPtrs (External)
   uint64_t copyBytes;
+  uint64_t rowsBytes = 0; // Copy into a row (3 args): the destination's planned bytes
   uint32_t target = 0;   // Jump, LoopTest
   DLDataType condType{}; // Jump with a condition, LoopTest: the condition's dtype
   // External over symbolic dims: its symbols' values, gathered into

@@ -138,8 +138,11 @@ Status SessionImpl::resize() {
     outputViews[o].data = outputPtr[o] ? outputPtr[o] : outputOwn[o];
   }
   for (size_t s = 0; s < plan.steps.size(); ++s)
-    if (plan.steps[s].kind == StepKind::Copy)
+    if (plan.steps[s].kind == StepKind::Copy) {
       steps[s].copyBytes = bytesOf(plan.steps[s].args[0]);
+      if (plan.steps[s].args.size() == 3)
+        steps[s].rowsBytes = bytesOf(plan.steps[s].args[2]);
+    }
   plannedValues = symbolValues;
   return okStatus();
 }

@@ -9,10 +9,15 @@ checked against NumPy's computation of the same model (|a-b| <= 1e-5 +
 1e-5 |b|) and against the reference interpreter through `tessera
 conformance` (a backend-test folder per case).
 
+A Loop with scan outputs, a constant trip count (100) and a condition the
+data decides runs at run time too: its scan outputs have a run-time length
+(0, a few, all 100 iterations), checked the same ways.
+
 Also checked: the import keeps the ops (`tessera import` prints `if(` and
 `loop(`), a constant condition still inlines its branch, the artifact's
 plan has control steps (`tessera inspect --json`), and a Loop with scan
-outputs and a run-time trip count is refused naming the node.
+outputs and a run-time trip count (which bounds their length) is refused
+naming the node.
 
 Usage: check_control_flow.py --tessera BIN --source-dir DIR --out DIR
 """
@@ -94,6 +99,46 @@ def loop_reference(m, acc, x, k, limit):
         cond = acc.sum() < limit
         i += 1
     return acc
+
+
+def scan_outputs_model():
+    """acc_{i+1} = acc_i * k + x + i while i < 100 and sum(acc) < limit, the
+    first condition an input; scan outputs: every iteration's acc and 2 i."""
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["acc_in", "k"], ["m"]),
+         helper.make_node("Add", ["m", "x"], ["a"]),
+         helper.make_node("Cast", ["i"], ["fi"], to=F32),
+         helper.make_node("Add", ["a", "fi"], ["acc_out"]),
+         helper.make_node("ReduceSum", ["acc_out"], ["total"], keepdims=0),
+         helper.make_node("Less", ["total", "limit"], ["cond_out"]),
+         helper.make_node("Add", ["i", "i"], ["twice"])],
+        "body", [vi("i", TensorProto.INT64, []), vi("cond_in", TensorProto.BOOL, []),
+                 vi("acc_in", F32, [4])],
+        [vi("cond_out", TensorProto.BOOL, []), vi("acc_out", F32, [4]), vi("accs", F32, [4]),
+         vi("twice", TensorProto.INT64, [])])
+    # acc_out is both carried and scanned: the scan output is its copy.
+    body.node.append(helper.make_node("Identity", ["acc_out"], ["accs"]))
+    nodes = [helper.make_node("Loop", ["M", "c0", "acc0"], ["acc", "accs", "steps"],
+                              name="decode", body=body)]
+    g = helper.make_graph(nodes, "scan_outputs",
+                          [vi("c0", TensorProto.BOOL, []), vi("acc0", F32, [4]),
+                           vi("x", F32, [4]), vi("k", F32, [4]), vi("limit", F32, [])],
+                          [vi("acc", F32, [4]), vi("accs", F32, [None, 4]),
+                           vi("steps", TensorProto.INT64, [None])],
+                          [numpy_helper.from_array(np.array(100, np.int64), "M")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def scan_outputs_reference(c0, acc0, x, k, limit):
+    acc, accs, steps = acc0.astype(np.float64), [], []
+    i, cond = 0, bool(c0)
+    while i < 100 and cond:
+        acc = acc * k + x + i
+        cond = acc.sum() < limit
+        accs.append(acc)
+        steps.append(2 * i)
+        i += 1
+    return acc, np.array(accs).reshape(len(accs), 4), np.array(steps, np.int64)
 
 
 def scan_loop_model():
@@ -210,12 +255,39 @@ def main():
         folder = backend_folder(c, f"loop_case{i}", path, feeds, {"acc": want})
         c.conformance(folder, f"loop case {i}: the reference interpreter")
 
-    # Scan outputs of a run-time loop need dynamic shapes: refused by name.
+    # Scan outputs of a run-time loop: a run-time length bounded by the
+    # constant trip count.
+    path = c.path("scan_outputs.onnx")
+    onnx.save(scan_outputs_model(), path)
+    text = c.tool("import", path).stdout
+    c.ok(" = loop(" in text and "scans=2" in text and "decode_count(0, 100)" in text,
+         "Loop with scan outputs and a run-time condition imports as a loop op, its length a "
+         "run-time symbol bounded by the trip count", text)
+    base = {"acc0": acc0, "x": xs, "k": k}
+    cases = [{"c0": np.array(False), **base, "limit": np.float32(1e9)},
+             {"c0": np.array(True), **base, "limit": np.float32(20)},
+             {"c0": np.array(True), **base, "limit": np.float32(3e38)}]
+    lengths = [len(scan_outputs_reference(**f)[2]) for f in cases]
+    c.ok(lengths[0] == 0 and 0 < lengths[1] < 100 and lengths[2] == 100,
+         "the scan cases run 0, a few and all 100 iterations", str(lengths))
+    run_cases(c, path, "scan_outputs", cases, scan_outputs_reference, ["acc", "accs", "steps"],
+              targets)
+    for i, feeds in enumerate(cases):
+        acc, accs, steps = scan_outputs_reference(**feeds)
+        folder = backend_folder(c, f"scan_outputs_case{i}", path, feeds,
+                                {"acc": acc.astype(np.float32), "accs": accs.astype(np.float32),
+                                 "steps": steps})
+        c.conformance(folder, f"scan outputs case {i}: the reference interpreter")
+
+    # Scan outputs of a loop whose trip count is not a constant have no
+    # bound to plan their buffers at: refused by name.
     path = c.path("scan_loop.onnx")
     onnx.save(scan_loop_model(), path)
     r = c.tool("import", path, rc=None)
-    c.ok(r.returncode != 0 and "node 'scanner' (Loop)" in r.stderr and "scan outputs" in r.stderr,
-         "a run-time loop with scan outputs is refused naming the node", r.stderr)
+    c.ok(r.returncode != 0 and "node 'scanner' (Loop)" in r.stderr and "scan outputs" in r.stderr
+         and "trip count" in r.stderr,
+         "a run-time loop with scan outputs and a run-time trip count is refused naming the node",
+         r.stderr)
     return c.summary()
 
 

@@ -4,7 +4,9 @@
 // messages, text IR round trips, the reference interpreter, and compiled
 // artifacts (Jump / LoopTest / Increment steps, runtime/plan.h) run by the
 // runtime against the interpreter on inputs that take every path: both
-// branches; zero, one and many iterations; carried values that swap.
+// branches; zero, one and many iterations; carried values that swap; scan
+// outputs of a run-time length (row copies and a SetSymbol step), up to
+// their bound and refused past it.
 //
 //===----------------------------------------------------------------------===//
 #include "test_util.h"
@@ -13,6 +15,7 @@
 #include "interp/interpreter.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "ir/symbol.h"
 #include "runtime/session.h"
 
 using namespace tessera;
@@ -107,6 +110,28 @@ def @main(%n: i64[], %a0: f32[3], %b0: f32[3], %k: f32[3]) -> (f32[3], f32[3]) {
 }
 )";
 
+// Doubles a while sum(2a) < limit, at most n times (the count's bound is
+// 8); scan outputs: each iteration's 2a and its index.
+const char *kScanLoop = R"(
+def @main(%n: i64[], %a0: f32[2], %limit: f32[]) -> (f32[2], f32[steps(0, 8), 2], i64[steps(0, 8)]) {
+  %yes = constant bool[] [true]
+  %body = fn(%i: i64[], %c: bool[], %a: f32[2], %lim: f32[]) -> (bool[], f32[2], f32[2], i64[]) {
+    %two = constant f32[] [2]
+    %d = multiply(%a, %two)
+    %s = reduce_sum(%d) {axes=[], keepdims=false}
+    %go = less(%s, %lim)
+    %r = tuple(%go, %d, %d, %i)
+    return %r
+  }
+  %l = loop(%n, %yes, %body, %a0, %limit) {carried=1, count=steps(0, 8), scans=2}
+  %x = %l.0
+  %ys = %l.1
+  %is = %l.2
+  %o = tuple(%x, %ys, %is)
+  return %o
+}
+)";
+
 } // namespace
 
 TEST_CASE("if: both functions take the arguments and return one type", "[op][if]") {
@@ -154,9 +179,84 @@ TEST_CASE("loop: the body maps (iteration, cond, carried, captured) to (cond, ca
         "loop: carried value 0 enters the loop as f32[4] but the body returns bool[] (a carried "
         "value keeps its type)");
   CHECK(test::inferError("loop", {i, b, body({x}, x), x}, one) ==
-        "loop: the body must return a tuple of the condition and 1 carried values, got f32[4]");
+        "loop: the body must return a tuple of the condition, 1 carried values and 0 scan "
+        "slices, got f32[4]");
   CHECK(test::inferError("loop", {i, b, Type::func({b, b, x}, Type::tuple({b, x})), x}, one) ==
         "loop: the body's first parameter (the iteration) must be i64[], got bool[]");
+}
+
+TEST_CASE("loop: scan outputs stack the body's slices on a run-time count", "[op][loop]") {
+  using ir::DType;
+  using ir::Type;
+  const Type b = Type::tensor(DType::Bool, {}), i = Type::tensor(DType::I64, {}),
+             x = Type::tensor(DType::F32, {4});
+  auto symbol = ir::runtimeSymbol("steps", 8);
+  REQUIRE(symbol.ok());
+  const int64_t steps = *symbol;
+  const ir::Attrs scans{{"carried", int64_t(1)}, {"scans", int64_t(2)}, {"count", steps}};
+  const Type body = Type::func({i, b, x}, Type::tuple({b, x, x, i}));
+  CHECK(test::inferred("loop", {i, b, body, x}, scans) ==
+        Type::tuple({x, Type::tensor(DType::F32, {steps, 4}), Type::tensor(DType::I64, {steps}),
+                     Type::tensor(DType::I64, {1})}));
+  CHECK(test::inferError("loop", {i, b, body, x}, {{"carried", int64_t(1)}, {"scans", int64_t(2)}}) ==
+        "loop: attribute 'count' = -1 must be a size (a run-time symbol): the loop has 2 scan "
+        "outputs");
+  CHECK(test::inferError("loop", {i, b, body, x}, {{"carried", int64_t(1)}, {"scans", int64_t(1)},
+                                                   {"count", steps}}) ==
+        "loop: the body must return a tuple of the condition, 1 carried values and 1 scan slices, "
+        "got (bool[], f32[4], f32[4], i64[])");
+  auto n = ir::namedSymbol("N", 1, 4);
+  REQUIRE(n.ok());
+  const Type symbolic = Type::tensor(DType::F32, {*n});
+  CHECK(test::inferError("loop", {i, b, Type::func({i, b, x}, Type::tuple({b, x, symbolic})), x},
+                         {{"carried", int64_t(1)}, {"scans", int64_t(1)}, {"count", steps}}) ==
+        "loop: scan slice 0 must be a tensor of static shape, the body returns f32[N(1, 4)]");
+}
+
+TEST_CASE("loop: scan outputs compiled, the runtime matches the interpreter at every length",
+          "[op][loop]") {
+  ir::Module m = parse(kScanLoop);
+  const std::string printed = ir::printModule(m);
+  CHECK(ir::printModule(parse(printed.c_str())) == printed);
+  auto model = compileModel(m);
+  const auto &plan = model->plan();
+  CHECK(std::count_if(plan.steps.begin(), plan.steps.end(), [](const runtime::Step &s) {
+          return s.kind == runtime::StepKind::Copy && s.args.size() == 3;
+        }) == 2);
+  CHECK(std::count_if(plan.steps.begin(), plan.steps.end(), [](const runtime::Step &s) {
+          return s.kind == runtime::StepKind::SetSymbol;
+        }) == 1);
+  auto session = runtime::Session::create(model, {1});
+  REQUIRE(session.ok());
+  const ir::Tensor a0 = f32({2}, {1, 1});
+  auto limit = [](double v) { return f32({}, {v}); };
+  // 3, 0, 8 iterations (the trip count), 4 (the data stops it: sum 32 >=
+  // 20), 0 again: the scan outputs' length changes from run to run.
+  const std::vector<std::pair<int64_t, double>> cases = {
+      {3, 1e9}, {0, 1e9}, {8, 1e9}, {8, 20}, {0, 20}};
+  for (auto [trips, lim] : cases) {
+    INFO("trip count " << trips << ", limit " << lim);
+    runAndCompare(**session, m, {i64({}, {trips}), a0, limit(lim)});
+    auto ys = (*session)->output(1);
+    REQUIRE(ys.ok());
+    CHECK((*ys)->shape[0] == (lim == 20 && trips == 8 ? 4 : trips));
+  }
+  // Nine iterations do not fit the eight rows the scan outputs were planned
+  // for: refused, not overrun; the interpreter refuses the count too.
+  auto want = interp::run(m, {i64({}, {9}), a0, limit(1e9)});
+  REQUIRE(!want.ok());
+  CHECK_THAT(want.error().str(), Catch::Contains("steps(0, 8) = 9 is outside its bounds 0..8"));
+  std::vector<ir::Tensor> in = {i64({}, {9}), a0, limit(1e9)};
+  for (size_t k = 0; k < in.size(); ++k) {
+    DLTensor t = in[k].dl();
+    REQUIRE((*session)->setInput(k, t).ok());
+  }
+  auto ran = (*session)->run();
+  REQUIRE(!ran.ok());
+  CHECK_THAT(ran.error().str(), Catch::Contains("(loop 'l': scan output 0): row 8 is past the 8 "
+                                                "rows memory was planned for"));
+  // The session still runs after the refusal.
+  runAndCompare(**session, m, {i64({}, {2}), a0, limit(1e9)});
 }
 
 TEST_CASE("if and loop: text IR round trip and the interpreter", "[op][if][loop]") {

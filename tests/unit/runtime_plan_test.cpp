@@ -283,7 +283,25 @@ TEST_CASE("validatePlan names the step or buffer that is wrong", "[runtime]") {
   CHECK(err([](Plan &p) {
           p.steps[1].kind = StepKind::Copy;
           p.steps[1].args = {1, 2, 3};
-        }) == "step 1 (relu 'r'): a copy takes 1 input and 1 output, not 1 and 2");
+        }) == "step 1 (relu 'r'): a copy takes 1 input and 1 output (or an input and a row index "
+              "and 1 output), not 1 and 2");
+  // A copy into a row of a loop's scan output: {from, row, to}.
+  auto rowCopy = [](Plan &p, std::vector<int64_t> to) {
+    p.steps[1].kind = StepKind::Copy;
+    p.steps[1].args = {2, 0, 3};
+    p.steps[1].numInputs = 2;
+    p.buffers[0].info.dtype = DLDataType{kDLInt, 64, 1};
+    p.buffers[0].info.shape = {};
+    p.buffers[3].info.shape = std::move(to);
+  };
+  CHECK(err([&](Plan &p) { rowCopy(p, {4, 2, 3}); }) == "");
+  CHECK(err([&](Plan &p) { rowCopy(p, {2, 3}); }) ==
+        "step 1 (relu 'r'): copies f32[2, 3] into a row of f32[2, 3], which is not f32[rows, 2, "
+        "3]");
+  CHECK(err([&](Plan &p) {
+          rowCopy(p, {4, 2, 3});
+          p.buffers[0].info.dtype = DLDataType{kDLFloat, 32, 1};
+        }) == "step 1 (relu 'r'): the row f32[] must be one i64");
   CHECK(err([](Plan &p) {
           p.steps[1].label.clear();
           p.steps[1].args[0] = 9;

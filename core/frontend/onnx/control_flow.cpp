@@ -13,8 +13,9 @@
 //     scan outputs) and condition, the body is converted once per iteration
 //     and its condition output must fold to a constant each time (scan
 //     outputs are stacked on a new axis 0); otherwise a `loop` op runs the
-//     body as a closed function (no scan outputs: their length would be
-//     known only at run time).
+//     body as a closed function. Its scan outputs then have a run-time
+//     length (a run-time symbol bounded by the trip count, which must be a
+//     constant).
 //   - Scan: unrolled over the static sequence length.
 //   - SequenceMap: unrolled over the sequence (a tuple) length.
 // Unrolling is capped at kMaxIterations iterations (and the importer caps
@@ -257,18 +258,27 @@ Expected<Outputs> unrollLoop(NodeContext &ctx) {
 }
 
 // A Loop run at run time: one `loop` op over the body as a closed function.
-// Scan outputs would have a run-time length (dynamic shapes, not yet).
+// Scan outputs have a run-time length (the iterations run), a run-time
+// symbol whose bound, the trip count, must be a constant: their buffers are
+// planned at it.
 Expected<Outputs> runtimeLoop(NodeContext &ctx) {
   const size_t n = ctx.numInputs() < 2 ? 0 : ctx.numInputs() - 2;
   if (ctx.numOutputs() < n)
     return ctx.error("the node has {} outputs, fewer than its {} loop-carried values",
                      ctx.numOutputs(), n);
-  if (ctx.numOutputs() > n) {
-    wishConstants(ctx, {0, 1});
-    return ctx.error("its {} scan outputs would grow to a length known only at run time (the "
-                     "trip count or the condition is not a constant), which needs dynamic "
-                     "shapes (docs/design/0013-dynamic-shapes.md, not yet)",
-                     ctx.numOutputs() - n);
+  const size_t k = ctx.numOutputs() - n;
+  int64_t count = -1;
+  if (k > 0) {
+    const ir::Tensor *m = ctx.hasInput(0) ? ctx.constantInput(0) : nullptr;
+    if (!m || m->numel() != 1) {
+      wishConstants(ctx, {0, 1});
+      return ctx.error("its {} scan outputs grow to a length known only at run time, and the "
+                       "trip count, which bounds it, is not a constant, so their buffers cannot "
+                       "be planned (a loop with scan outputs needs a constant trip count; its "
+                       "condition may be computed at run time)",
+                       k);
+    }
+    TS_ASSIGN_OR_RETURN(count, countSymbol(ctx, std::max<int64_t>(m->getInt(0), 0)));
   }
   Expr trip = ctx.hasInput(0) ? ctx.input(0)
                               : ctx.constant(ir::Tensor::fromInts(
@@ -294,14 +304,19 @@ Expected<Outputs> runtimeLoop(NodeContext &ctx) {
   OutlinedSubgraphs o = std::move(outlined).value();
   args[2] = o.functions[0];
   args.insert(args.end(), o.captured.begin(), o.captured.end());
-  TS_ASSIGN_OR_RETURN(Expr loop, ctx.call("loop", std::move(args), {{"carried", int64_t(n)}}));
-  return itemsOf(ctx, loop, n);
+  ir::Attrs attrs{{"carried", int64_t(n)}};
+  if (k > 0) {
+    attrs.set("scans", int64_t(k));
+    attrs.set("count", count);
+  }
+  TS_ASSIGN_OR_RETURN(Expr loop, ctx.call("loop", std::move(args), std::move(attrs)));
+  return itemsOf(ctx, loop, n + k); // the count (last) is not an ONNX output
 }
 
 // Loop (1-17): inputs M (trip count), cond, v_initial...; the body maps
 // (iteration_num, cond, v...) to (cond, v..., scan_outputs...). Unrolled at
 // import time when M and cond are constants, the body's condition folds and
-// the loop is short (or has scan outputs, whose length must be static);
+// the loop is short (or has scan outputs, so that their length is static);
 // else one `loop` op runs it.
 Expected<Outputs> convertLoop(NodeContext &ctx) {
   auto isConstant = [&](size_t i) {
@@ -314,7 +329,8 @@ Expected<Outputs> convertLoop(NodeContext &ctx) {
     const bool longLoop = !m || m->numel() != 1 || m->getInt(0) > kMaxUnrolled;
     if (scans || !longLoop) {
       auto unrolled = unrollLoop(ctx);
-      if (unrolled.ok() || scans)
+      // With scan outputs and no trip count, unrolling is the only way.
+      if (unrolled.ok() || (scans && !m))
         return unrolled;
     }
   }
@@ -515,8 +531,8 @@ Status registerControlFlowConverters(ConverterRegistry &r) {
                             "of the two branches (same output types) at run time"}));
   TS_RETURN_IF_ERROR(r.add({"Loop", 1, 17, convertLoop,
                             "constant M (at most 64, or 10000 with scan outputs) and cond with a "
-                            "folding body cond: unrolled; otherwise run at run time (no scan "
-                            "outputs: their length would need dynamic shapes)"}));
+                            "folding body cond: unrolled; otherwise run at run time (scan "
+                            "outputs of run-time length need a constant M, which bounds it)"}));
   TS_RETURN_IF_ERROR(r.add({"Scan", 8, 17, convertScan,
                             "unrolled over the static sequence length; opset 8 without "
                             "sequence_lens"}));

@@ -105,12 +105,16 @@ Expected<Type> ifRelation(std::span<const Type> in, const Attrs &attrs) {
   return thenType;
 }
 
-// loop(trip_count, cond, body, carried..., captured...) {carried = n}: the
-// body maps (iteration: i64[], cond, carried..., captured...) to
-// (cond, carried...) and runs while iteration < trip_count and cond; the
-// result is the tuple of the carried values after the last iteration.
+// loop(trip_count, cond, body, carried..., captured...) {carried = n,
+// scans = k, count}: the body maps (iteration: i64[], cond, carried...,
+// captured...) to (cond, carried..., scan slices...) and runs while
+// iteration < trip_count and cond; the result is the tuple of the carried
+// values after the last iteration, then, with scan outputs, each one's
+// slices stacked on a new axis 0 ([count, slice...]) and the count of
+// iterations as an i64 [1]: 'count' is that dim (a run-time symbol).
 Expected<Type> loopRelation(std::span<const Type> in, const Attrs &attrs) {
-  const int64_t n = attrs.getInt("carried");
+  const int64_t n = attrs.getInt("carried"), k = attrs.getInt("scans"),
+                count = attrs.getInt("count");
   if (!isOneElement(in[0]) || in[0].dtype() != DType::I64)
     return Error::format("the trip count must be one i64, got {}", in[0].str());
   if (!isCondition(in[1]))
@@ -119,6 +123,12 @@ Expected<Type> loopRelation(std::span<const Type> in, const Attrs &attrs) {
   if (n < 0 || size_t(n) > rest.size())
     return Error::format("attribute 'carried' is {}, but {} values follow the body", n,
                          rest.size());
+  if (k < 0)
+    return Error::format("attribute 'scans' = {} must not be negative", k);
+  if (k > 0 && count < 0 && !isSymbol(count))
+    return Error::format("attribute 'count' = {} must be a size (a run-time symbol): the loop "
+                         "has {} scan outputs",
+                         count, k);
   const Type &body = in[2];
   if (!body.isFunc())
     return Error::format("the body must be a function, got {}", body.str());
@@ -139,24 +149,35 @@ Expected<Type> loopRelation(std::span<const Type> in, const Attrs &attrs) {
       return Error::format("parameter {} of the body is {}, the value passed is {}", 2 + i,
                            params[2 + i].str(), rest[i].str());
   const Type &result = body.result();
-  if (!result.isTuple() || result.fields().size() != size_t(1 + n))
-    return Error::format("the body must return a tuple of the condition and {} carried values, "
-                         "got {}",
-                         n, result.str());
+  if (!result.isTuple() || result.fields().size() != size_t(1 + n + k))
+    return Error::format("the body must return a tuple of the condition, {} carried values and "
+                         "{} scan slices, got {}",
+                         n, k, result.str());
   if (!isCondition(result.fields()[0]) ||
       result.fields()[0].numElements() != params[1].numElements())
     return Error::format("the body's condition result must be one bool or integer, got {}",
                          result.fields()[0].str());
-  std::vector<Type> carried;
+  std::vector<Type> fields;
   for (int64_t i = 0; i < n; ++i) {
     const Type &out = result.fields()[size_t(1 + i)];
     if (!typesMatch(out, rest[size_t(i)]))
       return Error::format("carried value {} enters the loop as {} but the body returns {} (a "
                            "carried value keeps its type)",
                            i, rest[size_t(i)].str(), out.str());
-    carried.push_back(rest[size_t(i)]);
+    fields.push_back(rest[size_t(i)]);
   }
-  return Type::tuple(std::move(carried));
+  for (int64_t j = 0; j < k; ++j) {
+    const Type &slice = result.fields()[size_t(1 + n + j)];
+    if (!slice.isTensor() || !slice.isStatic())
+      return Error::format("scan slice {} must be a tensor of static shape, the body returns {}",
+                           j, slice.str());
+    Shape shape{count};
+    shape.insert(shape.end(), slice.shape().begin(), slice.shape().end());
+    fields.push_back(Type::tensor(slice.dtype(), std::move(shape)));
+  }
+  if (k > 0)
+    fields.push_back(Type::tensor(DType::I64, {1}));
+  return Type::tuple(std::move(fields));
 }
 
 Expected<std::vector<Tensor>> controlKernel(std::span<const Tensor>, const Attrs &,
@@ -189,14 +210,21 @@ Status registerControlOps(OpRegistry &r) {
   Op loopOp{
       "loop",
       "Runs 'body' while the iteration count is below 'trip_count' and the condition holds "
-      "(ONNX Loop with a run-time trip count or condition); returns the carried values. The "
-      "body maps (iteration, cond, carried..., captured...) to (cond, carried...).",
+      "(ONNX Loop with a run-time trip count or condition); returns the carried values, then "
+      "the scan outputs (each iteration's slices stacked on axis 0) and the iteration count "
+      "(i64 [1]). The body maps (iteration, cond, carried..., captured...) to (cond, "
+      "carried..., slices...).",
       {"trip_count", "cond", "body", "values"},
       3,
       -1,
       {{"carried", K::Int, std::nullopt,
         "how many of the values after 'body' are loop-carried (the rest are passed unchanged "
-        "to every iteration)"}},
+        "to every iteration)"},
+       {"scans", K::Int, AttrValue(int64_t(0)),
+        "how many scan outputs the body returns after the carried values"},
+       {"count", K::Int, AttrValue(int64_t(-1)),
+        "with scan outputs: the run-time symbol for the number of iterations (axis 0 of each "
+        "scan output)"}},
       OpPattern::Opaque,
       loopRelation,
       controlKernel,
