@@ -192,15 +192,9 @@ private:
 
 } // namespace
 
-Status planMemory(Plan &plan, const std::vector<int64_t> &symbolValues) {
+Expected<std::vector<LiveRange>> liveRanges(const Plan &plan) {
   constexpr int64_t kNever = -1;
   const size_t nb = plan.buffers.size();
-  const std::vector<int64_t> values =
-      symbolValues.empty() ? plan.nominalSymbolValues() : symbolValues;
-  auto sizeOf = [&](uint32_t b) {
-    const TensorInfo &info = plan.buffers[b].info;
-    return plan.symbols.empty() || !info.symbolic() ? info.bytes() : info.resolved(values).bytes();
-  };
   std::vector<int64_t> firstWrite(nb, kNever), lastRead(nb, kNever);
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const Step &step = plan.steps[s];
@@ -221,13 +215,13 @@ Status planMemory(Plan &plan, const std::vector<int64_t> &symbolValues) {
     }
   }
 
-  // Live ranges. A buffer written but never read lives for its writing
-  // step; one never used lives at step 0 (it still gets distinct bytes, so
-  // that every activation range is valid).
-  std::vector<int64_t> from(nb, 0), to(nb, 0);
+  // A buffer written but never read lives for its writing step; one never
+  // used lives at step 0 (it still gets distinct bytes, so that every
+  // activation range is valid).
+  std::vector<LiveRange> live(nb);
   for (uint32_t b = 0; b < nb; ++b) {
-    from[b] = firstWrite[b] == kNever ? 0 : firstWrite[b];
-    to[b] = std::max(from[b], lastRead[b]);
+    live[b].first = firstWrite[b] == kNever ? 0 : firstWrite[b];
+    live[b].last = std::max(live[b].first, lastRead[b]);
   }
   // A loop is the range [target, s] of a backward jump at step s. A buffer
   // used in it and outside it must keep its bytes through every iteration:
@@ -241,17 +235,29 @@ Status planMemory(Plan &plan, const std::vector<int64_t> &symbolValues) {
   for (bool changed = !loops.empty(); changed;) {
     changed = false;
     for (const auto &[head, back] : loops)
-      for (uint32_t b = 0; b < nb; ++b) {
-        const bool used = from[b] <= back && to[b] >= head;
-        const bool crosses = from[b] < head || to[b] > back;
-        const bool whole = from[b] <= head && to[b] >= back;
+      for (LiveRange &r : live) {
+        const bool used = r.first <= back && r.last >= head;
+        const bool crosses = r.first < head || r.last > back;
+        const bool whole = r.first <= head && r.last >= back;
         if (used && crosses && !whole) {
-          from[b] = std::min(from[b], head);
-          to[b] = std::max(to[b], back);
+          r.first = std::min(r.first, head);
+          r.last = std::max(r.last, back);
           changed = true;
         }
       }
   }
+  return live;
+}
+
+Status planMemory(Plan &plan, const std::vector<int64_t> &symbolValues) {
+  const size_t nb = plan.buffers.size();
+  const std::vector<int64_t> values =
+      symbolValues.empty() ? plan.nominalSymbolValues() : symbolValues;
+  auto sizeOf = [&](uint32_t b) {
+    const TensorInfo &info = plan.buffers[b].info;
+    return plan.symbols.empty() || !info.symbolic() ? info.bytes() : info.resolved(values).bytes();
+  };
+  TS_ASSIGN_OR_RETURN(std::vector<LiveRange> live, liveRanges(plan));
 
   // Buffers that start (end) at each step.
   const size_t ns = std::max<size_t>(plan.steps.size(), 1);
@@ -260,9 +266,8 @@ Status planMemory(Plan &plan, const std::vector<int64_t> &symbolValues) {
   for (uint32_t b = 0; b < nb; ++b) {
     if (plan.buffers[b].kind != BufferKind::Activation)
       continue;
-    const int64_t first = from[b], last = to[b];
-    starts[size_t(first)].push_back(b);
-    ends[size_t(last)].push_back(b);
+    starts[size_t(live[b].first)].push_back(b);
+    ends[size_t(live[b].last)].push_back(b);
     plan.activationBytesNoReuse += alignUp(sizeOf(b));
   }
 
@@ -385,7 +390,15 @@ Status validatePlan(const Plan &plan) {
       bool set = false;
       for (const Step &step : plan.steps)
         set = set || (step.kind == StepKind::SetSymbol && step.target == k);
-      if (!set || sym.hi < 0)
+      // Without an upper bound, only the rows of a loop's scan outputs may
+      // hold it: the session grows memory before a row past it is written.
+      bool rows = false;
+      for (const Step &step : plan.steps)
+        rows = rows || (step.kind == StepKind::Copy && step.args.size() == 3 &&
+                        step.args[2] < nb && !plan.buffers[step.args[2]].info.shape.empty() &&
+                        isSymbolDim(plan.buffers[step.args[2]].info.shape[0]) &&
+                        symbolIndexOf(plan.buffers[step.args[2]].info.shape[0]) == k);
+      if (!set || (sym.hi < 0 && !rows))
         return Error::format("run-time symbol {} ('{}') {}", k, sym.name,
                              set ? "has no upper bound to plan memory for"
                                  : "is set by no step, so no run can give its value");

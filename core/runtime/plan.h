@@ -18,7 +18,9 @@
 //               loop body's result into the buffer the If or Loop returns;
 //               with 3 args (2 inputs), args[0] into row args[1] (one i64)
 //               of args[2] ([rows, args[0]'s shape...]): a loop's scan
-//               output, refused past the rows memory was planned for
+//               output; past the rows memory was planned for, the session
+//               grows memory when the rows are a run-time symbol without an
+//               upper bound, and refuses otherwise
 // and the control-flow steps of run-time If and Loop (their bodies are
 // steps of the same list; docs/design/0013-dynamic-shapes.md):
 //   Jump        goes to step `target`: always (no args), or when the one
@@ -193,6 +195,15 @@ inline constexpr uint64_t kBufferAlignment = 64;
 /// activationBytesNoReuse. Errors on a plan that reads an activation before
 /// any step writes it.
 TESSERA_RT_EXPORT Status planMemory(Plan &plan, const std::vector<int64_t> &symbolValues = {});
+
+/// Per buffer, the steps [first, last] during which its bytes must be kept
+/// (from its first write to its last read, widened to a whole loop when it
+/// is used inside and outside the loop): what planMemory plans by, and the
+/// buffers a session moves when memory grows mid-run.
+struct LiveRange {
+  int64_t first = 0, last = 0;
+};
+TESSERA_RT_EXPORT Expected<std::vector<LiveRange>> liveRanges(const Plan &plan);
 
 /// Checks a plan's internal consistency: buffer ids, module indices, input/
 /// output lists, constant ranges against `weightsBytes`, activation ranges

@@ -168,8 +168,15 @@ Status SessionImpl::build() {
       }
       if (step.kind == StepKind::Copy) {
         e.copyBytes = plan.buffers[step.args[0]].info.bytes();
-        if (step.args.size() == 3)
-          e.rowsBytes = plan.buffers[step.args[2]].info.bytes();
+        if (step.args.size() == 3) {
+          const TensorInfo &to = plan.buffers[step.args[2]].info;
+          e.rowsBytes = to.bytes();
+          if (!to.shape.empty() && isSymbolDim(to.shape[0])) {
+            const size_t k = symbolIndexOf(to.shape[0]);
+            if (plan.symbols[k].runtime && plan.symbols[k].hi < 0)
+              e.growSymbol = int32_t(k);
+          }
+        }
       }
       e.target = step.target;
       if (step.kind == StepKind::Jump && !step.args.empty())
@@ -365,6 +372,8 @@ Status Session::run() {
     case StepKind::Copy:
       if (e.count == 3) { // into row args[1] of args[2]: a loop's scan output
         const int64_t row = *static_cast<const int64_t *>(hostArgs[e.first + 1]);
+        if (row >= 0 && uint64_t(row + 1) * e.copyBytes > e.rowsBytes && e.growSymbol >= 0)
+          TS_RETURN_IF_ERROR(s.grow(i, uint32_t(e.growSymbol), row + 1));
         if (row < 0 || uint64_t(row + 1) * e.copyBytes > e.rowsBytes)
           return Error::format("{}: row {} is past the {} rows memory was planned for",
                                stepName(s.model->plan(), i), row,

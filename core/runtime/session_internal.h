@@ -80,6 +80,7 @@ struct StepExec {
   uint32_t first, count; // into hostArgs (Host, Copy, control) or dlPtrs (External)
   uint64_t copyBytes;
   uint64_t rowsBytes = 0; // Copy into a row (3 args): the destination's planned bytes
+  int32_t growSymbol = -1; // ... whose rows are an unbounded run-time symbol: grown on demand
   uint32_t target = 0;   // Jump, LoopTest
   DLDataType condType{}; // Jump with a condition, LoopTest: the condition's dtype
   // External over symbolic dims: its symbols' values, gathered into
@@ -127,6 +128,11 @@ public:
   Status setSymbol(size_t step, int64_t value);
   /// shapes[b] (and Copy sizes) at symbolValues for the buffers `list`.
   void refreshShapes(const std::vector<uint32_t> &list);
+  /// Mid-run, at `step`: run-time symbol k, which has no upper bound, needs
+  /// `needed` (a loop's scan rows). Plans memory again with k at least
+  /// doubled and moves the buffers live at `step` (and the outputs) to their
+  /// new places; the old memory is freed after the move.
+  Status grow(size_t step, uint32_t k, int64_t needed);
 
   std::shared_ptr<const LoadedModel> model;
   ThreadPool pool;
@@ -161,6 +167,7 @@ public:
   std::vector<std::vector<uint32_t>> followers, reshaped;
   std::vector<uint32_t> midRunBuffers; // every buffer with a mid-run dim
   std::vector<uint32_t> copySteps;     // the plan's Copy steps (their sizes may follow)
+  std::vector<LiveRange> live;         // per buffer (grow() moves the live ones)
 };
 
 class LoadedModelImpl {

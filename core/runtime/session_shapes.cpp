@@ -19,6 +19,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace tessera::runtime {
 
@@ -54,9 +55,15 @@ Status SessionImpl::prepareShapes() {
       }
     }
   }
+  // A run-time symbol is planned at its bound (SetSymbol gives its value);
+  // one without (a loop's scan rows) at what the last run grew it to, at
+  // first kFirstRows.
+  constexpr int64_t kFirstRows = 16;
   for (size_t k = 0; k < plan.symbols.size(); ++k)
-    if (plan.symbols[k].runtime) // planned at its bound; SetSymbol gives its value
-      values[k] = plan.symbols[k].hi;
+    if (plan.symbols[k].runtime)
+      values[k] = plan.symbols[k].hi >= 0 ? plan.symbols[k].hi
+                  : plannedValues.empty() ? kFirstRows
+                                          : std::max(kFirstRows, plannedValues[k]);
   TS_RETURN_IF_ERROR(deriveSymbolValues(plan.symbols, values));
   std::copy(values.begin(), values.end(), symbolValues.begin()); // host steps hold its address
   if (symbolValues != plannedValues)
@@ -194,6 +201,8 @@ void SessionImpl::indexRuntimeSymbols() {
   for (size_t s = 0; s < plan.steps.size(); ++s)
     if (plan.steps[s].kind == StepKind::Copy)
       copySteps.push_back(uint32_t(s));
+  if (auto ranges = liveRanges(plan); ranges.ok()) // a loaded plan was validated
+    live = std::move(ranges).value();
 }
 
 void SessionImpl::refreshShapes(const std::vector<uint32_t> &list) {
@@ -216,9 +225,11 @@ Status SessionImpl::setSymbol(size_t step, int64_t value) {
   const Plan &plan = model->plan();
   const uint32_t k = plan.steps[step].target;
   const PlanSymbol &sym = plan.symbols[k];
-  if (value < sym.lo || value > sym.hi)
+  if (value < sym.lo || (sym.hi >= 0 && value > sym.hi))
     return Error::format("{}: {} = {} is outside {}..{}", detail::stepName(plan, step), sym.name, value,
                          sym.lo, sym.hi);
+  if (sym.hi < 0 && value > plannedValues[k])
+    TS_RETURN_IF_ERROR(grow(step, k, value));
   symbolValues[k] = value;
   for (uint32_t f : followers[k]) {
     auto v = deriveSymbolValue(plan.symbols, symbolValues, f);
@@ -232,6 +243,40 @@ Status SessionImpl::setSymbol(size_t step, int64_t value) {
     symbolValues[f] = *v;
   }
   refreshShapes(reshaped[k]);
+  return okStatus();
+}
+
+Status SessionImpl::grow(size_t step, uint32_t k, int64_t needed) {
+  const Plan &plan = model->plan();
+  auto bytesAt = [&](size_t b) {
+    TensorInfo t = plan.buffers[b].info;
+    t.shape = shapes[b];
+    return t.bytes();
+  };
+  // The old memory stays until the live buffers have moved.
+  detail::AlignedBytes oldArena = std::move(arena), oldOutputs = std::move(outputStorage);
+  arenaCapacity = outputCapacity = 0;
+  const std::vector<void *> oldPtr = bufferPtr;
+  std::vector<uint64_t> oldBytes(plan.buffers.size());
+  for (size_t b = 0; b < plan.buffers.size(); ++b)
+    oldBytes[b] = bytesAt(b);
+  symbolValues[k] = std::max(needed, 2 * std::max<int64_t>(symbolValues[k], 1));
+  for (uint32_t f : followers[k]) {
+    auto v = deriveSymbolValue(plan.symbols, symbolValues, f);
+    if (!v.ok())
+      return Error::format("{}: {}", detail::stepName(plan, step), v.error().str());
+    symbolValues[f] = *v;
+  }
+  TS_RETURN_IF_ERROR(resize());
+  for (size_t b = 0; b < plan.buffers.size(); ++b) {
+    const Buffer &buf = plan.buffers[b];
+    const bool moves =
+        (buf.kind == BufferKind::Activation && b < live.size() && live[b].first <= int64_t(step) &&
+         int64_t(step) <= live[b].last) ||
+        (buf.kind == BufferKind::Output && !outputPtr[buf.index]);
+    if (moves && oldPtr[b] != bufferPtr[b])
+      std::memcpy(bufferPtr[b], oldPtr[b], std::min(oldBytes[b], bytesAt(b)));
+  }
   return okStatus();
 }
 

@@ -6,7 +6,7 @@
 // runtime against the interpreter on inputs that take every path: both
 // branches; zero, one and many iterations; carried values that swap; scan
 // outputs of a run-time length (row copies and a SetSymbol step), up to
-// their bound and refused past it.
+// their bound and refused past it, or without a bound, memory grown mid-run.
 //
 //===----------------------------------------------------------------------===//
 #include "test_util.h"
@@ -131,6 +131,15 @@ def @main(%n: i64[], %a0: f32[2], %limit: f32[]) -> (f32[2], f32[steps(0, 8), 2]
   return %o
 }
 )";
+
+/// kScanLoop with the count unbounded: the session grows the scan outputs'
+/// memory as rows arrive.
+std::string unboundedScanLoop() {
+  std::string text = kScanLoop;
+  for (size_t at; (at = text.find("steps(0, 8)")) != std::string::npos;)
+    text.replace(at, 11, "steps(0)");
+  return text;
+}
 
 } // namespace
 
@@ -314,4 +323,35 @@ TEST_CASE("loop: compiled, the runtime matches the interpreter for every trip co
     INFO("trip count " << n);
     runAndCompare(**session, m, {i64({}, {n}), a0, b0, k});
   }
+}
+
+TEST_CASE("loop: unbounded scan outputs grow mid-run and match the interpreter", "[op][loop]") {
+  const std::string text = unboundedScanLoop();
+  ir::Module m = parse(text.c_str());
+  auto model = compileModel(m);
+  const auto &plan = model->plan();
+  auto sym = std::find_if(plan.symbols.begin(), plan.symbols.end(),
+                          [](const runtime::PlanSymbol &s) { return s.name == "steps"; });
+  REQUIRE(sym != plan.symbols.end());
+  CHECK(sym->runtime);
+  CHECK(sym->hi < 0);
+  auto session = runtime::Session::create(model, {2});
+  REQUIRE(session.ok());
+  const ir::Tensor a0 = f32({2}, {1e-30, 1e-30});
+  // Memory is planned for 16 rows first and doubles as rows arrive: 17
+  // grows it to 32 mid-loop, 200 to 256 (three doublings in one run, the
+  // rows written so far moved each time); smaller runs reuse it. The limit
+  // stops none of them (the values double from 1e-30).
+  for (int64_t trips : {0, 5, 16, 17, 40, 200, 3, 200}) {
+    INFO("trip count " << trips);
+    runAndCompare(**session, m, {i64({}, {trips}), a0, f32({}, {3e38})});
+    auto ys = (*session)->output(1);
+    REQUIRE(ys.ok());
+    CHECK((*ys)->shape[0] == trips);
+  }
+  // Stopped by the data after 4 iterations although 1000 are allowed.
+  runAndCompare(**session, m, {i64({}, {1000}), f32({2}, {1, 1}), f32({}, {20})});
+  auto ys = (*session)->output(1);
+  REQUIRE(ys.ok());
+  CHECK((*ys)->shape[0] == 4);
 }

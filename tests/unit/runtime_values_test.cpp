@@ -226,6 +226,16 @@ TEST_CASE("run-time symbols: the plan's through JSON and validation", "[symbol_v
   auto notRuntime = runtime::validatePlan(wrong);
   REQUIRE_FALSE(notRuntime.ok());
   CHECK_THAT(notRuntime.error().str(), Catch::Contains("is not a run-time symbol of the plan"));
+  // Only a loop's scan rows may grow without a bound (the session grows
+  // them before a row past the memory is written); a count a kernel writes
+  // needs one.
+  runtime::Plan unbounded = plan;
+  for (runtime::PlanSymbol &s : unbounded.symbols)
+    if (s.runtime)
+      s.hi = -1;
+  auto noBound = runtime::validatePlan(unbounded);
+  REQUIRE_FALSE(noBound.ok());
+  CHECK_THAT(noBound.error().str(), Catch::Contains("has no upper bound to plan memory for"));
 }
 
 TEST_CASE("range: ONNX Range on integers; the ends may be symbolic dims", "[range][compile]") {

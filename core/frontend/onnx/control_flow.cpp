@@ -14,7 +14,7 @@
 //     and its condition output must fold to a constant each time (scan
 //     outputs are stacked on a new axis 0); otherwise a `loop` op runs the
 //     body as a closed function. Its scan outputs then have a run-time
-//     length (a run-time symbol bounded by the trip count, which must be a
+//     length (a run-time symbol, bounded by the trip count when that is a
 //     constant).
 //   - Scan: unrolled over the static sequence length.
 //   - SequenceMap: unrolled over the sequence (a tuple) length.
@@ -258,9 +258,9 @@ Expected<Outputs> unrollLoop(NodeContext &ctx) {
 }
 
 // A Loop run at run time: one `loop` op over the body as a closed function.
-// Scan outputs have a run-time length (the iterations run), a run-time
-// symbol whose bound, the trip count, must be a constant: their buffers are
-// planned at it.
+// Scan outputs have a run-time length (the iterations run): a run-time
+// symbol bounded by the trip count when it is a constant (their buffers are
+// planned at it), else unbounded (the session grows them as rows arrive).
 Expected<Outputs> runtimeLoop(NodeContext &ctx) {
   const size_t n = ctx.numInputs() < 2 ? 0 : ctx.numInputs() - 2;
   if (ctx.numOutputs() < n)
@@ -270,15 +270,8 @@ Expected<Outputs> runtimeLoop(NodeContext &ctx) {
   int64_t count = -1;
   if (k > 0) {
     const ir::Tensor *m = ctx.hasInput(0) ? ctx.constantInput(0) : nullptr;
-    if (!m || m->numel() != 1) {
-      wishConstants(ctx, {0, 1});
-      return ctx.error("its {} scan outputs grow to a length known only at run time, and the "
-                       "trip count, which bounds it, is not a constant, so their buffers cannot "
-                       "be planned (a loop with scan outputs needs a constant trip count; its "
-                       "condition may be computed at run time)",
-                       k);
-    }
-    TS_ASSIGN_OR_RETURN(count, countSymbol(ctx, std::max<int64_t>(m->getInt(0), 0)));
+    const int64_t bound = m && m->numel() == 1 ? std::max<int64_t>(m->getInt(0), 0) : ir::kUnbounded;
+    TS_ASSIGN_OR_RETURN(count, countSymbol(ctx, bound));
   }
   Expr trip = ctx.hasInput(0) ? ctx.input(0)
                               : ctx.constant(ir::Tensor::fromInts(
@@ -532,7 +525,7 @@ Status registerControlFlowConverters(ConverterRegistry &r) {
   TS_RETURN_IF_ERROR(r.add({"Loop", 1, 17, convertLoop,
                             "constant M (at most 64, or 10000 with scan outputs) and cond with a "
                             "folding body cond: unrolled; otherwise run at run time (scan "
-                            "outputs of run-time length need a constant M, which bounds it)"}));
+                            "outputs of run-time length, bounded by M when it is a constant)"}));
   TS_RETURN_IF_ERROR(r.add({"Scan", 8, 17, convertScan,
                             "unrolled over the static sequence length; opset 8 without "
                             "sequence_lens"}));
