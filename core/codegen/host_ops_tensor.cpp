@@ -16,6 +16,7 @@
 #include "codegen/kernels/tensor_ops.h"
 #include "ir/ops/common.h"
 #include "ir/ops/resize.h"
+#include "ir/ops/transform_common.h"
 #include "ir/tensor.h"
 
 #include <fmt/format.h>
@@ -291,6 +292,22 @@ void addTransform(LoweringTable &table) {
       base = 0;
     return stridedCopy(t.outputs[0], base, strides);
   });
+  // dynamic_slice: strided_copy's walk over the window, then per sliced
+  // axis its dim, size and stride (kernels/transform.cpp).
+  table.add("dynamic_slice",
+            [](const ir::Attrs &attrs, const HostOpTypes &t) -> Expected<KernelCall> {
+              const Ints &in = t.inputs[0].shape();
+              TS_ASSIGN_OR_RETURN(Ints axes, ir::ops::normalizeAxes(attrs.getInts("axes"),
+                                                                    int64_t(in.size()), "axes"));
+              const Ints sizes = attrs.getInts("sizes"), inStrides = ir::rowMajorStrides(in);
+              TS_ASSIGN_OR_RETURN(KernelCall call, stridedCopy(t.outputs[0], 0, inStrides));
+              call.kernel = "dynamic_slice";
+              call.ia.push_back(int64_t(axes.size()));
+              for (size_t j = 0; j < axes.size(); ++j)
+                call.ia.insert(call.ia.end(),
+                               {in[size_t(axes[j])], sizes[j], inStrides[size_t(axes[j])]});
+              return call;
+            });
   table.add("expand", [](const ir::Attrs &, const HostOpTypes &t) {
     return stridedCopy(t.outputs[0], 0,
                        broadcastStrides(t.outputs[0].shape(), t.inputs[0].shape()));
@@ -445,6 +462,14 @@ void addIndex(LoweringTable &table) {
                            ir::dtypeName(t.outputs[0].dtype()));
     return KernelCall{
         "range", {attrs.getInt("start"), attrs.getInt("delta"), t.outputs[0].shape()[0]}, {}, 0};
+  });
+  // iota: the range kernel from 0 by 1 (the length from the result's shape).
+  table.add("iota", [](const ir::Attrs &, const HostOpTypes &t) -> Expected<KernelCall> {
+    return KernelCall{"range", {0, 1, t.outputs[0].shape()[0]}, {}, 0};
+  });
+  // range_count: no parameters (the dtype is the inputs').
+  table.add("range_count", [](const ir::Attrs &, const HostOpTypes &) -> Expected<KernelCall> {
+    return KernelCall{"range_count", {}, {}, 0};
   });
   // symbol_values: ia = [n, values...].
   table.add("symbol_values", [](const ir::Attrs &attrs, const HostOpTypes &) -> Expected<KernelCall> {

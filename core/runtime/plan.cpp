@@ -307,6 +307,36 @@ bool isScalarOf(const TensorInfo &t, bool i64) {
   return t.dtype.code == TESSERA_DL_BOOL || t.dtype.code == kDLInt || t.dtype.code == kDLUInt;
 }
 
+/// Whether a step before the SetSymbol of run-time symbol k writes a buffer
+/// whose shape holds k or a symbol computed from it, other than rows of a
+/// loop's scan output: memory for such a symbol without an upper bound can
+/// only grow (SessionImpl::grow) before it is written.
+bool writtenBeforeSet(const Plan &plan, size_t k) {
+  std::vector<bool> follows(plan.symbols.size(), false);
+  follows[k] = true;
+  for (size_t j = k + 1; j < plan.symbols.size(); ++j)
+    for (const PlanSymbol::Term &t : plan.symbols[j].terms)
+      for (uint32_t i : t.symbols)
+        follows[j] = follows[j] || (i < j && follows[i]);
+  auto sized = [&](uint32_t b) {
+    if (b >= plan.buffers.size())
+      return false;
+    for (int64_t d : plan.buffers[b].info.shape)
+      if (isSymbolDim(d) && symbolIndexOf(d) < follows.size() && follows[symbolIndexOf(d)])
+        return true;
+    return false;
+  };
+  for (const Step &step : plan.steps) {
+    if (step.kind == StepKind::SetSymbol && step.target == k)
+      return false;
+    const bool rows = step.kind == StepKind::Copy && step.args.size() == 3;
+    for (size_t a = step.numInputs; a < step.args.size(); ++a)
+      if (!rows && sized(step.args[a]))
+        return true;
+  }
+  return false;
+}
+
 /// A copy into a row: args {from, row, to}, `row` one i64, `to` of shape
 /// [rows, from's shape...] (a loop's scan output) and from's dtype.
 Status validateRowCopy(const Plan &plan, size_t s) {
@@ -390,18 +420,14 @@ Status validatePlan(const Plan &plan) {
       bool set = false;
       for (const Step &step : plan.steps)
         set = set || (step.kind == StepKind::SetSymbol && step.target == k);
-      // Without an upper bound, only the rows of a loop's scan outputs may
-      // hold it: the session grows memory before a row past it is written.
-      bool rows = false;
-      for (const Step &step : plan.steps)
-        rows = rows || (step.kind == StepKind::Copy && step.args.size() == 3 &&
-                        step.args[2] < nb && !plan.buffers[step.args[2]].info.shape.empty() &&
-                        isSymbolDim(plan.buffers[step.args[2]].info.shape[0]) &&
-                        symbolIndexOf(plan.buffers[step.args[2]].info.shape[0]) == k);
-      if (!set || (sym.hi < 0 && !rows))
-        return Error::format("run-time symbol {} ('{}') {}", k, sym.name,
-                             set ? "has no upper bound to plan memory for"
-                                 : "is set by no step, so no run can give its value");
+      if (!set)
+        return Error::format("run-time symbol {} ('{}') is set by no step, so no run can give "
+                             "its value",
+                             k, sym.name);
+      if (sym.hi < 0 && writtenBeforeSet(plan, k))
+        return Error::format("run-time symbol {} ('{}') has no upper bound to plan memory for, "
+                             "and a step writes a buffer it sizes before its value is set",
+                             k, sym.name);
       continue;
     }
     bool bound = false;

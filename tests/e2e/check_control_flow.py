@@ -14,6 +14,10 @@ data decides runs at run time too: its scan outputs have a run-time length
 (0, a few, all 100 iterations), checked the same ways; so does one whose
 trip count is an input (no bound: 0 to 100 rows, grown mid-run).
 
+ONNX Range over scalars that are model inputs (i64 and f32) compiles once
+and runs at lengths 0 to 300 (memory grown mid-run past the first 16),
+checked against np.arange; a zero step fails the run naming the node.
+
 Also checked: the import keeps the ops (`tessera import` prints `if(` and
 `loop(`), a constant condition still inlines its branch, the artifact's
 plan has control steps (`tessera inspect --json`), and a Loop with scan
@@ -69,18 +73,24 @@ def if_reference(c, x):
     return x - s, -s
 
 
+def accumulate_nodes():
+    """A loop body's nodes: acc_out = acc_in * k + x + i, cond_out = sum(acc_out)
+    < limit (x, k and limit read from the enclosing graph)."""
+    return [helper.make_node("Mul", ["acc_in", "k"], ["m"]),
+            helper.make_node("Add", ["m", "x"], ["a"]),
+            helper.make_node("Cast", ["i"], ["fi"], to=F32),
+            helper.make_node("Add", ["a", "fi"], ["acc_out"]),
+            helper.make_node("ReduceSum", ["acc_out"], ["total"], keepdims=0),
+            helper.make_node("Less", ["total", "limit"], ["cond_out"])]
+
+
 def loop_model():
     """acc_{i+1} = acc_i * k + x + i (x, k captured), carried while i < M and
     sum(acc) < limit (the body's condition, decided by the data)."""
     body = helper.make_graph(
-        [helper.make_node("Mul", ["acc_in", "k"], ["m"]),
-         helper.make_node("Add", ["m", "x"], ["a"]),
-         helper.make_node("Cast", ["i"], ["fi"], to=F32),
-         helper.make_node("Add", ["a", "fi"], ["acc_out"]),
-         helper.make_node("ReduceSum", ["acc_out"], ["total"], keepdims=0),
-         helper.make_node("Less", ["total", "limit"], ["cond_out"])],
-        "body", [vi("i", TensorProto.INT64, []), vi("cond_in", TensorProto.BOOL, []),
-                 vi("acc_in", F32, [4])],
+        accumulate_nodes(), "body",
+        [vi("i", TensorProto.INT64, []), vi("cond_in", TensorProto.BOOL, []),
+         vi("acc_in", F32, [4])],
         [vi("cond_out", TensorProto.BOOL, []), vi("acc_out", F32, [4])])
     nodes = [helper.make_node("Loop", ["M", "", "acc0"], ["acc"], name="iterate", body=body)]
     g = helper.make_graph(nodes, "loop_model",
@@ -105,13 +115,7 @@ def scan_outputs_model():
     """acc_{i+1} = acc_i * k + x + i while i < 100 and sum(acc) < limit, the
     first condition an input; scan outputs: every iteration's acc and 2 i."""
     body = helper.make_graph(
-        [helper.make_node("Mul", ["acc_in", "k"], ["m"]),
-         helper.make_node("Add", ["m", "x"], ["a"]),
-         helper.make_node("Cast", ["i"], ["fi"], to=F32),
-         helper.make_node("Add", ["a", "fi"], ["acc_out"]),
-         helper.make_node("ReduceSum", ["acc_out"], ["total"], keepdims=0),
-         helper.make_node("Less", ["total", "limit"], ["cond_out"]),
-         helper.make_node("Add", ["i", "i"], ["twice"])],
+        accumulate_nodes() + [helper.make_node("Add", ["i", "i"], ["twice"])],
         "body", [vi("i", TensorProto.INT64, []), vi("cond_in", TensorProto.BOOL, []),
                  vi("acc_in", F32, [4])],
         [vi("cond_out", TensorProto.BOOL, []), vi("acc_out", F32, [4]), vi("accs", F32, [4]),
@@ -291,6 +295,43 @@ def main():
     cases = [{"M": np.array(m, np.int64), "v": v} for m in (0, 1, 20, 100, 3)]
     run_cases(c, path, "scan_loop", cases, lambda M, v: [v, np.tile(v, (int(M), 1))],
               ["vf", "ys"], targets)
+    # Range over run-time scalars: an unbounded run-time length.
+    for elem, np_type in ((TensorProto.INT64, np.int64), (TensorProto.FLOAT, np.float32)):
+        label = f"range_{np.dtype(np_type).name}"
+        g = helper.make_graph(
+            [helper.make_node("Range", ["s", "l", "d"], ["r"], name="positions"),
+             helper.make_node("Mul", ["r", "r"], ["sq"])],
+            label, [vi(n, elem, []) for n in ("s", "l", "d")],
+            [vi("r", elem, [None]), vi("sq", elem, [None])])
+        path = c.path(f"{label}.onnx")
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+        text = c.tool("import", path).stdout
+        c.ok("range_count(" in text and "positions_count(0)" in text,
+             f"{label}: Range over inputs imports with an unbounded run-time length", text)
+        for target in targets:
+            tsr = c.path(f"{label}_{target or 'host'}.tsr")
+            args = ["compile", path, "-o", tsr] + (["--target", target] if target else [])
+            if c.step(f"{label}: compile {target or 'host'}", lambda: c.tool(*args)) is None:
+                continue
+            for i, (a, b, st) in enumerate(((3, 50, 2), (0, 0, 1), (-7, 293, 1), (10, -3, -4),
+                                            (1, 6, 1))):
+                feeds = {"s": np.array(a, np_type), "l": np.array(b, np_type),
+                         "d": np.array(st, np_type)}
+                npz, out = c.path(f"{label}_{i}.npz"), c.path(f"{label}_{target or 'host'}_{i}.npz")
+                np.savez(npz, **feeds)
+                if c.step(f"{label} case {i}", lambda: c.tool("run", tsr, "--inputs", npz,
+                                                               "--outputs", out)) is None:
+                    continue
+                want = np.arange(a, b, st).astype(np_type)
+                got = np.load(out)
+                c.close(got["r"], want, 0, 0, f"{label} ({target or 'host'}) range({a}, {b}, {st})")
+                c.close(got["sq"], want * want, 1e-6, 0,
+                        f"{label} ({target or 'host'}) range({a}, {b}, {st}) squared")
+            npz = c.path(f"{label}_zero.npz")
+            np.savez(npz, s=np.array(0, np_type), l=np.array(5, np_type), d=np.array(0, np_type))
+            r = c.tool("run", tsr, "--inputs", npz, "--outputs", c.path("zero_out.npz"), rc=None)
+            c.ok(r.returncode != 0 and "range_count 'positions'" in r.stderr,
+                 f"{label} ({target or 'host'}): a zero step fails naming the node", r.stderr)
     return c.summary()
 
 

@@ -339,3 +339,66 @@ TEST_CASE("op types without a converter inside sub-graphs are unsupported",
   REQUIRE(report.unsupported.size() == 1);
   CHECK(report.unsupported[0].opType == "NoSuchOp");
 }
+
+TEST_CASE("Loop: a window at the iteration (Slice to i + 1) and scans of run-time length",
+          "[onnx][control_flow][dynamic_slice]") {
+  // ONNX's test_loop11: y += x[i:i+1] for i < M (M an input), each y
+  // scanned. Slice's ends are its starts plus 1: a dynamic_slice of one
+  // element; the scan count has no bound (M is known only at run time).
+  auto m = model(13);
+  auto &g = *m.mutable_graph();
+  setType(g.add_input(), "M", I, {});
+  setType(g.add_input(), "y", F, {1});
+  setType(g.add_output(), "res_y", F, {1});
+  setType(g.add_output(), "res_scan", F, {1, 1});
+  g.mutable_output(1)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)
+      ->set_dim_param("iterations"); // the declared shape, as exporters write it
+  auto *n = test::addNode(g, "Loop", {"M", "", "y"}, {"res_y", "res_scan"}, "loop0");
+  auto *body = test::addGraphAttr(n, "body");
+  setType(body->add_input(), "i", I, {});
+  setType(body->add_input(), "c", B, {});
+  setType(body->add_input(), "y_in", F, {1});
+  test::addInitializer(*body, "x", f32({5}, {1, 2, 3, 4, 5}));
+  test::addInitializer(*body, "one", i64({}, {1}));
+  test::addInitializer(*body, "axes", i64({1}, {0}));
+  test::addNode(*body, "Identity", {"c"}, {"c_out"});
+  test::addNode(*body, "Add", {"i", "one"}, {"end"});
+  test::addNode(*body, "Unsqueeze", {"i", "axes"}, {"start1"});
+  test::addNode(*body, "Unsqueeze", {"end", "axes"}, {"end1"});
+  test::addNode(*body, "Slice", {"x", "start1", "end1"}, {"xi"}, "take");
+  test::addNode(*body, "Add", {"y_in", "xi"}, {"y_out"});
+  test::addNode(*body, "Identity", {"y_out"}, {"scan"});
+  for (auto *o : {"c_out", "y_out", "scan"})
+    body->add_output()->set_name(o);
+  auto r = import(m);
+  INFO((r.ok() ? "" : r.error().str()));
+  REQUIRE(r.ok());
+  CHECK(countCalls(*r, "loop") == 1);
+  CHECK(countCalls(*r, "dynamic_slice") == 1);
+  CHECK(countCalls(*r, "slice") == 0);
+  const ir::Type scanType = r->find("main")->body()->type().fields()[1];
+  REQUIRE(ir::isSymbol(scanType.shape()[0]));
+  CHECK(!ir::symbolInfo(scanType.shape()[0]).bounded());
+  for (int64_t trips : {0, 2, 5}) {
+    INFO("M = " << trips);
+    auto got = interpret(*r, {i64({}, {trips}), f32({1}, {0.5})});
+    std::vector<double> scans;
+    double y = 0.5;
+    for (int64_t i = 0; i < trips; ++i)
+      scans.push_back(y += double(i + 1));
+    CHECK(got[0].toDoubles() == std::vector<double>{y});
+    CHECK(got[1].toDoubles() == scans);
+  }
+  // x has 5 elements: a sixth iteration's window does not fit.
+  auto past = interp::run(*r, {i64({}, {6}), f32({1}, {0.5})});
+  REQUIRE(!past.ok());
+  CHECK_THAT(past.error().str(), Catch::Contains("start 5 on axis 0 leaves fewer than 1 of its 5 "
+                                                 "elements"));
+  SECTION("ends that are not the starts plus a constant still need constants") {
+    body->mutable_node(1)->set_op_type("Mul"); // ends i * 1: no window of static size
+    auto e = import(m);
+    REQUIRE(!e.ok());
+    CHECK_THAT(e.error().str(), Catch::Contains("node 'take' (Slice): input 1 ('starts') must be "
+                                                "a constant"));
+  }
+}

@@ -254,7 +254,8 @@ TEST_CASE("range: ONNX Range on integers; the ends may be symbolic dims", "[rang
   CHECK(run(1, 8, 3) == Ints{1, 4, 7});
   CHECK(run(5, 0, -2) == Ints{5, 3, 1});
   CHECK(run(3, 1, 1).empty());
-  auto zero = op->normalizeAttrs({{"start", int64_t(0)}, {"limit", int64_t(3)}, {"delta", int64_t(0)}});
+  auto zero =
+      op->normalizeAttrs({{"start", int64_t(0)}, {"limit", int64_t(3)}, {"delta", int64_t(0)}});
   REQUIRE(zero.ok());
   auto refused = op->inferType({}, *zero);
   REQUIRE_FALSE(refused.ok());
@@ -267,8 +268,7 @@ TEST_CASE("range: ONNX Range on integers; the ends may be symbolic dims", "[rang
   ir::Var x = ir::makeVar("x", ir::Type::tensor(ir::DType::F32, {1, *s}));
   ir::Expr pos = call("range", {}, {{"start", int64_t(0)}, {"limit", *s}});
   ir::Expr sum = call("add", {x, call("cast", {pos}, {{"dtype", ir::DType::F32}})});
-  ir::Expr even =
-      call("range", {}, {{"start", int64_t(2)}, {"limit", *s}, {"delta", int64_t(2)}});
+  ir::Expr even = call("range", {}, {{"start", int64_t(2)}, {"limit", *s}, {"delta", int64_t(2)}});
   ir::Module m("positions");
   m.set("main", ir::makeFunction({x}, ir::makeTuple({sum, even})));
   auto model = compileModule(m);
@@ -290,8 +290,8 @@ TEST_CASE("unique: groups sorted or by first occurrence; slices along an axis", 
   REQUIRE(op->dataDependent);
   auto run = [&](const ir::Tensor &x, int64_t axis, bool sorted) {
     const std::vector<ir::Tensor> in{x};
-    auto out = op->kernel(
-        in, ir::Attrs{{"count", int64_t(0)}, {"axis", axis}, {"sorted", sorted}}, ir::Type());
+    auto out = op->kernel(in, ir::Attrs{{"count", int64_t(0)}, {"axis", axis}, {"sorted", sorted}},
+                          ir::Type());
     REQUIRE(out.ok());
     REQUIRE(out->size() == 4);
     return std::array<Ints, 4>{(*out)[0].toInts(), (*out)[1].toInts(), (*out)[2].toInts(),
@@ -357,5 +357,73 @@ TEST_CASE("unique: compiled once over a symbolic size; matches the interpreter",
     for (int64_t &e : v)
       e = pick(rng);
     checkRun(**session, m, {ir::Tensor::fromInts(ir::DType::I32, {rowsN, 2}, v)});
+  }
+}
+
+TEST_CASE("range_count and iota: ONNX Range over scalars known only at run time",
+          "[range_count][iota][compile]") {
+  const ir::Op *count = ir::OpRegistry::global().find("range_count");
+  REQUIRE(count);
+  REQUIRE(count->dataDependent);
+  auto n = [&](ir::Tensor s, ir::Tensor l, ir::Tensor d) -> Expected<int64_t> {
+    const std::vector<ir::Tensor> in{s, l, d};
+    TS_ASSIGN_OR_RETURN(auto out, count->kernel(in, ir::Attrs{{"count", int64_t(0)}}, ir::Type()));
+    return out.back().getInt(0);
+  };
+  auto i = [](int64_t v) { return ir::Tensor::fromInts(ir::DType::I64, {}, Ints{v}); };
+  auto f = [](double v) {
+    return ir::Tensor::fromDoubles(ir::DType::F32, {}, std::vector<double>{v});
+  };
+  CHECK(*n(i(3), i(50), i(2)) == 24);
+  CHECK(*n(i(10), i(-3), i(-4)) == 4);
+  CHECK(*n(i(3), i(3), i(1)) == 0);
+  CHECK(*n(i(5), i(1), i(1)) == 0);
+  CHECK(*n(f(1.0), f(2.05), f(0.25)) == 5); // ceil(4.2)
+  CHECK_THAT(n(i(0), i(5), i(0)).error().str(), Catch::Contains("a range needs a non-zero step"));
+
+  // start + iota(N) * delta, N = range_count(start, limit, delta): an
+  // unbounded run-time symbol, planned at 16 first and grown mid-run.
+  auto N = ir::runtimeSymbol("N", ir::kUnbounded);
+  REQUIRE(N.ok());
+  for (ir::DType dt : {ir::DType::I64, ir::DType::F32}) {
+    INFO(ir::dtypeName(dt));
+    const ir::Type scalar = ir::Type::tensor(dt, {});
+    ir::Var s = ir::makeVar("s", scalar), l = ir::makeVar("l", scalar),
+            d = ir::makeVar("d", scalar);
+    ir::Expr c = call("range_count", {s, l, d}, {{"count", *N}});
+    ir::Expr idx = call("iota", {item(c, 0)}, {{"count", *N}});
+    ir::Expr steps = dt == ir::DType::I64 ? idx : call("cast", {idx}, {{"dtype", dt}});
+    ir::Expr y = call("add", {call("multiply", {steps, d}), s});
+    ir::Module m("ranges");
+    m.set("main", ir::makeFunction({s, l, d}, ir::makeTuple({y, call("multiply", {y, y})})));
+    auto model = compileModule(m);
+    const runtime::Plan &plan = model->plan();
+    REQUIRE(plan.symbols.size() == 1);
+    CHECK(plan.symbols[0].runtime);
+    CHECK(plan.symbols[0].hi < 0);
+    auto session = runtime::Session::create(model, {2});
+    REQUIRE(session.ok());
+    auto scalarOf = [&](double v) {
+      return ir::Tensor::fromDoubles(dt, {}, std::vector<double>{v});
+    };
+    // 24 and 200 elements grow the memory planned for 16; 0 and 5 reuse it.
+    for (auto [a, b, st] : std::vector<std::array<double, 3>>{
+             {3, 50, 2}, {0, 0, 1}, {-7, 193, 1}, {10, -3, -4}, {1, 6, 1}}) {
+      INFO("range(" << a << ", " << b << ", " << st << ")");
+      checkRun(**session, m, {scalarOf(a), scalarOf(b), scalarOf(st)});
+      auto out = (*session)->output(0);
+      REQUIRE(out.ok());
+      CHECK((*out)->shape[0] == *n(scalarOf(a), scalarOf(b), scalarOf(st)));
+    }
+    // A zero step: the run fails naming the step; the interpreter refuses too.
+    std::vector<ir::Tensor> zero{scalarOf(0), scalarOf(5), scalarOf(0)};
+    for (size_t k = 0; k < zero.size(); ++k) {
+      DLTensor t = zero[k].dl();
+      REQUIRE((*session)->setInput(k, t).ok());
+    }
+    auto ran = (*session)->run();
+    REQUIRE_FALSE(ran.ok());
+    CHECK_THAT(ran.error().str(), Catch::Contains("range_count"));
+    CHECK_FALSE(interp::run(m, zero).ok());
   }
 }

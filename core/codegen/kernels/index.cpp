@@ -418,6 +418,44 @@ TK_KERNEL(symbol_values) {
   return TESSERA_HOST_OK;
 }
 
+// range_count: ia = []: out[0][0] = max(ceil((limit - start) / delta), 0)
+// over the three scalars in[0..2] (one dtype: i32, i64, f32, f64);
+// TESSERA_HOST_ERR_INVALID for delta 0 (or NaN) and counts past 2^62.
+TK_KERNEL(range_count) {
+  const int32_t dt = a->in[0].dtype;
+  int64_t n = 0;
+  if (dt == TK_F32 || dt == TK_F64) {
+    auto get = [&](int k) {
+      return dt == TK_F32 ? (double)*(const float *)a->in[k].data : *(const double *)a->in[k].data;
+    };
+    const double start = get(0), limit = get(1), delta = get(2);
+    if (!(delta != 0))
+      return TESSERA_HOST_ERR_INVALID;
+    const double c = __builtin_ceil((limit - start) / delta);
+    if (!(c < 4.6e18))
+      return TESSERA_HOST_ERR_INVALID;
+    n = c > 0 ? (int64_t)c : 0;
+  } else if (dt == TK_I32 || dt == TK_I64) {
+    auto get = [&](int k) {
+      return dt == TK_I32 ? (int64_t)*(const int32_t *)a->in[k].data
+                          : *(const int64_t *)a->in[k].data;
+    };
+    const int64_t start = get(0), limit = get(1), delta = get(2);
+    if (delta == 0)
+      return TESSERA_HOST_ERR_INVALID;
+    const __int128 span = (__int128)limit - start;
+    const __int128 c = delta > 0 ? (span + delta - 1) / delta : (span + delta + 1) / delta;
+    if (c > ((__int128)1 << 62))
+      return TESSERA_HOST_ERR_INVALID;
+    n = c > 0 ? (int64_t)c : 0;
+  } else {
+    return TESSERA_HOST_ERR_INVALID;
+  }
+  *(int64_t *)a->out[0].data = n;
+  (void)ctx;
+  return TESSERA_HOST_OK;
+}
+
 // range: ia = [start, delta, n]: out[0][i] = start + i * delta (i64 or i32).
 TK_KERNEL(range) {
   const int64_t start = a->ia[0], delta = a->ia[1], n = a->ia[2];

@@ -216,13 +216,14 @@ TK_KERNEL(copy) {
   return TESSERA_HOST_OK;
 }
 
-// strided_copy: ia = [elem_size, base, rank, shape[rank], strides[rank]]:
-// out (collapsed to `shape`, row-major) [i] = in[base + sum(i_d * strides_d)].
-TK_KERNEL(strided_copy) {
+namespace {
+
+/// out (collapsed to the walk's shape, row-major) [i] = in[base + sum(i_d *
+/// strides_d)], the walk read from ia + 2.
+int32_t stridedCopy(const tk_args *a, const tessera_host_ctx_t *ctx, int64_t base) {
   tk_walk<1> w;
   tk_read_walk(a->ia + 2, w);
   int64_t n = tk_walk_numel(w.rank, w.shape);
-  int64_t base = a->ia[1];
   return tk_dispatch_size(a->ia[0], [&](auto raw) TK_INLINE_LAMBDA -> int32_t {
     using R = decltype(raw);
     const int32_t r = w.rank;
@@ -241,6 +242,36 @@ TK_KERNEL(strided_copy) {
     tk_parallel_elems(ctx, n, TK_CHUNK, body);
     return TESSERA_HOST_OK;
   });
+}
+
+} // namespace
+
+// strided_copy: ia = [elem_size, base, rank, shape[rank], strides[rank]]:
+// out (collapsed to `shape`, row-major) [i] = in[base + sum(i_d * strides_d)].
+TK_KERNEL(strided_copy) {
+  return stridedCopy(a, ctx, a->ia[1]);
+}
+
+// dynamic_slice: ia = [elem_size, 0, rank, shape[rank], strides[rank], k,
+// (dim, size, stride) per sliced axis]: strided_copy from base sum(start_j
+// * stride_j), start_j = in[1][j] (i32 or i64; negative counts from the
+// end); a window that does not fit its axis is TESSERA_HOST_ERR_INVALID.
+TK_KERNEL(dynamic_slice) {
+  const int64_t *ia = a->ia, *axes = ia + 3 + 2 * ia[2] + 1;
+  const int64_t k = ia[3 + 2 * ia[2]];
+  const bool wide = a->in[1].dtype == TK_I64;
+  int64_t base = 0;
+  for (int64_t j = 0; j < k; ++j) {
+    const int64_t dim = axes[3 * j], size = axes[3 * j + 1], stride = axes[3 * j + 2];
+    int64_t start = wide ? ((const int64_t *)a->in[1].data)[j]
+                         : (int64_t)((const int32_t *)a->in[1].data)[j];
+    if (start < 0)
+      start += dim;
+    if (start < 0 || start > dim - size)
+      return TESSERA_HOST_ERR_INVALID;
+    base += start * stride;
+  }
+  return stridedCopy(a, ctx, base);
 }
 
 // concat: ia = [elem_size, outer, out_row, len[nin]]: per outer index, the

@@ -171,6 +171,72 @@ Expected<std::vector<Tensor>> rangeKernel(std::span<const Tensor>, const Attrs &
   return std::vector<Tensor>{out};
 }
 
+// --- range_count -------------------------------------------------------------------
+
+/// The number of elements of ONNX Range(start, limit, delta) over scalars
+/// known only at run time: max(ceil((limit - start) / delta), 0), as the
+/// one field of a tuple (the count a data-dependent op returns last).
+Expected<Type> rangeCountRelation(std::span<const Type> in, const Attrs &attrs) {
+  TS_ASSIGN_OR_RETURN(int64_t count, countAttr(attrs));
+  (void)count;
+  for (size_t i = 0; i < 3; ++i)
+    if (!in[i].isTensor() || in[i].numElements() != 1 || in[i].dtype() != in[0].dtype() ||
+        !(isFloat(in[i].dtype()) || isInteger(in[i].dtype())))
+      return Error::format("start, limit and delta must be numbers of one dtype, one element "
+                           "each; argument {} is {}",
+                           i, in[i].str());
+  return Type::tuple({Type::tensor(DType::I64, {1})});
+}
+
+/// max(ceil((limit - start) / delta), 0); an error for delta 0.
+Expected<int64_t> rangeCount(const Tensor &start, const Tensor &limit, const Tensor &delta) {
+  if (isFloat(start.dtype())) {
+    const double d = delta.getDouble(0);
+    if (d == 0 || std::isnan(d))
+      return Error::format("delta is {}: a range needs a non-zero step", d);
+    const double n = std::ceil((limit.getDouble(0) - start.getDouble(0)) / d);
+    if (!(n < 9.2e18))
+      return Error::format("the range from {} to {} by {} has too many elements",
+                           start.getDouble(0), limit.getDouble(0), d);
+    return std::max<int64_t>(int64_t(n), 0);
+  }
+  const int64_t d = delta.getInt(0);
+  if (d == 0)
+    return Error("delta is 0: a range needs a non-zero step");
+  const __int128 span = __int128(limit.getInt(0)) - start.getInt(0);
+  const __int128 n = d > 0 ? (span + d - 1) / d : (span + d + 1) / d;
+  return int64_t(std::max<__int128>(n, 0));
+}
+
+Expected<std::vector<Tensor>> rangeCountKernel(std::span<const Tensor> in, const Attrs &,
+                                               const Type &) {
+  TS_ASSIGN_OR_RETURN(int64_t n, rangeCount(in[0], in[1], in[2]));
+  return std::vector<Tensor>{Tensor::fromInts(DType::I64, {1}, std::vector<int64_t>{n})};
+}
+
+/// iota(n) {count, dtype}: 0, 1, ..., n - 1, n the one element of its i64
+/// argument, which a data-dependent op computed: the argument orders it
+/// after that op, whose run-time symbol 'count' is the result's length.
+Expected<Type> iotaRelation(std::span<const Type> in, const Attrs &attrs) {
+  TS_ASSIGN_OR_RETURN(int64_t count, countAttr(attrs));
+  if (in[0] != Type::tensor(DType::I64, {1}))
+    return Error::format("argument 0 (the length) must be i64[1], got {}", in[0].str());
+  const DType dt = attrs.getDType("dtype", DType::I64);
+  if (dt != DType::I64 && dt != DType::I32)
+    return Error::format("attribute 'dtype' = {} must be i64 or i32", dtypeName(dt));
+  return Type::tensor(dt, {count});
+}
+
+Expected<std::vector<Tensor>> iotaKernel(std::span<const Tensor> in, const Attrs &,
+                                         const Type &outType) {
+  Tensor out(outType.dtype(), outType.shape());
+  if (in[0].getInt(0) != out.numel())
+    return Error::format("the length {} is not the result's {}", in[0].getInt(0), out.numel());
+  for (int64_t i = 0; i < out.numel(); ++i)
+    out.setInt(i, i);
+  return std::vector<Tensor>{out};
+}
+
 } // namespace
 
 UniqueGroups uniqueGroups(const Tensor &x, int64_t axis, bool sorted) {
@@ -292,6 +358,36 @@ Status registerDataDependentOps(OpRegistry &r) {
       OpPattern::Opaque,
       symbolValuesRelation,
       symbolValuesKernel,
+  }));
+
+  Op rangeCountOp{
+      "range_count",
+      "The number of elements of ONNX Range over start, limit and delta known only at run time "
+      "(max(ceil((limit - start) / delta), 0)), as a tuple of one i64 [1]; count is a run-time "
+      "symbol, set before the range's elements are written.",
+      {"start", "limit", "delta"},
+      3,
+      3,
+      {{"count", K::Int, std::nullopt, "the run-time symbol it gives a value (no upper bound)"}},
+      OpPattern::Opaque,
+      rangeCountRelation,
+      rangeCountKernel,
+  };
+  rangeCountOp.dataDependent = true;
+  TS_RETURN_IF_ERROR(r.add(std::move(rangeCountOp)));
+
+  TS_RETURN_IF_ERROR(r.add(Op{
+      "iota",
+      "0, 1, ..., n - 1 for the one element n of its argument, a length a data-dependent op "
+      "computed (range_count); the result's length is that op's run-time symbol.",
+      {"n"},
+      1,
+      1,
+      {{"count", K::Int, std::nullopt, "the run-time symbol that holds n"},
+       {"dtype", K::DType, AttrValue(DType::I64), "i64 or i32"}},
+      OpPattern::Opaque,
+      iotaRelation,
+      iotaKernel,
   }));
 
   TS_RETURN_IF_ERROR(r.add(Op{

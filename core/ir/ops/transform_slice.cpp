@@ -1,7 +1,8 @@
 //===- ir/ops/transform_slice.cpp - Transform ops: slice, squeeze, pad ---===//
 //
 // The data-movement ops that take part of a tensor or change its extent:
-// slice (and sliceDims, common.h, which reads slice's attributes), squeeze,
+// slice (and sliceDims, common.h, which reads slice's attributes),
+// dynamic_slice (a window of static size at run-time starts), squeeze,
 // unsqueeze, pad and expand. Semantics follow ONNX (opset 13-17). Every
 // data-movement op accepts every dtype: the reference kernels move elements
 // as raw bytes (no conversion), except pad's constant fill, which converts
@@ -11,6 +12,7 @@
 #include "ir/ops/common.h"
 #include "ir/ops/ops.h"
 #include "ir/ops/transform_common.h"
+#include "ir/symbol.h"
 
 #include <algorithm>
 
@@ -99,6 +101,65 @@ Expected<std::vector<Tensor>> sliceKernel(std::span<const Tensor> in, const Attr
     int64_t flat = 0;
     for (size_t i = 0; i < o.size(); ++i)
       flat += (dims[i].start + o[i] * dims[i].step) * inStrides[i];
+    return flat;
+  })};
+}
+
+// --- dynamic_slice -------------------------------------------------------------
+
+/// dynamic_slice(x, starts) {axes, sizes}: the window of sizes[i] elements
+/// from starts[i] along axes[i] (ONNX Slice whose ends are its starts plus
+/// a constant, steps 1: the output size is static although the starts are
+/// known only at run time).
+Expected<Type> dynamicSliceRelation(std::span<const Type> in, const Attrs &attrs) {
+  const Shape &s = in[0].shape();
+  const Ints axes = attrs.getInts("axes"), sizes = attrs.getInts("sizes");
+  if (axes.size() != sizes.size() || axes.empty())
+    return Error::format("attributes 'axes' and 'sizes' must have one value per sliced axis, got "
+                         "{} and {}",
+                         intsStr(axes), intsStr(sizes));
+  if (in[1].rank() != 1 || in[1].shape()[0] != int64_t(axes.size()) ||
+      (in[1].dtype() != DType::I64 && in[1].dtype() != DType::I32))
+    return Error::format("argument 1 (starts) must be i64[{}] or i32[{}], got {}", axes.size(),
+                         axes.size(), in[1].str());
+  TS_ASSIGN_OR_RETURN(Ints norm, normalizeAxes(axes, int64_t(s.size()), "axes"));
+  Shape out = s;
+  for (size_t i = 0; i < norm.size(); ++i) {
+    const int64_t dim = s[size_t(norm[i])];
+    if (isSymbol(dim))
+      return Error::format("axis {} has the symbolic size {}: a window needs a static one",
+                           norm[i], dimStr(dim));
+    if (sizes[i] < 0 || sizes[i] > dim)
+      return Error::format("attribute 'sizes' = {}: {} elements do not fit axis {} of size {}",
+                           intsStr(sizes), sizes[i], norm[i], dim);
+    out[size_t(norm[i])] = sizes[i];
+  }
+  return Type::tensor(in[0].dtype(), std::move(out));
+}
+
+Expected<std::vector<Tensor>> dynamicSliceKernel(std::span<const Tensor> in, const Attrs &attrs,
+                                                 const Type &outType) {
+  const Tensor &x = in[0];
+  const Ints sizes = attrs.getInts("sizes");
+  TS_ASSIGN_OR_RETURN(Ints axes,
+                      normalizeAxes(attrs.getInts("axes"), int64_t(x.rank()), "axes"));
+  Ints first(x.rank(), 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t dim = x.shape()[size_t(axes[i])];
+    int64_t start = in[1].getInt(int64_t(i));
+    if (start < 0)
+      start += dim;
+    // ONNX would clamp and return fewer elements; the size is static.
+    if (start < 0 || start > dim - sizes[i])
+      return Error::format("start {} on axis {} leaves fewer than {} of its {} elements",
+                           in[1].getInt(int64_t(i)), axes[i], sizes[i], dim);
+    first[size_t(axes[i])] = start;
+  }
+  Ints inStrides = rowMajorStrides(x.shape());
+  return std::vector<Tensor>{mapElements(x, outType.shape(), [&](std::span<const int64_t> o) {
+    int64_t flat = 0;
+    for (size_t i = 0; i < o.size(); ++i)
+      flat += (first[i] + o[i]) * inStrides[i];
     return flat;
   })};
 }
@@ -263,6 +324,21 @@ Status registerSliceOps(OpRegistry &r) {
       OpPattern::Injective,
       sliceRelation,
       sliceKernel,
+  }));
+
+  TS_RETURN_IF_ERROR(r.add(Op{
+      "dynamic_slice",
+      "Takes a window of static size at starts known only at run time (ONNX Slice whose ends "
+      "are its starts plus constants, steps 1); a window that would not fit is an error at run "
+      "time.",
+      {"data", "starts"},
+      2,
+      2,
+      {{"axes", K::Ints, std::nullopt, "the sliced axes"},
+       {"sizes", K::Ints, std::nullopt, "the window's size per sliced axis"}},
+      OpPattern::Opaque, // its offset is data: kept out of fused element loops
+      dynamicSliceRelation,
+      dynamicSliceKernel,
   }));
 
   TS_RETURN_IF_ERROR(r.add(Op{

@@ -217,7 +217,97 @@ Expected<Outputs> convertSplit(NodeContext &ctx) {
 
 /// Slice (opsets 1-17): starts/ends/axes attributes (< 10) or constant
 /// inputs starts, ends, axes, steps.
+/// Whether `a` and `b` compute the same value: one expression, equal
+/// constants, or one op with equal attributes over arguments that do.
+bool sameValue(const Expr &a, const Expr &b, int depth = 0) {
+  if (a == b)
+    return true;
+  if (!a || !b || depth > 8)
+    return false;
+  if (const auto *ka = a->as<ir::ConstantNode>(), *kb = b->as<ir::ConstantNode>(); ka && kb)
+    return ka->data().type() == kb->data().type() &&
+           std::equal(ka->data().bytes(), ka->data().bytes() + ka->data().nbytes(),
+                      kb->data().bytes());
+  const auto *ca = a->as<ir::CallNode>(), *cb = b->as<ir::CallNode>();
+  if (!ca || !cb || ca->op() != cb->op() || !(ca->attrs() == cb->attrs()) ||
+      ca->args().size() != cb->args().size())
+    return false;
+  for (size_t i = 0; i < ca->args().size(); ++i)
+    if (!sameValue(ca->args()[i], cb->args()[i], depth + 1))
+      return false;
+  return true;
+}
+
+/// `ends` as `starts` plus integer constants (n values, a single one
+/// broadcast): `add(s, c)`, or one shape op (unsqueeze, reshape, squeeze,
+/// cast) applied to both sides of such a sum. Nullopt otherwise.
+std::optional<Ints> constantOffset(const Expr &starts, const Expr &ends, size_t n, int depth = 0) {
+  const auto *ce = ends ? ends->as<ir::CallNode>() : nullptr;
+  if (!ce || depth > 8)
+    return std::nullopt;
+  const std::string &op = ce->op()->name;
+  if (op == "add" && ce->args().size() == 2)
+    for (size_t side : {0, 1}) {
+      const auto *k = ce->args()[side]->as<ir::ConstantNode>();
+      if (!k || !ir::isInteger(k->data().dtype()) || !sameValue(ce->args()[1 - side], starts))
+        continue;
+      Ints v = k->data().toInts();
+      if (v.size() == 1)
+        v.assign(n, v[0]);
+      if (v.size() == n)
+        return v;
+    }
+  const auto *cs = starts->as<ir::CallNode>();
+  if (cs && cs->op() == ce->op() && cs->attrs() == ce->attrs() && cs->args().size() == 1 &&
+      ce->args().size() == 1 &&
+      (op == "unsqueeze" || op == "reshape" || op == "squeeze" || op == "cast"))
+    return constantOffset(cs->args()[0], ce->args()[0], n, depth + 1);
+  return std::nullopt;
+}
+
+/// Slice whose starts are known only at run time and whose ends are the
+/// starts plus constants, steps 1 (`x[i:i+1]` in a loop body): a window of
+/// static size, `dynamic_slice`. Nullopt when the node is not of that form.
+std::optional<Expected<Outputs>> windowSlice(NodeContext &ctx) {
+  if (ctx.opset() < 10 || !ctx.hasInput(1) || !ctx.hasInput(2) || ctx.constantInput(1))
+    return std::nullopt;
+  const Expr starts = ctx.input(1);
+  const ir::Type &st = starts->type();
+  if (!st.isTensor() || st.rank() != 1 || ir::isSymbol(st.shape()[0]) ||
+      (st.dtype() != DType::I64 && st.dtype() != DType::I32))
+    return std::nullopt;
+  const size_t n = size_t(st.shape()[0]);
+  std::optional<Ints> sizes = constantOffset(starts, ctx.input(2), n);
+  if (!sizes || std::any_of(sizes->begin(), sizes->end(), [](int64_t v) { return v < 0; }))
+    return std::nullopt;
+  Ints axes;
+  if (ctx.hasInput(3)) {
+    const ir::Tensor *a = ctx.constantInput(3);
+    if (!a)
+      return std::nullopt;
+    axes = a->toInts();
+  } else {
+    for (size_t i = 0; i < n; ++i)
+      axes.push_back(int64_t(i));
+  }
+  if (ctx.hasInput(4)) {
+    const ir::Tensor *steps = ctx.constantInput(4);
+    if (!steps)
+      return std::nullopt;
+    for (int64_t v : steps->toInts())
+      if (v != 1)
+        return std::nullopt;
+  }
+  Expected<Expr> y = ctx.call("dynamic_slice", {ctx.input(0), starts},
+                              {{"axes", axes}, {"sizes", *sizes}});
+  if (!y.ok())
+    return Expected<Outputs>(std::move(y).error());
+  return Expected<Outputs>(Outputs{*y});
+}
+
 Expected<Outputs> convertSlice(NodeContext &ctx) {
+  if (std::optional<Expected<Outputs>> window = windowSlice(ctx))
+    return std::move(*window);
   Ints starts, ends, axes, steps;
   if (ctx.opset() < 10) {
     TS_ASSIGN_OR_RETURN(starts, ctx.attrInts("starts"));
@@ -328,7 +418,9 @@ Status registerTensorConverters(ConverterRegistry &r) {
   TS_RETURN_IF_ERROR(add("Size", 1, 1, convertSize, "a constant"));
   TS_RETURN_IF_ERROR(
       add("ConstantOfShape", 1, 9, convertConstantOfShape, "constant shape input; a constant, or core expand over a shape holding symbols"));
-  TS_RETURN_IF_ERROR(add("Range", 3, 11, convertRange, "constant inputs: a constant; over shape values holding symbolic dims: core range"));
+  TS_RETURN_IF_ERROR(add("Range", 3, 11, convertRange, "constant inputs: a constant; over shape values holding symbolic dims: core range; "
+                         "over scalars known only at run time: range_count (an unbounded "
+                         "run-time count, memory grown as needed), then start + iota * delta"));
   TS_RETURN_IF_ERROR(add("EyeLike", 1, 9, convertEyeLike, "k, dtype; a constant"));
   TS_RETURN_IF_ERROR(add("Reshape", 1, 1, convertReshape,
                          "constant shape (attribute before opset 5); 0, -1, allowzero"));
@@ -343,7 +435,9 @@ Status registerTensorConverters(ConverterRegistry &r) {
                          "split attribute (< 13) or constant input; equal parts without it"));
   TS_RETURN_IF_ERROR(add("Slice", 1, 1, convertSlice,
                          "attributes (< 10) or constant starts/ends/axes/steps; negative and "
-                         "out-of-range values, negative steps"));
+                         "out-of-range values, negative steps; run-time starts whose ends are "
+                         "the starts plus constants (steps 1): a window of static size "
+                         "(dynamic_slice), refused at run time where it does not fit"));
   TS_RETURN_IF_ERROR(add("Pad", 1, 2, convertPad,
                          "constant/reflect/edge; pads attribute (< 11) or constant input; "
                          "constant_value; negative pads crop; no axes input"));

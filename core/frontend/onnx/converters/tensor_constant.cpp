@@ -117,9 +117,38 @@ Expected<Outputs> convertConstantOfShape(NodeContext &ctx) {
 }
 
 /// Range (opsets 11-17): constant start, limit, delta -> a constant.
+/// Range over scalars known only at run time: range_count gives the count
+/// N (an unbounded run-time symbol, set before the elements are written),
+/// then start + iota(N) * delta in the inputs' dtype.
+Expected<Outputs> runtimeRange(NodeContext &ctx) {
+  const Expr start = ctx.input(0), limit = ctx.input(1), delta = ctx.input(2);
+  for (size_t i = 0; i < 3; ++i)
+    if (const ir::Type &t = ctx.input(i)->type();
+        !t.isTensor() || !t.isStatic() || t.numElements() != 1)
+      return ctx.error("input {} must be a scalar, got {}", i, ctx.input(i)->type().str());
+  const DType dt = dtypeOf(start);
+  TS_ASSIGN_OR_RETURN(int64_t n, countSymbol(ctx, ir::kUnbounded));
+  TS_ASSIGN_OR_RETURN(Expr counted, ctx.call("range_count", {start, limit, delta},
+                                             {{"count", n}}));
+  TS_ASSIGN_OR_RETURN(Outputs count, unpackTuple(ctx, counted));
+  TS_ASSIGN_OR_RETURN(Expr index, ctx.call("iota", {count[0]}, {{"count", n}}));
+  Expr steps = index;
+  if (dt != DType::I64) {
+    TS_ASSIGN_OR_RETURN(steps, castTo(ctx, index, dt));
+  }
+  auto scalarOf = [&](const Expr &e) { return reshapeTo(ctx, e, {}); };
+  TS_ASSIGN_OR_RETURN(Expr d, scalarOf(delta));
+  TS_ASSIGN_OR_RETURN(Expr s, scalarOf(start));
+  TS_ASSIGN_OR_RETURN(Expr scaled, ctx.call("multiply", {steps, d}));
+  TS_ASSIGN_OR_RETURN(Expr y, ctx.call("add", {scaled, s}));
+  return Outputs{y};
+}
+
 Expected<Outputs> convertRange(NodeContext &ctx) {
   const ir::Tensor *in[3];
   const char *names[3] = {"start", "limit", "delta"};
+  if (!ctx.constantInput(0) || !ctx.constantInput(1) || !ctx.constantInput(2))
+    return runtimeRange(ctx);
   wishConstants(ctx, {0, 1, 2});
   bool symbolic = false;
   for (size_t i = 0; i < 3; ++i) {
