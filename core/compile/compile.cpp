@@ -199,13 +199,19 @@ Expected<CompileResult> compileModule(const ir::Module &input, const CompileOpti
                        plan.arenaBytes, plan.activationBytesNoReuse, plan.weightsBytes,
                        plan.symbols.empty() ? "" : " at the symbols' nominal sizes"));
   if (!plan.symbols.empty()) {
-    std::vector<std::string> syms;
+    std::vector<std::string> syms, learnt;
     for (const runtime::PlanSymbol &s : plan.symbols)
-      syms.push_back(s.hi >= 0 ? fmt::format("{} ({}..{})", s.name, s.lo, s.hi)
+      (s.runtime ? learnt : syms)
+          .push_back(s.hi >= 0 ? fmt::format("{} ({}..{})", s.name, s.lo, s.hi)
                                : fmt::format("{} ({}.., no upper bound)", s.name, s.lo));
-    progress(fmt::format("symbolic dims: {}: each run takes their values from its inputs and "
-                         "plans memory for them",
-                         fmt::join(syms, ", ")));
+    if (!syms.empty())
+      progress(fmt::format("symbolic dims: {}: each run takes their values from its inputs and "
+                           "plans memory for them",
+                           fmt::join(syms, ", ")));
+    if (!learnt.empty())
+      progress(fmt::format("run-time dims: {}: the data decides them while the model runs "
+                           "(memory planned at the bound, or grown as needed without one)",
+                           fmt::join(learnt, ", ")));
   }
 
   writer.add(runtime::SectionKind::Metadata, metadataJson(lowered, regions, info));

@@ -311,8 +311,12 @@ def main():
         for target in targets:
             tsr = c.path(f"{label}_{target or 'host'}.tsr")
             args = ["compile", path, "-o", tsr] + (["--target", target] if target else [])
-            if c.step(f"{label}: compile {target or 'host'}", lambda: c.tool(*args)) is None:
+            compiled = c.step(f"{label}: compile {target or 'host'}", lambda: c.tool(*args))
+            if compiled is None:
                 continue
+            said = compiled.stdout + compiled.stderr
+            c.ok("run-time dims: positions_count (0.., no upper bound): the data decides" in said,
+                 f"{label}: compile names the run-time dim and says it has no bound", said)
             for i, (a, b, st) in enumerate(((3, 50, 2), (0, 0, 1), (-7, 293, 1), (10, -3, -4),
                                             (1, 6, 1))):
                 feeds = {"s": np.array(a, np_type), "l": np.array(b, np_type),
