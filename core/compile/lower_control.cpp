@@ -159,8 +159,18 @@ Status Lowerer::lowerLoop(const CallNode &call) {
   if (k > 0) { // the iterations run: the scan outputs' rows
     const Value &count = result.fields.back();
     addCopy(iter, uint32_t(count.buffer), what + ": iterations");
-    if (const int64_t dim = call.attrs().getInt("count"); ir::isSymbol(dim))
-      setSymbol(dim, count, what + ": iterations");
+    // The count is learnt here, unless the inputs give it (a Scan's
+    // sequence length, or a dim computed from theirs): then it is known
+    // before the loop, which runs that often.
+    if (const int64_t dim = call.attrs().getInt("count"); ir::isSymbol(dim)) {
+      const uint32_t k = planSymbol(dim);
+      bool given = out_.plan.symbols[k].derived();
+      for (uint32_t b : out_.plan.inputs)
+        for (int64_t d : out_.plan.buffers[b].info.shape)
+          given = given || (runtime::isSymbolDim(d) && runtime::symbolIndexOf(d) == k);
+      if (!given)
+        setSymbol(dim, count, what + ": iterations");
+    }
   }
   values_[&call] = std::move(result);
   return okStatus();

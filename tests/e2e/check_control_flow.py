@@ -14,6 +14,10 @@ data decides runs at run time too: its scan outputs have a run-time length
 (0, a few, all 100 iterations), checked the same ways; so does one whose
 trip count is an input (no bound: 0 to 100 rows, grown mid-run).
 
+ONNX Scan over a sequence whose length is a symbol (read from the end,
+stacked on axis 1) runs as one loop over windows of its input, at lengths
+1 to 40, checked against NumPy.
+
 ONNX Range over scalars that are model inputs (i64 and f32) compiles once
 and runs at lengths 0 to 300 (memory grown mid-run past the first 16),
 checked against np.arange; a zero step fails the run naming the node.
@@ -295,6 +299,36 @@ def main():
     cases = [{"M": np.array(m, np.int64), "v": v} for m in (0, 1, 20, 100, 3)]
     run_cases(c, path, "scan_loop", cases, lambda M, v: [v, np.tile(v, (int(M), 1))],
               ["vf", "ys"], targets)
+    # Scan over a symbolic sequence length: a loop over windows.
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]),
+         helper.make_node("Mul", ["s_out", "w"], ["y_t"])],
+        "body", [vi("s_in", F32, [2]), vi("x_t", F32, [2])],
+        [vi("s_out", F32, [2]), vi("y_t", F32, [2])])
+    node = helper.make_node("Scan", ["s0", "x"], ["s", "y"], num_scan_inputs=1, body=body,
+                            name="scan", scan_input_directions=[1], scan_output_axes=[1])
+    g = helper.make_graph([node], "scan_model",
+                          [vi("s0", F32, [2]), vi("x", F32, ["L", 2]), vi("w", F32, [2])],
+                          [vi("s", F32, [2]), vi("y", F32, [2, "L"])])
+    path = c.path("scan_symbolic.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    text = c.tool("import", path).stdout
+    c.ok(" = loop(" in text and "dynamic_slice(" in text,
+         "Scan over a symbolic length imports as a loop over windows", text)
+
+    def scan_reference(s0, x, w):
+        s, ys = s0.astype(np.float64), []
+        for t in range(len(x) - 1, -1, -1):
+            s = s + x[t]
+            ys.append(s * w)
+        return s, np.array(ys).reshape(len(x), 2).T
+
+    rng = np.random.default_rng(3)
+    cases = [{"s0": rng.standard_normal(2).astype(np.float32),
+              "x": rng.standard_normal((n, 2)).astype(np.float32),
+              "w": rng.standard_normal(2).astype(np.float32)} for n in (1, 5, 40)]
+    run_cases(c, path, "scan_symbolic", cases, scan_reference, ["s", "y"], targets)
+
     # Range over run-time scalars: an unbounded run-time length.
     for elem, np_type in ((TensorProto.INT64, np.int64), (TensorProto.FLOAT, np.float32)):
         label = f"range_{np.dtype(np_type).name}"

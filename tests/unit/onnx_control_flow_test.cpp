@@ -402,3 +402,69 @@ TEST_CASE("Loop: a window at the iteration (Slice to i + 1) and scans of run-tim
                                                 "a constant"));
   }
 }
+
+TEST_CASE("Scan over a sequence of symbolic length: a loop over windows of the inputs",
+          "[onnx][control_flow]") {
+  // s += x_t (x read from the end: scan_input_directions 1); y_t = s * w,
+  // stacked on axis 1 (scan_output_axes 1). x is f32[L, 2], L unbound: a
+  // symbol, so the scan cannot unroll.
+  auto m = model(13);
+  auto &g = *m.mutable_graph();
+  setType(g.add_input(), "s0", F, {2});
+  setType(g.add_input(), "x", F, {1, 2});
+  g.mutable_input(1)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)
+      ->set_dim_param("L");
+  setType(g.add_input(), "w", F, {2});
+  setType(g.add_output(), "s", F, {2});
+  setType(g.add_output(), "y", F, {2, 1});
+  g.mutable_output(1)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)
+      ->set_dim_param("L");
+  auto *n = test::addNode(g, "Scan", {"s0", "x"}, {"s", "y"}, "scan0");
+  for (auto [name, value] : {std::pair{"scan_input_directions", 1}, {"scan_output_axes", 1}}) {
+    auto *a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::INTS);
+    a->add_ints(value);
+  }
+  test::addIntAttr(n, "num_scan_inputs", 1);
+  auto *body = test::addGraphAttr(n, "body");
+  setType(body->add_input(), "s_in", F, {2});
+  setType(body->add_input(), "x_t", F, {2});
+  test::addNode(*body, "Add", {"s_in", "x_t"}, {"s_out"});
+  test::addNode(*body, "Mul", {"s_out", "w"}, {"y_t"});
+  for (auto *o : {"s_out", "y_t"})
+    body->add_output()->set_name(o);
+  auto r = import(m);
+  INFO((r.ok() ? "" : r.error().str()));
+  REQUIRE(r.ok());
+  CHECK(countCalls(*r, "loop") == 1);
+  CHECK(countCalls(*r, "dynamic_slice") == 1);
+  const ir::Tensor s0 = f32({2}, {0.5, -1}), w = f32({2}, {2, 3});
+  for (int64_t L : {1, 4}) {
+    INFO("L = " << L);
+    std::vector<double> xv;
+    for (int64_t i = 0; i < 2 * L; ++i)
+      xv.push_back(double(i) - 1.5);
+    auto got = interpret(*r, {s0, f32({L, 2}, xv), w});
+    std::vector<double> s = {0.5, -1}, y(size_t(2 * L));
+    for (int64_t t = 0; t < L; ++t) { // iteration t reads row L - 1 - t
+      for (int64_t c = 0; c < 2; ++c) {
+        s[size_t(c)] += xv[size_t((L - 1 - t) * 2 + c)];
+        y[size_t(c * L + t)] = s[size_t(c)] * (c == 0 ? 2 : 3); // [2, L]
+      }
+    }
+    CHECK(got[0].toDoubles() == s);
+    CHECK(got[1].shape() == ir::Shape{2, L});
+    CHECK(got[1].toDoubles() == y);
+  }
+  SECTION("a reversed scan output over a run-time length is refused by name") {
+    auto *dirs = n->add_attribute();
+    dirs->set_name("scan_output_directions");
+    dirs->set_type(::onnx::AttributeProto::INTS);
+    dirs->add_ints(1);
+    auto e = import(m);
+    REQUIRE(!e.ok());
+    CHECK_THAT(e.error().str(), Catch::Contains("node 'scan0' (Scan): scan_output_directions[0] = "
+                                                "1 over the sequence of run-time length L"));
+  }
+}

@@ -16,43 +16,21 @@
 //     body as a closed function. Its scan outputs then have a run-time
 //     length (a run-time symbol, bounded by the trip count when that is a
 //     constant).
-//   - Scan: unrolled over the static sequence length.
+//   - Scan (control_flow_scan.cpp): unrolled over a static sequence length;
+//     over a symbolic one, a `loop` whose body slices the scan inputs at the
+//     iteration.
 //   - SequenceMap: unrolled over the sequence (a tuple) length.
 // Unrolling is capped at kMaxIterations iterations (and the importer caps
 // the total number of converted nodes).
 //
 //===----------------------------------------------------------------------===//
-#include "frontend/onnx/converters/common.h"
+#include "frontend/onnx/control_flow_internal.h"
 
 namespace tessera::frontend::onnx {
 
-namespace {
+namespace control_detail {
 
-using ir::DType;
 using ir::Expr;
-using Outputs = std::vector<Expr>;
-
-constexpr int64_t kMaxIterations = 10000;
-/// A Loop without scan outputs runs at run time when its constant trip
-/// count is above this (or absent): unrolling it costs compile time.
-constexpr int64_t kMaxUnrolled = 64;
-
-/// The value of a constant scalar (one element) as a bool, or nullopt.
-std::optional<bool> constantBool(const Expr &e) {
-  if (!e)
-    return std::nullopt;
-  const auto *c = e->as<ir::ConstantNode>();
-  if (!c || c->data().numel() != 1)
-    return std::nullopt;
-  return c->data().getDouble(0) != 0;
-}
-
-Expected<bool> requireBool(NodeContext &ctx, size_t i, std::string_view name) {
-  TS_ASSIGN_OR_RETURN(const ir::Tensor *t, requireConstant(ctx, i, name));
-  if (t->numel() != 1)
-    return ctx.error("input {} ('{}') must have one element, got {}", i, name, t->type().str());
-  return t->getDouble(0) != 0;
-}
 
 /// Stacks tensors of one shape along a new axis `axis` (in the result).
 Expected<Expr> stack(NodeContext &ctx, const Outputs &parts, int64_t axis) {
@@ -87,6 +65,35 @@ Expected<Outputs> itemsOf(NodeContext &ctx, const Expr &tuple, size_t count) {
     out.push_back(std::move(item));
   }
   return out;
+}
+
+} // namespace control_detail
+
+namespace {
+
+using ir::DType;
+using ir::Expr;
+using namespace control_detail;
+
+/// A Loop without scan outputs runs at run time when its constant trip
+/// count is above this (or absent): unrolling it costs compile time.
+constexpr int64_t kMaxUnrolled = 64;
+
+/// The value of a constant scalar (one element) as a bool, or nullopt.
+std::optional<bool> constantBool(const Expr &e) {
+  if (!e)
+    return std::nullopt;
+  const auto *c = e->as<ir::ConstantNode>();
+  if (!c || c->data().numel() != 1)
+    return std::nullopt;
+  return c->data().getDouble(0) != 0;
+}
+
+Expected<bool> requireBool(NodeContext &ctx, size_t i, std::string_view name) {
+  TS_ASSIGN_OR_RETURN(const ir::Tensor *t, requireConstant(ctx, i, name));
+  if (t->numel() != 1)
+    return ctx.error("input {} ('{}') must have one element, got {}", i, name, t->type().str());
+  return t->getDouble(0) != 0;
 }
 
 /// The upper bound of a dim (a constant, a bounded symbol); nullopt when
@@ -330,134 +337,6 @@ Expected<Outputs> convertLoop(NodeContext &ctx) {
   return runtimeLoop(ctx);
 }
 
-/// The core of Scan (opset 9 semantics) on one batch element.
-Expected<Outputs> scanCore(NodeContext &ctx, Outputs states, const Outputs &xs,
-                           const Ints &inAxes, const Ints &inDirs, const Ints &outAxes,
-                           const Ints &outDirs, size_t k) {
-  const size_t n = states.size();
-  int64_t len = -1;
-  for (size_t j = 0; j < xs.size(); ++j) {
-    int64_t d = shapeOf(xs[j])[size_t(inAxes[j])];
-    if (len >= 0 && d != len)
-      return ctx.error("scan inputs have different sequence lengths ({} and {})", len, d);
-    len = d;
-  }
-  if (len > kMaxIterations)
-    return ctx.error("the scan runs {} iterations, more than the {} Tessera unrolls", len,
-                     kMaxIterations);
-  std::vector<Outputs> scans(k);
-  for (int64_t t = 0; t < len; ++t) {
-    Outputs in = states;
-    for (size_t j = 0; j < xs.size(); ++j) {
-      int64_t idx = inDirs[j] ? len - 1 - t : t;
-      TS_ASSIGN_OR_RETURN(Expr x, takeAxis(ctx, xs[j], inAxes[j], idx));
-      in.push_back(std::move(x));
-    }
-    TS_ASSIGN_OR_RETURN(Outputs out, ctx.convertSubgraph("body", std::move(in)));
-    if (out.size() != n + k)
-      return ctx.error("the body has {} outputs, expected {} ({} states, {} scan outputs)",
-                       out.size(), n + k, n, k);
-    for (size_t i = 0; i < n; ++i)
-      states[i] = out[i];
-    for (size_t j = 0; j < k; ++j)
-      scans[j].push_back(out[n + j]);
-  }
-  Outputs result = states;
-  for (size_t j = 0; j < k; ++j) {
-    if (scans[j].empty())
-      return ctx.error("scan output {} is empty (the sequence length is 0)", j);
-    if (!scans[j][0] || !scans[j][0]->type().isTensor())
-      return ctx.error("scan output {} must be a tensor", j);
-    Outputs parts = scans[j];
-    if (outDirs[j])
-      std::reverse(parts.begin(), parts.end());
-    int64_t r = rankOf(parts[0]) + 1;
-    int64_t axis = outAxes[j] < 0 ? outAxes[j] + r : outAxes[j];
-    if (axis < 0 || axis >= r)
-      return ctx.error("scan_output_axes[{}] = {} is out of range for rank {}", j, outAxes[j], r);
-    TS_ASSIGN_OR_RETURN(Expr s, stack(ctx, parts, axis));
-    result.push_back(std::move(s));
-  }
-  return result;
-}
-
-/// A per-input attribute list (directions, axes) of length `count`.
-Expected<Ints> perInput(NodeContext &ctx, std::string_view name, size_t count) {
-  TS_ASSIGN_OR_RETURN(Ints v, ctx.attrInts(name, Ints(count, 0)));
-  if (v.size() != count)
-    return ctx.error("attribute '{}' has {} values, expected {}", name, v.size(), count);
-  return v;
-}
-
-// Scan 8: inputs (sequence_lens, states..., scan inputs...) with a batch
-// axis 0 and the sequence on axis 1; 'directions'. sequence_lens must be
-// absent. Scan 9-17: inputs (states..., scan inputs...), scan_input_axes,
-// scan_input_directions, scan_output_axes, scan_output_directions.
-Expected<Outputs> convertScan(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(int64_t m, ctx.attrInt("num_scan_inputs"));
-  const bool v8 = ctx.opset() < 9;
-  const size_t first = v8 ? 1 : 0;
-  if (m < 1 || size_t(m) + first > ctx.numInputs())
-    return ctx.error("num_scan_inputs = {} does not fit the {} inputs", m, ctx.numInputs());
-  if (v8 && ctx.hasInput(0))
-    return ctx.error("input 0 ('sequence_lens') is not supported");
-  const size_t n = ctx.numInputs() - first - size_t(m);
-  if (ctx.numOutputs() < n)
-    return ctx.error("the node has {} outputs, fewer than its {} states", ctx.numOutputs(), n);
-  const size_t k = ctx.numOutputs() - n;
-  Outputs states, xs;
-  for (size_t i = first; i < ctx.numInputs(); ++i) {
-    TS_ASSIGN_OR_RETURN(Expr e, tensorInput(ctx, i));
-    (i < first + n ? states : xs).push_back(std::move(e));
-  }
-  if (!v8) {
-    TS_ASSIGN_OR_RETURN(Ints inAxes, perInput(ctx, "scan_input_axes", size_t(m)));
-    TS_ASSIGN_OR_RETURN(Ints inDirs, perInput(ctx, "scan_input_directions", size_t(m)));
-    TS_ASSIGN_OR_RETURN(Ints outAxes, perInput(ctx, "scan_output_axes", k));
-    TS_ASSIGN_OR_RETURN(Ints outDirs, perInput(ctx, "scan_output_directions", k));
-    for (size_t j = 0; j < xs.size(); ++j) {
-      int64_t r = rankOf(xs[j]);
-      int64_t a = inAxes[j] < 0 ? inAxes[j] + r : inAxes[j];
-      if (a < 0 || a >= r)
-        return ctx.error("scan_input_axes[{}] = {} is out of range for rank {}", j, inAxes[j], r);
-      inAxes[j] = a;
-    }
-    return scanCore(ctx, states, xs, inAxes, inDirs, outAxes, outDirs, k);
-  }
-  TS_ASSIGN_OR_RETURN(Ints dirs, perInput(ctx, "directions", size_t(m)));
-  for (const Expr &e : states)
-    if (rankOf(e) < 1)
-      return ctx.error("a state must have a batch axis, got {}", e->type().str());
-  for (const Expr &e : xs)
-    if (rankOf(e) < 2)
-      return ctx.error("a scan input must have batch and sequence axes, got {}", e->type().str());
-  int64_t batch = shapeOf(xs[0])[0];
-  std::vector<Outputs> perBatch(n + k);
-  for (int64_t b = 0; b < batch; ++b) {
-    Outputs sb, xb;
-    for (const Expr &e : states) {
-      TS_ASSIGN_OR_RETURN(Expr t, takeAxis(ctx, e, 0, b));
-      sb.push_back(std::move(t));
-    }
-    for (const Expr &e : xs) {
-      TS_ASSIGN_OR_RETURN(Expr t, takeAxis(ctx, e, 0, b));
-      xb.push_back(std::move(t));
-    }
-    TS_ASSIGN_OR_RETURN(Outputs out, scanCore(ctx, sb, xb, Ints(size_t(m), 0), dirs,
-                                              Ints(k, 0), Ints(k, 0), k));
-    for (size_t i = 0; i < out.size(); ++i)
-      perBatch[i].push_back(out[i]);
-  }
-  if (batch < 1)
-    return ctx.error("the batch is empty");
-  Outputs result;
-  for (auto &parts : perBatch) {
-    TS_ASSIGN_OR_RETURN(Expr s, stack(ctx, parts, 0));
-    result.push_back(std::move(s));
-  }
-  return result;
-}
-
 /// The elements of a sequence (tuple) value.
 Expected<Outputs> elementsOf(const NodeContext &ctx, const Expr &s) {
   if (const auto *t = s->as<ir::TupleNode>())
@@ -527,8 +406,9 @@ Status registerControlFlowConverters(ConverterRegistry &r) {
                             "folding body cond: unrolled; otherwise run at run time (scan "
                             "outputs of run-time length, bounded by M when it is a constant)"}));
   TS_RETURN_IF_ERROR(r.add({"Scan", 8, 17, convertScan,
-                            "unrolled over the static sequence length; opset 8 without "
-                            "sequence_lens"}));
+                            "unrolled over a static sequence length; over a symbolic one (opset "
+                            "9+), one loop over windows of the scan inputs (scan outputs in "
+                            "forward order); opset 8 without sequence_lens"}));
   TS_RETURN_IF_ERROR(r.add({"SequenceMap", 17, 17, convertSequenceMap,
                             "unrolled over the sequence length"}));
   return okStatus();
