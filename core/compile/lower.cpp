@@ -258,10 +258,15 @@ Status Lowerer::lowerOpCall(const CallNode &call) {
   TS_ASSIGN_OR_RETURN(spec.types, codegen::hostOpTypes(call));
   std::optional<codegen::SymbolicInt> scratch; // its size over plan symbols, when it grows
   if (isSymbolic(call)) {
-    auto found = fitted_.find(&call); // by findPackedOnly
-    TS_ASSIGN_OR_RETURN(SymbolicKernel k, found != fitted_.end()
-                                              ? Expected<SymbolicKernel>(std::move(found->second))
-                                              : fitSymbolicKernel(call));
+    // Fitted already by findPackedOnly: taken once (a node lowered again, a
+    // constant-free node shared by a function and its caller, fits again).
+    auto found = fitted_.find(&call);
+    Expected<SymbolicKernel> fit =
+        found != fitted_.end() ? Expected<SymbolicKernel>(std::move(found->second))
+                               : fitSymbolicKernel(call);
+    if (found != fitted_.end())
+      fitted_.erase(found);
+    TS_ASSIGN_OR_RETURN(SymbolicKernel k, std::move(fit));
     spec.call = std::move(k.call);
     for (int64_t d : k.symbols)
       spec.symbols.emplace_back(d, planSymbol(d));

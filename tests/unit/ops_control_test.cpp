@@ -355,3 +355,45 @@ TEST_CASE("loop: unbounded scan outputs grow mid-run and match the interpreter",
   REQUIRE(ys.ok());
   CHECK((*ys)->shape[0] == 4);
 }
+
+TEST_CASE("loop: a body reading a symbol's value, also read outside it, compiles and runs",
+          "[op][loop]") {
+  // symbol_values(L) in @main and in the body: one node after CSE, lowered
+  // twice (its fitted kernel was once moved out by the first lowering and
+  // the second found an empty kernel name). The body sums x's rows from the
+  // last one, reading L - 1 - i.
+  const char *text = R"(
+def @main(%x: f32[L(1, 50), 2]) -> (i64[], f32[2]) {
+  %l = symbol_values() {shape=[], values=[L(1, 50)]}
+  %yes = constant bool[] [true]
+  %s0 = constant f32[2] [0, 0]
+  %body = fn(%i: i64[], %c: bool[], %s: f32[2], %xx: f32[L(1, 50), 2]) -> (bool[], f32[2]) {
+    %l2 = symbol_values() {shape=[], values=[L(1, 50)]}
+    %one = constant i64[] [1]
+    %a = subtract(%l2, %one)
+    %b = subtract(%a, %i)
+    %st = reshape(%b) {newshape=[1]}
+    %w = dynamic_slice(%xx, %st) {axes=[0], sizes=[1]}
+    %q = squeeze(%w) {axes=[0]}
+    %n = add(%s, %q)
+    %r = tuple(%c, %n)
+    return %r
+  }
+  %lp = loop(%l, %yes, %body, %s0, %x) {carried=1}
+  %o = %lp.0
+  %out = tuple(%l, %o)
+  return %out
+}
+)";
+  ir::Module m = parse(text);
+  auto model = compileModel(m);
+  auto session = runtime::Session::create(model, {1});
+  REQUIRE(session.ok());
+  for (int64_t rows : {1, 5, 50}) {
+    INFO(rows << " rows");
+    std::vector<double> v;
+    for (int64_t i = 0; i < 2 * rows; ++i)
+      v.push_back(double(i));
+    runAndCompare(**session, m, {f32({rows, 2}, v)});
+  }
+}
