@@ -18,6 +18,9 @@ ONNX Scan over a sequence whose length is a symbol (read from the end,
 stacked on axis 1) runs as one loop over windows of its input, at lengths
 1 to 40, checked against NumPy.
 
+ONNX ConstantOfShape whose shape is a model input (f32 and i32 values) runs
+at shapes [3, 40], [0, 4], [20, 20], checked against np.full.
+
 ONNX Range over scalars that are model inputs (i64 and f32) compiles once
 and runs at lengths 0 to 300 (memory grown mid-run past the first 16),
 checked against np.arange; a zero step fails the run naming the node.
@@ -328,6 +331,32 @@ def main():
               "x": rng.standard_normal((n, 2)).astype(np.float32),
               "w": rng.standard_normal(2).astype(np.float32)} for n in (1, 5, 40)]
     run_cases(c, path, "scan_symbolic", cases, scan_reference, ["s", "y"], targets)
+
+    # ConstantOfShape over a shape that is an input: one unbounded run-time
+    # dim per element.
+    for value in (np.array([7.5], np.float32), np.array([-3], np.int32)):
+        label = f"fill_{value.dtype.name}"
+        elem = TensorProto.FLOAT if value.dtype == np.float32 else TensorProto.INT32
+        g = helper.make_graph(
+            [helper.make_node("ConstantOfShape", ["shape"], ["y"], name="fill",
+                              value=numpy_helper.from_array(value))],
+            label, [vi("shape", TensorProto.INT64, [2])], [vi("y", elem, None)])
+        path = c.path(f"{label}.onnx")
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+        text = c.tool("import", path).stdout
+        c.ok("fill_dim0(0)" in text and "fill_dim1(0)" in text,
+             f"{label}: ConstantOfShape over an input has one run-time dim per element", text)
+        tsr = c.path(f"{label}.tsr")
+        if c.step(f"{label}: compile", lambda: c.tool("compile", path, "-o", tsr)) is None:
+            continue
+        for i, dims in enumerate(((3, 40), (0, 4), (20, 20))):
+            npz, out = c.path(f"{label}_{i}.npz"), c.path(f"{label}_{i}_out.npz")
+            np.savez(npz, shape=np.array(dims, np.int64))
+            if c.step(f"{label} {dims}", lambda: c.tool("run", tsr, "--inputs", npz, "--outputs",
+                                                        out)) is None:
+                continue
+            c.close(np.load(out)["y"], np.full(dims, value[0], value.dtype), 0, 0,
+                    f"{label}: ConstantOfShape at {dims}")
 
     # Range over run-time scalars: an unbounded run-time length.
     for elem, np_type in ((TensorProto.INT64, np.int64), (TensorProto.FLOAT, np.float32)):

@@ -104,10 +104,11 @@ inline Expected<ir::Expr> tensorInput(const NodeContext &ctx, size_t i, std::str
   return e;
 }
 
-/// The data of constant input i, or an error saying it must be a constant.
 /// A run-time symbol for the result count of data-dependent node `ctx`
-/// ("NonZero_3_count" for node '/NonZero_3'), bounded by `hi`.
-inline Expected<int64_t> countSymbol(NodeContext &ctx, int64_t hi) {
+/// ("NonZero_3_count" for node '/NonZero_3'), bounded by `hi` (kUnbounded:
+/// none); `what` replaces "count" for a node with several.
+inline Expected<int64_t> countSymbol(NodeContext &ctx, int64_t hi,
+                                     std::string_view what = "count") {
   std::string name;
   for (char c : ctx.nodeName())
     name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -115,7 +116,7 @@ inline Expected<int64_t> countSymbol(NodeContext &ctx, int64_t hi) {
     name.erase(name.begin());
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front())))
     name = ctx.opType() + name;
-  auto s = ir::runtimeSymbol(name + "_count", hi);
+  auto s = ir::runtimeSymbol(name + "_" + std::string(what), hi);
   if (!s.ok())
     return ctx.error("{}", s.error().str());
   return *s;
@@ -146,6 +147,7 @@ inline Expected<int64_t> boundedCountSymbol(NodeContext &ctx, const ir::Type &si
   return countSymbol(ctx, *bound);
 }
 
+/// The data of constant input i, or an error saying it must be a constant.
 inline Expected<const ir::Tensor *> requireConstant(NodeContext &ctx, size_t i,
                                                    std::string_view name) {
   if (!ctx.hasInput(i))

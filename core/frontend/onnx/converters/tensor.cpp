@@ -417,7 +417,9 @@ Status registerTensorConverters(ConverterRegistry &r) {
   TS_RETURN_IF_ERROR(add("Shape", 1, 1, convertShape, "a constant; start/end (opset 15)"));
   TS_RETURN_IF_ERROR(add("Size", 1, 1, convertSize, "a constant"));
   TS_RETURN_IF_ERROR(
-      add("ConstantOfShape", 1, 9, convertConstantOfShape, "constant shape input; a constant, or core expand over a shape holding symbols"));
+      add("ConstantOfShape", 1, 9, convertConstantOfShape, "constant shape input; a constant, or core expand over a shape holding symbols; a shape "
+          "known only at run time: one range_count per dim (unbounded run-time dims, memory "
+          "grown as needed), numeric values"));
   TS_RETURN_IF_ERROR(add("Range", 3, 11, convertRange, "constant inputs: a constant; over shape values holding symbolic dims: core range; "
                          "over scalars known only at run time: range_count (an unbounded "
                          "run-time count, memory grown as needed), then start + iota * delta"));

@@ -93,14 +93,63 @@ Expected<Outputs> convertSize(NodeContext &ctx) {
 
 /// ConstantOfShape (opsets 9-17): constant shape input; value (one-element
 /// tensor, default f32 0).
+/// ConstantOfShape over a shape known only at run time (an i64 vector of
+/// data, not of shape values): dim k is range_count(0, shape[k], 1), an
+/// unbounded run-time symbol <node>_dim<k>; the value is broadcast over the
+/// sum of 0 * iota(dim k) along axis k, which orders the fill after the
+/// counts (and grows memory to them).
+Expected<Outputs> runtimeConstantOfShape(NodeContext &ctx, const ir::Tensor &value) {
+  const ir::Type &st = ctx.input(0)->type();
+  if (!st.isTensor() || st.rank() != 1 || !st.isStatic() || st.dtype() != DType::I64)
+    return ctx.error("input 0 ('input') must be an i64 vector of static length, got {}",
+                     st.str());
+  const DType dt = value.dtype();
+  if (!ir::isFloat(dt) && !ir::isInteger(dt))
+    return ctx.error("a {} value over a shape known only at run time is not supported",
+                     ir::dtypeName(dt));
+  const int64_t r = st.shape()[0];
+  const Expr fill = ctx.constant(value.reshaped({}));
+  if (r == 0)
+    return Outputs{fill};
+  auto i64 = [&](int64_t v) { return ctx.constant(ir::Tensor::fromInts(DType::I64, {}, Ints{v})); };
+  const Expr zero = ctx.constant(ir::Tensor::fromDoubles(dt, {}, std::vector<double>{0.0}));
+  Expr zeros;
+  for (int64_t k = 0; k < r; ++k) {
+    TS_ASSIGN_OR_RETURN(int64_t n, countSymbol(ctx, ir::kUnbounded, fmt::format("dim{}", k)));
+    TS_ASSIGN_OR_RETURN(Expr d, ctx.call("slice", {ctx.input(0)},
+                                         {{"starts", Ints{k}}, {"ends", Ints{k + 1}}}));
+    TS_ASSIGN_OR_RETURN(d, reshapeTo(ctx, d, {}));
+    TS_ASSIGN_OR_RETURN(Expr counted, ctx.call("range_count", {i64(0), d, i64(1)},
+                                               {{"count", n}}));
+    TS_ASSIGN_OR_RETURN(Outputs count, unpackTuple(ctx, counted));
+    TS_ASSIGN_OR_RETURN(Expr index, ctx.call("iota", {count[0]}, {{"count", n}}));
+    Ints at(size_t(r), 1);
+    at[size_t(k)] = n;
+    TS_ASSIGN_OR_RETURN(index, reshapeTo(ctx, index, at));
+    if (dt != DType::I64) {
+      TS_ASSIGN_OR_RETURN(index, castTo(ctx, index, dt));
+    }
+    TS_ASSIGN_OR_RETURN(Expr term, ctx.call("multiply", {index, zero}));
+    if (zeros) {
+      TS_ASSIGN_OR_RETURN(zeros, ctx.call("add", {zeros, term}));
+    } else {
+      zeros = term;
+    }
+  }
+  TS_ASSIGN_OR_RETURN(Expr y, ctx.call("add", {zeros, fill}));
+  return Outputs{y};
+}
+
 Expected<Outputs> convertConstantOfShape(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(Ints shape, constantInts(ctx, 0, "input"));
   ir::Tensor value = ir::Tensor::fromDoubles(DType::F32, {1}, std::vector<double>{0.0});
   if (ctx.hasAttr("value")) {
     TS_ASSIGN_OR_RETURN(value, ctx.attrTensor("value"));
     if (value.numel() != 1)
       return ctx.error("attribute 'value' must have one element, got {}", value.type().str());
   }
+  if (ctx.hasInput(0) && !ctx.constantInput(0))
+    return runtimeConstantOfShape(ctx, value);
+  TS_ASSIGN_OR_RETURN(Ints shape, constantInts(ctx, 0, "input"));
   // A shape holding symbols (Shape of a tensor of run-time size): the
   // value broadcast to it, sized when the model runs.
   if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return ir::isKnownSymbol(d); })) {
@@ -116,7 +165,6 @@ Expected<Outputs> convertConstantOfShape(NodeContext &ctx) {
   return Outputs{ctx.constant(std::move(out))};
 }
 
-/// Range (opsets 11-17): constant start, limit, delta -> a constant.
 /// Range over scalars known only at run time: range_count gives the count
 /// N (an unbounded run-time symbol, set before the elements are written),
 /// then start + iota(N) * delta in the inputs' dtype.
@@ -144,6 +192,8 @@ Expected<Outputs> runtimeRange(NodeContext &ctx) {
   return Outputs{y};
 }
 
+/// Range (opsets 11-17): constant start, limit, delta -> a constant; over
+/// shape values holding symbols, core range; otherwise runtimeRange.
 Expected<Outputs> convertRange(NodeContext &ctx) {
   const ir::Tensor *in[3];
   const char *names[3] = {"start", "limit", "delta"};
