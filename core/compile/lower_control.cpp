@@ -163,11 +163,11 @@ Status Lowerer::lowerLoop(const CallNode &call) {
     // sequence length, or a dim computed from theirs): then it is known
     // before the loop, which runs that often.
     if (const int64_t dim = call.attrs().getInt("count"); ir::isSymbol(dim)) {
-      const uint32_t k = planSymbol(dim);
-      bool given = out_.plan.symbols[k].derived();
+      const uint32_t sym = planSymbol(dim);
+      bool given = out_.plan.symbols[sym].derived();
       for (uint32_t b : out_.plan.inputs)
         for (int64_t d : out_.plan.buffers[b].info.shape)
-          given = given || (runtime::isSymbolDim(d) && runtime::symbolIndexOf(d) == k);
+          given = given || (runtime::isSymbolDim(d) && runtime::symbolIndexOf(d) == sym);
       if (!given)
         setSymbol(dim, count, what + ": iterations");
     }

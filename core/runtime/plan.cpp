@@ -192,6 +192,16 @@ private:
 
 } // namespace
 
+std::vector<bool> symbolsFollowing(const Plan &plan, size_t k) {
+  std::vector<bool> follows(plan.symbols.size(), false);
+  follows[k] = true;
+  for (size_t j = k + 1; j < plan.symbols.size(); ++j)
+    for (const PlanSymbol::Term &t : plan.symbols[j].terms)
+      for (uint32_t i : t.symbols)
+        follows[j] = follows[j] || (i < j && follows[i]);
+  return follows;
+}
+
 Expected<std::vector<LiveRange>> liveRanges(const Plan &plan) {
   constexpr int64_t kNever = -1;
   const size_t nb = plan.buffers.size();
@@ -312,12 +322,7 @@ bool isScalarOf(const TensorInfo &t, bool i64) {
 /// loop's scan output: memory for such a symbol without an upper bound can
 /// only grow (SessionImpl::grow) before it is written.
 bool writtenBeforeSet(const Plan &plan, size_t k) {
-  std::vector<bool> follows(plan.symbols.size(), false);
-  follows[k] = true;
-  for (size_t j = k + 1; j < plan.symbols.size(); ++j)
-    for (const PlanSymbol::Term &t : plan.symbols[j].terms)
-      for (uint32_t i : t.symbols)
-        follows[j] = follows[j] || (i < j && follows[i]);
+  const std::vector<bool> follows = symbolsFollowing(plan, k);
   auto sized = [&](uint32_t b) {
     if (b >= plan.buffers.size())
       return false;

@@ -205,6 +205,10 @@ struct LiveRange {
 };
 TESSERA_RT_EXPORT Expected<std::vector<LiveRange>> liveRanges(const Plan &plan);
 
+/// Per plan symbol, whether it is k or computed from k (through other
+/// symbols too): what changes when k's value does.
+TESSERA_RT_EXPORT std::vector<bool> symbolsFollowing(const Plan &plan, size_t k);
+
 /// Checks a plan's internal consistency: buffer ids, module indices, input/
 /// output lists, constant ranges against `weightsBytes`, activation ranges
 /// against arenaBytes (at the nominal symbol values), Copy steps' sizes, the

@@ -133,6 +133,9 @@ public:
   /// doubled and moves the buffers live at `step` (and the outputs) to their
   /// new places; the old memory is freed after the move.
   Status grow(size_t step, uint32_t k, int64_t needed);
+  /// The derived symbols that follow run-time symbol k, at symbolValues;
+  /// `withinPlan`: each must fit the memory planned (errors name `step`).
+  Status deriveFollowers(size_t step, uint32_t k, bool withinPlan);
 
   std::shared_ptr<const LoadedModel> model;
   ThreadPool pool;

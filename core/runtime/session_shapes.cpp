@@ -160,23 +160,15 @@ void SessionImpl::indexRuntimeSymbols() {
   midRun.assign(n, false);
   followers.assign(n, {});
   reshaped.assign(n, {});
-  for (size_t k = 0; k < n; ++k) {
-    const PlanSymbol &sym = plan.symbols[k];
-    std::vector<bool> reads(n, false); // the symbols k's formula reads
-    for (const PlanSymbol::Term &t : sym.terms)
-      for (uint32_t j : t.symbols)
-        if (j < k)
-          reads[j] = true;
-    midRun[k] = sym.runtime;
-    for (size_t r = 0; r < k; ++r) // k follows run-time symbol r if it reads r or a follower
-      if (plan.symbols[r].runtime) {
-        bool follows = reads[r];
-        for (uint32_t f : followers[r])
-          follows = follows || reads[f];
-        if (follows) {
-          followers[r].push_back(uint32_t(k));
-          midRun[k] = true;
-        }
+  for (size_t r = 0; r < n; ++r) {
+    if (!plan.symbols[r].runtime)
+      continue;
+    midRun[r] = true;
+    const std::vector<bool> follows = symbolsFollowing(plan, r);
+    for (size_t k = r + 1; k < n; ++k)
+      if (follows[k]) {
+        followers[r].push_back(uint32_t(k));
+        midRun[k] = true;
       }
   }
   for (size_t b = 0; b < plan.buffers.size(); ++b) {
@@ -231,18 +223,24 @@ Status SessionImpl::setSymbol(size_t step, int64_t value) {
   if (sym.hi < 0 && value > plannedValues[k])
     TS_RETURN_IF_ERROR(grow(step, k, value));
   symbolValues[k] = value;
+  TS_RETURN_IF_ERROR(deriveFollowers(step, k, /*withinPlan=*/true));
+  refreshShapes(reshaped[k]);
+  return okStatus();
+}
+
+Status SessionImpl::deriveFollowers(size_t step, uint32_t k, bool withinPlan) {
+  const Plan &plan = model->plan();
   for (uint32_t f : followers[k]) {
     auto v = deriveSymbolValue(plan.symbols, symbolValues, f);
     if (!v.ok())
       return Error::format("{}: {}", detail::stepName(plan, step), v.error().str());
     // Formulas are monotone, so memory planned at the bounds holds every
     // value; a formula that is not is refused here, not overrun.
-    if (*v > plannedValues[f])
+    if (withinPlan && *v > plannedValues[f])
       return Error::format("{}: {} = {} exceeds {}, which memory was planned for",
                            detail::stepName(plan, step), plan.symbols[f].name, *v, plannedValues[f]);
     symbolValues[f] = *v;
   }
-  refreshShapes(reshaped[k]);
   return okStatus();
 }
 
@@ -261,12 +259,7 @@ Status SessionImpl::grow(size_t step, uint32_t k, int64_t needed) {
   for (size_t b = 0; b < plan.buffers.size(); ++b)
     oldBytes[b] = bytesAt(b);
   symbolValues[k] = std::max(needed, 2 * std::max<int64_t>(symbolValues[k], 1));
-  for (uint32_t f : followers[k]) {
-    auto v = deriveSymbolValue(plan.symbols, symbolValues, f);
-    if (!v.ok())
-      return Error::format("{}: {}", detail::stepName(plan, step), v.error().str());
-    symbolValues[f] = *v;
-  }
+  TS_RETURN_IF_ERROR(deriveFollowers(step, k, /*withinPlan=*/false)); // planned next
   TS_RETURN_IF_ERROR(resize());
   for (size_t b = 0; b < plan.buffers.size(); ++b) {
     const Buffer &buf = plan.buffers[b];

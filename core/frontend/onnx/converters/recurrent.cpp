@@ -41,10 +41,6 @@ Expected<Expr> sliceAxis(NodeContext &ctx, const Expr &x, int64_t axis, int64_t 
                   {{"starts", Ints{start}}, {"ends", Ints{end}}, {"axes", Ints{axis}}});
 }
 
-Expected<Expr> binary(NodeContext &ctx, std::string_view op, const Expr &a, const Expr &b) {
-  return ctx.call(op, {a, b});
-}
-
 //===----------------------------------------------------------------------===//
 // Recurrent ops
 //===----------------------------------------------------------------------===//

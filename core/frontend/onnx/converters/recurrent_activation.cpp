@@ -13,14 +13,6 @@ namespace tessera::frontend::onnx::recurrent_detail {
 using ir::DType;
 using ir::Expr;
 
-namespace {
-
-Expected<Expr> binary(NodeContext &ctx, std::string_view op, const Expr &a, const Expr &b) {
-  return ctx.call(op, {a, b});
-}
-
-} // namespace
-
 std::optional<Activation> makeActivation(std::string name) {
   std::string lower = name;
   std::transform(lower.begin(), lower.end(), lower.begin(),

@@ -93,6 +93,18 @@ Expected<Outputs> convertSize(NodeContext &ctx) {
 
 /// ConstantOfShape (opsets 9-17): constant shape input; value (one-element
 /// tensor, default f32 0).
+/// 0, 1, ..., N - 1 as i64 [N] for N = range_count(start, limit, delta): a
+/// run-time symbol without an upper bound, <node>_<what>, set before
+/// anything it sizes is written (iota takes the count, so it runs after).
+Expected<Expr> runtimeIota(NodeContext &ctx, const Expr &start, const Expr &limit,
+                           const Expr &delta, std::string_view what, int64_t &n) {
+  TS_ASSIGN_OR_RETURN(n, countSymbol(ctx, ir::kUnbounded, what));
+  TS_ASSIGN_OR_RETURN(Expr counted, ctx.call("range_count", {start, limit, delta},
+                                             {{"count", n}}));
+  TS_ASSIGN_OR_RETURN(Outputs count, unpackTuple(ctx, counted));
+  return ctx.call("iota", {count[0]}, {{"count", n}});
+}
+
 /// ConstantOfShape over a shape known only at run time (an i64 vector of
 /// data, not of shape values): dim k is range_count(0, shape[k], 1), an
 /// unbounded run-time symbol <node>_dim<k>; the value is broadcast over the
@@ -115,14 +127,12 @@ Expected<Outputs> runtimeConstantOfShape(NodeContext &ctx, const ir::Tensor &val
   const Expr zero = ctx.constant(ir::Tensor::fromDoubles(dt, {}, std::vector<double>{0.0}));
   Expr zeros;
   for (int64_t k = 0; k < r; ++k) {
-    TS_ASSIGN_OR_RETURN(int64_t n, countSymbol(ctx, ir::kUnbounded, fmt::format("dim{}", k)));
     TS_ASSIGN_OR_RETURN(Expr d, ctx.call("slice", {ctx.input(0)},
                                          {{"starts", Ints{k}}, {"ends", Ints{k + 1}}}));
     TS_ASSIGN_OR_RETURN(d, reshapeTo(ctx, d, {}));
-    TS_ASSIGN_OR_RETURN(Expr counted, ctx.call("range_count", {i64(0), d, i64(1)},
-                                               {{"count", n}}));
-    TS_ASSIGN_OR_RETURN(Outputs count, unpackTuple(ctx, counted));
-    TS_ASSIGN_OR_RETURN(Expr index, ctx.call("iota", {count[0]}, {{"count", n}}));
+    int64_t n = 0;
+    TS_ASSIGN_OR_RETURN(Expr index,
+                        runtimeIota(ctx, i64(0), d, i64(1), fmt::format("dim{}", k), n));
     Ints at(size_t(r), 1);
     at[size_t(k)] = n;
     TS_ASSIGN_OR_RETURN(index, reshapeTo(ctx, index, at));
@@ -175,11 +185,8 @@ Expected<Outputs> runtimeRange(NodeContext &ctx) {
         !t.isTensor() || !t.isStatic() || t.numElements() != 1)
       return ctx.error("input {} must be a scalar, got {}", i, ctx.input(i)->type().str());
   const DType dt = dtypeOf(start);
-  TS_ASSIGN_OR_RETURN(int64_t n, countSymbol(ctx, ir::kUnbounded));
-  TS_ASSIGN_OR_RETURN(Expr counted, ctx.call("range_count", {start, limit, delta},
-                                             {{"count", n}}));
-  TS_ASSIGN_OR_RETURN(Outputs count, unpackTuple(ctx, counted));
-  TS_ASSIGN_OR_RETURN(Expr index, ctx.call("iota", {count[0]}, {{"count", n}}));
+  int64_t n = 0;
+  TS_ASSIGN_OR_RETURN(Expr index, runtimeIota(ctx, start, limit, delta, "count", n));
   Expr steps = index;
   if (dt != DType::I64) {
     TS_ASSIGN_OR_RETURN(steps, castTo(ctx, index, dt));
