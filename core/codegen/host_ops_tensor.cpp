@@ -467,6 +467,10 @@ void addIndex(LoweringTable &table) {
   table.add("iota", [](const ir::Attrs &, const HostOpTypes &t) -> Expected<KernelCall> {
     return KernelCall{"range", {0, 1, t.outputs[0].shape()[0]}, {}, 0};
   });
+  // check: ia = [elem_size] (the sizes from the tensors' run-time shapes).
+  table.add("check", [](const ir::Attrs &, const HostOpTypes &t) -> Expected<KernelCall> {
+    return KernelCall{"check", {int64_t(ir::dtypeSize(t.inputs[0].dtype()))}, {}, 0};
+  });
   // range_count: no parameters (the dtype is the inputs').
   table.add("range_count", [](const ir::Attrs &, const HostOpTypes &) -> Expected<KernelCall> {
     return KernelCall{"range_count", {}, {}, 0};

@@ -291,6 +291,8 @@ Status Lowerer::lowerOpCall(const CallNode &call) {
   }
   std::string label =
       call.name().empty() ? call.op()->name : fmt::format("{} '{}'", call.op()->name, call.name());
+  if (call.op()->findAttr("message")) // check: what a failure means
+    label += ": " + call.attrs().getString("message");
   TS_RETURN_IF_ERROR(addHostStep(call, std::move(spec), label, std::move(scratch)));
   if (!call.op()->dataDependent)
     return okStatus();

@@ -32,8 +32,6 @@ outputs and a run-time trip count runs with memory grown mid-run.
 
 Usage: check_control_flow.py --tessera BIN --source-dir DIR --out DIR
 """
-import os
-import shutil
 import sys
 
 import numpy as np
@@ -167,21 +165,6 @@ def scan_loop_model():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
 
-def backend_folder(c, name, model_path, inputs, outputs):
-    """A backend-test folder (model.onnx, test_data_set_0) for `tessera
-    conformance`, which runs the reference interpreter on it."""
-    folder = c.path(name)
-    shutil.rmtree(folder, ignore_errors=True)
-    ds = os.path.join(folder, "test_data_set_0")
-    os.makedirs(ds)
-    shutil.copyfile(model_path, os.path.join(folder, "model.onnx"))
-    for i, (n, a) in enumerate(inputs.items()):
-        onnx.save_tensor(numpy_helper.from_array(a, n), os.path.join(ds, f"input_{i}.pb"))
-    for i, (n, a) in enumerate(outputs.items()):
-        onnx.save_tensor(numpy_helper.from_array(a, n), os.path.join(ds, f"output_{i}.pb"))
-    return folder
-
-
 def run_cases(c, model_path, label, cases, reference, output_names, targets):
     """Compiles once per target list, runs every case in a fresh process."""
     for target in targets:
@@ -220,7 +203,7 @@ def main():
     run_cases(c, path, "if", cases, lambda c, x: if_reference(bool(c), x), ["y", "z"], targets)
     for i, feeds in enumerate(cases):
         y, z = if_reference(bool(feeds["c"]), feeds["x"])
-        folder = backend_folder(c, f"if_case{i}", path, feeds,
+        folder = c.backend_folder(f"if_case{i}", path, feeds,
                                 {"y": y.astype(np.float32), "z": z.astype(np.float32)})
         c.conformance(folder, f"if case {i}: the reference interpreter")
     # A constant condition still inlines the taken branch.
@@ -263,7 +246,7 @@ def main():
     for i, feeds in enumerate(cases):
         want = loop_reference(int(feeds["M"]), feeds["acc0"], feeds["x"], feeds["k"],
                               float(feeds["limit"])).astype(np.float32)
-        folder = backend_folder(c, f"loop_case{i}", path, feeds, {"acc": want})
+        folder = c.backend_folder(f"loop_case{i}", path, feeds, {"acc": want})
         c.conformance(folder, f"loop case {i}: the reference interpreter")
 
     # Scan outputs of a run-time loop: a run-time length bounded by the
@@ -285,7 +268,7 @@ def main():
               targets)
     for i, feeds in enumerate(cases):
         acc, accs, steps = scan_outputs_reference(**feeds)
-        folder = backend_folder(c, f"scan_outputs_case{i}", path, feeds,
+        folder = c.backend_folder(f"scan_outputs_case{i}", path, feeds,
                                 {"acc": acc.astype(np.float32), "accs": accs.astype(np.float32),
                                  "steps": steps})
         c.conformance(folder, f"scan outputs case {i}: the reference interpreter")

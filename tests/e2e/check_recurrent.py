@@ -281,7 +281,6 @@ def symbolic_length(c, kind):
 
 def main():
     a, c = checker_from_args()
-    from check_control_flow import backend_folder
 
     cases = [
         Case("fwd", "LSTM", 10, 1, 12, 20, seed=1),
@@ -322,7 +321,7 @@ def main():
     for case in (cases[1], cases[3], cases[8], cases[11]):
         path = c.path(f"{case.name}.onnx")
         want = {k: v.astype(np.float32) for k, v in case.want().items()}
-        folder = backend_folder(c, f"{case.name}_backend", path, case.feeds(), want)
+        folder = c.backend_folder(f"{case.name}_backend", path, case.feeds(), want)
         c.conformance(folder, f"{case.name}: the reference interpreter")
 
     # Refusals name the node and what is refused.

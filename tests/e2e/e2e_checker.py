@@ -113,6 +113,24 @@ class Checker:
                              os.path.join(ds, "output_0.pb"))
         return folder
 
+    def backend_folder(self, name, model_path, inputs, outputs):
+        """A backend-test folder (model.onnx, test_data_set_0) for `tessera
+        conformance`, which runs the reference interpreter on it; `inputs`
+        and `outputs` map names to arrays, in the model's order."""
+        import onnx
+        from onnx import numpy_helper
+
+        folder = self.path(name)
+        shutil.rmtree(folder, ignore_errors=True)
+        ds = os.path.join(folder, "test_data_set_0")
+        os.makedirs(ds)
+        shutil.copyfile(model_path, os.path.join(folder, "model.onnx"))
+        for i, (n, a) in enumerate(inputs.items()):
+            onnx.save_tensor(numpy_helper.from_array(a, n), os.path.join(ds, f"input_{i}.pb"))
+        for i, (n, a) in enumerate(outputs.items()):
+            onnx.save_tensor(numpy_helper.from_array(a, n), os.path.join(ds, f"output_{i}.pb"))
+        return folder
+
     def conformance(self, folder, what):
         """`tessera conformance` on a one-model folder must pass."""
         conf = self.tool("conformance", folder, "--verbose", rc=None).stdout

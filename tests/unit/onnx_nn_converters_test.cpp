@@ -11,12 +11,14 @@
 #include "test_util.h"
 
 #include "onnx_test_util.h"
+#include "ir/symbol.h"
 
 #include <array>
 #include <random>
 
 using namespace tessera;
 using namespace tessera::frontend::onnx;
+using tessera::test::countCalls;
 using tessera::test::f32;
 using tessera::test::i64;
 using tessera::test::requireClose;
@@ -247,23 +249,85 @@ TEST_CASE("Hardmax marks the first maximum only", "[onnx][onnx_nn]") {
   requireClose(y11[0], f32({1, 2, 2}, {0, 1, 0, 0}));
 }
 
-TEST_CASE("a shape input must be a constant", "[onnx][onnx_nn]") {
+TEST_CASE("an input that decides the output shape must be a constant", "[onnx][onnx_nn]") {
   std::vector<ir::Expr> wishes;
   auto x = ir::makeVar("x", ir::Type::tensor(ir::DType::F32, {2, 3}));
-  auto shape = ir::makeVar("shape", ir::Type::tensor(ir::DType::I64, {1}));
-  NodeContext ctx("Reshape", "r0", 17, {x, shape}, 1, {});
+  auto pads = ir::makeVar("pads", ir::Type::tensor(ir::DType::I64, {4}));
+  NodeContext ctx("Pad", "p0", 17, {x, pads}, 1, {});
   ctx.setConstantWishes(&wishes);
-  auto out = ConverterRegistry::standard().find("Reshape")->convert(ctx);
+  auto out = ConverterRegistry::standard().find("Pad")->convert(ctx);
   REQUIRE(!out.ok());
   CHECK(out.error().str() ==
-        "node 'r0' (Reshape): input 1 ('shape') must be a constant (it decides the output shape)");
-  REQUIRE(wishes.size() == 1);
-  CHECK(wishes[0] == shape);
+        "node 'p0' (Pad): input 1 ('pads') must be a constant (it decides the output shape)");
+  REQUIRE(!wishes.empty()); // asked for, so the conformance runner can bind it
+  for (const ir::Expr &w : wishes)
+    CHECK(w == pads);
   // Bound as a constant, it converts.
-  NodeContext bound("Reshape", "r0", 17, {x, ir::makeConstant(i64({1}, {6}))}, 1, {});
-  auto ok = ConverterRegistry::standard().find("Reshape")->convert(bound);
+  NodeContext bound("Pad", "p0", 17, {x, ir::makeConstant(i64({4}, {0, 1, 0, 1}))}, 1, {});
+  auto ok = ConverterRegistry::standard().find("Pad")->convert(bound);
   REQUIRE(ok.ok());
-  CHECK((*ok)[0]->type() == ir::Type::tensor(ir::DType::F32, {6}));
+  CHECK((*ok)[0]->type() == ir::Type::tensor(ir::DType::F32, {2, 5}));
+}
+
+TEST_CASE("Reshape, Expand, Tile, Slice and TopK over data values: run-time dims, gathered",
+          "[onnx][onnx_nn][check]") {
+  // A shape argument of data values (not a constant, not a shape value):
+  // each output dim it decides is an unbounded run-time symbol named after
+  // the node, the result a gather per such axis; ONNX's rules on the values
+  // are a check (not for Slice, which clamps). Constants keep the plain op.
+  auto x = ir::makeVar("x", ir::Type::tensor(ir::DType::F32, {2, 3}));
+  auto v = ir::makeVar("v", ir::Type::tensor(ir::DType::I64, {2}));
+  auto convert = [&](const char *op, std::vector<ir::Expr> in) {
+    NodeContext ctx(op, "n0", 13, std::move(in), 1, {});
+    auto out = ConverterRegistry::standard().find(op)->convert(ctx);
+    INFO(op << ": " << (out.ok() ? "" : out.error().str()));
+    REQUIRE(out.ok());
+    ir::Module m("m");
+    m.set("main", ir::makeFunction({x, v}, (*out)[0]));
+    return m;
+  };
+  auto runtimeDims = [](const ir::Module &m) {
+    int n = 0;
+    for (int64_t d : m.find("main")->body()->type().shape())
+      n += ir::isSymbol(d) && ir::symbolInfo(d).runtime && !ir::symbolInfo(d).bounded();
+    return n;
+  };
+  for (const char *op : {"Reshape", "Tile"}) {
+    INFO(op);
+    ir::Module m = convert(op, {x, v});
+    CHECK(runtimeDims(m) == 2);
+    CHECK(countCalls(m, "gather") == (std::string(op) == "Reshape" ? 1 : 2));
+    CHECK(countCalls(m, "check") == 1);
+    CHECK(countCalls(m, "range_count") == 2);
+  }
+  // Expand of [2, 3] to a shape of data values: no dim of x is 1, so the
+  // result keeps x's dims and only the check runs.
+  ir::Module expand = convert("Expand", {x, v});
+  CHECK(expand.find("main")->body()->type() == x->type());
+  CHECK(countCalls(expand, "check") == 1);
+  CHECK(countCalls(expand, "gather") == 0);
+  // Slice at run-time starts and ends.
+  auto ends = ir::makeVar("ends", ir::Type::tensor(ir::DType::I64, {2}));
+  NodeContext slice("Slice", "n0", 13, {x, v, ends}, 1, {});
+  auto sliced = ConverterRegistry::standard().find("Slice")->convert(slice);
+  REQUIRE(sliced.ok());
+  for (int64_t d : (*sliced)[0]->type().shape())
+    CHECK((ir::isSymbol(d) && ir::symbolInfo(d).runtime));
+  // TopK at a K of data: a full sort along the axis, the first K gathered.
+  auto k = ir::makeVar("k", ir::Type::tensor(ir::DType::I64, {1}));
+  NodeContext topk("TopK", "n0", 13, {x, k}, 2, {});
+  auto best = ConverterRegistry::standard().find("TopK")->convert(topk);
+  REQUIRE(best.ok());
+  REQUIRE(best->size() == 2);
+  for (const ir::Expr &out : *best) {
+    CHECK(out->type().shape()[0] == 2);
+    CHECK((ir::isSymbol(out->type().shape()[1]) &&
+           ir::symbolInfo(out->type().shape()[1]).runtime));
+  }
+  // Constant arguments: the plain ops.
+  ir::Module constant = convert("Tile", {x, ir::makeConstant(i64({2}, {2, 1}))});
+  CHECK(constant.find("main")->body()->type() == ir::Type::tensor(ir::DType::F32, {4, 3}));
+  CHECK(countCalls(constant, "gather") == 0);
 }
 
 TEST_CASE("Tile, Trilu and OneHot compose exactly", "[onnx][onnx_nn]") {

@@ -10,6 +10,8 @@
 #include "test_util.h"
 
 #include "frontend/onnx/converter.h"
+#include "ir/module.h"
+#include "ir/visit.h"
 
 namespace tessera::test {
 
@@ -59,6 +61,15 @@ inline std::string convertError(const std::string &opType, std::vector<ir::Expr>
                                 OnnxAttrMap attrs = {}) {
   auto out = convertNode(opType, std::move(inputs), std::move(attrs));
   return out.ok() ? std::string() : out.error().str();
+}
+
+/// How many calls of `op` @main has, inside its functions too.
+inline size_t countCalls(const ir::Module &m, std::string_view op) {
+  size_t n = 0;
+  for (const ir::ExprNode *e : ir::postOrder(m.find("main")->body()))
+    if (const auto *c = e->as<ir::CallNode>(); c && c->op() && c->op()->name == op)
+      ++n;
+  return n;
 }
 
 } // namespace tessera::test

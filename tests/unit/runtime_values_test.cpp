@@ -2,7 +2,8 @@
 //
 // Run-time symbols (docs/design/0013-dynamic-shapes.md, "Run-time values"):
 // nonzero, non_max_suppression and unique, whose result count the data decides,
-// and symbol_values, which turns sizes back into a tensor. Their reference
+// symbol_values, which turns sizes back into a tensor, and check, which
+// stops a run whose data breaks a rule. Their reference
 // kernels against hand-computed results; models over them compiled once and
 // run at inputs that give different counts (none, some, all), every output
 // and its shape compared with the reference interpreter on the same
@@ -426,4 +427,49 @@ TEST_CASE("range_count and iota: ONNX Range over scalars known only at run time"
     CHECK_THAT(ran.error().str(), Catch::Contains("range_count"));
     CHECK_FALSE(interp::run(m, zero).ok());
   }
+}
+
+TEST_CASE("check: passes its argument on while the rule holds; stops the run with its message",
+          "[check][compile]") {
+  const ir::Type v3 = ir::Type::tensor(ir::DType::I64, {3});
+  ir::Var x = ir::makeVar("x", v3);
+  ir::Expr ok = call("greater_equal", {x, ir::makeConstant(ir::Tensor::fromInts(
+                                              ir::DType::I64, {}, Ints{0}))});
+  CHECK_THAT(ir::makeCall("check", {x, x}, {{"message", std::string("m")}}).error().str(),
+             Catch::Contains("must be a bool tensor"));
+  CHECK_THAT(ir::makeCall("check", {x, ok}, {{"message", std::string()}}).error().str(),
+             Catch::Contains("must say what the data broke"));
+  const std::string message = "no negative dims";
+  ir::Expr checked = call("check", {x, ok}, {{"message", message}});
+  CHECK(checked->type() == v3);
+  // The reference kernel.
+  const ir::Op *op = ir::OpRegistry::global().find("check");
+  auto run = [&](Ints values) {
+    const ir::Tensor t = ir::Tensor::fromInts(ir::DType::I64, {3}, values);
+    ir::Tensor holds(ir::DType::Bool, {3});
+    for (int64_t i = 0; i < 3; ++i)
+      holds.setInt(i, values[size_t(i)] >= 0);
+    const std::vector<ir::Tensor> in{t, holds};
+    return op->kernel(in, ir::Attrs{{"message", message}}, v3);
+  };
+  REQUIRE(run({1, 0, 7}).ok());
+  CHECK(run({1, 0, 7})->at(0).toInts() == Ints{1, 0, 7});
+  CHECK(run({1, -2, 7}).error().str() == message);
+  // Compiled: the result used (doubled), the rule checked at run time; a
+  // failed run names the step and says the message; the session runs on.
+  ir::Module m("checked");
+  m.set("main", ir::makeFunction({x}, call("add", {checked, checked})));
+  auto model = compileModule(m);
+  auto session = runtime::Session::create(model, {1});
+  REQUIRE(session.ok());
+  auto values = [](Ints v) { return ir::Tensor::fromInts(ir::DType::I64, {3}, v); };
+  checkRun(**session, m, {values({4, 0, 9})});
+  const ir::Tensor badValues = values({4, -1, 9});
+  DLTensor bad = badValues.dl();
+  REQUIRE((*session)->setInput(0, bad).ok());
+  auto ran = (*session)->run();
+  REQUIRE_FALSE(ran.ok());
+  CHECK_THAT(ran.error().str(), Catch::Contains("check 'check': no negative dims"));
+  CHECK_THAT(interp::run(m, {badValues}).error().str(), Catch::Contains(message));
+  checkRun(**session, m, {values({0, 0, 0})});
 }

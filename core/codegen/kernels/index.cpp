@@ -418,6 +418,20 @@ TK_KERNEL(symbol_values) {
   return TESSERA_HOST_OK;
 }
 
+// check: ia = [elem_size]: out[0] = in[0] when every bool of in[1] holds,
+// else TESSERA_HOST_ERR_INVALID (the step's label carries the op's message).
+TK_KERNEL(check) {
+  const uint8_t *ok = (const uint8_t *)a->in[1].data;
+  const int64_t n = tk_numel(a->in[1]);
+  for (int64_t i = 0; i < n; ++i)
+    if (!ok[i])
+      return TESSERA_HOST_ERR_INVALID;
+  if (a->out[0].data != a->in[0].data)
+    memcpy(a->out[0].data, a->in[0].data, (size_t)(tk_numel(a->in[0]) * a->ia[0]));
+  (void)ctx;
+  return TESSERA_HOST_OK;
+}
+
 // range_count: ia = []: out[0][0] = max(ceil((limit - start) / delta), 0)
 // over the three scalars in[0..2] (one dtype: i32, i64, f32, f64);
 // TESSERA_HOST_ERR_INVALID for delta 0 (or NaN) and counts past 2^62.

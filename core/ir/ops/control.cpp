@@ -1,6 +1,8 @@
-//===- ir/ops/control.cpp - Run-time control flow: if, loop ---------------===//
+//===- ir/ops/control.cpp - Run-time control flow: if, loop, check --------===//
 //
-// The two ops whose arguments include functions. Both functions of an `if`
+// `check` stops a run whose data breaks a rule the importer could not check
+// at compile time (a Reshape to a shape of data values whose element count
+// differs). if and loop are the two ops whose arguments include functions. Both functions of an `if`
 // and the body of a `loop` are closed Function expressions (every value
 // they use from outside is passed as an argument), so that each can be
 // lowered, planned and run on its own. No kernel runs them: the reference
@@ -185,10 +187,40 @@ Expected<std::vector<Tensor>> controlKernel(std::span<const Tensor>, const Attrs
   return Error("control flow has no kernel: the interpreter and the executor run its functions");
 }
 
+/// check(x, ok) {message}: x, once every element of the bool `ok` holds.
+Expected<Type> checkRelation(std::span<const Type> in, const Attrs &attrs) {
+  if (!in[1].isTensor() || in[1].dtype() != DType::Bool)
+    return Error::format("argument 1 ('ok') must be a bool tensor, got {}", in[1].str());
+  if (attrs.getString("message").empty())
+    return Error("attribute 'message' must say what the data broke");
+  return in[0];
+}
+
+Expected<std::vector<Tensor>> checkKernel(std::span<const Tensor> in, const Attrs &attrs,
+                                          const Type &) {
+  for (int64_t i = 0; i < in[1].numel(); ++i)
+    if (in[1].getInt(i) == 0)
+      return Error(attrs.getString("message"));
+  return std::vector<Tensor>{in[0]};
+}
+
 } // namespace
 
 Status registerControlOps(OpRegistry &r) {
   using K = AttrKind;
+  TS_RETURN_IF_ERROR(r.add(Op{
+      "check",
+      "Its first argument, once every element of the bool 'ok' holds; otherwise the run stops "
+      "with 'message' (a rule on data values the importer could not check when it compiled: a "
+      "shape of data values whose element count differs from the input's).",
+      {"x", "ok"},
+      2,
+      2,
+      {{"message", K::String, std::nullopt, "what the data broke, for the run's error"}},
+      OpPattern::Opaque,
+      checkRelation,
+      checkKernel,
+  }));
   Op ifOp{
       "if",
       "Runs 'then' on the arguments when 'cond' (one bool or integer) is non-zero, else 'else' "

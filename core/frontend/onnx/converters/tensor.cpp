@@ -52,17 +52,20 @@ namespace {
 // Reshaping.
 //===----------------------------------------------------------------------===//
 
-/// Reshape (opsets 1-17): shape attribute (< 5) or constant input; 0 copies
-/// the input dim (allowzero=1, opset 14: a literal 0), one -1 is inferred.
+/// Reshape (opsets 1-17): shape attribute (< 5) or input; 0 copies the
+/// input dim (allowzero=1, opset 14: a literal 0), one -1 is inferred. A
+/// shape of data values: tensor_runtime.cpp.
 Expected<Outputs> convertReshape(NodeContext &ctx) {
   const Expr &x = ctx.input(0);
   Ints shape;
+  TS_ASSIGN_OR_RETURN(int64_t allowZero, ctx.attrInt("allowzero", int64_t{0}));
   if (ctx.opset() < 5) {
     TS_ASSIGN_OR_RETURN(shape, ctx.attrInts("shape"));
+  } else if (!ctx.constantInput(1)) {
+    return reshapeOfData(ctx, allowZero);
   } else {
     TS_ASSIGN_OR_RETURN(shape, constantInts(ctx, 1, "shape"));
   }
-  TS_ASSIGN_OR_RETURN(int64_t allowZero, ctx.attrInt("allowzero", int64_t{0}));
   const ir::Shape &in = shapeOf(x);
   if (!ir::isStatic(in) || !ir::isStatic(shape)) {
     // Symbolic dims (in the input, or in a shape computed by Shape ->
@@ -308,6 +311,10 @@ std::optional<Expected<Outputs>> windowSlice(NodeContext &ctx) {
 Expected<Outputs> convertSlice(NodeContext &ctx) {
   if (std::optional<Expected<Outputs>> window = windowSlice(ctx))
     return std::move(*window);
+  // Starts or ends known only at run time: a run-time length.
+  if (ctx.opset() >= 10 && (!ctx.constantInput(1) || !ctx.constantInput(2)) &&
+      (!ctx.hasInput(3) || ctx.constantInput(3)) && (!ctx.hasInput(4) || ctx.constantInput(4)))
+    return sliceOfData(ctx);
   Ints starts, ends, axes, steps;
   if (ctx.opset() < 10) {
     TS_ASSIGN_OR_RETURN(starts, ctx.attrInts("starts"));
@@ -363,8 +370,11 @@ Expected<Outputs> convertPad(NodeContext &ctx) {
   return Outputs{y};
 }
 
-/// Expand (opsets 8-17): constant shape input, bidirectional broadcast.
+/// Expand (opsets 8-17): shape input, bidirectional broadcast (a shape of
+/// data values: tensor_runtime.cpp).
 Expected<Outputs> convertExpand(NodeContext &ctx) {
+  if (!ctx.constantInput(1))
+    return expandOfData(ctx);
   TS_ASSIGN_OR_RETURN(Ints shape, constantInts(ctx, 1, "shape"));
   TS_ASSIGN_OR_RETURN(Expr y, ctx.call("expand", {ctx.input(0)}, {{"shape", shape}}));
   return Outputs{y};
@@ -372,9 +382,11 @@ Expected<Outputs> convertExpand(NodeContext &ctx) {
 
 /// Tile (opsets 6-17): constant repeats; x [d...] is reshaped to
 /// [1, d0, 1, d1, ...], expanded to [r0, d0, r1, d1, ...] and flattened
-/// pairwise.
+/// pairwise (repeats of data values: tensor_runtime.cpp).
 Expected<Outputs> convertTile(NodeContext &ctx) {
   const Expr &x = ctx.input(0);
+  if (!ctx.constantInput(1))
+    return tileOfData(ctx);
   TS_ASSIGN_OR_RETURN(Ints reps, constantInts(ctx, 1, "repeats"));
   const ir::Shape &s = shapeOf(x);
   if (reps.size() != s.size())
@@ -425,7 +437,9 @@ Status registerTensorConverters(ConverterRegistry &r) {
                          "run-time count, memory grown as needed), then start + iota * delta"));
   TS_RETURN_IF_ERROR(add("EyeLike", 1, 9, convertEyeLike, "k, dtype; a constant"));
   TS_RETURN_IF_ERROR(add("Reshape", 1, 1, convertReshape,
-                         "constant shape (attribute before opset 5); 0, -1, allowzero"));
+                         "shape attribute (< 5) or input; 0, -1, allowzero; a shape of data "
+                         "values: one unbounded run-time dim each, the element count checked "
+                         "at run time"));
   TS_RETURN_IF_ERROR(add("Flatten", 1, 1, convertFlatten, "axis, negative axis"));
   TS_RETURN_IF_ERROR(add("Transpose", 1, 1, convertTranspose, "perm (default reversed)"));
   TS_RETURN_IF_ERROR(add("Squeeze", 1, 1, convertSqueeze,
@@ -439,12 +453,18 @@ Status registerTensorConverters(ConverterRegistry &r) {
                          "attributes (< 10) or constant starts/ends/axes/steps; negative and "
                          "out-of-range values, negative steps; run-time starts whose ends are "
                          "the starts plus constants (steps 1): a window of static size "
-                         "(dynamic_slice), refused at run time where it does not fit"));
+                         "(dynamic_slice), refused at run time where it does not fit; other "
+                         "run-time starts or ends (constant axes and steps): a run-time "
+                         "length per sliced axis"));
   TS_RETURN_IF_ERROR(add("Pad", 1, 2, convertPad,
                          "constant/reflect/edge; pads attribute (< 11) or constant input; "
                          "constant_value; negative pads crop; no axes input"));
-  TS_RETURN_IF_ERROR(add("Expand", 2, 8, convertExpand, "constant shape input"));
-  TS_RETURN_IF_ERROR(add("Tile", 2, 6, convertTile, "constant repeats (reshape, expand, reshape)"));
+  TS_RETURN_IF_ERROR(add("Expand", 2, 8, convertExpand,
+                         "shape input; of data values: a run-time dim where the input's is "
+                         "1, the others checked at run time"));
+  TS_RETURN_IF_ERROR(add("Tile", 2, 6, convertTile,
+                         "repeats (constant: reshape, expand, reshape; data values: a "
+                         "run-time dim per axis, negatives refused at run time)"));
   TS_RETURN_IF_ERROR(add("Gather", 2, 1, convertGather, "any axis, negative indices"));
   TS_RETURN_IF_ERROR(
       add("GatherElements", 2, 11, convertGatherElements, "any axis, negative indices"));
@@ -453,7 +473,9 @@ Status registerTensorConverters(ConverterRegistry &r) {
       add("OneHot", 3, 9, convertOneHot, "constant depth, any axis, negative indices"));
   TS_RETURN_IF_ERROR(add("CumSum", 2, 11, convertCumSum, "constant axis; exclusive, reverse"));
   TS_RETURN_IF_ERROR(add("TopK", 1, 1, convertTopK,
-                         "constant k; axis, largest; always sorted (ties: lower index first)"));
+                         "constant k; axis, largest; always sorted (ties: lower index first); a K "
+                         "of data values: a full sort, the first K gathered (K checked at run "
+                         "time)"));
   return okStatus();
 }
 

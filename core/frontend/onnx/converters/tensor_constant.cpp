@@ -91,8 +91,6 @@ Expected<Outputs> convertSize(NodeContext &ctx) {
   return Outputs{ctx.constant(ir::Tensor::fromInts(DType::I64, {}, Ints{n}))};
 }
 
-/// ConstantOfShape (opsets 9-17): constant shape input; value (one-element
-/// tensor, default f32 0).
 /// 0, 1, ..., N - 1 as i64 [N] for N = range_count(start, limit, delta): a
 /// run-time symbol without an upper bound, <node>_<what>, set before
 /// anything it sizes is written (iota takes the count, so it runs after).
@@ -150,6 +148,8 @@ Expected<Outputs> runtimeConstantOfShape(NodeContext &ctx, const ir::Tensor &val
   return Outputs{y};
 }
 
+/// ConstantOfShape (opsets 9-17): shape input; value (one-element tensor,
+/// default f32 0).
 Expected<Outputs> convertConstantOfShape(NodeContext &ctx) {
   ir::Tensor value = ir::Tensor::fromDoubles(DType::F32, {1}, std::vector<double>{0.0});
   if (ctx.hasAttr("value")) {

@@ -118,15 +118,17 @@ Expected<Outputs> convertCumSum(NodeContext &ctx) {
 /// TopK (opsets 1-17): k attribute (< 10) or constant input; axis, largest,
 /// sorted (results are always sorted; ties keep the lower index first).
 Expected<Outputs> convertTopK(NodeContext &ctx) {
-  int64_t k;
-  if (ctx.opset() < 10) {
-    TS_ASSIGN_OR_RETURN(k, ctx.attrInt("k"));
-  } else {
-    TS_ASSIGN_OR_RETURN(k, constantScalarInt(ctx, 1, "K"));
-  }
   TS_ASSIGN_OR_RETURN(int64_t axis, ctx.attrInt("axis", int64_t{-1}));
   TS_ASSIGN_OR_RETURN(int64_t largest, ctx.attrInt("largest", int64_t{1}));
   TS_ASSIGN_OR_RETURN(int64_t sorted, ctx.attrInt("sorted", int64_t{1}));
+  int64_t k;
+  if (ctx.opset() < 10) {
+    TS_ASSIGN_OR_RETURN(k, ctx.attrInt("k"));
+  } else if (ctx.hasInput(1) && !ctx.constantInput(1)) {
+    return topkOfData(ctx, axis, largest != 0); // K known only at run time
+  } else {
+    TS_ASSIGN_OR_RETURN(k, constantScalarInt(ctx, 1, "K"));
+  }
   TS_ASSIGN_OR_RETURN(
       Expr t,
       ctx.call("topk", {ctx.input(0)},

@@ -3,8 +3,8 @@
 // What the files of the tensor converter family share: the helpers of
 // tensor.cpp, the limit on the constants that converters build, and the
 // converters that registerTensorConverters() (tensor.cpp) registers from the
-// other files: tensor_constant.cpp (constants and shape queries) and
-// tensor_index.cpp (indexing). Private to converters/ (not installed, not
+// other files: tensor_constant.cpp (constants and shape queries),
+// tensor_index.cpp (indexing) and tensor_runtime.cpp (shape arguments of data). Private to converters/ (not installed, not
 // used elsewhere).
 //
 //===----------------------------------------------------------------------===//
@@ -26,6 +26,20 @@ constexpr int64_t kMaxConstantElements = int64_t(1) << 28;
 // Helpers (tensor.cpp).
 Expected<Ints> constantInts(NodeContext &ctx, size_t i, std::string_view name);
 Expected<int64_t> normAxis(NodeContext &ctx, int64_t axis, int64_t rank, std::string_view what);
+
+/// 0, 1, ..., N - 1 as i64 [N] for N = range_count(start, limit, delta): a
+/// run-time symbol without an upper bound, <node>_<what>, returned in `n`
+/// (tensor_constant.cpp).
+Expected<Expr> runtimeIota(NodeContext &ctx, const Expr &start, const Expr &limit,
+                           const Expr &delta, std::string_view what, int64_t &n);
+
+// Shape arguments that are data values known only at run time
+// (tensor_runtime.cpp), for the converters of tensor.cpp.
+Expected<Outputs> reshapeOfData(NodeContext &ctx, int64_t allowZero);
+Expected<Outputs> expandOfData(NodeContext &ctx);
+Expected<Outputs> tileOfData(NodeContext &ctx);
+Expected<Outputs> sliceOfData(NodeContext &ctx);
+Expected<Outputs> topkOfData(NodeContext &ctx, int64_t axis, bool largest);
 
 // Converters that registerTensorConverters() (tensor.cpp) registers.
 
