@@ -15,11 +15,12 @@ data decides runs at run time too: its scan outputs have a run-time length
 trip count is an input (no bound: 0 to 100 rows, grown mid-run).
 
 ONNX Scan over a sequence whose length is a symbol (read from the end,
-stacked on axis 1) runs as one loop over windows of its input, at lengths
-1 to 40, checked against NumPy.
+stacked on axis 1, in order and prepended) runs as one loop over windows of
+its input, at lengths 1 to 40, checked against NumPy.
 
 ONNX ConstantOfShape whose shape is a model input (f32 and i32 values) runs
-at shapes [3, 40], [0, 4], [20, 20], checked against np.full.
+at shapes [3, 40], [0, 4], [20, 20], checked against np.full; a negative dim
+stops the run naming the node.
 
 ONNX Range over scalars that are model inputs (i64 and f32) compiles once
 and runs at lengths 0 to 300 (memory grown mid-run past the first 16),
@@ -314,6 +315,13 @@ def main():
               "x": rng.standard_normal((n, 2)).astype(np.float32),
               "w": rng.standard_normal(2).astype(np.float32)} for n in (1, 5, 40)]
     run_cases(c, path, "scan_symbolic", cases, scan_reference, ["s", "y"], targets)
+    # The same with its scan output prepended (scan_output_directions 1).
+    g.node[0].attribute.append(helper.make_attribute("scan_output_directions", [1]))
+    path = c.path("scan_symbolic_reversed.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    run_cases(c, path, "scan_symbolic_reversed", cases,
+              lambda s0, x, w: (lambda s, y: (s, y[:, ::-1]))(*scan_reference(s0, x, w)),
+              ["s", "y"], targets)
 
     # ConstantOfShape over a shape that is an input: one unbounded run-time
     # dim per element.
@@ -340,6 +348,12 @@ def main():
                 continue
             c.close(np.load(out)["y"], np.full(dims, value[0], value.dtype), 0, 0,
                     f"{label}: ConstantOfShape at {dims}")
+        npz = c.path(f"{label}_negative.npz")
+        np.savez(npz, shape=np.array((4, -2), np.int64))
+        r = c.tool("run", tsr, "--inputs", npz, "--outputs", c.path("negative_out.npz"), rc=None)
+        c.ok(r.returncode != 0 and "node 'fill' (ConstantOfShape): the shape must not hold a "
+             "negative dim" in r.stderr, f"{label}: a negative dim stops the run naming the node",
+             r.stderr)
 
     # Range over run-time scalars: an unbounded run-time length.
     for elem, np_type in ((TensorProto.INT64, np.int64), (TensorProto.FLOAT, np.float32)):

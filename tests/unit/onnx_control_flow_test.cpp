@@ -451,14 +451,21 @@ TEST_CASE("Scan over a sequence of symbolic length: a loop over windows of the i
     CHECK(got[1].shape() == ir::Shape{2, L});
     CHECK(got[1].toDoubles() == y);
   }
-  SECTION("a reversed scan output over a run-time length is refused by name") {
+  SECTION("a reversed scan output over a run-time length: the rows prepended") {
     auto *dirs = n->add_attribute();
     dirs->set_name("scan_output_directions");
     dirs->set_type(::onnx::AttributeProto::INTS);
     dirs->add_ints(1);
-    auto e = import(m);
-    REQUIRE(!e.ok());
-    CHECK_THAT(e.error().str(), Catch::Contains("node 'scan0' (Scan): scan_output_directions[0] = "
-                                                "1 over the sequence of run-time length L"));
+    auto rev = import(m);
+    INFO((rev.ok() ? "" : rev.error().str()));
+    REQUIRE(rev.ok());
+    const int64_t L = 3;
+    const std::vector<double> xv = {1, 2, 3, 4, 5, 6};
+    auto fwd = interpret(*r, {s0, f32({L, 2}, xv), w});
+    auto got = interpret(*rev, {s0, f32({L, 2}, xv), w});
+    CHECK(got[0].toDoubles() == fwd[0].toDoubles());
+    for (int64_t c = 0; c < 2; ++c)
+      for (int64_t t = 0; t < L; ++t)
+        CHECK(got[1].toDoubles()[size_t(c * L + t)] == fwd[1].toDoubles()[size_t(c * L + L - 1 - t)]);
   }
 }

@@ -411,8 +411,8 @@ Status registerControlFlowConverters(ConverterRegistry &r) {
                             "outputs of run-time length, bounded by M when it is a constant)"}));
   TS_RETURN_IF_ERROR(r.add({"Scan", 8, 17, convertScan,
                             "unrolled over a static sequence length; over a symbolic one (opset "
-                            "9+), one loop over windows of the scan inputs (scan outputs in "
-                            "forward order); opset 8 without sequence_lens"}));
+                            "9+), one loop over windows of the scan inputs; opset 8 without "
+                            "sequence_lens"}));
   TS_RETURN_IF_ERROR(r.add({"SequenceMap", 17, 17, convertSequenceMap,
                             "unrolled over the sequence length"}));
   return okStatus();

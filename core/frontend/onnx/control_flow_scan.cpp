@@ -9,6 +9,7 @@
 #include "ir/visit.h"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 
 namespace tessera::frontend::onnx::control_detail {
@@ -22,17 +23,13 @@ using ir::Expr;
 /// count is the length, whose body slices each scan input at the iteration
 /// (`dynamic_slice`, from the end for a reverse direction) and then computes
 /// the outlined Scan body on the slices; the scan outputs are the loop's,
-/// `len` rows each, moved to their scan_output_axes.
+/// `len` rows each (reversed for a reverse output direction), moved to
+/// their scan_output_axes.
 Expected<Outputs> runtimeScan(NodeContext &ctx, const Outputs &states, const Outputs &xs,
                               int64_t len, const Ints &inAxes, const Ints &inDirs,
                               const Ints &outAxes, const Ints &outDirs, size_t k) {
   using ir::makeCall;
   const size_t n = states.size(), m = xs.size();
-  for (size_t j = 0; j < k; ++j)
-    if (outDirs[j])
-      return ctx.error("scan_output_directions[{}] = 1 over the sequence of run-time length {} "
-                       "is not supported (rows are written in iteration order)",
-                       j, ir::dimStr(len));
   std::vector<ir::Type> leading;
   for (const Expr &e : states)
     leading.push_back(e->type());
@@ -111,6 +108,14 @@ Expected<Outputs> runtimeScan(NodeContext &ctx, const Outputs &states, const Out
   TS_ASSIGN_OR_RETURN(Expr loop, ctx.call("loop", std::move(args), std::move(attrs)));
   TS_ASSIGN_OR_RETURN(Outputs out, itemsOf(ctx, loop, n + k));
   for (size_t j = 0; j < k; ++j) { // rows on axis 0 -> scan_output_axes[j]
+    if (outDirs[j]) { // prepended: the last iteration's row first
+      TS_ASSIGN_OR_RETURN(out[n + j],
+                          ctx.call("slice", {out[n + j]},
+                                   {{"starts", Ints{-1}},
+                                    {"ends", Ints{std::numeric_limits<int64_t>::min()}},
+                                    {"axes", Ints{0}},
+                                    {"steps", Ints{-1}}}));
+    }
     const int64_t r = rankOf(out[n + j]);
     const int64_t axis = outAxes[j] < 0 ? outAxes[j] + r : outAxes[j];
     if (axis < 0 || axis >= r)

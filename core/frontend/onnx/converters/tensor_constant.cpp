@@ -124,8 +124,17 @@ Expected<Outputs> runtimeConstantOfShape(NodeContext &ctx, const ir::Tensor &val
   auto i64 = [&](int64_t v) { return ctx.constant(ir::Tensor::fromInts(DType::I64, {}, Ints{v})); };
   const Expr zero = ctx.constant(ir::Tensor::fromDoubles(dt, {}, std::vector<double>{0.0}));
   Expr zeros;
+  // Negative dims stop the run (range_count would count them as 0).
+  const Expr shape = ctx.input(0);
+  TS_ASSIGN_OR_RETURN(Expr sizes, ctx.call("greater_equal", {shape, i64(0)}));
+  TS_ASSIGN_OR_RETURN(
+      Expr checked,
+      ctx.call("check", {shape, sizes},
+               {{"message", fmt::format("node '{}' (ConstantOfShape): the shape must not hold a "
+                                        "negative dim",
+                                        ctx.nodeName())}}));
   for (int64_t k = 0; k < r; ++k) {
-    TS_ASSIGN_OR_RETURN(Expr d, ctx.call("slice", {ctx.input(0)},
+    TS_ASSIGN_OR_RETURN(Expr d, ctx.call("slice", {checked},
                                          {{"starts", Ints{k}}, {"ends", Ints{k + 1}}}));
     TS_ASSIGN_OR_RETURN(d, reshapeTo(ctx, d, {}));
     int64_t n = 0;
