@@ -166,6 +166,41 @@ def scan_loop_model():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
 
+def appending_model(consumers):
+    """A scripted loop collecting its results in a list, as torch.onnx
+    exports `for i in range(x.size(0)): h = tanh(h + x[i]); outs.append(h * 2)`:
+    Loop over Shape(x)[0] carrying h and a sequence started by SequenceEmpty,
+    the body appending with SequenceInsert; `consumers` read the sequence
+    (node, output name, output rank)."""
+    body = helper.make_graph(
+        [helper.make_node("Gather", ["x", "i"], ["xi"]),
+         helper.make_node("Add", ["h_in", "xi"], ["pre"]),
+         helper.make_node("Tanh", ["pre"], ["h_out"]),
+         helper.make_node("Mul", ["h_out", "two"], ["y_t"]),
+         helper.make_node("SequenceInsert", ["outs_in", "y_t"], ["outs_out"]),
+         helper.make_node("Identity", ["c"], ["c_out"])],
+        "body", [vi("i", TensorProto.INT64, []), vi("c", TensorProto.BOOL, []),
+                 vi("h_in", F32, [3]),
+                 helper.make_tensor_sequence_value_info("outs_in", F32, None)],
+        [vi("c_out", TensorProto.BOOL, []), vi("h_out", F32, [3]),
+         helper.make_tensor_sequence_value_info("outs_out", F32, None)],
+        [numpy_helper.from_array(np.array(2, np.float32), "two")])
+    nodes = [helper.make_node("SequenceEmpty", [], ["outs0"], dtype=F32),
+             helper.make_node("Shape", ["x"], ["shape"]),
+             helper.make_node("Gather", ["shape", "zero"], ["n"]),
+             helper.make_node("Loop", ["n", "true", "h0", "outs0"], ["h", "outs"], body=body,
+                              name="collect")]
+    outputs = [vi("h", F32, [3])]
+    for node, name, rank in consumers:
+        nodes.append(node)
+        outputs.append(vi(name, F32 if name != "length" else TensorProto.INT64, [None] * rank))
+    g = helper.make_graph(nodes, "appending", [vi("x", F32, ["T", 3])], outputs,
+                          [numpy_helper.from_array(np.array(0, np.int64), "zero"),
+                           numpy_helper.from_array(np.array(True), "true"),
+                           numpy_helper.from_array(np.zeros(3, np.float32), "h0")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
 def run_cases(c, model_path, label, cases, reference, output_names, targets):
     """Compiles once per target list, runs every case in a fresh process."""
     for target in targets:
@@ -322,6 +357,55 @@ def main():
     run_cases(c, path, "scan_symbolic_reversed", cases,
               lambda s0, x, w: (lambda s, y: (s, y[:, ::-1]))(*scan_reference(s0, x, w)),
               ["s", "y"], targets)
+
+    # A scripted loop appending to a list: the sequence becomes a scan output
+    # (stacked), read by ConcatFromSequence (torch.stack on axis 0, torch.cat
+    # on axis 1), SequenceAt(-1) and SequenceLength.
+    consumers = [
+        (helper.make_node("ConcatFromSequence", ["outs"], ["stacked"], axis=0, new_axis=1), "stacked", 2),
+        (helper.make_node("ConcatFromSequence", ["outs"], ["joined"], axis=0, new_axis=0), "joined", 1),
+        (helper.make_node("ConcatFromSequence", ["outs"], ["columns"], axis=1, new_axis=1), "columns", 2),
+        (helper.make_node("SequenceAt", ["outs", "minus_one"], ["last"]), "last", 1),
+        (helper.make_node("SequenceLength", ["outs"], ["length"]), "length", 0),
+    ]
+    m = appending_model(consumers)
+    m.graph.initializer.append(numpy_helper.from_array(np.array(-1, np.int64), "minus_one"))
+    path = c.path("appending.onnx")
+    onnx.save(m, path)
+    text = c.tool("import", path).stdout
+    c.ok(" = loop(" in text and "scans=1" in text,
+         "a loop appending to a sequence imports as a loop with a scan output", text)
+    rng = np.random.default_rng(7)
+    cases = [{"x": rng.standard_normal((n, 3)).astype(np.float32)} for n in (1, 5, 40)]
+
+    def appending_want(x):
+        h, ys = np.zeros(3), []
+        for t in range(len(x)):
+            h = np.tanh(h + x[t])
+            ys.append(h * 2)
+        ys = np.array(ys).reshape(len(x), 3)
+        return [h, ys, ys.reshape(-1), ys.T, ys[-1], np.array(len(x), np.int64)]
+
+    names = ["h", "stacked", "joined", "columns", "last", "length"]
+    run_cases(c, path, "appending", cases, appending_want, names, targets)
+    for i, feeds in enumerate(cases):
+        want = dict(zip(names, appending_want(**feeds)))
+        want = {k: (v if k == "length" else v.astype(np.float32)) for k, v in want.items()}
+        folder = c.backend_folder(f"appending_case{i}", path, feeds, want)
+        c.conformance(folder, f"appending case {i}: the reference interpreter")
+    # A body that reads its sequence (its length) is not an appended one: the
+    # import says the carried value changes type, naming the node.
+    m = appending_model([consumers[0]])
+    body = m.graph.node[3].attribute[0].g
+    body.node.append(helper.make_node("SequenceLength", ["outs_in"], ["len_in"]))
+    body.node.append(helper.make_node("Cast", ["len_in"], ["len_f"], to=F32))
+    body.node[3].input[1] = "two_or_len"
+    body.node.insert(3, helper.make_node("Add", ["two", "len_f"], ["two_or_len"]))
+    path = c.path("appending_read.onnx")
+    onnx.save(m, path)
+    r = c.tool("import", path, rc=None)
+    c.ok(r.returncode != 0 and "node 'collect' (Loop)" in r.stderr and "keeps its type" in r.stderr,
+         "a loop whose body reads its sequence is refused naming the node", r.stderr)
 
     # ConstantOfShape over a shape that is an input: one unbounded run-time
     # dim per element.

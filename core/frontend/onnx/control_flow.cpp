@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/control_flow_internal.h"
+#include "ir/symbol.h"
 
 namespace tessera::frontend::onnx {
 
@@ -274,15 +275,24 @@ Expected<Outputs> runtimeLoop(NodeContext &ctx) {
     return ctx.error("the node has {} outputs, fewer than its {} loop-carried values",
                      ctx.numOutputs(), n);
   const size_t k = ctx.numOutputs() - n;
+  const ir::Tensor *m = ctx.hasInput(0) ? ctx.constantInput(0) : nullptr;
+  const bool symbolic = m && holdsSymbols(*m); // a symbol: its value when the model runs
   int64_t count = -1;
   if (k > 0) {
-    const ir::Tensor *m = ctx.hasInput(0) ? ctx.constantInput(0) : nullptr;
-    const int64_t bound = m && m->numel() == 1 ? std::max<int64_t>(m->getInt(0), 0) : ir::kUnbounded;
+    int64_t bound = ir::kUnbounded;
+    if (m && m->numel() == 1 && !symbolic)
+      bound = std::max<int64_t>(m->getInt(0), 0);
+    else if (symbolic && m->numel() == 1 && ir::symbolInfo(m->getInt(0)).bounded())
+      bound = ir::symbolInfo(m->getInt(0)).hi;
     TS_ASSIGN_OR_RETURN(count, countSymbol(ctx, bound));
   }
   Expr trip = ctx.hasInput(0) ? ctx.input(0)
                               : ctx.constant(ir::Tensor::fromInts(
                                     DType::I64, {}, std::vector<int64_t>{INT64_MAX}));
+  if (symbolic) {
+    TS_ASSIGN_OR_RETURN(trip, ctx.call("symbol_values", {},
+                                       {{"values", m->toInts()}, {"shape", m->shape()}}));
+  }
   Expr cond = ctx.hasInput(1)
                   ? ctx.input(1)
                   : ctx.constant(ir::Tensor::fromInts(DType::Bool, {}, std::vector<int64_t>{1}));
@@ -323,8 +333,13 @@ Expected<Outputs> runtimeLoop(NodeContext &ctx) {
 // the loop is short (or has scan outputs, so that their length is static);
 // else one `loop` op runs it.
 Expected<Outputs> convertLoop(NodeContext &ctx) {
+  // A shape value holding a symbol (x.size(0) in a scripted loop) is known
+  // only at run time.
   auto isConstant = [&](size_t i) {
-    return !ctx.hasInput(i) || ctx.input(i)->as<ir::ConstantNode>() != nullptr;
+    if (!ctx.hasInput(i))
+      return true;
+    const auto *k = ctx.input(i)->as<ir::ConstantNode>();
+    return k && !holdsSymbols(k->data());
   };
   const size_t carried = ctx.numInputs() < 2 ? 0 : ctx.numInputs() - 2;
   const bool scans = ctx.numOutputs() > carried;

@@ -22,17 +22,6 @@ namespace {
 /// Results larger than this stay calls (as in the fold-constants pass).
 constexpr int64_t kMaxFoldedBytes = int64_t(64) << 20;
 
-/// Whether `t` is a shape value holding symbols (ONNX Shape of a symbolic
-/// tensor, and what moves it).
-bool holdsSymbols(const ir::Tensor &t) {
-  if (t.dtype() != ir::DType::I64)
-    return false;
-  for (int64_t x : t.toInts())
-    if (ir::isKnownSymbol(x))
-      return true;
-  return false;
-}
-
 const char *kindName(const OnnxAttr &a) {
   switch (a.index()) {
   case 0: return "an int";
@@ -64,6 +53,15 @@ int64_t resultBytes(const ir::Type &t) {
 const ir::Expr &NodeContext::input(size_t i) const {
   static const ir::Expr kNull;
   return i < inputs_.size() ? inputs_[i] : kNull;
+}
+
+bool holdsSymbols(const ir::Tensor &t) {
+  if (t.dtype() != ir::DType::I64)
+    return false;
+  for (int64_t x : t.toInts())
+    if (ir::isKnownSymbol(x))
+      return true;
+  return false;
 }
 
 const ir::Tensor *NodeContext::constantInput(size_t i) const {

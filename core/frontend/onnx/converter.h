@@ -56,6 +56,11 @@ struct OutlinedSubgraphs {
 using SubgraphOutliner = std::function<Expected<OutlinedSubgraphs>(
     const std::vector<std::string> &attrs, const std::vector<std::vector<ir::Type>> &leading)>;
 
+/// Whether `t` is a shape value holding symbols (ONNX Shape of a symbolic
+/// tensor, and what moves it): a constant whose value is known only at run
+/// time.
+bool holdsSymbols(const ir::Tensor &t);
+
 class NodeContext {
 public:
   NodeContext(std::string opType, std::string nodeName, int64_t opset,

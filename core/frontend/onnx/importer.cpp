@@ -2,7 +2,8 @@
 //
 // The import runs in this order, so that the cheap checks that explain most
 // failures come first:
-//   1. parse the ModelProto; find the default domain's opset;
+//   1. parse the ModelProto; find the default domain's opset; a Loop's
+//      sequences that only grow become scan outputs (appended_sequences.cpp);
 //   2. list the op types without a converter, or whose converter does not
 //      cover that opset, and fail with ONE error naming all of them, with
 //      counts and node names (so a model of opset 6 imports only when all
@@ -292,6 +293,18 @@ Expected<ir::Module> Importer::finish() {
                            "return",
                            vi.name());
     TS_RETURN_IF_ERROR(checkOutput(vi, v->second->type()));
+    // A shape value holding symbols (Shape of a symbolic input, a sequence's
+    // run-time length) is returned as the symbols' values of the run.
+    const auto *k = v->second->as<ir::ConstantNode>();
+    if (k && holdsSymbols(k->data())) {
+      TS_ASSIGN_OR_RETURN(
+          ir::Expr values,
+          ir::makeCall("symbol_values", {},
+                       {{"values", k->data().toInts()}, {"shape", k->data().shape()}},
+                       vi.name()));
+      results.push_back(std::move(values));
+      continue;
+    }
     results.push_back(v->second);
   }
   ir::Expr body = results.size() == 1 ? results[0] : ir::makeTuple(results);
@@ -337,6 +350,7 @@ Expected<ir::Module> importModelBytes(std::string_view bytes, const std::string 
     return Error::format("{}: not an ONNX model (protobuf parse failed)", displayName);
   if (!model.has_graph())
     return Error::format("{}: not an ONNX model (no graph)", displayName);
+  stackAppendedSequences(*model.mutable_graph());
   Importer importer(model, baseDir, displayName, options, r);
   return importer.run().withContext(displayName);
 }

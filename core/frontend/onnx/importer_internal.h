@@ -42,6 +42,11 @@ std::string declaredShapeStr(const ::onnx::TensorShapeProto &s);
 /// symbol after the model's dim_param at that dim.
 std::string rangeSymbolName(std::string_view input, size_t dim);
 
+/// Rewrites each Loop's appended sequences (started empty, one tensor
+/// appended per iteration) into scan outputs that their consumers take
+/// stacked (appended_sequences.cpp); in sub-graphs too.
+void stackAppendedSequences(::onnx::GraphProto &graph);
+
 class Importer {
 public:
   Importer(const ModelProto &model, const std::string &baseDir, const std::string &displayName,

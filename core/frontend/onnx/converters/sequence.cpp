@@ -10,7 +10,10 @@
 // (a null input) when absent, so OptionalHasElement folds to a constant.
 //
 // SequenceMap runs a sub-graph body: it lives with Loop and If in
-// frontend/onnx/control_flow.cpp.
+// frontend/onnx/control_flow.cpp. A sequence that a Loop run at run time
+// appends to is a scan output of the loop (frontend/onnx/appended_sequences.cpp),
+// held stacked [N, ...]: ConcatFromSequence, SequenceAt and SequenceLength
+// take it so.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/onnx/converters/common.h"
@@ -24,6 +27,12 @@ namespace {
 
 using ir::DType;
 using ir::Expr;
+
+/// Whether input 0 is a sequence held stacked: a tensor whose axis 0
+/// counts the elements (a Loop's appended sequence, appended_sequences.cpp).
+bool stacked(const NodeContext &ctx) {
+  return ctx.hasInput(0) && ctx.input(0)->type().isTensor() && ctx.input(0)->type().rank() >= 1;
+}
 
 /// The elements of sequence input i (an error unless it is a tuple).
 Expected<std::vector<Expr>> elements(const NodeContext &ctx, size_t i) {
@@ -123,8 +132,16 @@ Expected<Outputs> convertSequenceErase(NodeContext &ctx) {
   return Outputs{sequence(ctx, std::move(elems))};
 }
 
-// SequenceAt (11+): the element at the constant 'position'.
+// SequenceAt (11+): the element at the constant 'position'; of a stacked
+// sequence, the row at any position.
 Expected<Outputs> convertSequenceAt(NodeContext &ctx) {
+  if (stacked(ctx)) { // row `position` (negative from the end), checked at run time
+    if (!ctx.hasInput(1))
+      return ctx.error("missing required input 1 ('position')");
+    TS_ASSIGN_OR_RETURN(Expr y, ctx.call("gather", {ctx.input(0), ctx.input(1)},
+                                         {{"axis", int64_t(0)}}));
+    return Outputs{y};
+  }
   TS_ASSIGN_OR_RETURN(std::vector<Expr> elems, elements(ctx, 0));
   if (!ctx.hasInput(1))
     return ctx.error("missing required input 1 ('position')");
@@ -132,8 +149,13 @@ Expected<Outputs> convertSequenceAt(NodeContext &ctx) {
   return Outputs{elems[size_t(p)]};
 }
 
-// SequenceLength (11+): the (static) length as an i64 scalar constant.
+// SequenceLength (11+): the (static) length as an i64 scalar constant (of
+// a stacked sequence, its rows, a shape value).
 Expected<Outputs> convertSequenceLength(NodeContext &ctx) {
+  if (stacked(ctx)) { // its rows: a shape value
+    const int64_t n = ctx.input(0)->type().shape()[0];
+    return Outputs{ctx.constant(ir::Tensor::fromInts(DType::I64, {}, {&n, 1}))};
+  }
   TS_ASSIGN_OR_RETURN(std::vector<Expr> elems, elements(ctx, 0));
   int64_t n = int64_t(elems.size());
   return Outputs{ctx.constant(ir::Tensor::fromInts(DType::I64, {}, {&n, 1}))};
@@ -199,13 +221,43 @@ Expected<Outputs> convertSplitToSequence(NodeContext &ctx) {
   return Outputs{sequence(ctx, std::move(elems))};
 }
 
+/// ConcatFromSequence of a stacked sequence [N, d...]: with new_axis, axis
+/// 0 moved to `axis`; without, axis 0 merged into element axis `axis`.
+Expected<Outputs> concatStacked(NodeContext &ctx, int64_t axis, bool newAxis) {
+  const Expr &s = ctx.input(0);
+  const int64_t rank = int64_t(s->type().rank()) - (newAxis ? 0 : 1); // the result's
+  if (axis < -rank || axis >= rank)
+    return ctx.error("'axis' {} is out of range for rank {}", axis, rank);
+  if (axis < 0)
+    axis += rank;
+  Ints perm;
+  for (int64_t d = 1; d <= axis; ++d)
+    perm.push_back(d);
+  perm.push_back(0);
+  for (int64_t d = axis + 1; d < int64_t(s->type().rank()); ++d)
+    perm.push_back(d);
+  Expr y = s;
+  if (axis > 0) {
+    TS_ASSIGN_OR_RETURN(y, ctx.call("transpose", {s}, {{"perm", perm}}));
+  }
+  if (newAxis)
+    return Outputs{y};
+  Ints shape = shapeOf(y); // [d0.., N, d_axis, ...] -> [d0.., N * d_axis, ...]
+  shape[size_t(axis)] = -1;
+  shape.erase(shape.begin() + axis + 1);
+  TS_ASSIGN_OR_RETURN(y, ctx.call("reshape", {y}, {{"newshape", shape}}));
+  return Outputs{y};
+}
+
 // ConcatFromSequence (11+): core concat of the elements along 'axis'; with
 // 'new_axis' = 1 they are stacked (unsqueezed at 'axis', which may then be
 // -rank-1..rank).
 Expected<Outputs> convertConcatFromSequence(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(std::vector<Expr> elems, elements(ctx, 0));
   TS_ASSIGN_OR_RETURN(int64_t axis, ctx.attrInt("axis"));
   TS_ASSIGN_OR_RETURN(int64_t newAxis, ctx.attrInt("new_axis", int64_t{0}));
+  if (stacked(ctx))
+    return concatStacked(ctx, axis, newAxis != 0);
+  TS_ASSIGN_OR_RETURN(std::vector<Expr> elems, elements(ctx, 0));
   if (elems.empty())
     return ctx.error("cannot concatenate an empty sequence");
   for (const auto &e : elems)
@@ -258,13 +310,19 @@ Status registerSequenceConverters(ConverterRegistry &r) {
                          "constant 'position' (default: append)"));
   TS_RETURN_IF_ERROR(add(r, "SequenceErase", 11, convertSequenceErase,
                          "constant 'position' (default: the last)"));
-  TS_RETURN_IF_ERROR(add(r, "SequenceAt", 11, convertSequenceAt, "constant 'position'"));
-  TS_RETURN_IF_ERROR(
-      add(r, "SequenceLength", 11, convertSequenceLength, "the static length, a constant"));
+  const std::string stackedNote = "; a Loop's appended sequence (SequenceEmpty, then one "
+                                  "SequenceInsert per iteration) is held stacked, its length "
+                                  "the iterations run";
+  TS_RETURN_IF_ERROR(add(r, "SequenceAt", 11, convertSequenceAt,
+                         "constant 'position' (any position of an appended sequence)" +
+                             stackedNote));
+  TS_RETURN_IF_ERROR(add(r, "SequenceLength", 11, convertSequenceLength,
+                         "the static length, a constant" + stackedNote));
   TS_RETURN_IF_ERROR(add(r, "SplitToSequence", 11, convertSplitToSequence,
                          "'axis', 'keepdims'; constant 'split' (scalar or sizes); core split"));
   TS_RETURN_IF_ERROR(add(r, "ConcatFromSequence", 11, convertConcatFromSequence,
-                         "'axis', 'new_axis'; core concat (after unsqueeze for new_axis)"));
+                         "'axis', 'new_axis'; core concat (after unsqueeze for new_axis)" +
+                             stackedNote));
   TS_RETURN_IF_ERROR(add(r, "OptionalHasElement", 15, convertOptionalHasElement,
                          "presence is static: a constant"));
   TS_RETURN_IF_ERROR(add(r, "OptionalGetElement", 15, convertOptionalGetElement,
