@@ -56,7 +56,7 @@ nlohmann::json symbolsJson(const runtime::Plan &plan) {
 /// "target", "plugins", "regions", "host_steps", "arena_bytes",
 /// "weights_bytes"}, read by the runtime (runtime/session.h) and inspect.
 std::string metadataJson(const LoweredModel &lowered, const std::vector<CompiledRegion> &regions,
-                         const codegen::HostBuildInfo &host) {
+                         const codegen::HostBuildInfo &host, const std::string &placement) {
   const runtime::Plan &plan = lowered.plan;
   nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
   for (uint32_t id : plan.inputs)
@@ -98,6 +98,8 @@ std::string metadataJson(const LoweredModel &lowered, const std::vector<Compiled
                       {"weights_bytes", plan.weightsBytes}};
   if (!plan.symbols.empty()) // absent from static artifacts
     j["symbols"] = symbolsJson(plan);
+  if (!placement.empty()) // how the placement was chosen (compile/placement.h)
+    j["placement"] = nlohmann::json::parse(placement);
   return j.dump(2);
 }
 
@@ -151,6 +153,7 @@ Expected<CompileResult> compileModule(const ir::Module &input, const CompileOpti
     progress(fmt::format("optimising and partitioning for {}", fmt::join(options.targets, ", ")));
     partition::PartitionOptions po;
     po.targets = options.targets;
+    po.regionRule = options.regionRule;
     TS_ASSIGN_OR_RETURN(auto parted, partition::partitionModule(std::move(m), po, *registry));
     result.partitionSummary = partition::summaryText(parted);
     m = std::move(parted.module);
@@ -214,7 +217,8 @@ Expected<CompileResult> compileModule(const ir::Module &input, const CompileOpti
                            fmt::join(learnt, ", ")));
   }
 
-  writer.add(runtime::SectionKind::Metadata, metadataJson(lowered, regions, info));
+  writer.add(runtime::SectionKind::Metadata,
+             metadataJson(lowered, regions, info, options.placementJson));
   writer.add(runtime::SectionKind::Plan, runtime::serializePlan(plan));
   writer.add(runtime::SectionKind::Weights, std::move(lowered.weights));
   if (!hostCode.empty())

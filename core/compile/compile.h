@@ -22,6 +22,7 @@
 
 #include "codegen/elementwise.h"
 #include "ir/module.h"
+#include "partition/partition.h"
 #include "support/error.h"
 
 #include <functional>
@@ -44,6 +45,10 @@ struct CompileOptions {
   /// Where to write the artifact, section by section, without building the
   /// file in memory; empty: CompileResult::artifact holds its bytes.
   std::string outputPath;
+  /// Measured verdicts on regions (compile/placement.h), asked before the
+  /// prune rules; and the placement's record for the metadata (JSON).
+  partition::RegionRule regionRule;
+  std::string placementJson;
 };
 
 struct CompileResult {

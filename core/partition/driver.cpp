@@ -103,6 +103,7 @@ int64_t countOffloadedOps(const Module &m) {
 Expected<PartitionResult> partitionModule(Module module, const PartitionOptions &options,
                                           const plugin::PluginRegistry &registry) {
   TS_ASSIGN_OR_RETURN(auto state, PartitionState::fromNames(options.targets, registry));
+  state->regionRule = options.regionRule;
 
   passes::PassManagerOptions pm = options.pm;
   if (!options.pipeline.empty()) {

@@ -25,6 +25,8 @@ struct PartitionOptions {
   std::string pipeline = std::string(passes::kDefaultPipeline);
   /// Instrumentation for both pipelines (its `partition` is ignored).
   passes::PassManagerOptions pm;
+  /// Measured verdicts on regions, asked before the prune rules (optional).
+  RegionRule regionRule;
 };
 
 /// An op call left in a global function that is not a region.

@@ -59,7 +59,9 @@
 #include "passes/pass.h"
 #include "support/error.h"
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -158,11 +160,25 @@ struct PartitionLog {
   std::vector<PatternRecord> patterns = {};
 };
 
+/// A verdict on a region that overrides the prune rules (placement by
+/// measurement, compile/placement.h): keep it, or send it back with a
+/// reason for the log.
+struct RegionVerdict {
+  bool keep = true;
+  std::string reason;
+};
+/// Asked by prune-regions before the plugin's keep_region rule, with the
+/// region as a function and its target; nullopt defers to the usual rules.
+using RegionRule = std::function<Expected<std::optional<RegionVerdict>>(
+    const ir::Function &region, const std::string &target)>;
+
 /// The state the partition passes share in one pipeline run.
 struct PartitionState {
   /// In priority order (`--target dnnl,ccompiler`: dnnl first).
   std::vector<Target> targets;
   PartitionLog log;
+  /// Optional: measured verdicts on regions (see RegionRule).
+  RegionRule regionRule;
 
   /// Targets by name from a registry; an unknown name is an error listing
   /// the loaded plugins.
@@ -182,6 +198,10 @@ double estimateFlops(const ir::CallNode &call);
 
 /// Does the default prune rule count this op as compute-heavy?
 bool isComputeHeavy(std::string_view op);
+
+/// `fn` with the composite calls in it inlined (what the host runs of a
+/// region: plain ops).
+Expected<ir::Function> withoutComposites(const ir::Function &fn);
 
 /// The composite a call is a call of ("<plugin>.<pattern>", the Composite
 /// attribute of its local function), or "".

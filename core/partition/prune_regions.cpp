@@ -6,7 +6,9 @@
 //     (checker.keep_region), the plugin decides on the region's graph and
 //     gives the reason;
 //   - otherwise the default rule keeps regions holding at least one
-//     compute-heavy op (composite bodies included).
+//     compute-heavy op (composite bodies included);
+//   - before both, PartitionState::regionRule when set (placement by
+//     measurement) may decide.
 // A pruned region is inlined back: its ops return to the host, and
 // composite calls among them are inlined too (the host runs plain ops).
 // Each op of it gets a HostDecision{Pruned} in the log when there is a
@@ -51,6 +53,17 @@ struct Verdict {
 Expected<Verdict> decide(const NodeIndex &index, RegionBuilder &builder, int r,
                          const std::string &target, const std::string &symbol,
                          PartitionState *state) {
+  if (state && state->regionRule) { // a measured verdict first
+    std::vector<Expr> args;
+    auto fn = builder.build(r, [&](size_t p) { return index.expr(p); }, args);
+    if (!fn.ok())
+      return std::move(fn)
+          .withContext(fmt::format("region of target '{}' ({})", target, symbol))
+          .error();
+    TS_ASSIGN_OR_RETURN(std::optional<RegionVerdict> v, state->regionRule(*fn, target));
+    if (v)
+      return Verdict{v->keep, v->reason};
+  }
   const Target *t = state ? state->find(target) : nullptr;
   if (t && t->plugin && t->plugin->hasRegionRule()) {
     std::vector<Expr> args;

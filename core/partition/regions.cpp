@@ -64,6 +64,12 @@ Expected<Expr> inlineComposite(const FunctionNode &fn, std::span<const Expr> arg
 
 } // namespace
 
+Expected<Function> withoutComposites(const Function &fn) {
+  std::vector<Expr> params(fn->params().begin(), fn->params().end());
+  TS_ASSIGN_OR_RETURN(Expr body, inlineComposite(*fn, params));
+  return makeFunction(fn->params(), std::move(body), {}, fn->name(), fn->span());
+}
+
 //===- Labels --------------------------------------------------------------===//
 
 void Labels::compact() {

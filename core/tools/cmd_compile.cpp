@@ -20,6 +20,7 @@
 #include "ir/parser.h"
 #include "ir/symbol.h"
 #include "partition/partition.h"
+#include "compile/placement.h"
 #include "plugin/registry.h"
 #include "runtime/artifact.h"
 #include "support/file.h"
@@ -29,6 +30,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace tessera::tools {
 
@@ -41,7 +43,41 @@ struct CompileArgs {
   int optLevel = 2;
   unsigned jobs = 0;
   bool timePhases = false;
+  std::string placement = "priority", placementFile;
+  double tuneBudget = 120;
 };
+
+/// The placement to compile with: measured (--placement measure, written to
+/// --placement-file when given), replayed (--placement-file alone), or none
+/// (priority order).
+Expected<std::optional<compile::Placement>> choosePlacement(const CompileArgs &a,
+                                                            const ir::Module &module,
+                                                            const plugin::PluginRegistry *registry) {
+  if (a.placement != "priority" && a.placement != "measure")
+    return Error::format("--placement must be 'priority' or 'measure', not '{}'", a.placement);
+  if (a.placement == "priority" && a.placementFile.empty())
+    return std::optional<compile::Placement>();
+  if (a.targets.empty() || !registry)
+    return Error::format("{} needs targets to place (--target dnnl,ccompiler,...)",
+                         a.placement == "measure" ? "--placement measure" : "--placement-file");
+  if (a.placement == "priority") {
+    TS_ASSIGN_OR_RETURN(compile::Placement p, compile::readPlacementFile(a.placementFile));
+    return std::optional<compile::Placement>(std::move(p));
+  }
+  if (!(a.tuneBudget > 0))
+    return Error::format("--tune-budget must be a positive number of seconds, not {}",
+                         a.tuneBudget);
+  compile::PlacementOptions po;
+  po.budgetSeconds = a.tuneBudget;
+  po.progress = [](std::string_view line) { std::cout << "  placement: " << line << std::endl; };
+  std::cout << fmt::format("Measuring placements for {} (budget {} s)\n",
+                           fmt::join(a.targets, ", "), a.tuneBudget);
+  TS_ASSIGN_OR_RETURN(compile::Placement p,
+                      compile::measurePlacement(module, a.targets, *registry, po));
+  if (!a.placementFile.empty())
+    TS_RETURN_IF_ERROR(compile::writePlacementFile(p, a.placementFile));
+  return std::optional<compile::Placement>(std::move(p));
+}
 
 /// Wall time per phase: a phase runs from its begin() to the next one.
 class PhaseClock {
@@ -142,9 +178,18 @@ Status run(const CompileArgs &a) {
   if (!a.targets.empty() || hasRegions(module))
     registry = &plugin::PluginRegistry::global();
 
+  TS_ASSIGN_OR_RETURN(std::optional<compile::Placement> placement,
+                      choosePlacement(a, module, registry));
+  if (placement) {
+    std::cout << placement->report();
+    options.targets = placement->targets;
+    options.regionRule = placement->rule(*registry);
+    options.placementJson = placement->json();
+  }
   std::cout << fmt::format("Compiling {}{}\n", a.model,
-                           a.targets.empty() ? std::string(" for the host")
-                                             : fmt::format(" for {}", fmt::join(a.targets, ", ")));
+                           options.targets.empty()
+                               ? std::string(" for the host")
+                               : fmt::format(" for {}", fmt::join(options.targets, ", ")));
   options.outputPath = a.out;
   auto result = compile::compileModule(module, options, registry);
   if (!result)
@@ -193,6 +238,19 @@ Subcommand addCompileCommand(CLI::App &app) {
   cmd->add_option("--jobs", args->jobs,
                   "Threads that optimise and emit the host code; default: one per core (at "
                   "most 8)");
+  cmd->add_option("--placement", args->placement,
+                  "How the targets share the model: 'priority' (each op to the first target "
+                  "that takes it) or 'measure' (each region and each candidate partition "
+                  "compiled and timed on this machine; the fastest wins; see "
+                  "docs/design/0015-placement-by-measurement.md)")
+      ->capture_default_str();
+  cmd->add_option("--placement-file", args->placementFile,
+                  "With --placement measure: write the decision to FILE; alone: replay FILE "
+                  "without measuring (the same artifact)");
+  cmd->add_option("--tune-budget", args->tuneBudget,
+                  "Seconds --placement measure may spend; regions and candidates past it "
+                  "follow the priority order")
+      ->capture_default_str();
   cmd->add_flag("--time-phases", args->timePhases,
                 "Print the wall time of each phase (import, partitioning, plugin codegen, host "
                 "code, writing)");

@@ -1,0 +1,502 @@
+//===- compile/placement.cpp - Placement by measurement --------------------===//
+//
+// See placement.h and docs/design/0015-placement-by-measurement.md. A
+// region is measured inside the partitioner's prune step (the region rule
+// this file gives it): compiled on its own through its plugin and host-only,
+// each artifact loaded and run as an app runs it. Candidates are whole
+// compiles timed the same way.
+//
+//===----------------------------------------------------------------------===//
+#include "compile/placement.h"
+
+#include "ir/structural.h"
+#include "partition/driver.h"
+#include "ir/visit.h"
+#include "plugin/registry.h"
+#include "runtime/session.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace tessera::compile {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Json = nlohmann::json;
+using partition::RegionVerdict;
+
+/// The CPU's model name (/proc/cpuinfo), part of every key: times from
+/// another CPU say nothing about this one.
+const std::string &cpuName() {
+  static const std::string name = [] {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+      if (line.rfind("model name", 0) == 0)
+        if (auto colon = line.find(':'); colon != std::string::npos)
+          return line.substr(line.find_first_not_of(' ', colon + 1));
+    return std::string("unknown cpu");
+  }();
+  return name;
+}
+
+std::string hex(size_t h) { return fmt::format("{:016x}", h); }
+
+/// "conv2d+relu" for a region's op calls (the first few).
+std::string opsOf(const ir::Function &fn) {
+  std::vector<std::string> ops;
+  size_t n = 0;
+  for (const ir::ExprNode *e : ir::postOrder(fn->body()))
+    if (const auto *c = e->as<ir::CallNode>(); c && c->op() && n++ < 6)
+      ops.push_back(c->op()->name);
+  std::string s = fmt::format("{}", fmt::join(ops, "+"));
+  return n > 6 ? fmt::format("{}+... ({} ops)", s, n) : s;
+}
+
+/// Random inputs for every model input (floats uniform in [-1, 1]; other
+/// dtypes zero, which are valid indices and counts), bound to the session.
+Status bindInputs(runtime::Session &s, std::vector<std::vector<uint64_t>> &storage) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  const auto &inputs = s.model().inputs();
+  storage.assign(inputs.size(), {});
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const runtime::TensorInfo &t = inputs[i];
+    if (t.symbolic())
+      return Error::format("input '{}' is {}: placement measures at static shapes; bind its "
+                           "dims (--input-shape)",
+                           t.name, t.str());
+    storage[i].assign(size_t((t.bytes() + 7) / 8), 0);
+    if (t.dtype.code == kDLFloat && t.dtype.bits == 32) {
+      auto *f = reinterpret_cast<float *>(storage[i].data());
+      for (uint64_t k = 0; k < t.bytes() / 4; ++k)
+        f[k] = uniform(rng);
+    }
+    DLTensor d{};
+    d.data = storage[i].data();
+    d.device = {kDLCPU, 0};
+    d.ndim = int32_t(t.shape.size());
+    d.dtype = t.dtype;
+    d.shape = const_cast<int64_t *>(t.shape.data());
+    TS_RETURN_IF_ERROR(s.setInput(i, d));
+  }
+  return okStatus();
+}
+
+/// The median time of a compiled artifact's run, in milliseconds: one
+/// warm-up run, then runs until 7 of them and 100 ms have passed (at most
+/// 200).
+Expected<double> timeArtifact(std::string bytes, int32_t threads, const std::string &what) {
+  TS_ASSIGN_OR_RETURN(auto model, runtime::LoadedModel::load(std::move(bytes), what));
+  runtime::SessionOptions so;
+  so.numThreads = threads;
+  TS_ASSIGN_OR_RETURN(auto session, runtime::Session::create(model, so));
+  std::vector<std::vector<uint64_t>> storage;
+  TS_RETURN_IF_ERROR(bindInputs(*session, storage));
+  TS_RETURN_IF_ERROR(session->run());
+  std::vector<double> times;
+  double total = 0;
+  while (times.size() < 200 && (times.size() < 7 || total < 100)) {
+    const auto t0 = Clock::now();
+    TS_RETURN_IF_ERROR(session->run());
+    times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    total += times.back();
+  }
+  std::nth_element(times.begin(), times.begin() + long(times.size() / 2), times.end());
+  return times[times.size() / 2];
+}
+
+/// The measurement cache: one JSON file, read at the start, written at the
+/// end (written whole through a temporary file, so a crash loses nothing
+/// that was there).
+class Cache {
+public:
+  explicit Cache(const std::string &dir) {
+    if (dir == "-")
+      return;
+    std::string base = dir;
+    if (base.empty()) {
+      if (const char *env = std::getenv("TESSERA_CACHE_DIR"); env && *env)
+        base = env;
+      else if (const char *home = std::getenv("HOME"); home && *home)
+        base = std::string(home) + "/.cache/tessera";
+      else
+        return;
+    }
+    path_ = base + "/placement.json";
+    std::ifstream in(path_);
+    if (in) {
+      Json j = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+      if (j.is_object())
+        data_ = std::move(j); // a damaged cache is measured again, not an error
+    }
+  }
+  const Json *find(const std::string &kind, const std::string &key) const {
+    auto k = data_.find(kind);
+    if (k == data_.end() || !k->is_object())
+      return nullptr;
+    auto it = k->find(key);
+    return it == k->end() ? nullptr : &*it;
+  }
+  void put(const std::string &kind, const std::string &key, Json value) {
+    data_[kind][key] = std::move(value);
+    dirty_ = true;
+  }
+  void save() const {
+    if (path_.empty() || !dirty_)
+      return;
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
+    const std::string tmp = path_ + ".tmp";
+    {
+      std::ofstream out(tmp);
+      out << data_.dump(1);
+      if (!out)
+        return; // an unwritable cache only costs the next compile time
+    }
+    std::filesystem::rename(tmp, path_, ec);
+  }
+
+private:
+  std::string path_;
+  Json data_ = Json::object();
+  bool dirty_ = false;
+};
+
+RegionVerdict verdictOf(const RegionTiming &t) {
+  return RegionVerdict{
+      t.keep, fmt::format("placement: {:.3f} ms on '{}', {:.3f} ms on the host ({})", t.pluginMs,
+                          t.target, t.hostMs, t.how)};
+}
+
+/// Measures regions as the partitioner forms them and times candidates.
+class Measurer {
+public:
+  Measurer(const plugin::PluginRegistry &registry, const PlacementOptions &options,
+           Placement &out)
+      : registry_(registry), options_(options), out_(out), cache_(options.cacheDir),
+        deadline_(Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(options.budgetSeconds))) {}
+  ~Measurer() { cache_.save(); }
+
+  partition::RegionRule rule() {
+    return [this](const ir::Function &fn,
+                  const std::string &target) -> Expected<std::optional<RegionVerdict>> {
+      TS_ASSIGN_OR_RETURN(std::string key, regionKey(fn, target, registry_));
+      visited_.push_back(key);
+      if (auto it = out_.regions.find(key); it != out_.regions.end())
+        return it->second.pluginMs < 0 ? std::nullopt
+                                       : std::optional<RegionVerdict>(verdictOf(it->second));
+      RegionTiming t;
+      t.target = target;
+      t.ops = opsOf(fn);
+      if (const Json *c = cache_.find("regions", key)) {
+        t = timingOf(*c, "cache");
+      } else if (Clock::now() > deadline_) {
+        t.how = "not measured: over the budget (--tune-budget)";
+      } else {
+        auto plugin = timeRegion(fn, target);
+        auto host = plugin.ok() ? timeRegion(fn, "") : Expected<double>(plugin.error());
+        if (plugin.ok() && host.ok()) {
+          t.pluginMs = *plugin;
+          t.hostMs = *host;
+          t.how = "measured";
+          cache_.put("regions", key,
+                     {{"target", t.target}, {"ops", t.ops}, {"plugin_ms", t.pluginMs},
+                      {"host_ms", t.hostMs}});
+        } else {
+          t.how = "not measured: " + (plugin.ok() ? host : plugin).error().message();
+        }
+      }
+      t.keep = t.pluginMs >= 0 && t.pluginMs < t.hostMs;
+      if (options_.progress)
+        options_.progress(t.pluginMs < 0
+                              ? fmt::format("region {} ({}): {}", target, t.ops, t.how)
+                              : fmt::format("region {} ({}): {:.3f} ms, host {:.3f} ms ({}): {}",
+                                            target, t.ops, t.pluginMs, t.hostMs, t.how,
+                                            t.keep ? "kept" : "to the host"));
+      auto &stored = out_.regions[key] = std::move(t);
+      return stored.pluginMs < 0 ? std::nullopt
+                                 : std::optional<RegionVerdict>(verdictOf(stored));
+    };
+  }
+
+  /// The whole model compiled for `targets` with the measured rule, timed.
+  CandidateTiming candidate(const ir::Module &m, const std::vector<std::string> &targets,
+                            const std::string &modelHash) {
+    CandidateTiming c;
+    c.targets = targets;
+    std::string key = modelHash + "/" + cpuName();
+    for (const std::string &t : targets) {
+      auto p = registry_.find(t);
+      key += fmt::format("/{}@{}", t, p ? p->version() : "?");
+    }
+    if (const Json *cached = cache_.find("candidates", key); cached && cached->is_object()) {
+      c.ms = cached->value("ms", -1.0);
+      c.regions = cached->value("regions", int64_t(-1));
+      c.note = "cache";
+      for (const auto &k : cached->value("region_keys", Json::array()))
+        if (const Json *r = k.is_string() ? cache_.find("regions", k.get<std::string>()) : nullptr)
+          remember(k.get<std::string>(), *r);
+    } else if (Clock::now() > deadline_) {
+      c.note = "not timed: over the budget (--tune-budget)";
+    } else {
+      CompileOptions o;
+      o.targets = targets;
+      o.regionRule = rule();
+      visited_.clear();
+      auto compiled = compileModule(m, o, &registry_);
+      auto ms = compiled.ok() ? timeArtifact(std::move(compiled->artifact), options_.threads,
+                                             "placement candidate")
+                              : Expected<double>(compiled.error());
+      if (ms.ok()) {
+        c.ms = *ms;
+        c.regions = int64_t(compiled->externalSteps);
+        c.note = "measured";
+        cache_.put("candidates", key,
+                   {{"ms", c.ms}, {"regions", c.regions}, {"region_keys", visited_}});
+      } else {
+        c.note = "not timed: " + ms.error().message();
+      }
+    }
+    if (options_.progress)
+      options_.progress(c.ms < 0 ? fmt::format("candidate {}: {}", describe(targets), c.note)
+                                 : fmt::format("candidate {}: {:.3f} ms, {} ({})",
+                                               describe(targets), c.ms, regionCount(c), c.note));
+    return c;
+  }
+
+  static std::string regionCount(const CandidateTiming &c) {
+    return c.regions == 1 ? std::string("1 region") : fmt::format("{} regions", c.regions);
+  }
+
+  static std::string describe(const std::vector<std::string> &targets) {
+    return targets.empty() ? std::string("host only") : fmt::format("{}", fmt::join(targets, ","));
+  }
+
+private:
+  static RegionTiming timingOf(const Json &c, std::string how) {
+    RegionTiming t;
+    t.target = c.value("target", std::string());
+    t.ops = c.value("ops", std::string());
+    t.pluginMs = c.value("plugin_ms", -1.0);
+    t.hostMs = c.value("host_ms", -1.0);
+    t.keep = t.pluginMs >= 0 && t.pluginMs < t.hostMs;
+    t.how = std::move(how);
+    return t;
+  }
+
+  /// A cached region that a cached candidate saw, into the decision.
+  void remember(const std::string &key, const Json &c) {
+    if (!out_.regions.count(key))
+      out_.regions[key] = timingOf(c, "cache");
+  }
+
+  /// A region compiled on its own and timed: through `target`'s plugin (a
+  /// @main that calls it), or host-only (target "": its ops as @main).
+  Expected<double> timeRegion(const ir::Function &fn, const std::string &target) {
+    ir::Module m("placement");
+    if (target.empty()) {
+      TS_ASSIGN_OR_RETURN(ir::Function plain, partition::withoutComposites(fn));
+      m.set("main", plain);
+    } else {
+      const std::string symbol = "tessera_placement_region";
+      ir::Attrs attrs;
+      attrs.set(partition::kCompilerAttr, target);
+      attrs.set(partition::kGlobalSymbolAttr, symbol);
+      ir::Function region = ir::makeFunction(fn->params(), fn->body(), attrs, symbol);
+      std::vector<ir::Var> params;
+      std::vector<ir::Expr> args;
+      for (const ir::Var &p : fn->params()) {
+        params.push_back(ir::makeVar(p->name(), p->type()));
+        args.push_back(params.back());
+      }
+      TS_ASSIGN_OR_RETURN(ir::Expr call, ir::makeGlobalCall(symbol, region->type(), args));
+      m.set(symbol, region);
+      m.set("main", ir::makeFunction(params, call));
+    }
+    TS_ASSIGN_OR_RETURN(CompileResult r, compileModule(m, {}, &registry_));
+    return timeArtifact(std::move(r.artifact), options_.threads,
+                        target.empty() ? "region on the host" : "region on " + target);
+  }
+
+  const plugin::PluginRegistry &registry_;
+  const PlacementOptions &options_;
+  Placement &out_;
+  Cache cache_;
+  Clock::time_point deadline_;
+  std::vector<std::string> visited_; // the regions the current candidate formed
+};
+
+} // namespace
+
+Expected<std::string> regionKey(const ir::Function &region, const std::string &target,
+                                const plugin::PluginRegistry &registry) {
+  auto p = registry.find(target);
+  if (!p)
+    return Error::format("no plugin named '{}' is loaded", target);
+  return fmt::format("{}@{}/{}/{}", target, p->version(), cpuName(),
+                     hex(ir::structuralHash(std::static_pointer_cast<const ir::ExprNode>(region))));
+}
+
+partition::RegionRule Placement::rule(const plugin::PluginRegistry &registry) const {
+  // A copy of the verdicts: the rule may outlive this placement.
+  std::map<std::string, RegionTiming> verdicts = regions;
+  return [verdicts = std::move(verdicts), &registry](
+             const ir::Function &fn,
+             const std::string &target) -> Expected<std::optional<RegionVerdict>> {
+    TS_ASSIGN_OR_RETURN(std::string key, regionKey(fn, target, registry));
+    auto it = verdicts.find(key);
+    if (it == verdicts.end() || it->second.pluginMs < 0)
+      return std::nullopt;
+    return std::optional<RegionVerdict>(verdictOf(it->second));
+  };
+}
+
+std::string Placement::json() const {
+  Json j; // the decision only (not where it was read from): a replay writes the same
+  j["mode"] = mode;
+  j["cpu"] = cpuName();
+  j["targets"] = targets;
+  Json rs = Json::object();
+  for (const auto &[key, t] : regions)
+    rs[key] = {{"target", t.target}, {"ops", t.ops},   {"plugin_ms", t.pluginMs},
+               {"host_ms", t.hostMs}, {"keep", t.keep}};
+  j["regions"] = rs;
+  Json cs = Json::array();
+  for (const CandidateTiming &c : candidates)
+    cs.push_back({{"targets", c.targets}, {"ms", c.ms}, {"regions", c.regions}});
+  j["candidates"] = cs;
+  return j.dump(1);
+}
+
+Expected<Placement> Placement::fromJson(std::string_view text, const std::string &source) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("targets") || !j["targets"].is_array() ||
+      !j.contains("regions") || !j["regions"].is_object())
+    return Error::format("{}: not a placement file (a JSON object with 'targets' and "
+                         "'regions', as `tessera compile --placement measure "
+                         "--placement-file` writes)",
+                         source);
+  Placement p;
+  p.source = source;
+  try {
+    p.mode = j.value("mode", std::string("measured"));
+    p.targets = j["targets"].get<std::vector<std::string>>();
+    for (const auto &[key, r] : j["regions"].items()) {
+      RegionTiming t;
+      t.target = r.at("target").get<std::string>();
+      t.ops = r.value("ops", std::string());
+      t.pluginMs = r.at("plugin_ms").get<double>();
+      t.hostMs = r.at("host_ms").get<double>();
+      t.keep = r.at("keep").get<bool>();
+      t.how = "placement file";
+      p.regions[key] = std::move(t);
+    }
+    for (const auto &c : j.value("candidates", Json::array())) {
+      CandidateTiming t;
+      t.targets = c.at("targets").get<std::vector<std::string>>();
+      t.ms = c.at("ms").get<double>();
+      t.regions = c.value("regions", int64_t(-1));
+      t.note = "placement file";
+      p.candidates.push_back(std::move(t));
+    }
+  } catch (const Json::exception &e) {
+    return Error::format("{}: a malformed placement entry: {}", source, e.what());
+  }
+  return p;
+}
+
+std::string Placement::report() const {
+  std::string s = fmt::format("Placement ({}{}):\n", mode,
+                              source.empty() ? "" : fmt::format(", replayed from {}", source));
+  for (const CandidateTiming &c : candidates)
+    s += c.ms < 0 ? fmt::format("  {:<28} {}\n", Measurer::describe(c.targets), c.note)
+                  : fmt::format("  {:<28} {:9.3f} ms, {} ({})\n", Measurer::describe(c.targets),
+                                c.ms, Measurer::regionCount(c), c.note);
+  size_t kept = 0, dropped = 0, unmeasured = 0;
+  for (const auto &[key, t] : regions)
+    (t.pluginMs < 0 ? unmeasured : t.keep ? kept : dropped) += 1;
+  s += fmt::format("  chosen: {}; regions measured: {} kept, {} sent to the host (slower "
+                   "there than on the host){}\n",
+                   Measurer::describe(targets), kept, dropped,
+                   unmeasured ? fmt::format(", {} not measured (priority rules)", unmeasured)
+                              : std::string());
+  return s;
+}
+
+Expected<Placement> measurePlacement(const ir::Module &m, const std::vector<std::string> &targets,
+                                     const plugin::PluginRegistry &registry,
+                                     const PlacementOptions &options) {
+  if (targets.empty())
+    return Error("placement by measurement needs targets (--target dnnl,ccompiler,...)");
+  ir::Function main = m.find("main");
+  if (!main)
+    return Error("the module has no function '@main'");
+  Placement p;
+  p.mode = "measured";
+  const std::string modelHash =
+      hex(ir::structuralHash(std::static_pointer_cast<const ir::ExprNode>(main)));
+  {
+    Measurer measurer(registry, options, p);
+    // The list as given, each target alone, then the host alone.
+    std::vector<std::vector<std::string>> lists;
+    if (targets.size() > 1)
+      lists.push_back(targets);
+    for (const std::string &t : targets)
+      lists.push_back({t});
+    lists.push_back({});
+    for (const auto &list : lists)
+      p.candidates.push_back(measurer.candidate(m, list, modelHash));
+  }
+  const CandidateTiming *best = nullptr;
+  for (const CandidateTiming &c : p.candidates)
+    if (c.ms >= 0 && (!best || c.ms < best->ms))
+      best = &c;
+  if (!best) // nothing timed: the priority order
+    p.targets = targets;
+  else if (best->regions == 0) // every region went back: the host alone
+    p.targets = {};
+  else
+    p.targets = best->targets;
+  if (!p.targets.empty()) {
+    // The verdicts on the chosen partition's regions (from the measurements
+    // or the cache), which the final compile and the placement file replay.
+    Measurer measurer(registry, options, p);
+    partition::PartitionOptions po;
+    po.targets = p.targets;
+    po.regionRule = measurer.rule();
+    auto parted = partition::partitionModule(m, po, registry);
+    if (!parted.ok())
+      return std::move(parted).error();
+  }
+  return p;
+}
+
+Expected<Placement> readPlacementFile(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    return Error::format("cannot read placement file '{}'", path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return Placement::fromJson(buffer.str(), path);
+}
+
+Status writePlacementFile(const Placement &p, const std::string &path) {
+  std::ofstream out(path);
+  out << p.json() << "\n";
+  if (!out)
+    return Error::format("cannot write placement file '{}'", path);
+  return okStatus();
+}
+
+} // namespace tessera::compile

@@ -1,0 +1,101 @@
+//===- compile/placement.h - Placement by measurement -----------*- C++ -*-===//
+//
+// Which target runs which part of a model, decided from times measured on
+// this machine (docs/design/0015-placement-by-measurement.md):
+//   - each region the partitioner forms is compiled on its own through its
+//     plugin and host-only, timed with random inputs of its real shapes, and
+//     kept only when its plugin is faster (PartitionState::regionRule);
+//   - the candidates host-only, each target alone and the list as given are
+//     compiled with those verdicts and timed whole; the fastest wins.
+// Measurements are cached on disk (by the region's structure, the plugin's
+// name and version and the CPU), so a second compile measures nothing; a
+// decision written to a placement file is replayed without measuring.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compile/compile.h"
+#include "ir/module.h"
+#include "partition/partition.h"
+#include "support/error.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tessera::plugin {
+class PluginRegistry;
+}
+
+namespace tessera::compile {
+
+struct PlacementOptions {
+  /// Seconds measuring may take; past it, regions not measured yet follow
+  /// the priority rules and candidates not timed are skipped.
+  double budgetSeconds = 120;
+  /// The measurement cache's folder: "" for $TESSERA_CACHE_DIR, else
+  /// ~/.cache/tessera; "-" for none.
+  std::string cacheDir;
+  /// Threads of the timed sessions (0: every core, as an app's default).
+  int32_t threads = 0;
+  /// Lines of progress ("measuring region dnnl 3 ops: 0.21 ms, host 0.35 ms").
+  std::function<void(std::string_view)> progress;
+};
+
+/// One region's measurement and verdict.
+struct RegionTiming {
+  std::string target;
+  std::string ops;        // "conv2d+relu" (its op calls, up to a few)
+  double pluginMs = -1;   // -1: not measured
+  double hostMs = -1;
+  bool keep = true;
+  std::string how;        // "measured", "cache", "placement file", or why not measured
+};
+
+/// One candidate partition's whole-model time.
+struct CandidateTiming {
+  std::vector<std::string> targets; // empty: host only
+  double ms = -1;                   // -1: not timed (budget, or it failed: see note)
+  int64_t regions = -1;             // plugin regions it kept (-1: unknown)
+  std::string note;
+};
+
+/// A decision: the target list to compile with and the verdict on every
+/// region measured, by region key.
+struct Placement {
+  std::string mode = "measured";    // how the decision was made
+  std::string source;               // the placement file it was read from, if any
+  std::vector<std::string> targets; // the chosen list (empty: host only)
+  std::map<std::string, RegionTiming> regions;
+  std::vector<CandidateTiming> candidates;
+
+  /// The partitioner's rule for these verdicts (regions not in the map
+  /// follow the priority rules); keys are computed over `registry`.
+  partition::RegionRule rule(const plugin::PluginRegistry &registry) const;
+  /// The decision as JSON (the placement file, and the artifact's
+  /// metadata `placement`).
+  std::string json() const;
+  static Expected<Placement> fromJson(std::string_view text, const std::string &source);
+  /// What was measured and why the winner won, for people.
+  std::string report() const;
+};
+
+/// The key of a region for the cache and the placement file: its target,
+/// the plugin's name and version, the CPU and a structural hash.
+Expected<std::string> regionKey(const ir::Function &region, const std::string &target,
+                                const plugin::PluginRegistry &registry);
+
+/// Measures the regions and candidates of `m` for `targets` (in priority
+/// order) and chooses.
+Expected<Placement> measurePlacement(const ir::Module &m, const std::vector<std::string> &targets,
+                                     const plugin::PluginRegistry &registry,
+                                     const PlacementOptions &options);
+
+/// Reads a placement file.
+Expected<Placement> readPlacementFile(const std::string &path);
+/// Writes one.
+Status writePlacementFile(const Placement &p, const std::string &path);
+
+} // namespace tessera::compile

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Placement by measurement (issue 23, docs/design/0015) with two test
+targets of a controlled speed (tests/plugins/targets/timed.cpp): timed_slow
+sleeps 30 ms in every region call, timed_fast does not; both take the
+model's every op and keep every region, so priority order gives everything
+to the first one listed. The test checks choices, not timings:
+
+  - `--target timed_slow,timed_fast` (priority): every region on timed_slow;
+  - `--placement measure`: every timed_slow region measured slower than the
+    host and sent back, no timed_slow region in the artifact, the
+    candidates and verdicts in its metadata and in the report; its outputs
+    match NumPy;
+  - a second compile with the cache warm measures nothing and writes the
+    same bytes; `--placement-file` replays the decision into the same bytes;
+  - a budget too small to measure falls back to the priority order, saying so;
+  - errors: no targets, an unknown mode, a missing or malformed placement
+    file.
+
+Usage: check_placement.py --tessera BIN --source-dir DIR --targets-dir DIR --out DIR
+"""
+import filecmp
+import json
+import os
+import shutil
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+from e2e_checker import checker_from_args
+
+F32 = TensorProto.FLOAT
+
+
+def model():
+    """sigmoid(tanh(relu(x) + y) * y): ops both test targets take."""
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="relu"),
+             helper.make_node("Add", ["a", "y"], ["b"], name="add"),
+             helper.make_node("Tanh", ["b"], ["c"], name="tanh"),
+             helper.make_node("Mul", ["c", "y"], ["d"], name="mul"),
+             helper.make_node("Sigmoid", ["d"], ["z"], name="sigmoid")]
+    vi = lambda n: helper.make_tensor_value_info(n, F32, [64, 64])
+    g = helper.make_graph(nodes, "placed", [vi("x"), vi("y")], [vi("z")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def reference(x, y):
+    d = np.tanh(np.maximum(x, 0) + y) * y
+    return 1 / (1 + np.exp(-d))
+
+
+def main():
+    a, c = checker_from_args(("--targets-dir", {"required": True}))
+    os.environ["TESSERA_PLUGIN_PATH"] = a.targets_dir
+    cache = c.path("cache")
+    shutil.rmtree(cache, ignore_errors=True)
+    os.environ["TESSERA_CACHE_DIR"] = cache
+    path = c.path("placed.onnx")
+    onnx.save(model(), path)
+    targets = ["--target", "timed_slow,timed_fast"]
+
+    def regions(tsr):
+        return [r.get("plugin") for r in c.inspect(tsr)["metadata"].get("regions", [])]
+
+    # Priority order: the first listed takes everything.
+    prio = c.path("priority.tsr")
+    c.tool("compile", path, "-o", prio, *targets)
+    got = regions(prio)
+    c.ok(got and all(p == "timed_slow" for p in got),
+         "priority order gives every region to the first target listed", str(got))
+
+    # Measured: timed_slow's regions lose to the host.
+    measured, placement = c.path("measured.tsr"), c.path("placement.json")
+    r = c.tool("compile", path, "-o", measured, *targets, "--placement", "measure",
+               "--placement-file", placement)
+    out = r.stdout
+    for cand in ("timed_slow,timed_fast", "timed_slow ", "timed_fast ", "host only"):
+        c.ok(f"  {cand}" in out, f"the report lists candidate '{cand.strip()}'", out)
+    c.ok("region timed_slow" in out and "to the host" in out,
+         "the report says timed_slow's region went to the host", out)
+    c.ok("timed_slow" not in regions(measured), "no timed_slow region in the measured artifact",
+         str(regions(measured)))
+    meta = c.inspect(measured)["metadata"].get("placement", {})
+    slow = [v for v in meta.get("regions", {}).values() if v["target"] == "timed_slow"]
+    c.ok(slow and all(not v["keep"] and v["plugin_ms"] >= 30 and v["host_ms"] < v["plugin_ms"]
+                      for v in slow),
+         "the metadata records timed_slow's regions as measured slower than the host and "
+         "sent back", json.dumps(meta, indent=1)[:2000])
+    c.ok(meta.get("mode") == "measured" and len(meta.get("candidates", [])) == 4,
+         "the metadata records how the placement was chosen and the four candidates",
+         json.dumps(meta)[:500])
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((64, 64)).astype(np.float32)
+    y = rng.standard_normal((64, 64)).astype(np.float32)
+    npz, res = c.path("in.npz"), c.path("out.npz")
+    np.savez(npz, x=x, y=y)
+    c.tool("run", measured, "--inputs", npz, "--outputs", res)
+    c.close(np.load(res)["z"], reference(x, y), 1e-5, 1e-6, "the measured artifact's output")
+
+    # A warm cache: nothing measured, the same bytes.
+    again = c.path("again.tsr")
+    r = c.tool("compile", path, "-o", again, *targets, "--placement", "measure")
+    measuredLines = [l for l in r.stdout.splitlines()
+                     if "(measured)" in l and not l.startswith("Placement")]
+    c.ok(not measuredLines and "(cache)" in r.stdout,
+         "a second compile takes every measurement from the cache", r.stdout)
+    c.ok(filecmp.cmp(measured, again, shallow=False),
+         "a second compile with a warm cache writes the same artifact")
+    # The placement file replayed: the same bytes, nothing measured.
+    replayed = c.path("replayed.tsr")
+    r = c.tool("compile", path, "-o", replayed, *targets, "--placement-file", placement)
+    c.ok("replayed from" in r.stdout and "placement: " not in r.stdout,
+         "--placement-file alone replays without measuring", r.stdout)
+    c.ok(filecmp.cmp(measured, replayed, shallow=False),
+         "--placement-file replays a bit-identical artifact")
+
+    # A budget too small to measure anything: the priority order, said so.
+    os.environ["TESSERA_CACHE_DIR"] = c.path("cache_empty")
+    shutil.rmtree(os.environ["TESSERA_CACHE_DIR"], ignore_errors=True)
+    starved = c.path("starved.tsr")
+    r = c.tool("compile", path, "-o", starved, *targets, "--placement", "measure",
+               "--tune-budget", "0.000001")
+    c.ok("over the budget" in r.stdout, "an exhausted budget is reported", r.stdout)
+    c.ok(regions(starved) == regions(prio), "an exhausted budget falls back to priority order",
+         f"{regions(starved)} vs {regions(prio)}")
+
+    # Errors.
+    for args, words in (
+            (["--placement", "measure"], "needs targets"),
+            ([*targets, "--placement", "fastest"], "--placement must be 'priority' or 'measure'"),
+            ([*targets, "--placement-file", c.path("missing.json")], "cannot read placement file"),
+            ([*targets, "--tune-budget", "-1", "--placement", "measure"], "--tune-budget"),
+    ):
+        r = c.tool("compile", path, "-o", c.path("bad.tsr"), *args, rc=None)
+        c.ok(r.returncode != 0 and words in r.stderr, f"refused: {' '.join(args)}", r.stderr)
+    bad = c.path("bad_placement.json")
+    with open(bad, "w") as f:
+        f.write('{"targets": "timed_fast"}')
+    r = c.tool("compile", path, "-o", c.path("bad.tsr"), *targets, "--placement-file", bad, rc=None)
+    c.ok(r.returncode != 0 and "not a placement file" in r.stderr,
+         "a malformed placement file is refused naming it", r.stderr)
+    return c.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
