@@ -225,6 +225,28 @@ void printText(const json &d, bool steps) {
                              p.value("version", std::string("?")), regions, regions == 1 ? "" : "s",
                              ops, keys);
   }
+  // How the placement was chosen (tessera compile --placement measure).
+  if (const json place = meta.value("placement", json()); place.is_object()) {
+    std::cout << fmt::format("Placement: {} on {}, chose {}\n",
+                             place.value("mode", std::string("?")),
+                             place.value("cpu", std::string("?")),
+                             place.value("targets", json::array()).empty()
+                                 ? std::string("the host alone")
+                                 : place["targets"].dump());
+    for (const json &c : place.value("candidates", json::array()))
+      std::cout << fmt::format("  candidate {}: {:.3f} ms, {} region(s)\n",
+                               c.value("targets", json::array()).empty()
+                                   ? std::string("host only")
+                                   : c["targets"].dump(),
+                               c.value("ms", -1.0), c.value("regions", int64_t(-1)));
+    const json placed = place.value("regions", json::object());
+    for (const auto &[key, r] : placed.items())
+      std::cout << fmt::format("  region {} ({}): {:.3f} ms, host {:.3f} ms: {}\n",
+                               r.value("target", std::string("?")),
+                               r.value("ops", std::string("?")), r.value("plugin_ms", -1.0),
+                               r.value("host_ms", -1.0),
+                               r.value("keep", false) ? "kept" : "sent to the host");
+  }
   const size_t control = plan.value("control_steps", size_t(0));
   std::cout << fmt::format("Steps: {} ({} host, {} plugin, {} copies{}){}\n",
                            plan["steps"].get<size_t>(), plan["host_steps"].get<size_t>(),

@@ -90,6 +90,10 @@ def main():
     c.ok(meta.get("mode") == "measured" and len(meta.get("candidates", [])) == 4,
          "the metadata records how the placement was chosen and the four candidates",
          json.dumps(meta)[:500])
+    shown = c.tool("inspect", measured).stdout
+    c.ok("Placement: measured" in shown and "candidate host only" in shown
+         and "region timed_slow" in shown and "sent to the host" in shown,
+         "tessera inspect shows how the placement was chosen", shown)
     rng = np.random.default_rng(3)
     x = rng.standard_normal((64, 64)).astype(np.float32)
     y = rng.standard_normal((64, 64)).astype(np.float32)
