@@ -11,8 +11,9 @@ missing ones only; export.py needs python3-torch and python3-torchvision):
        ccompiler  --target ccompiler
        json       --target json
        best       --target dnnl,ccompiler,json (priority order: each op goes
-                  to the first plugin that takes it; placement by measurement
-                  does not exist yet)
+                  to the first plugin that takes it)
+       measure    the same with --placement measure (docs/design/0015: regions
+                  and candidate partitions timed, the fastest kept)
   2. in --rounds interleaved rounds (each round runs every configuration once
      at every thread count T of --threads, in order, then the next round),
      with OMP_NUM_THREADS=T and OpenMP's default wait policy (its threads
@@ -337,8 +338,8 @@ def render(records, args, ort_ok):
         "OpenMP's default wait policy; ORT intraOpNumThreads=T, spinning as by default). "
         f"Compiled with `--mcpu {args.mcpu}`. Configurations: host = no "
         "--target (all on the host); dnnl, ccompiler, json = `--target` that plugin; best = "
-        "`--target dnnl,ccompiler,json`, plugins in priority order (placement by measurement "
-        "does not exist yet). X/ORT = Tessera's median / ORT's: below 1 Tessera is faster. "
+        "`--target dnnl,ccompiler,json`, plugins in priority order; measure = the same with "
+        "`--placement measure` (docs/design/0015). X/ORT = Tessera's median / ORT's: below 1 Tessera is faster. "
         "compile s = wall seconds of `tessera compile` per configuration (x: failed). "
         f"match: every output of every configuration within {RTOL:g} x (max - min) of ORT's "
         "at the same T; ok (e) gives the largest max|diff| / ORT's range. flag: the dnnl "

@@ -10,7 +10,6 @@
 #include "compile/placement.h"
 
 #include "ir/structural.h"
-#include "partition/driver.h"
 #include "ir/visit.h"
 #include "plugin/registry.h"
 #include "runtime/session.h"
@@ -252,6 +251,7 @@ public:
     } else {
       CompileOptions o;
       o.targets = targets;
+      o.codegen = options_.codegen;
       o.regionRule = rule();
       visited_.clear();
       auto compiled = compileModule(m, o, &registry_);
@@ -324,7 +324,9 @@ private:
       m.set(symbol, region);
       m.set("main", ir::makeFunction(params, call));
     }
-    TS_ASSIGN_OR_RETURN(CompileResult r, compileModule(m, {}, &registry_));
+    CompileOptions o;
+    o.codegen = options_.codegen;
+    TS_ASSIGN_OR_RETURN(CompileResult r, compileModule(m, o, &registry_));
     return timeArtifact(std::move(r.artifact), options_.threads,
                         target.empty() ? "region on the host" : "region on " + target);
   }
@@ -468,17 +470,9 @@ Expected<Placement> measurePlacement(const ir::Module &m, const std::vector<std:
     p.targets = {};
   else
     p.targets = best->targets;
-  if (!p.targets.empty()) {
-    // The verdicts on the chosen partition's regions (from the measurements
-    // or the cache), which the final compile and the placement file replay.
-    Measurer measurer(registry, options, p);
-    partition::PartitionOptions po;
-    po.targets = p.targets;
-    po.regionRule = measurer.rule();
-    auto parted = partition::partitionModule(m, po, registry);
-    if (!parted.ok())
-      return std::move(parted).error();
-  }
+  // The chosen partition's regions are among those its candidate formed
+  // (measured, or remembered from the cache with it), so the final compile
+  // and the placement file find every verdict they need in p.regions.
   return p;
 }
 
@@ -497,6 +491,39 @@ Status writePlacementFile(const Placement &p, const std::string &path) {
   if (!out)
     return Error::format("cannot write placement file '{}'", path);
   return okStatus();
+}
+
+Expected<std::optional<Placement>> applyPlacement(const ir::Module &m,
+                                                  const PlacementRequest &request,
+                                                  CompileOptions &options,
+                                                  const plugin::PluginRegistry *registry) {
+  if (request.mode != "priority" && request.mode != "measure")
+    return Error::format("placement must be 'priority' or 'measure', not '{}'", request.mode);
+  if (request.mode == "priority" && request.file.empty())
+    return std::optional<Placement>();
+  if (options.targets.empty() || !registry)
+    return Error::format("{} needs targets to place (e.g. dnnl,ccompiler,json)",
+                         request.mode == "measure" ? "placement by measurement"
+                                                   : "a placement file");
+  Placement p;
+  if (request.mode == "priority") {
+    TS_ASSIGN_OR_RETURN(p, readPlacementFile(request.file));
+  } else {
+    if (!(request.budgetSeconds > 0))
+      return Error::format("the tuning budget must be a positive number of seconds, not {}",
+                           request.budgetSeconds);
+    PlacementOptions po;
+    po.budgetSeconds = request.budgetSeconds;
+    po.codegen = options.codegen;
+    po.progress = request.progress;
+    TS_ASSIGN_OR_RETURN(p, measurePlacement(m, options.targets, *registry, po));
+    if (!request.file.empty())
+      TS_RETURN_IF_ERROR(writePlacementFile(p, request.file));
+  }
+  options.targets = p.targets;
+  options.regionRule = p.rule(*registry);
+  options.placementJson = p.json();
+  return std::optional<Placement>(std::move(p));
 }
 
 } // namespace tessera::compile

@@ -21,6 +21,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,8 @@ struct PlacementOptions {
   /// Seconds measuring may take; past it, regions not measured yet follow
   /// the priority rules and candidates not timed are skipped.
   double budgetSeconds = 120;
+  /// How the measured candidates' host code is built (the final compile's).
+  codegen::CodegenOptions codegen;
   /// The measurement cache's folder: "" for $TESSERA_CACHE_DIR, else
   /// ~/.cache/tessera; "-" for none.
   std::string cacheDir;
@@ -97,5 +100,22 @@ Expected<Placement> measurePlacement(const ir::Module &m, const std::vector<std:
 Expected<Placement> readPlacementFile(const std::string &path);
 /// Writes one.
 Status writePlacementFile(const Placement &p, const std::string &path);
+
+/// What `tessera compile` and the Python API ask for.
+struct PlacementRequest {
+  std::string mode = "priority"; // or "measure"
+  std::string file;              // with "measure": written; alone: replayed
+  double budgetSeconds = 120;
+  std::function<void(std::string_view)> progress;
+};
+
+/// Resolves `request` for compiling `m` with `options`: measures (and
+/// writes the file when given), replays the file, or does nothing (priority
+/// order: nullopt); a placement sets options.targets, regionRule and
+/// placementJson. Errors: an unknown mode, no targets, a bad budget or file.
+Expected<std::optional<Placement>> applyPlacement(const ir::Module &m,
+                                                  const PlacementRequest &request,
+                                                  CompileOptions &options,
+                                                  const plugin::PluginRegistry *registry);
 
 } // namespace tessera::compile

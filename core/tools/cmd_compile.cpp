@@ -47,38 +47,6 @@ struct CompileArgs {
   double tuneBudget = 120;
 };
 
-/// The placement to compile with: measured (--placement measure, written to
-/// --placement-file when given), replayed (--placement-file alone), or none
-/// (priority order).
-Expected<std::optional<compile::Placement>> choosePlacement(const CompileArgs &a,
-                                                            const ir::Module &module,
-                                                            const plugin::PluginRegistry *registry) {
-  if (a.placement != "priority" && a.placement != "measure")
-    return Error::format("--placement must be 'priority' or 'measure', not '{}'", a.placement);
-  if (a.placement == "priority" && a.placementFile.empty())
-    return std::optional<compile::Placement>();
-  if (a.targets.empty() || !registry)
-    return Error::format("{} needs targets to place (--target dnnl,ccompiler,...)",
-                         a.placement == "measure" ? "--placement measure" : "--placement-file");
-  if (a.placement == "priority") {
-    TS_ASSIGN_OR_RETURN(compile::Placement p, compile::readPlacementFile(a.placementFile));
-    return std::optional<compile::Placement>(std::move(p));
-  }
-  if (!(a.tuneBudget > 0))
-    return Error::format("--tune-budget must be a positive number of seconds, not {}",
-                         a.tuneBudget);
-  compile::PlacementOptions po;
-  po.budgetSeconds = a.tuneBudget;
-  po.progress = [](std::string_view line) { std::cout << "  placement: " << line << std::endl; };
-  std::cout << fmt::format("Measuring placements for {} (budget {} s)\n",
-                           fmt::join(a.targets, ", "), a.tuneBudget);
-  TS_ASSIGN_OR_RETURN(compile::Placement p,
-                      compile::measurePlacement(module, a.targets, *registry, po));
-  if (!a.placementFile.empty())
-    TS_RETURN_IF_ERROR(compile::writePlacementFile(p, a.placementFile));
-  return std::optional<compile::Placement>(std::move(p));
-}
-
 /// Wall time per phase: a phase runs from its begin() to the next one.
 class PhaseClock {
 public:
@@ -178,14 +146,20 @@ Status run(const CompileArgs &a) {
   if (!a.targets.empty() || hasRegions(module))
     registry = &plugin::PluginRegistry::global();
 
+  compile::PlacementRequest request;
+  request.mode = a.placement;
+  request.file = a.placementFile;
+  request.budgetSeconds = a.tuneBudget;
+  request.progress = [](std::string_view line) {
+    std::cout << "  placement: " << line << std::endl;
+  };
+  if (a.placement == "measure")
+    std::cout << fmt::format("Measuring placements for {} (budget {} s)\n",
+                             fmt::join(a.targets, ", "), a.tuneBudget);
   TS_ASSIGN_OR_RETURN(std::optional<compile::Placement> placement,
-                      choosePlacement(a, module, registry));
-  if (placement) {
+                      compile::applyPlacement(module, request, options, registry));
+  if (placement)
     std::cout << placement->report();
-    options.targets = placement->targets;
-    options.regionRule = placement->rule(*registry);
-    options.placementJson = placement->json();
-  }
   std::cout << fmt::format("Compiling {}{}\n", a.model,
                            options.targets.empty()
                                ? std::string(" for the host")

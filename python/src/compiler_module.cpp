@@ -13,6 +13,7 @@
 #include "common.h"
 
 #include "compile/compile.h"
+#include "compile/placement.h"
 #include "compile/lower.h"
 #include "frontend/load.h"
 #include "interp/interpreter.h"
@@ -131,7 +132,8 @@ std::vector<std::string> targetList(const py::object &targets) {
 
 py::tuple compileModel(const py::object &model, const py::object &targets,
                        const py::object &inputShapes, const py::object &mcpu,
-                       const py::object &optLevel) {
+                       const py::object &optLevel, const std::string &placement,
+                       const py::object &placementFile, double tuneBudget) {
   ModelSource source = ModelSource::from(model, inputShapes);
   compile::CompileOptions options;
   options.targets = targetList(targets);
@@ -143,14 +145,25 @@ py::tuple compileModel(const py::object &model, const py::object &targets,
       raise(TESSERA_STATUS_INVALID_ARGUMENT, cat("opt_level must be 0, 1, 2 or 3, not ", level));
     options.codegen.optLevel = level;
   }
+  compile::PlacementRequest request; // the same as `tessera compile --placement`
+  request.mode = placement;
+  request.budgetSeconds = tuneBudget;
+  if (!placementFile.is_none())
+    request.file = py::str(placementFile).cast<std::string>();
+  std::string report;
   compile::CompileResult r = released([&]() -> Expected<compile::CompileResult> {
     TS_ASSIGN_OR_RETURN(ir::Module module, source.load());
+    TS_ASSIGN_OR_RETURN(std::optional<compile::Placement> placed,
+                        compile::applyPlacement(module, request, options,
+                                                &plugin::PluginRegistry::global()));
+    if (placed)
+      report = placed->report();
     auto result = compile::compileModule(module, options, &plugin::PluginRegistry::global());
     if (!result) // as `tessera compile` says it
       return std::move(result).error().addContext(source.display());
     return result;
   });
-  return py::make_tuple(py::bytes(r.artifact), r.partitionSummary);
+  return py::make_tuple(py::bytes(r.artifact), report + r.partitionSummary);
 }
 
 py::dict partitionModel(const py::object &model, const py::object &targets,
@@ -306,7 +319,8 @@ PYBIND11_MODULE(_compiler, m) {
   m.doc() = "Tessera's compiler (tessera.compile, partition, plugins, import_onnx, interpret)";
   registerErrorTranslator();
   m.def("compile", &compileModel, py::arg("model"), py::arg("targets"), py::arg("input_shapes"),
-        py::arg("mcpu"), py::arg("opt_level"));
+        py::arg("mcpu"), py::arg("opt_level"), py::arg("placement"), py::arg("placement_file"),
+        py::arg("tune_budget"));
   m.def("partition", &partitionModel, py::arg("model"), py::arg("targets"), py::arg("input_shapes"),
         py::arg("title"));
   m.def("plugins", &listPlugins);

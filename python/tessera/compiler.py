@@ -27,7 +27,8 @@ def _targets(targets):
     return list(targets or [])
 
 
-def compile(model, targets=DEFAULT_TARGETS, input_shapes=None, mcpu=None, opt_level=None):
+def compile(model, targets=DEFAULT_TARGETS, input_shapes=None, mcpu=None, opt_level=None,
+            placement="priority", placement_file=None, tune_budget=120.0):
     """Compiles a model into an Artifact.
 
     model: a path (.onnx, or text IR), the bytes of an ONNX model, or an onnx.ModelProto.
@@ -35,9 +36,16 @@ def compile(model, targets=DEFAULT_TARGETS, input_shapes=None, mcpu=None, opt_le
     input_shapes: {input name: shape} for an ONNX model's symbolic dims.
     mcpu: the CPU the host code is for ("x86-64-v3", "native", ...); None: the default.
     opt_level: host code optimisation level 0-3; None: 2.
+    placement: "priority" (each op to the first target that takes it) or "measure" (regions
+        and candidate partitions timed on this machine, the fastest kept; cached in
+        $TESSERA_CACHE_DIR), as `tessera compile --placement`.
+    placement_file: with "measure", where to write the decision; with "priority", a decision
+        to replay without measuring (the same artifact).
+    tune_budget: seconds measuring may take.
     """
     data, summary = _compiler.compile(_model_source(model), _targets(targets), input_shapes,
-                                      mcpu, opt_level)
+                                      mcpu, opt_level, placement, placement_file,
+                                      float(tune_budget))
     artifact = Artifact(data, os.fspath(model) if isinstance(model, (str, os.PathLike))
                         else "<compiled>")
     artifact.partition_summary = summary

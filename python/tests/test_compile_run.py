@@ -154,3 +154,27 @@ def test_plugins_and_import(models):
     text = tessera.import_onnx(models["cnn"])
     assert "@main" in text and "conv2d" in text
     assert "N" in tessera.import_onnx(models["batched"], input_shapes={"x": ("N", 4)})
+
+
+def test_placement_by_measurement_and_replay(models, tmp_path, monkeypatch):
+    # placement="measure" is `tessera compile --placement measure`: the decision is in the
+    # artifact's metadata, and a placement file replays it into the same bytes.
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path / "cache"))
+    decision = tmp_path / "placement.json"
+    art = tessera.compile(models["cnn"], targets=["dnnl"], placement="measure",
+                          placement_file=decision, tune_budget=60)
+    placed = art.metadata["placement"]
+    assert placed["mode"] == "measured"
+    assert [c["targets"] for c in placed["candidates"]] == [["dnnl"], []]
+    assert all(c["ms"] > 0 for c in placed["candidates"])
+    assert "Placement (measured)" in art.partition_summary
+    replayed = tessera.compile(models["cnn"], targets=["dnnl"], placement_file=decision)
+    assert replayed.to_bytes() == art.to_bytes()
+    x = np.random.default_rng(5).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    want = tessera.interpret(models["cnn"], {"x": x})
+    got = rt.Session(art).run({"x": x})
+    np.testing.assert_allclose(got["logits"], want["logits"], rtol=1e-4, atol=1e-4)
+    with pytest.raises(tessera.Error, match="placement must be 'priority' or 'measure'"):
+        tessera.compile(models["cnn"], targets=["dnnl"], placement="fastest")
+    with pytest.raises(tessera.Error, match="needs targets"):
+        tessera.compile(models["cnn"], targets=[], placement="measure")

@@ -132,9 +132,9 @@ def main():
     # Errors.
     for args, words in (
             (["--placement", "measure"], "needs targets"),
-            ([*targets, "--placement", "fastest"], "--placement must be 'priority' or 'measure'"),
+            ([*targets, "--placement", "fastest"], "placement must be 'priority' or 'measure'"),
             ([*targets, "--placement-file", c.path("missing.json")], "cannot read placement file"),
-            ([*targets, "--tune-budget", "-1", "--placement", "measure"], "--tune-budget"),
+            ([*targets, "--tune-budget", "-1", "--placement", "measure"], "tuning budget"),
     ):
         r = c.tool("compile", path, "-o", c.path("bad.tsr"), *args, rc=None)
         c.ok(r.returncode != 0 and words in r.stderr, f"refused: {' '.join(args)}", r.stderr)
