@@ -198,7 +198,7 @@ public:
       RegionTiming t;
       t.target = target;
       t.ops = opsOf(fn);
-      if (const Json *c = cache_.find("regions", key)) {
+      if (const Json *c = cache_.find("regions", key + tag_)) {
         t = timingOf(*c, "cache");
       } else if (Clock::now() > deadline_) {
         t.how = "not measured: over the budget (--tune-budget)";
@@ -209,7 +209,7 @@ public:
           t.pluginMs = *plugin;
           t.hostMs = *host;
           t.how = "measured";
-          cache_.put("regions", key,
+          cache_.put("regions", key + tag_,
                      {{"target", t.target}, {"ops", t.ops}, {"plugin_ms", t.pluginMs},
                       {"host_ms", t.hostMs}});
         } else {
@@ -234,7 +234,7 @@ public:
                             const std::string &modelHash) {
     CandidateTiming c;
     c.targets = targets;
-    std::string key = modelHash + "/" + cpuName();
+    std::string key = modelHash + "/" + cpuName() + tag_;
     for (const std::string &t : targets) {
       auto p = registry_.find(t);
       key += fmt::format("/{}@{}", t, p ? p->version() : "?");
@@ -244,7 +244,8 @@ public:
       c.regions = cached->value("regions", int64_t(-1));
       c.note = "cache";
       for (const auto &k : cached->value("region_keys", Json::array()))
-        if (const Json *r = k.is_string() ? cache_.find("regions", k.get<std::string>()) : nullptr)
+        if (const Json *r =
+                k.is_string() ? cache_.find("regions", k.get<std::string>() + tag_) : nullptr)
           remember(k.get<std::string>(), *r);
     } else if (Clock::now() > deadline_) {
       c.note = "not timed: over the budget (--tune-budget)";
@@ -337,6 +338,9 @@ private:
   Cache cache_;
   Clock::time_point deadline_;
   std::vector<std::string> visited_; // the regions the current candidate formed
+  // Host code built for another CPU level or optimisation runs at another
+  // speed: part of every cache key (not of the placement file's keys).
+  std::string tag_ = fmt::format("/{}-O{}", options_.codegen.cpu, options_.codegen.optLevel);
 };
 
 } // namespace
