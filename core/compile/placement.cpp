@@ -430,8 +430,13 @@ std::string Placement::report() const {
                   : fmt::format("  {:<28} {:9.3f} ms, {} ({})\n", Measurer::describe(c.targets),
                                 c.ms, Measurer::regionCount(c), c.note);
   size_t kept = 0, dropped = 0, unmeasured = 0;
-  for (const auto &[key, t] : regions)
+  for (const auto &[key, t] : regions) {
     (t.pluginMs < 0 ? unmeasured : t.keep ? kept : dropped) += 1;
+    s += t.pluginMs < 0
+             ? fmt::format("  region {} ({}): {}\n", t.target, t.ops, t.how)
+             : fmt::format("  region {} ({}): {:.3f} ms, host {:.3f} ms: {}\n", t.target, t.ops,
+                           t.pluginMs, t.hostMs, t.keep ? "kept" : "to the host");
+  }
   s += fmt::format("  chosen: {}; regions measured: {} kept, {} sent to the host (slower "
                    "there than on the host){}\n",
                    Measurer::describe(targets), kept, dropped,

@@ -19,6 +19,7 @@
 
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "compile/placement.h"
 #include "partition/driver.h"
 #include "partition/report.h"
 #include "plugin/registry.h"
@@ -27,6 +28,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace tessera::tools {
 
@@ -39,6 +41,8 @@ struct PartitionArgs {
   std::string dot, html, out, function = "main";
   std::string pipeline = std::string(passes::kDefaultPipeline);
   std::vector<std::string> inputShapes;
+  std::string placement = "priority", placementFile;
+  double tuneBudget = 120;
 };
 
 Status writeText(const std::string &path, const std::string &text) {
@@ -56,8 +60,27 @@ Status run(const PartitionArgs &a) {
     if (!out->empty())
       TS_RETURN_IF_ERROR(checkWritableFile(*out));
   TS_ASSIGN_OR_RETURN(ir::Module module, tools::loadModel(a.model, a.inputShapes));
+  // Placement by measurement (or a placement file) decides the target list
+  // and the regions' verdicts, as `tessera compile` does.
+  compile::CompileOptions placed;
+  placed.targets = a.targets;
+  compile::PlacementRequest request;
+  request.mode = a.placement;
+  request.file = a.placementFile;
+  request.budgetSeconds = a.tuneBudget;
+  request.progress = [](std::string_view line) {
+    std::cout << "  placement: " << line << std::endl;
+  };
+  TS_ASSIGN_OR_RETURN(std::optional<compile::Placement> placement,
+                      compile::applyPlacement(module, request, placed,
+                                              &plugin::PluginRegistry::global()));
+  if (placement)
+    std::cout << placement->report();
   partition::PartitionOptions options;
-  options.targets = a.targets;
+  // The host alone chosen: the list as given, its regions sent back by the
+  // measured verdicts, so that the report says why.
+  options.targets = placed.targets.empty() ? a.targets : placed.targets;
+  options.regionRule = placed.regionRule;
   options.pipeline = a.pipeline;
   TS_ASSIGN_OR_RETURN(auto result, partition::partitionModule(std::move(module), options,
                                                               plugin::PluginRegistry::global()));
@@ -91,6 +114,15 @@ Subcommand addPartitionCommand(CLI::App &app) {
                 "Print every region, every op left on the host with the reason, and the "
                 "pattern matches (composites, vetoes)");
   addPluginTimeoutOption(*cmd);
+  cmd->add_option("--placement", args->placement,
+                  "'priority' (each op to the first target that takes it) or 'measure' (regions "
+                  "and candidate partitions timed on this machine, as `tessera compile "
+                  "--placement measure`; the report gives each region's times)")
+      ->capture_default_str();
+  cmd->add_option("--placement-file", args->placementFile,
+                  "With --placement measure: write the decision; alone: replay it");
+  cmd->add_option("--tune-budget", args->tuneBudget, "Seconds --placement measure may spend")
+      ->capture_default_str();
   cmd->add_option("--dot", args->dot, "Write the partitioned graph as Graphviz DOT");
   cmd->add_option("--html", args->html,
                   "Write a self-contained HTML report with the graph (search, zoom, collapse)");

@@ -12,6 +12,8 @@ to the first one listed. The test checks choices, not timings:
     match NumPy;
   - a second compile with the cache warm measures nothing and writes the
     same bytes; `--placement-file` replays the decision into the same bytes;
+  - `tessera partition --report` with the decision gives the measured times
+    behind each op's place;
   - a budget too small to measure falls back to the priority order, saying so;
   - errors: no targets, an unknown mode, a missing or malformed placement
     file.
@@ -118,6 +120,12 @@ def main():
          "--placement-file alone replays without measuring", r.stdout)
     c.ok(filecmp.cmp(measured, replayed, shallow=False),
          "--placement-file replays a bit-identical artifact")
+
+    # `tessera partition --report` with the same decision says why each op is where it is.
+    r = c.tool("partition", path, *targets, "--placement-file", placement, "--report")
+    c.ok("pruned from a timed_slow region: placement:" in r.stdout
+         and "on 'timed_slow'" in r.stdout and "region timed_slow" in r.stdout,
+         "tessera partition --report gives the measured times behind each decision", r.stdout)
 
     # A budget too small to measure anything: the priority order, said so.
     os.environ["TESSERA_CACHE_DIR"] = c.path("cache_empty")
