@@ -171,10 +171,26 @@ private:
   bool dirty_ = false;
 };
 
-RegionVerdict verdictOf(const RegionTiming &t) {
+/// Whether a region is kept: measured, and faster on its plugin.
+bool keeps(const RegionTiming &t) { return t.pluginMs >= 0 && t.pluginMs < t.hostMs; }
+
+/// The verdict on a region (nullopt when it was not measured: the priority
+/// rules decide).
+std::optional<RegionVerdict> verdictOf(const RegionTiming &t) {
+  if (t.pluginMs < 0)
+    return std::nullopt;
   return RegionVerdict{
       t.keep, fmt::format("placement: {:.3f} ms on '{}', {:.3f} ms on the host ({})", t.pluginMs,
                           t.target, t.hostMs, t.how)};
+}
+
+/// "dnnl,ccompiler", or "host only".
+std::string describe(const std::vector<std::string> &targets) {
+  return targets.empty() ? std::string("host only") : fmt::format("{}", fmt::join(targets, ","));
+}
+
+std::string regionCount(const CandidateTiming &c) {
+  return c.regions == 1 ? std::string("1 region") : fmt::format("{} regions", c.regions);
 }
 
 /// Measures regions as the partitioner forms them and times candidates.
@@ -193,8 +209,7 @@ public:
       TS_ASSIGN_OR_RETURN(std::string key, regionKey(fn, target, registry_));
       visited_.push_back(key);
       if (auto it = out_.regions.find(key); it != out_.regions.end())
-        return it->second.pluginMs < 0 ? std::nullopt
-                                       : std::optional<RegionVerdict>(verdictOf(it->second));
+        return verdictOf(it->second);
       RegionTiming t;
       t.target = target;
       t.ops = opsOf(fn);
@@ -216,16 +231,14 @@ public:
           t.how = "not measured: " + (plugin.ok() ? host : plugin).error().message();
         }
       }
-      t.keep = t.pluginMs >= 0 && t.pluginMs < t.hostMs;
+      t.keep = keeps(t);
       if (options_.progress)
         options_.progress(t.pluginMs < 0
                               ? fmt::format("region {} ({}): {}", target, t.ops, t.how)
                               : fmt::format("region {} ({}): {:.3f} ms, host {:.3f} ms ({}): {}",
                                             target, t.ops, t.pluginMs, t.hostMs, t.how,
                                             t.keep ? "kept" : "to the host"));
-      auto &stored = out_.regions[key] = std::move(t);
-      return stored.pluginMs < 0 ? std::nullopt
-                                 : std::optional<RegionVerdict>(verdictOf(stored));
+      return verdictOf(out_.regions[key] = std::move(t));
     };
   }
 
@@ -276,14 +289,6 @@ public:
     return c;
   }
 
-  static std::string regionCount(const CandidateTiming &c) {
-    return c.regions == 1 ? std::string("1 region") : fmt::format("{} regions", c.regions);
-  }
-
-  static std::string describe(const std::vector<std::string> &targets) {
-    return targets.empty() ? std::string("host only") : fmt::format("{}", fmt::join(targets, ","));
-  }
-
 private:
   static RegionTiming timingOf(const Json &c, std::string how) {
     RegionTiming t;
@@ -291,7 +296,7 @@ private:
     t.ops = c.value("ops", std::string());
     t.pluginMs = c.value("plugin_ms", -1.0);
     t.hostMs = c.value("host_ms", -1.0);
-    t.keep = t.pluginMs >= 0 && t.pluginMs < t.hostMs;
+    t.keep = keeps(t);
     t.how = std::move(how);
     return t;
   }
@@ -362,9 +367,7 @@ partition::RegionRule Placement::rule(const plugin::PluginRegistry &registry) co
              const std::string &target) -> Expected<std::optional<RegionVerdict>> {
     TS_ASSIGN_OR_RETURN(std::string key, regionKey(fn, target, registry));
     auto it = verdicts.find(key);
-    if (it == verdicts.end() || it->second.pluginMs < 0)
-      return std::nullopt;
-    return std::optional<RegionVerdict>(verdictOf(it->second));
+    return it == verdicts.end() ? std::nullopt : verdictOf(it->second);
   };
 }
 
@@ -426,9 +429,9 @@ std::string Placement::report() const {
   std::string s = fmt::format("Placement ({}{}):\n", mode,
                               source.empty() ? "" : fmt::format(", replayed from {}", source));
   for (const CandidateTiming &c : candidates)
-    s += c.ms < 0 ? fmt::format("  {:<28} {}\n", Measurer::describe(c.targets), c.note)
-                  : fmt::format("  {:<28} {:9.3f} ms, {} ({})\n", Measurer::describe(c.targets),
-                                c.ms, Measurer::regionCount(c), c.note);
+    s += c.ms < 0 ? fmt::format("  {:<28} {}\n", describe(c.targets), c.note)
+                  : fmt::format("  {:<28} {:9.3f} ms, {} ({})\n", describe(c.targets),
+                                c.ms, regionCount(c), c.note);
   size_t kept = 0, dropped = 0, unmeasured = 0;
   for (const auto &[key, t] : regions) {
     (t.pluginMs < 0 ? unmeasured : t.keep ? kept : dropped) += 1;
@@ -439,7 +442,7 @@ std::string Placement::report() const {
   }
   s += fmt::format("  chosen: {}; regions measured: {} kept, {} sent to the host (slower "
                    "there than on the host){}\n",
-                   Measurer::describe(targets), kept, dropped,
+                   describe(targets), kept, dropped,
                    unmeasured ? fmt::format(", {} not measured (priority rules)", unmeasured)
                               : std::string());
   return s;

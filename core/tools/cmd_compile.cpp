@@ -14,13 +14,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "commands.h"
+#include "placement_options.h"
 #include "tool_support.h"
 
 #include "compile/compile.h"
 #include "ir/parser.h"
 #include "ir/symbol.h"
 #include "partition/partition.h"
-#include "compile/placement.h"
 #include "plugin/registry.h"
 #include "runtime/artifact.h"
 #include "support/file.h"
@@ -43,8 +43,7 @@ struct CompileArgs {
   int optLevel = 2;
   unsigned jobs = 0;
   bool timePhases = false;
-  std::string placement = "priority", placementFile;
-  double tuneBudget = 120;
+  std::shared_ptr<PlacementArgs> placement = std::make_shared<PlacementArgs>();
 };
 
 /// Wall time per phase: a phase runs from its begin() to the next one.
@@ -146,18 +145,12 @@ Status run(const CompileArgs &a) {
   if (!a.targets.empty() || hasRegions(module))
     registry = &plugin::PluginRegistry::global();
 
-  compile::PlacementRequest request;
-  request.mode = a.placement;
-  request.file = a.placementFile;
-  request.budgetSeconds = a.tuneBudget;
-  request.progress = [](std::string_view line) {
-    std::cout << "  placement: " << line << std::endl;
-  };
-  if (a.placement == "measure")
+  if (a.placement->mode == "measure")
     std::cout << fmt::format("Measuring placements for {} (budget {} s)\n",
-                             fmt::join(a.targets, ", "), a.tuneBudget);
+                             fmt::join(a.targets, ", "), a.placement->tuneBudget);
   TS_ASSIGN_OR_RETURN(std::optional<compile::Placement> placement,
-                      compile::applyPlacement(module, request, options, registry));
+                      compile::applyPlacement(module, placementRequest(*a.placement), options,
+                                              registry));
   if (placement)
     std::cout << placement->report();
   std::cout << fmt::format("Compiling {}{}\n", a.model,
@@ -212,19 +205,7 @@ Subcommand addCompileCommand(CLI::App &app) {
   cmd->add_option("--jobs", args->jobs,
                   "Threads that optimise and emit the host code; default: one per core (at "
                   "most 8)");
-  cmd->add_option("--placement", args->placement,
-                  "How the targets share the model: 'priority' (each op to the first target "
-                  "that takes it) or 'measure' (each region and each candidate partition "
-                  "compiled and timed on this machine; the fastest wins; see "
-                  "docs/design/0015-placement-by-measurement.md)")
-      ->capture_default_str();
-  cmd->add_option("--placement-file", args->placementFile,
-                  "With --placement measure: write the decision to FILE; alone: replay FILE "
-                  "without measuring (the same artifact)");
-  cmd->add_option("--tune-budget", args->tuneBudget,
-                  "Seconds --placement measure may spend; regions and candidates past it "
-                  "follow the priority order")
-      ->capture_default_str();
+  addPlacementOptions(*cmd, args->placement);
   cmd->add_flag("--time-phases", args->timePhases,
                 "Print the wall time of each phase (import, partitioning, plugin codegen, host "
                 "code, writing)");

@@ -15,11 +15,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "commands.h"
+#include "placement_options.h"
 #include "tool_support.h"
 
 #include "ir/parser.h"
 #include "ir/printer.h"
-#include "compile/placement.h"
 #include "partition/driver.h"
 #include "partition/report.h"
 #include "plugin/registry.h"
@@ -41,8 +41,7 @@ struct PartitionArgs {
   std::string dot, html, out, function = "main";
   std::string pipeline = std::string(passes::kDefaultPipeline);
   std::vector<std::string> inputShapes;
-  std::string placement = "priority", placementFile;
-  double tuneBudget = 120;
+  std::shared_ptr<PlacementArgs> placement = std::make_shared<PlacementArgs>();
 };
 
 Status writeText(const std::string &path, const std::string &text) {
@@ -64,15 +63,8 @@ Status run(const PartitionArgs &a) {
   // and the regions' verdicts, as `tessera compile` does.
   compile::CompileOptions placed;
   placed.targets = a.targets;
-  compile::PlacementRequest request;
-  request.mode = a.placement;
-  request.file = a.placementFile;
-  request.budgetSeconds = a.tuneBudget;
-  request.progress = [](std::string_view line) {
-    std::cout << "  placement: " << line << std::endl;
-  };
   TS_ASSIGN_OR_RETURN(std::optional<compile::Placement> placement,
-                      compile::applyPlacement(module, request, placed,
+                      compile::applyPlacement(module, placementRequest(*a.placement), placed,
                                               &plugin::PluginRegistry::global()));
   if (placement)
     std::cout << placement->report();
@@ -114,15 +106,7 @@ Subcommand addPartitionCommand(CLI::App &app) {
                 "Print every region, every op left on the host with the reason, and the "
                 "pattern matches (composites, vetoes)");
   addPluginTimeoutOption(*cmd);
-  cmd->add_option("--placement", args->placement,
-                  "'priority' (each op to the first target that takes it) or 'measure' (regions "
-                  "and candidate partitions timed on this machine, as `tessera compile "
-                  "--placement measure`; the report gives each region's times)")
-      ->capture_default_str();
-  cmd->add_option("--placement-file", args->placementFile,
-                  "With --placement measure: write the decision; alone: replay it");
-  cmd->add_option("--tune-budget", args->tuneBudget, "Seconds --placement measure may spend")
-      ->capture_default_str();
+  addPlacementOptions(*cmd, args->placement);
   cmd->add_option("--dot", args->dot, "Write the partitioned graph as Graphviz DOT");
   cmd->add_option("--html", args->html,
                   "Write a self-contained HTML report with the graph (search, zoom, collapse)");

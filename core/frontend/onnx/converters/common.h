@@ -44,6 +44,12 @@ inline int64_t product(std::span<const int64_t> dims) {
   return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
 }
 
+/// op(a, b).
+inline Expected<ir::Expr> binary(NodeContext &ctx, std::string_view op, const ir::Expr &a,
+                                 const ir::Expr &b) {
+  return ctx.call(op, {a, b});
+}
+
 /// A scalar constant of dtype `dt`.
 inline ir::Expr scalar(const NodeContext &ctx, ir::DType dt, double v) {
   double values[] = {v};

@@ -3,7 +3,7 @@
 // What recurrent.cpp and recurrent_activation.cpp share: the activation
 // functions of the ONNX recurrent ops (RNN, GRU, LSTM's `activations`, with
 // `activation_alpha` and `activation_beta`), parsed and applied as core ops
-// for the recurrences that recurrent.cpp unrolls, and `binary`. Private to
+// for the recurrences that recurrent.cpp unrolls. Private to
 // converters/.
 //
 //===----------------------------------------------------------------------===//
@@ -15,12 +15,6 @@
 #include <string>
 
 namespace tessera::frontend::onnx::recurrent_detail {
-
-/// op(a, b).
-inline Expected<ir::Expr> binary(NodeContext &ctx, std::string_view op, const ir::Expr &a,
-                                 const ir::Expr &b) {
-  return ctx.call(op, {a, b});
-}
 
 /// One activation function of a recurrent op with its alpha and beta; the
 /// name in lower case.

@@ -121,12 +121,11 @@ Expected<Outputs> runtimeConstantOfShape(NodeContext &ctx, const ir::Tensor &val
   const Expr fill = ctx.constant(value.reshaped({}));
   if (r == 0)
     return Outputs{fill};
-  auto i64 = [&](int64_t v) { return ctx.constant(ir::Tensor::fromInts(DType::I64, {}, Ints{v})); };
   const Expr zero = ctx.constant(ir::Tensor::fromDoubles(dt, {}, std::vector<double>{0.0}));
   Expr zeros;
   // Negative dims stop the run (range_count would count them as 0).
   const Expr shape = ctx.input(0);
-  TS_ASSIGN_OR_RETURN(Expr sizes, ctx.call("greater_equal", {shape, i64(0)}));
+  TS_ASSIGN_OR_RETURN(Expr sizes, ctx.call("greater_equal", {shape, scalar(ctx, DType::I64, 0)}));
   TS_ASSIGN_OR_RETURN(
       Expr checked,
       ctx.call("check", {shape, sizes},
@@ -139,7 +138,7 @@ Expected<Outputs> runtimeConstantOfShape(NodeContext &ctx, const ir::Tensor &val
     TS_ASSIGN_OR_RETURN(d, reshapeTo(ctx, d, {}));
     int64_t n = 0;
     TS_ASSIGN_OR_RETURN(Expr index,
-                        runtimeIota(ctx, i64(0), d, i64(1), fmt::format("dim{}", k), n));
+                        runtimeIota(ctx, scalar(ctx, DType::I64, 0), d, scalar(ctx, DType::I64, 1), fmt::format("dim{}", k), n));
     Ints at(size_t(r), 1);
     at[size_t(k)] = n;
     TS_ASSIGN_OR_RETURN(index, reshapeTo(ctx, index, at));

@@ -21,10 +21,6 @@ namespace tessera::frontend::onnx::tensor_detail {
 
 namespace {
 
-Expr i64Scalar(NodeContext &ctx, int64_t v) {
-  return ctx.constant(ir::Tensor::fromInts(DType::I64, {}, Ints{v}));
-}
-
 Expr i64Vector(NodeContext &ctx, const Ints &v) {
   return ctx.constant(ir::Tensor::fromInts(DType::I64, {int64_t(v.size())}, v));
 }
@@ -33,7 +29,7 @@ Expr i64Vector(NodeContext &ctx, const Ints &v) {
 /// model runs from the symbol's value.
 Expected<Expr> dimValue(NodeContext &ctx, int64_t d) {
   if (!ir::isSymbol(d))
-    return i64Scalar(ctx, d);
+    return scalar(ctx, DType::I64, double(d));
   return ctx.call("symbol_values", {}, {{"values", Ints{d}}, {"shape", ir::Shape{}}});
 }
 
@@ -61,10 +57,6 @@ Expected<Expr> indexVector(NodeContext &ctx, size_t i, std::string_view name) {
   return castTo(ctx, v, DType::I64);
 }
 
-Expected<Expr> call2(NodeContext &ctx, std::string_view op, const Expr &a, const Expr &b) {
-  return ctx.call(op, {a, b});
-}
-
 /// x gathered along `axis` at `index` (an i64 vector whose length is a
 /// run-time symbol): the axis takes that length.
 Expected<Expr> gatherAxis(NodeContext &ctx, const Expr &x, const Expr &index, int64_t axis) {
@@ -90,23 +82,23 @@ Expected<Outputs> reshapeOfData(NodeContext &ctx, int64_t allowZero) {
   TS_ASSIGN_OR_RETURN(Expr inDims, dimsValue(ctx, dims));
   TS_ASSIGN_OR_RETURN(Expr all, dimsValue(ctx, in));
   TS_ASSIGN_OR_RETURN(Expr total, ctx.call("reduce_prod", {all}, {{"axes", Ints{}}}));
-  const Expr zero = i64Scalar(ctx, 0), one = i64Scalar(ctx, 1);
+  const Expr zero = scalar(ctx, DType::I64, 0), one = scalar(ctx, DType::I64, 1);
   Expr d = s;
   if (!allowZero) {
-    TS_ASSIGN_OR_RETURN(Expr isZero, call2(ctx, "equal", s, zero));
+    TS_ASSIGN_OR_RETURN(Expr isZero, binary(ctx, "equal", s, zero));
     TS_ASSIGN_OR_RETURN(d, ctx.call("where", {isZero, inDims, s}));
   }
-  TS_ASSIGN_OR_RETURN(Expr inferred, call2(ctx, "equal", d, i64Scalar(ctx, -1)));
+  TS_ASSIGN_OR_RETURN(Expr inferred, binary(ctx, "equal", d, scalar(ctx, DType::I64, -1)));
   TS_ASSIGN_OR_RETURN(Expr knownDims, ctx.call("where", {inferred, one, d}));
   TS_ASSIGN_OR_RETURN(Expr known, ctx.call("reduce_prod", {knownDims}, {{"axes", Ints{}}}));
-  TS_ASSIGN_OR_RETURN(Expr divisor, call2(ctx, "maximum", known, one));
-  TS_ASSIGN_OR_RETURN(Expr rest, call2(ctx, "divide", total, divisor));
+  TS_ASSIGN_OR_RETURN(Expr divisor, binary(ctx, "maximum", known, one));
+  TS_ASSIGN_OR_RETURN(Expr rest, binary(ctx, "divide", total, divisor));
   TS_ASSIGN_OR_RETURN(d, ctx.call("where", {inferred, rest, d}));
   // Valid: no negative dim left (a second -1 is one), and the counts agree.
-  TS_ASSIGN_OR_RETURN(Expr sizes, call2(ctx, "greater_equal", d, zero));
+  TS_ASSIGN_OR_RETURN(Expr sizes, binary(ctx, "greater_equal", d, zero));
   TS_ASSIGN_OR_RETURN(Expr count, ctx.call("reduce_prod", {d}, {{"axes", Ints{}}}));
-  TS_ASSIGN_OR_RETURN(Expr same, call2(ctx, "equal", count, total));
-  TS_ASSIGN_OR_RETURN(Expr ok, call2(ctx, "logical_and", sizes, same));
+  TS_ASSIGN_OR_RETURN(Expr same, binary(ctx, "equal", count, total));
+  TS_ASSIGN_OR_RETURN(Expr ok, binary(ctx, "logical_and", sizes, same));
   TS_ASSIGN_OR_RETURN(
       d, ctx.call("check", {d, ok},
                   {{"message", fmt::format("node '{}' (Reshape): the shape must keep the "
@@ -125,16 +117,16 @@ Expected<Outputs> reshapeOfData(NodeContext &ctx, int64_t allowZero) {
     int64_t n = 0;
     TS_ASSIGN_OR_RETURN(Expr index,
                         runtimeIota(ctx, zero, dk, one, fmt::format("dim{}", k), n));
-    TS_ASSIGN_OR_RETURN(Expr scaled, call2(ctx, "multiply", index, stride));
+    TS_ASSIGN_OR_RETURN(Expr scaled, binary(ctx, "multiply", index, stride));
     Ints at(size_t(r), 1);
     at[size_t(k)] = n;
     TS_ASSIGN_OR_RETURN(scaled, reshapeTo(ctx, scaled, at));
     if (offset) {
-      TS_ASSIGN_OR_RETURN(offset, call2(ctx, "add", offset, scaled));
+      TS_ASSIGN_OR_RETURN(offset, binary(ctx, "add", offset, scaled));
     } else {
       offset = scaled;
     }
-    TS_ASSIGN_OR_RETURN(stride, call2(ctx, "multiply", stride, dk));
+    TS_ASSIGN_OR_RETURN(stride, binary(ctx, "multiply", stride, dk));
   }
   TS_ASSIGN_OR_RETURN(Expr y, gatherAxis(ctx, flat, offset, 0));
   return Outputs{y};
@@ -161,11 +153,11 @@ Expected<Outputs> expandOfData(NodeContext &ctx) {
   for (int64_t k = 0; k < rank; ++k)
     unit[size_t(k)] = dims[size_t(k)] == 1;
   TS_ASSIGN_OR_RETURN(Expr inDims, dimsValue(ctx, dims));
-  const Expr zero = i64Scalar(ctx, 0), one = i64Scalar(ctx, 1);
-  TS_ASSIGN_OR_RETURN(Expr isOne, call2(ctx, "equal", s, one));
-  TS_ASSIGN_OR_RETURN(Expr isDim, call2(ctx, "equal", s, inDims));
-  TS_ASSIGN_OR_RETURN(Expr kept, call2(ctx, "logical_or", isOne, isDim));
-  TS_ASSIGN_OR_RETURN(Expr size, call2(ctx, "greater_equal", s, zero));
+  const Expr zero = scalar(ctx, DType::I64, 0), one = scalar(ctx, DType::I64, 1);
+  TS_ASSIGN_OR_RETURN(Expr isOne, binary(ctx, "equal", s, one));
+  TS_ASSIGN_OR_RETURN(Expr isDim, binary(ctx, "equal", s, inDims));
+  TS_ASSIGN_OR_RETURN(Expr kept, binary(ctx, "logical_or", isOne, isDim));
+  TS_ASSIGN_OR_RETURN(Expr size, binary(ctx, "greater_equal", s, zero));
   ir::Tensor unitMask(DType::Bool, {rank});
   for (int64_t k = 0; k < rank; ++k)
     unitMask.setInt(k, unit[size_t(k)]);
@@ -186,7 +178,7 @@ Expected<Outputs> expandOfData(NodeContext &ctx) {
     TS_ASSIGN_OR_RETURN(Expr sk, element(ctx, s, k));
     int64_t n = 0;
     TS_ASSIGN_OR_RETURN(Expr index, runtimeIota(ctx, zero, sk, one, fmt::format("dim{}", k), n));
-    TS_ASSIGN_OR_RETURN(Expr zeros, call2(ctx, "multiply", index, zero));
+    TS_ASSIGN_OR_RETURN(Expr zeros, binary(ctx, "multiply", index, zero));
     TS_ASSIGN_OR_RETURN(y, gatherAxis(ctx, y, zeros, k));
   }
   return Outputs{y};
@@ -202,8 +194,8 @@ Expected<Outputs> tileOfData(NodeContext &ctx) {
     return ctx.error("'repeats' has {} values for rank {}", shapeOf(reps)[0], in.size());
   if (in.empty())
     return Outputs{x};
-  const Expr zero = i64Scalar(ctx, 0), one = i64Scalar(ctx, 1);
-  TS_ASSIGN_OR_RETURN(Expr ok, call2(ctx, "greater_equal", reps, zero));
+  const Expr zero = scalar(ctx, DType::I64, 0), one = scalar(ctx, DType::I64, 1);
+  TS_ASSIGN_OR_RETURN(Expr ok, binary(ctx, "greater_equal", reps, zero));
   TS_ASSIGN_OR_RETURN(
       reps, ctx.call("check", {reps, ok},
                      {{"message", fmt::format("node '{}' (Tile): 'repeats' must not be negative",
@@ -212,12 +204,12 @@ Expected<Outputs> tileOfData(NodeContext &ctx) {
   for (int64_t k = 0; k < int64_t(in.size()); ++k) {
     TS_ASSIGN_OR_RETURN(Expr rk, element(ctx, reps, k));
     TS_ASSIGN_OR_RETURN(Expr dk, dimValue(ctx, in[size_t(k)]));
-    TS_ASSIGN_OR_RETURN(Expr total, call2(ctx, "multiply", rk, dk));
+    TS_ASSIGN_OR_RETURN(Expr total, binary(ctx, "multiply", rk, dk));
     int64_t n = 0;
     TS_ASSIGN_OR_RETURN(Expr index, runtimeIota(ctx, zero, total, one, fmt::format("dim{}", k), n));
     // D = 0 leaves nothing to index: mod by 1 keeps the (empty) index valid.
-    TS_ASSIGN_OR_RETURN(Expr period, call2(ctx, "maximum", dk, one));
-    TS_ASSIGN_OR_RETURN(index, call2(ctx, "mod", index, period));
+    TS_ASSIGN_OR_RETURN(Expr period, binary(ctx, "maximum", dk, one));
+    TS_ASSIGN_OR_RETURN(index, binary(ctx, "mod", index, period));
     TS_ASSIGN_OR_RETURN(y, gatherAxis(ctx, y, index, k));
   }
   return Outputs{y};
@@ -232,17 +224,17 @@ Expected<Expr> clampIndex(NodeContext &ctx, const Expr &v, const Expr &dim, bool
                           bool isEnd) {
   TS_ASSIGN_OR_RETURN(Expr lo, ctx.call("neg", {dim}));
   if (!forward && isEnd) {
-    TS_ASSIGN_OR_RETURN(lo, call2(ctx, "subtract", lo, i64Scalar(ctx, 1)));
+    TS_ASSIGN_OR_RETURN(lo, binary(ctx, "subtract", lo, scalar(ctx, DType::I64, 1)));
   }
-  TS_ASSIGN_OR_RETURN(Expr c, call2(ctx, "maximum", v, lo));
-  TS_ASSIGN_OR_RETURN(c, call2(ctx, "minimum", c, dim));
-  TS_ASSIGN_OR_RETURN(Expr negative, call2(ctx, "less", c, i64Scalar(ctx, 0)));
-  TS_ASSIGN_OR_RETURN(Expr wrapped, call2(ctx, "add", c, dim));
+  TS_ASSIGN_OR_RETURN(Expr c, binary(ctx, "maximum", v, lo));
+  TS_ASSIGN_OR_RETURN(c, binary(ctx, "minimum", c, dim));
+  TS_ASSIGN_OR_RETURN(Expr negative, binary(ctx, "less", c, scalar(ctx, DType::I64, 0)));
+  TS_ASSIGN_OR_RETURN(Expr wrapped, binary(ctx, "add", c, dim));
   TS_ASSIGN_OR_RETURN(c, ctx.call("where", {negative, wrapped, c}));
   if (forward)
     return c;
-  TS_ASSIGN_OR_RETURN(Expr last, call2(ctx, "subtract", dim, i64Scalar(ctx, 1)));
-  return call2(ctx, "minimum", c, last);
+  TS_ASSIGN_OR_RETURN(Expr last, binary(ctx, "subtract", dim, scalar(ctx, DType::I64, 1)));
+  return binary(ctx, "minimum", c, last);
 }
 
 } // namespace
@@ -281,14 +273,14 @@ Expected<Outputs> sliceOfData(NodeContext &ctx) {
     TS_ASSIGN_OR_RETURN(Expr ej, element(ctx, ends, j));
     TS_ASSIGN_OR_RETURN(Expr first, clampIndex(ctx, sj, dim, step > 0, false));
     TS_ASSIGN_OR_RETURN(Expr end, clampIndex(ctx, ej, dim, step > 0, true));
-    const Expr delta = i64Scalar(ctx, step);
+    const Expr delta = scalar(ctx, DType::I64, double(step));
     int64_t n = 0;
     TS_ASSIGN_OR_RETURN(Expr index,
                         runtimeIota(ctx, first, end, delta, fmt::format("axis{}", axis), n));
     if (step != 1) {
-      TS_ASSIGN_OR_RETURN(index, call2(ctx, "multiply", index, delta));
+      TS_ASSIGN_OR_RETURN(index, binary(ctx, "multiply", index, delta));
     }
-    TS_ASSIGN_OR_RETURN(index, call2(ctx, "add", index, first));
+    TS_ASSIGN_OR_RETURN(index, binary(ctx, "add", index, first));
     TS_ASSIGN_OR_RETURN(y, gatherAxis(ctx, y, index, axis));
   }
   return Outputs{y};
@@ -307,10 +299,10 @@ Expected<Outputs> topkOfData(NodeContext &ctx, int64_t axis, bool largest) {
   const int64_t n = in[size_t(axis)];
   TS_ASSIGN_OR_RETURN(Expr dim, dimValue(ctx, n));
   TS_ASSIGN_OR_RETURN(k, reshapeTo(ctx, k, {}));
-  const Expr zero = i64Scalar(ctx, 0), one = i64Scalar(ctx, 1);
-  TS_ASSIGN_OR_RETURN(Expr above, call2(ctx, "greater_equal", k, zero));
-  TS_ASSIGN_OR_RETURN(Expr within, call2(ctx, "less_equal", k, dim));
-  TS_ASSIGN_OR_RETURN(Expr ok, call2(ctx, "logical_and", above, within));
+  const Expr zero = scalar(ctx, DType::I64, 0), one = scalar(ctx, DType::I64, 1);
+  TS_ASSIGN_OR_RETURN(Expr above, binary(ctx, "greater_equal", k, zero));
+  TS_ASSIGN_OR_RETURN(Expr within, binary(ctx, "less_equal", k, dim));
+  TS_ASSIGN_OR_RETURN(Expr ok, binary(ctx, "logical_and", above, within));
   TS_ASSIGN_OR_RETURN(
       k, ctx.call("check", {k, ok},
                   {{"message", fmt::format("node '{}' (TopK): K must be within 0..{}, the size of "
