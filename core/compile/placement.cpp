@@ -237,7 +237,7 @@ public:
                               ? fmt::format("region {} ({}): {}", target, t.ops, t.how)
                               : fmt::format("region {} ({}): {:.3f} ms, host {:.3f} ms ({}): {}",
                                             target, t.ops, t.pluginMs, t.hostMs, t.how,
-                                            t.keep ? "kept" : "to the host"));
+                                            t.keep ? "kept" : "sent back"));
       return verdictOf(out_.regions[key] = std::move(t));
     };
   }
@@ -247,7 +247,9 @@ public:
                             const std::string &modelHash) {
     CandidateTiming c;
     c.targets = targets;
-    std::string key = modelHash + "/" + cpuName() + tag_;
+    // "r2": candidates partitioned with re-offering (a sent-back region's
+    // ops go to the next target); times cached before it mean another thing.
+    std::string key = modelHash + "/" + cpuName() + tag_ + "/r2";
     for (const std::string &t : targets) {
       auto p = registry_.find(t);
       key += fmt::format("/{}@{}", t, p ? p->version() : "?");
@@ -438,10 +440,11 @@ std::string Placement::report() const {
     s += t.pluginMs < 0
              ? fmt::format("  region {} ({}): {}\n", t.target, t.ops, t.how)
              : fmt::format("  region {} ({}): {:.3f} ms, host {:.3f} ms: {}\n", t.target, t.ops,
-                           t.pluginMs, t.hostMs, t.keep ? "kept" : "to the host");
+                           t.pluginMs, t.hostMs, t.keep ? "kept" : "sent back");
   }
-  s += fmt::format("  chosen: {}; regions measured: {} kept, {} sent to the host (slower "
-                   "there than on the host){}\n",
+  s += fmt::format("  chosen: {}; regions measured: {} kept, {} sent back (slower there than "
+                   "on the host; their ops offered to the next target listed, else the "
+                   "host){}\n",
                    describe(targets), kept, dropped,
                    unmeasured ? fmt::format(", {} not measured (priority rules)", unmeasured)
                               : std::string());

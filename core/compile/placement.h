@@ -4,7 +4,9 @@
 // this machine (docs/design/0015-placement-by-measurement.md):
 //   - each region the partitioner forms is compiled on its own through its
 //     plugin and host-only, timed with random inputs of its real shapes, and
-//     kept only when its plugin is faster (PartitionState::regionRule);
+//     kept only when its plugin is faster (PartitionState::regionRule); the
+//     ops of a region sent back are offered to the next target listed
+//     (PartitionState::withheld), else they run on the host;
 //   - the candidates host-only, each target alone and the list as given are
 //     compiled with those verdicts and timed whole; the fastest wins.
 // Measurements are cached on disk (by the region's structure, the plugin's

@@ -60,10 +60,12 @@
 #include "support/error.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace tessera::plugin {
@@ -179,6 +181,10 @@ struct PartitionState {
   PartitionLog log;
   /// Optional: measured verdicts on regions (see RegionRule).
   RegionRule regionRule;
+  /// Calls a region rule sent back from a target: the `partition` pass
+  /// offers them again to the targets after it, never to that one. By
+  /// (global function, position in its compact index, target): the reason.
+  std::map<std::tuple<std::string, int, std::string>, std::string> withheld;
 
   /// Targets by name from a registry; an unknown name is an error listing
   /// the loaded plugins.

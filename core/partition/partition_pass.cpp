@@ -57,6 +57,8 @@ const passes::PassInfo kPartitionInfo{
         {"regions-before", "regions before merging"},
         {"regions-after", "regions after merging"},
         {"regions-pruned", "regions sent back to the host"},
+        {"rounds-reoffered", "functions partitioned again to offer the calls of regions a "
+                             "measured verdict sent back to the later targets"},
         {"regions-lifted", "regions lifted into global functions"},
         {"params-merged", "region parameters that read the same value, merged"},
         {"constants-as-inputs", "constants passed to a region as inputs"},
@@ -151,28 +153,61 @@ private:
     host.resize(from);
   }
 
+  /// Annotates, merges and prunes `w`'s function. When the region rule
+  /// sends a region back from a target that is not the last, the calls it
+  /// held are withheld from that target and the three steps run again, so
+  /// that the targets after it may take them (PartitionState::withheld);
+  /// only the last round's decisions are logged. `formed`: whether
+  /// annotate-target formed any region.
+  static Expected<Labels> decide(bool &formed, const Module &m, const Work &w, PartitionState &state,
+                                 Logs &logs, passes::PassContext &ctx) {
+    const NodeIndex &index = *w.index;
+    const Function &fn = w.fn ? w.fn : w.original;
+    const size_t logged = state.log.host.size();
+    for (size_t round = 0;; ++round) {
+      Logs here;
+      auto annotated = annotateLabels(fn, w.global, index, state, ctx);
+      take(state, logged, here.annotate);
+      if (!annotated.ok())
+        return annotated.error();
+      Labels labels = std::move(annotated).value();
+      std::vector<std::string> ruledBack;
+      formed = labels.numRegions() > 0;
+      if (formed) {
+        MergeCounts merged = mergeLabels(index, labels);
+        ctx.stat("regions-before") += merged.regionsBefore;
+        ctx.stat("regions-after") += merged.regionsAfter;
+        auto pruned = pruneLabels(index, labels,
+                                  PruneScope{&state, m.name(), w.global, &ruledBack}, ctx);
+        take(state, logged, here.prune);
+        if (!pruned.ok())
+          return pruned.error();
+        mergeLabels(index, labels); // neighbours of pruned regions may merge now
+      }
+      const bool again =
+          round + 1 < state.targets.size() &&
+          std::any_of(ruledBack.begin(), ruledBack.end(),
+                      [&](const std::string &t) { return t != state.targets.back().name; });
+      if (again) {
+        ++ctx.stat("rounds-reoffered");
+        continue;
+      }
+      for (auto [from, to] : {std::pair{&here.annotate, &logs.annotate},
+                              std::pair{&here.prune, &logs.prune}})
+        to->insert(to->end(), std::make_move_iterator(from->begin()),
+                   std::make_move_iterator(from->end()));
+      return labels;
+    }
+  }
+
   static Expected<Function> form(const Module &m, const Work &w, PartitionState &state,
                                  RegionLifter &lifter, Logs &logs, passes::PassContext &ctx) {
     const NodeIndex &index = *w.index;
     const Function &fn = w.fn ? w.fn : w.original;
-    const size_t logged = state.log.host.size();
-    auto annotated = annotateLabels(fn, w.global, index, state, ctx);
-    take(state, logged, logs.annotate);
-    if (!annotated.ok())
-      return annotated.error();
-    Labels labels = std::move(annotated).value();
-    if (labels.numRegions() > 0) {
-      MergeCounts merged = mergeLabels(index, labels);
-      ctx.stat("regions-before") += merged.regionsBefore;
-      ctx.stat("regions-after") += merged.regionsAfter;
-      auto pruned = pruneLabels(index, labels, PruneScope{&state, m.name(), w.global}, ctx);
-      take(state, logged, logs.prune);
-      if (!pruned.ok())
-        return pruned.error();
-      mergeLabels(index, labels); // neighbours of pruned regions may merge now
-    } else if (w.composites.empty()) {
+    bool formed = false;
+    TS_ASSIGN_OR_RETURN(Labels labels, decide(formed, m, w, state, logs, ctx));
+    if (!formed && w.composites.empty())
       return fn; // nothing changes
-    }
     TS_ASSIGN_OR_RETURN(Expr body, outlineRegions(index, labels, &lifter, w.global));
     return makeFunction(fn->params(), std::move(body), fn->attrs(), fn->name(), fn->span());
   }

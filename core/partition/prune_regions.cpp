@@ -8,7 +8,9 @@
 //   - otherwise the default rule keeps regions holding at least one
 //     compute-heavy op (composite bodies included);
 //   - before both, PartitionState::regionRule when set (placement by
-//     measurement) may decide.
+//     measurement) may decide; the calls of a region it sends back are
+//     recorded in PartitionState::withheld, so that the `partition` pass
+//     can offer them to the targets after this one.
 // A pruned region is inlined back: its ops return to the host, and
 // composite calls among them are inlined too (the host runs plain ops).
 // Each op of it gets a HostDecision{Pruned} in the log when there is a
@@ -47,6 +49,7 @@ constexpr const char *kDefaultReason =
 struct Verdict {
   bool keep = true;
   std::string reason;
+  bool ruled = false; // by PartitionState::regionRule
 };
 
 /// The plugin's rule when it has one, else the default rule.
@@ -62,7 +65,7 @@ Expected<Verdict> decide(const NodeIndex &index, RegionBuilder &builder, int r,
           .error();
     TS_ASSIGN_OR_RETURN(std::optional<RegionVerdict> v, state->regionRule(*fn, target));
     if (v)
-      return Verdict{v->keep, v->reason};
+      return Verdict{v->keep, v->reason, true};
   }
   const Target *t = state ? state->find(target) : nullptr;
   if (t && t->plugin && t->plugin->hasRegionRule()) {
@@ -171,9 +174,20 @@ Expected<int64_t> pruneLabels(const NodeIndex &index, Labels &labels, const Prun
     ++ctx.stat("regions-pruned");
     for (int m : builder.members(r)) {
       labels.regionOf[size_t(m)] = Labels::kPruned;
-      if (scope.state)
-        logOp(*index.node(size_t(m)), scope.function, target, v.reason, *scope.state);
+      if (!scope.state)
+        continue;
+      // A call sent back earlier from other targets says so too.
+      std::string reason = v.reason;
+      for (const Target &t : scope.state->targets)
+        if (auto it = scope.state->withheld.find({scope.function, m, t.name});
+            t.name != target && it != scope.state->withheld.end())
+          reason += fmt::format("; before that, sent back from '{}': {}", t.name, it->second);
+      logOp(*index.node(size_t(m)), scope.function, target, reason, *scope.state);
+      if (v.ruled)
+        scope.state->withheld.emplace(std::tuple{scope.function, m, target}, v.reason);
     }
+    if (v.ruled && scope.ruledBack)
+      scope.ruledBack->push_back(target);
   }
   if (pruned)
     labels.compact();

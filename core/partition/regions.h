@@ -106,6 +106,8 @@ struct PruneScope {
   PartitionState *state = nullptr; // optional: plugin rules and the log
   std::string module;              // the module's name, for region symbols
   std::string function;            // the global function, for the log
+  /// Optional: the target of each region the state's region rule sent back.
+  std::vector<std::string> *ruledBack = nullptr;
 };
 
 /// Labels kPruned every region not worth offloading (prune_regions.cpp) and

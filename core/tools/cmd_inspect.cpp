@@ -245,7 +245,7 @@ void printText(const json &d, bool steps) {
                                r.value("target", std::string("?")),
                                r.value("ops", std::string("?")), r.value("plugin_ms", -1.0),
                                r.value("host_ms", -1.0),
-                               r.value("keep", false) ? "kept" : "sent to the host");
+                               r.value("keep", false) ? "kept" : "sent back");
   }
   const size_t control = plan.value("control_steps", size_t(0));
   std::cout << fmt::format("Steps: {} ({} host, {} plugin, {} copies{}){}\n",

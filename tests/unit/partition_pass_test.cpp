@@ -15,6 +15,7 @@
 #include "interp/interpreter.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "partition/driver.h"
 #include "partition/partition.h"
 #include "passes/pass_manager.h"
 #include "plugin/registry.h"
@@ -185,4 +186,84 @@ TEST_CASE("the partition pass gives what the four steps give, on random graphs",
   CHECK(regions > 300);
   CHECK(pruned > 50);
   CHECK(errors > 0);
+}
+
+namespace {
+
+/// relu(dense(x, w) + y): tgt_a and tgt_b both take all three ops;
+/// tgt_hook takes the relu.
+const char *kContested = R"(module @contested
+def @main(%x: f32[2, 4], %w: f32[4, 4], %y: f32[2, 4]) -> f32[2, 4] {
+  %d = dense(%x, %w)
+  %a = add(%d, %y)
+  %r = relu(%a)
+  return %r
+}
+)";
+
+/// A region rule that sends back every region of the targets in `slow`
+/// and keeps the others, counting the regions it was asked about.
+partition::RegionRule sendBack(std::vector<std::string> slow, std::vector<std::string> &asked) {
+  return [slow, &asked](const Function &, const std::string &target)
+             -> Expected<std::optional<partition::RegionVerdict>> {
+    asked.push_back(target);
+    bool back = std::find(slow.begin(), slow.end(), target) != slow.end();
+    return partition::RegionVerdict{!back, back ? "measured slower on " + target : ""};
+  };
+}
+
+std::vector<std::string> regionTargets(const partition::PartitionResult &r) {
+  std::vector<std::string> out;
+  for (const partition::RegionInfo &info : r.log.regions)
+    out.push_back(info.target);
+  return out;
+}
+
+partition::PartitionResult partitionContested(std::vector<std::string> names,
+                                              partition::RegionRule rule) {
+  auto m = parseModule(kContested);
+  REQUIRE(m.ok());
+  partition::PartitionOptions options;
+  options.targets = std::move(names);
+  options.pipeline = "";
+  options.regionRule = std::move(rule);
+  auto r = partition::partitionModule(std::move(*m), options, targets());
+  REQUIRE(r.ok());
+  return std::move(r).value();
+}
+
+} // namespace
+
+TEST_CASE("a region the region rule sends back is offered to the next target",
+          "[partition][partition_pass][placement]") {
+  std::vector<std::string> asked;
+  SECTION("the first target's region goes to the second") {
+    auto r = partitionContested({"tgt_a", "tgt_b"}, sendBack({"tgt_a"}, asked));
+    CHECK(asked == std::vector<std::string>{"tgt_a", "tgt_b"});
+    CHECK(regionTargets(r) == std::vector<std::string>{"tgt_b"});
+    CHECK(r.offloadedOps == 3);
+    CHECK(r.host.empty());
+  }
+  SECTION("down the list: what neither takes stays on the host, saying why") {
+    auto r = partitionContested({"tgt_a", "tgt_b", "tgt_hook"}, sendBack({"tgt_a", "tgt_b"}, asked));
+    CHECK(asked == std::vector<std::string>{"tgt_a", "tgt_b", "tgt_hook"});
+    CHECK(regionTargets(r) == std::vector<std::string>{"tgt_hook"}); // the relu
+    REQUIRE(r.host.size() == 2); // dense and add
+    for (const partition::HostOp &op : r.host) {
+      std::string reasons;
+      for (const partition::HostDecision &d : op.decisions)
+        reasons += d.target + ": " + d.reason + "\n";
+      INFO(op.op << "\n" << reasons);
+      CHECK(reasons.find("tgt_a: measured slower on tgt_a") != std::string::npos);
+      CHECK(reasons.find("tgt_b: measured slower on tgt_b") != std::string::npos);
+    }
+  }
+  SECTION("the last target's region goes to the host, without another round") {
+    auto r = partitionContested({"tgt_a", "tgt_b"}, sendBack({"tgt_b"}, asked));
+    CHECK(asked == std::vector<std::string>{"tgt_a"});
+    CHECK(regionTargets(r) == std::vector<std::string>{"tgt_a"});
+    r = partitionContested({"tgt_b"}, sendBack({"tgt_b"}, asked));
+    CHECK(regionTargets(r).empty());
+    CHECK(r.host.size() == 3);
+  }
 }
