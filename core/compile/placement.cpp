@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "compile/placement.h"
 
+#include "bridge/plugin_bridge.h"
 #include "ir/structural.h"
 #include "ir/visit.h"
 #include "plugin/registry.h"
@@ -171,22 +172,53 @@ private:
   bool dirty_ = false;
 };
 
-/// Whether a region is kept: measured, and faster on its plugin.
-bool keeps(const RegionTiming &t) { return t.pluginMs >= 0 && t.pluginMs < t.hostMs; }
+/// Whether a plugin's estimate is far enough from 1 to be taken without
+/// measuring (TESSERA_ESTIMATE_CLEAR).
+bool clearEstimate(double speedup) {
+  return speedup > 0 && (speedup >= TESSERA_ESTIMATE_CLEAR || speedup <= 1 / TESSERA_ESTIMATE_CLEAR);
+}
+
+/// Whether a region's verdict is known: measured, or a clear estimate.
+bool decided(const RegionTiming &t) { return t.pluginMs >= 0 || clearEstimate(t.estimate); }
+
+/// Whether a region is kept: faster on its plugin, as measured (which wins)
+/// or as its plugin clearly estimates.
+bool keeps(const RegionTiming &t) {
+  return t.pluginMs >= 0 ? t.pluginMs < t.hostMs : clearEstimate(t.estimate) && t.estimate > 1;
+}
+
+/// "12.3 ms on 'dnnl', 20.1 ms on the host" or the estimate that decided.
+std::string timesOf(const RegionTiming &t) {
+  if (t.pluginMs >= 0)
+    return fmt::format("{:.3f} ms on '{}', {:.3f} ms on the host", t.pluginMs, t.target,
+                       t.hostMs);
+  return fmt::format("estimated {:.3g}x the host's speed on '{}', not measured", t.estimate,
+                     t.target);
+}
 
 /// The verdict on a region (nullopt when it was not measured: the priority
 /// rules decide).
 std::optional<RegionVerdict> verdictOf(const RegionTiming &t) {
-  if (t.pluginMs < 0)
+  if (!decided(t))
     return std::nullopt;
-  return RegionVerdict{
-      t.keep, fmt::format("placement: {:.3f} ms on '{}', {:.3f} ms on the host ({})", t.pluginMs,
-                          t.target, t.hostMs, t.how)};
+  return RegionVerdict{t.keep, fmt::format("placement: {} ({})", timesOf(t), t.how)};
 }
 
 /// "dnnl,ccompiler", or "host only".
 std::string describe(const std::vector<std::string> &targets) {
   return targets.empty() ? std::string("host only") : fmt::format("{}", fmt::join(targets, ","));
+}
+
+/// A region's line in the progress and the report.
+std::string describeRegion(const RegionTiming &t) {
+  if (!decided(t))
+    return fmt::format("region {} ({}): {}", t.target, t.ops, t.how);
+  const char *verdict = t.keep ? "kept" : "sent back";
+  if (t.pluginMs < 0)
+    return fmt::format("region {} ({}): estimated {:.3g}x the host's speed ({}): {}", t.target,
+                       t.ops, t.estimate, t.how, verdict);
+  return fmt::format("region {} ({}): {:.3f} ms, host {:.3f} ms ({}): {}", t.target, t.ops,
+                     t.pluginMs, t.hostMs, t.how, verdict);
 }
 
 std::string regionCount(const CandidateTiming &c) {
@@ -213,8 +245,21 @@ public:
       RegionTiming t;
       t.target = target;
       t.ops = opsOf(fn);
-      if (const Json *c = cache_.find("regions", key + tag_)) {
-        t = timingOf(*c, "cache");
+      // A measurement in the cache, else the plugin's clear estimate, else
+      // a measurement now.
+      const Json *cached = cache_.find("regions", key + tag_);
+      plugin::RegionEstimate hint;
+      if (!cached) {
+        TS_ASSIGN_OR_RETURN(hint, estimate(fn, target));
+      }
+      if (cached) {
+        t = timingOf(*cached, "cache");
+      } else if (clearEstimate(hint.speedup)) {
+        t.estimate = hint.speedup;
+        t.how = "plugin estimate" + (hint.reason.empty() ? "" : ": " + hint.reason);
+        // Cached too: a cached candidate's final compile needs the verdict.
+        cache_.put("regions", key + tag_,
+                   {{"target", t.target}, {"ops", t.ops}, {"estimate", t.estimate}});
       } else if (Clock::now() > deadline_) {
         t.how = "not measured: over the budget (--tune-budget)";
       } else {
@@ -233,11 +278,7 @@ public:
       }
       t.keep = keeps(t);
       if (options_.progress)
-        options_.progress(t.pluginMs < 0
-                              ? fmt::format("region {} ({}): {}", target, t.ops, t.how)
-                              : fmt::format("region {} ({}): {:.3f} ms, host {:.3f} ms ({}): {}",
-                                            target, t.ops, t.pluginMs, t.hostMs, t.how,
-                                            t.keep ? "kept" : "sent back"));
+        options_.progress(describeRegion(t));
       return verdictOf(out_.regions[key] = std::move(t));
     };
   }
@@ -298,6 +339,7 @@ private:
     t.ops = c.value("ops", std::string());
     t.pluginMs = c.value("plugin_ms", -1.0);
     t.hostMs = c.value("host_ms", -1.0);
+    t.estimate = c.value("estimate", 0.0);
     t.keep = keeps(t);
     t.how = std::move(how);
     return t;
@@ -307,6 +349,16 @@ private:
   void remember(const std::string &key, const Json &c) {
     if (!out_.regions.count(key))
       out_.regions[key] = timingOf(c, "cache");
+  }
+
+  /// The plugin's cost hint for a region (none when it gives none).
+  Expected<plugin::RegionEstimate> estimate(const ir::Function &fn, const std::string &target) {
+    auto p = registry_.find(target);
+    if (!p || !p->hasRegionEstimate())
+      return plugin::RegionEstimate{};
+    TS_ASSIGN_OR_RETURN(auto graph, bridge::GraphHolder::fromFunction(
+                                        fn, "tessera_placement_region", p->codegenFlags()));
+    return p->guardedEstimateRegion(graph->graph());
   }
 
   /// A region compiled on its own and timed: through `target`'s plugin (a
@@ -381,7 +433,7 @@ std::string Placement::json() const {
   Json rs = Json::object();
   for (const auto &[key, t] : regions)
     rs[key] = {{"target", t.target}, {"ops", t.ops},   {"plugin_ms", t.pluginMs},
-               {"host_ms", t.hostMs}, {"keep", t.keep}};
+               {"host_ms", t.hostMs}, {"keep", t.keep}, {"estimate", t.estimate}};
   j["regions"] = rs;
   Json cs = Json::array();
   for (const CandidateTiming &c : candidates)
@@ -410,6 +462,7 @@ Expected<Placement> Placement::fromJson(std::string_view text, const std::string
       t.pluginMs = r.at("plugin_ms").get<double>();
       t.hostMs = r.at("host_ms").get<double>();
       t.keep = r.at("keep").get<bool>();
+      t.estimate = r.value("estimate", 0.0);
       t.how = "placement file";
       p.regions[key] = std::move(t);
     }
@@ -434,20 +487,19 @@ std::string Placement::report() const {
     s += c.ms < 0 ? fmt::format("  {:<28} {}\n", describe(c.targets), c.note)
                   : fmt::format("  {:<28} {:9.3f} ms, {} ({})\n", describe(c.targets),
                                 c.ms, regionCount(c), c.note);
-  size_t kept = 0, dropped = 0, unmeasured = 0;
+  size_t kept = 0, dropped = 0, undecided = 0, estimated = 0;
   for (const auto &[key, t] : regions) {
-    (t.pluginMs < 0 ? unmeasured : t.keep ? kept : dropped) += 1;
-    s += t.pluginMs < 0
-             ? fmt::format("  region {} ({}): {}\n", t.target, t.ops, t.how)
-             : fmt::format("  region {} ({}): {:.3f} ms, host {:.3f} ms: {}\n", t.target, t.ops,
-                           t.pluginMs, t.hostMs, t.keep ? "kept" : "sent back");
+    (!decided(t) ? undecided : t.keep ? kept : dropped) += 1;
+    estimated += decided(t) && t.pluginMs < 0;
+    s += "  " + describeRegion(t) + "\n";
   }
-  s += fmt::format("  chosen: {}; regions measured: {} kept, {} sent back (slower there than "
-                   "on the host; their ops offered to the next target listed, else the "
-                   "host){}\n",
+  s += fmt::format("  chosen: {}; regions: {} kept, {} sent back (slower there than on the "
+                   "host; their ops offered to the next target listed, else the host){}{}\n",
                    describe(targets), kept, dropped,
-                   unmeasured ? fmt::format(", {} not measured (priority rules)", unmeasured)
-                              : std::string());
+                   estimated ? fmt::format(", {} of them by the plugin's estimate", estimated)
+                             : std::string(),
+                   undecided ? fmt::format(", {} not measured (priority rules)", undecided)
+                             : std::string());
   return s;
 }
 

@@ -55,8 +55,11 @@ struct RegionTiming {
   std::string ops;        // "conv2d+relu" (its op calls, up to a few)
   double pluginMs = -1;   // -1: not measured
   double hostMs = -1;
+  /// The plugin's cost hint (checker.estimate_region) that decided the
+  /// region without measuring: its speedup over the host; 0: none.
+  double estimate = 0;
   bool keep = true;
-  std::string how;        // "measured", "cache", "placement file", or why not measured
+  std::string how;        // "measured", "cache", "placement file", the hint, or why not measured
 };
 
 /// One candidate partition's whole-model time.

@@ -183,6 +183,29 @@ Expected<CheckResult> LoadedPlugin::guardedKeepRegion(const tessera_graph_t &reg
   return std::move(results[0]);
 }
 
+Expected<RegionEstimate> LoadedPlugin::guardedEstimateRegion(const tessera_graph_t &region) const {
+  if (!hasRegionEstimate())
+    return RegionEstimate{};
+  std::string call = fmt::format("estimate_region for region @{}", str(region.symbol));
+  const auto limit = callIsolation().checkerTimeout;
+  // The answer: the estimate's 8 bytes, then the reason.
+  TS_ASSIGN_OR_RETURN(std::string answer,
+                      guarded(name_, call, limit,
+                              [&](ChildChannel &channel) -> Expected<std::string> {
+                                channel.mark(name_, call, limit);
+                                RegionEstimate e = estimateRegion(region);
+                                std::string out(sizeof(double), '\0');
+                                std::memcpy(out.data(), &e.speedup, sizeof(double));
+                                return out + e.reason;
+                              }));
+  if (answer.size() < sizeof(double))
+    return Error::format("internal error: {}'s answer holds {} bytes", call, answer.size());
+  RegionEstimate e;
+  std::memcpy(&e.speedup, answer.data(), sizeof(double));
+  e.reason = answer.substr(sizeof(double));
+  return e;
+}
+
 Expected<std::vector<int64_t>> LoadedPlugin::guardedPartition(const tessera_graph_t &graph,
                                                         size_t numNodes) const {
   const std::string call = "the partition hook (checker.partition)";

@@ -97,6 +97,12 @@ struct CheckResult {
   std::string reason; // why not (may be empty)
 };
 
+/// A plugin's cost hint for a region (checker.estimate_region).
+struct RegionEstimate {
+  double speedup = 0; // times faster than the host's code; <= 0: no estimate
+  std::string reason;
+};
+
 /// The reason an SDK checker declines with when it threw (the C ABI's
 /// checker entries have no error channel): a broken checker, not a decision.
 inline constexpr std::string_view kCheckerErrorPrefix = "checker error: ";
@@ -167,6 +173,10 @@ public:
   bool takesSymbolicDims() const;
   /// Keep this formed region? (supported = keep; true without a rule.)
   CheckResult keepRegion(const tessera_graph_t &region) const;
+  /// Does the plugin give cost hints (ABI 1.5's checker.estimate_region)?
+  bool hasRegionEstimate() const;
+  /// Its hint for a region: speedup over the host (<= 0: none).
+  RegionEstimate estimateRegion(const tessera_graph_t &region) const;
   /// The whole-graph hook: a region number per JSON node (-1: not taken).
   Expected<std::vector<int64_t>> partition(const tessera_graph_t &graph, size_t numNodes) const;
   Expected<std::unique_ptr<PluginModule>> compile(const tessera_graph_t &graph) const;
@@ -186,6 +196,7 @@ public:
   guardedCheckPatterns(const std::string &pattern,
                        std::span<const std::vector<const tessera_op_desc_t *>> matches) const;
   Expected<CheckResult> guardedKeepRegion(const tessera_graph_t &region) const;
+  Expected<RegionEstimate> guardedEstimateRegion(const tessera_graph_t &region) const;
   Expected<std::vector<int64_t>> guardedPartition(const tessera_graph_t &graph,
                                                   size_t numNodes) const;
   /// Codegen, then the module is asked for the function `graph.symbol`

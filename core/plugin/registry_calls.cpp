@@ -11,6 +11,7 @@
 #include "plugin/registry_internal.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace tessera::plugin {
@@ -111,6 +112,23 @@ CheckResult LoadedPlugin::keepRegion(const tessera_graph_t &region) const {
   return askChecker([&](char *reason, size_t size) {
     return desc_->checker->keep_region(desc_->state, &region, reason, size);
   });
+}
+
+bool LoadedPlugin::hasRegionEstimate() const {
+  return desc_->checker->struct_size >= detail::kCheckerEstimate &&
+         desc_->checker->estimate_region;
+}
+
+RegionEstimate LoadedPlugin::estimateRegion(const tessera_graph_t &region) const {
+  RegionEstimate e;
+  if (!hasRegionEstimate())
+    return e;
+  char reason[512] = {};
+  const double v = desc_->checker->estimate_region(desc_->state, &region, reason, sizeof reason);
+  reason[sizeof reason - 1] = '\0';
+  e.speedup = std::isfinite(v) && v > 0 ? v : 0; // NaN, inf, negative: no estimate
+  e.reason = reason;
+  return e;
 }
 
 CheckResult LoadedPlugin::checkOp(const tessera_op_desc_t &op) const {

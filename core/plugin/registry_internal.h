@@ -32,6 +32,7 @@ constexpr size_t kPluginCompat = TS_END_OF(tessera_plugin_t, compatible_versions
 constexpr size_t kCheckerV1 = TS_END_OF(tessera_checker_t, partition);
 constexpr size_t kCheckerKeepRegion = TS_END_OF(tessera_checker_t, keep_region);
 constexpr size_t kCheckerFlags = TS_END_OF(tessera_checker_t, flags);             // ABI 1.4
+constexpr size_t kCheckerEstimate = TS_END_OF(tessera_checker_t, estimate_region); // ABI 1.5
 constexpr size_t kFunctionSymbolic = TS_END_OF(tessera_function_t, call_symbolic); // ABI 1.4
 constexpr size_t kPatternV1 = TS_END_OF(tessera_pattern_t, pattern);
 constexpr size_t kCodegenV1 = TS_END_OF(tessera_codegen_t, compile);

@@ -240,12 +240,16 @@ void printText(const json &d, bool steps) {
                                    : c["targets"].dump(),
                                c.value("ms", -1.0), c.value("regions", int64_t(-1)));
     const json placed = place.value("regions", json::object());
-    for (const auto &[key, r] : placed.items())
-      std::cout << fmt::format("  region {} ({}): {:.3f} ms, host {:.3f} ms: {}\n",
-                               r.value("target", std::string("?")),
-                               r.value("ops", std::string("?")), r.value("plugin_ms", -1.0),
-                               r.value("host_ms", -1.0),
-                               r.value("keep", false) ? "kept" : "sent back");
+    for (const auto &[key, r] : placed.items()) {
+      const double ms = r.value("plugin_ms", -1.0), estimate = r.value("estimate", 0.0);
+      std::cout << fmt::format(
+          "  region {} ({}): {}: {}\n", r.value("target", std::string("?")),
+          r.value("ops", std::string("?")),
+          ms < 0 && estimate > 0
+              ? fmt::format("estimated {:.3g}x the host's speed by its plugin", estimate)
+              : fmt::format("{:.3f} ms, host {:.3f} ms", ms, r.value("host_ms", -1.0)),
+          r.value("keep", false) ? "kept" : "sent back");
+    }
   }
   const size_t control = plan.value("control_steps", size_t(0));
   std::cout << fmt::format("Steps: {} ({} host, {} plugin, {} copies{}){}\n",

@@ -23,6 +23,11 @@ public:
   bool check(const sdk::OpDesc &op, std::string &reason) const override;
   /// Symbolic dims: a Program per shape at run time (runtime.h).
   bool takesSymbolicDims() const override { return true; }
+  /// Cost hint for placement by measurement: a region with a convolution
+  /// or a matrix product is estimated at 0.2x the host's speed (its plain
+  /// loops against the host's compiled code), others are not estimated.
+  bool estimatesRegions() const override { return true; }
+  double estimateRegion(const sdk::GraphView &region, std::string &reason) const override;
 };
 
 } // namespace tessera::json_plugin

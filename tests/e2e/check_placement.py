@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Placement by measurement (issue 23, docs/design/0015) with two test
+"""Placement by measurement (issue 23, docs/design/0015) with test
 targets of a controlled speed (tests/plugins/targets/timed.cpp): timed_slow
 sleeps 30 ms in every region call, timed_fast does not; both take the
 model's every op and keep every region, so priority order gives everything
@@ -15,6 +15,8 @@ to the first one listed. The test checks choices, not timings:
     same bytes; `--placement-file` replays the decision into the same bytes;
   - `tessera partition --report` with the decision gives the measured times
     behind each op's place;
+  - timed_hinted's cost hint (0.01x the host) sends its region back without
+    measuring; a measurement in the cache wins over the hint;
   - a budget too small to measure falls back to the priority order, saying so;
   - errors: no targets, an unknown mode, a missing or malformed placement
     file.
@@ -133,6 +135,45 @@ def main():
          and "sent back from 'timed_slow': placement:" in r.stdout
          and "on 'timed_slow'" in r.stdout and "region timed_slow" in r.stdout,
          "tessera partition --report gives the measured times behind each decision", r.stdout)
+
+    # A cost hint: timed_hinted estimates itself at 0.01x the host's speed,
+    # which decides its region without measuring it; a measurement wins.
+    os.environ["TESSERA_CACHE_DIR"] = c.path("cache_hints")
+    shutil.rmtree(os.environ["TESSERA_CACHE_DIR"], ignore_errors=True)
+    hinted = c.path("hinted.tsr")
+    hintedTargets = ["--target", "timed_hinted,timed_fast"]
+    r = c.tool("compile", path, "-o", hinted, *hintedTargets, "--placement", "measure")
+    line = next((l for l in r.stdout.splitlines() if "region timed_hinted" in l), "")
+    c.ok("estimated 0.01x the host's speed (plugin estimate: sleeps 30 ms in every region "
+         "call): sent back" in line and "(measured)" not in line,
+         "a clear cost hint sends timed_hinted's region back without measuring it", r.stdout)
+    c.ok("timed_hinted" not in regions(hinted), "no timed_hinted region in the artifact",
+         str(regions(hinted)))
+    meta = c.inspect(hinted)["metadata"].get("placement", {})
+    hint = [v for v in meta.get("regions", {}).values() if v["target"] == "timed_hinted"]
+    c.ok(hint and all(v["estimate"] == 0.01 and v["plugin_ms"] < 0 and not v["keep"]
+                      for v in hint),
+         "the metadata records the estimate that decided", json.dumps(meta)[:2000])
+    shown = c.tool("inspect", hinted).stdout
+    c.ok("estimated 0.01x the host's speed by its plugin: sent back" in shown,
+         "tessera inspect shows the estimate", shown)
+    # A measurement in the cache (here: one that says the plugin is faster)
+    # wins over the estimate.
+    cacheFile = os.path.join(os.environ["TESSERA_CACHE_DIR"], "placement.json")
+    with open(cacheFile) as f:
+        cached = json.load(f)
+    keys = [k for k, v in cached["regions"].items() if v["target"] == "timed_hinted"]
+    for k in keys:
+        cached["regions"][k] = {"target": "timed_hinted", "ops": cached["regions"][k]["ops"],
+                                "plugin_ms": 0.001, "host_ms": 1.0}
+    cached.pop("candidates", None)
+    with open(cacheFile, "w") as f:
+        json.dump(cached, f)
+    r = c.tool("compile", path, "-o", c.path("hinted2.tsr"), *hintedTargets,
+               "--placement", "measure")
+    line = next((l for l in r.stdout.splitlines() if "region timed_hinted" in l), "")
+    c.ok(keys and "0.001 ms, host 1.000 ms (cache): kept" in line and "estimate" not in line,
+         "a cached measurement wins over the plugin's estimate", r.stdout)
 
     # A budget too small to measure anything: the priority order, said so.
     os.environ["TESSERA_CACHE_DIR"] = c.path("cache_empty")

@@ -581,3 +581,26 @@ TEST_CASE("an SDK plugin answers a core of another ABI major with its descriptor
   CHECK(std::string(desc->name) == "counted");
   CHECK(sdkPluginsBuilt == 1);
 }
+
+TEST_CASE("plugin loader: a cost hint is read only from a checker sized to hold it",
+          "[plugin][placement]") {
+  OneOpGraph g("tessera_main_zoo_0", "relu", {2, 3});
+  auto hinted = loadZoo("estimate/libtessera_zoo_estimate.so");
+  REQUIRE(hinted->hasRegionEstimate());
+  RegionEstimate e = hinted->estimateRegion(g.graph);
+  CHECK(e.speedup == 8.0);
+  CHECK(e.reason == "zoo_good: relu is its specialty");
+  auto guarded = hinted->guardedEstimateRegion(g.graph); // through the child
+  REQUIRE(guarded.ok());
+  CHECK(guarded->speedup == 8.0);
+  CHECK(guarded->reason == e.reason);
+  // Built against 1.4: the same function after the end of its checker is
+  // not read.
+  auto old = loadZoo("estimate_v14/libtessera_zoo_estimate_v14.so");
+  CHECK(!old->hasRegionEstimate());
+  CHECK(old->estimateRegion(g.graph).speedup == 0);
+  auto none = old->guardedEstimateRegion(g.graph);
+  REQUIRE(none.ok());
+  CHECK(none->speedup == 0);
+  CHECK(!loadZoo("libtessera_zoo_good.so")->hasRegionEstimate());
+}

@@ -447,7 +447,7 @@ static tessera_plugin_status_t *tgt_load(void *state, const void *data, size_t s
 
 static const tessera_checker_t tgt_checker = {
     sizeof(tessera_checker_t), tgt_ops,       TGT_PATTERNS,   TGT_NUM_PATTERNS,
-    tgt_check_op,              TGT_CHECK_PATTERN, TGT_PARTITION, TGT_KEEP_REGION, TGT_FLAGS};
+    tgt_check_op,              TGT_CHECK_PATTERN, TGT_PARTITION, TGT_KEEP_REGION, TGT_FLAGS, NULL};
 static const tessera_codegen_t tgt_codegen = {sizeof(tessera_codegen_t), 0, tgt_compile};
 static const tessera_module_factory_t tgt_factory = {sizeof(tessera_module_factory_t), TGT_NAME,
                                                      tgt_load};

@@ -3,7 +3,9 @@
 // Placement by measurement (docs/design/0015) is tested with plugins whose
 // speed is controlled, so that a test checks the choice, not a timing:
 // "timed_slow" sleeps TIMED_SLEEP_MS (30) milliseconds in every call of a
-// region, "timed_fast" does not. Both take relu, tanh, sigmoid and same-shape
+// region, "timed_fast" does not; "timed_hinted" sleeps too and gives a cost
+// hint (ABI 1.5's estimate_region) of TIMED_ESTIMATE (0.01) times the host's
+// speed, which placement takes without measuring. Both take relu, tanh, sigmoid and same-shape
 // add and multiply on f32, keep every region they form (their keep_region
 // says yes, so priority order gives them everything they take), and run a
 // region node by node with plain loops (tessera::sdk::JsonRuntime), with
@@ -20,7 +22,7 @@
 #include <thread>
 
 #ifndef TIMED_NAME
-#error "define TIMED_NAME and TIMED_SLEEP_MS"
+#error "define TIMED_NAME, TIMED_SLEEP_MS and TIMED_ESTIMATE"
 #endif
 
 namespace {
@@ -44,6 +46,11 @@ public:
   }
   bool keepsRegions() const override { return true; }
   bool keepRegion(const GraphView &, std::string &) const override { return true; }
+  bool estimatesRegions() const override { return TIMED_ESTIMATE > 0; }
+  double estimateRegion(const GraphView &, std::string &reason) const override {
+    reason = "sleeps " + std::to_string(TIMED_SLEEP_MS) + " ms in every region call";
+    return TIMED_ESTIMATE;
+  }
 };
 
 class TimedRuntime : public JsonRuntime {

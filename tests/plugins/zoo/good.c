@@ -349,9 +349,29 @@ static bool good_keep_region(void *state, const tessera_graph_t *region, char *r
 #else
 #define GOOD_KEEP_REGION NULL
 #endif
+#ifdef ZOO_GOOD_ESTIMATE
+/* A cost hint (ABI 1.5) of ZOO_GOOD_ESTIMATE times the host's speed. */
+static double good_estimate_region(void *state, const tessera_graph_t *region, char *reason,
+                                   size_t reason_size) {
+  (void)state;
+  (void)region;
+  snprintf(reason, reason_size, "zoo_good: relu is its specialty");
+  return ZOO_GOOD_ESTIMATE;
+}
+#define GOOD_ESTIMATE_REGION good_estimate_region
+#else
+#define GOOD_ESTIMATE_REGION NULL
+#endif
+/* ZOO_GOOD_CHECKER_V14: the checker as a plugin built against ABI 1.4
+ * describes it (struct_size ends at flags), whatever follows it in memory. */
+#ifdef ZOO_GOOD_CHECKER_V14
+#define GOOD_CHECKER_SIZE offsetof(tessera_checker_t, estimate_region)
+#else
+#define GOOD_CHECKER_SIZE sizeof(tessera_checker_t)
+#endif
 static const tessera_checker_t good_checker = {
-    sizeof(tessera_checker_t), good_ops, good_patterns, 1, good_check_op, good_check_pattern, NULL,
-    GOOD_KEEP_REGION, 0};
+    GOOD_CHECKER_SIZE, good_ops, good_patterns, 1, good_check_op, good_check_pattern, NULL,
+    GOOD_KEEP_REGION, 0, GOOD_ESTIMATE_REGION};
 static const tessera_codegen_t good_codegen = {sizeof(tessera_codegen_t), 0, good_compile};
 static const tessera_module_factory_t good_factory = {sizeof(tessera_module_factory_t),
                                                       GOOD_TYPE_KEY, good_load};

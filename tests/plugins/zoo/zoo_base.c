@@ -64,7 +64,7 @@ static tessera_plugin_status_t *zoo_load(void *state, const void *data, size_t s
 static const char *const zoo_ops[] = {"relu", NULL};
 
 const tessera_checker_t zoo_checker = {
-    sizeof(tessera_checker_t), zoo_ops, NULL, 0, zoo_check_op, NULL, NULL, NULL, 0};
+    sizeof(tessera_checker_t), zoo_ops, NULL, 0, zoo_check_op, NULL, NULL, NULL, 0, NULL};
 const tessera_codegen_t zoo_codegen = {sizeof(tessera_codegen_t), 0, zoo_compile};
 const tessera_module_factory_t zoo_factory = {sizeof(tessera_module_factory_t), "zoo", zoo_load};
 const tessera_module_factory_t *const zoo_factories[1] = {&zoo_factory};

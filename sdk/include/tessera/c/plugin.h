@@ -38,6 +38,8 @@
  *        (TESSERA_CHECKER_SYMBOLIC_DIMS), tessera_function_t::call_symbolic
  *        and the graph JSON's "symbols". A plugin that does not set the flag
  *        (every plugin built before 1.4) is offered static ops only.
+ *   1.5  tessera_checker_t::estimate_region (a plugin's cost hint for
+ *        placement by measurement).
  *
  * STRUCTS
  *   Every struct that crosses the boundary starts with `size_t struct_size`,
@@ -75,7 +77,7 @@
 #include "tessera/c/status.h"
 
 #define TESSERA_PLUGIN_ABI_MAJOR 1
-#define TESSERA_PLUGIN_ABI_MINOR 4
+#define TESSERA_PLUGIN_ABI_MINOR 5
 
 /* The one symbol a plugin exports (tessera_plugin_query_fn). */
 #define TESSERA_PLUGIN_ENTRY_SYMBOL "tessera_plugin_query"
@@ -262,7 +264,20 @@ typedef struct tessera_checker {
                       size_t reason_size);
   /* Since ABI 1.4. TESSERA_CHECKER_* flags. */
   uint64_t flags;
+  /* Since ABI 1.5. Optional (NULL: no estimate). A cost hint for placement
+   * by measurement (`tessera compile --placement measure`): how many times
+   * faster than the host's own code the plugin expects to run `region` (2:
+   * twice as fast; 0.1: ten times slower); 0 or less: no estimate. The
+   * plugin may write a one-line reason. An estimate of at least
+   * TESSERA_ESTIMATE_CLEAR (or at most its inverse) decides the region
+   * without timing it; anything in between is measured. A measurement
+   * (cached, or in a placement file) always wins over an estimate. */
+  double (*estimate_region)(void *state, const tessera_graph_t *region, char *reason,
+                            size_t reason_size);
 } tessera_checker_t;
+
+/* How far from 1 an estimate must be to be taken without measuring. */
+#define TESSERA_ESTIMATE_CLEAR 4.0
 
 /* The plugin takes symbolic dims: its checker is offered ops whose types hold
  * them, its codegen graphs with symbols, and its functions are called through

@@ -525,6 +525,17 @@ public:
   virtual bool keepRegion(const GraphView & /*region*/, std::string & /*reason*/) const {
     return true;
   }
+  /// A cost hint for placement by measurement (ABI 1.5,
+  /// tessera_checker_t::estimate_region): how many times faster than the
+  /// host's code the plugin expects to run `region` (0.25: four times
+  /// slower), with a reason; 0 for no estimate. Only called when
+  /// estimatesRegions() is true. An estimate at least
+  /// TESSERA_ESTIMATE_CLEAR away from 1 decides without measuring; a
+  /// measurement always wins. Throwing counts as no estimate.
+  virtual bool estimatesRegions() const { return false; }
+  virtual double estimateRegion(const GraphView & /*region*/, std::string & /*reason*/) const {
+    return 0;
+  }
   /// The whole-graph hook (tessera_checker_t::partition): instead of being
   /// offered ops one by one, the plugin partitions the function itself.
   /// Only called when partitionsGraph() is true. Return one entry per node
@@ -747,6 +758,20 @@ inline bool keepRegion(void *state, const tessera_graph_t *region, char *reason,
       reason, size);
 }
 
+inline double estimateRegion(void *state, const tessera_graph_t *region, char *reason,
+                             size_t size) {
+  double estimate = 0;
+  std::string why;
+  if (tessera_plugin_status_t *s = guard([&] {
+        estimate = tablesOf(state).plugin->checker().estimateRegion(toGraphView(*region), why);
+      })) {
+    releaseStatus(s);
+    return 0;
+  }
+  writeReason(reason, size, why);
+  return estimate;
+}
+
 inline tessera_plugin_status_t *partition(void *state, const tessera_graph_t *graph,
                                           int64_t *out_region, size_t num_nodes) {
   return guard([&] {
@@ -820,6 +845,7 @@ inline const tessera_plugin_t *Plugin::describe(const tessera_host_t *host) {
   t->checker.flags = checker().takesSymbolicDims() ? TESSERA_CHECKER_SYMBOLIC_DIMS : 0;
   t->checker.check_pattern = &detail::checkPattern;
   t->checker.keep_region = checker().keepsRegions() ? &detail::keepRegion : nullptr;
+  t->checker.estimate_region = checker().estimatesRegions() ? &detail::estimateRegion : nullptr;
   t->checker.partition = checker().partitionsGraph() ? &detail::partition : nullptr;
 
   t->codegen.struct_size = sizeof(tessera_codegen_t);
