@@ -203,6 +203,18 @@ Expected<Expr> RegionLifter::composite(const CallNode &call, ParamFor &paramFor)
   return makeLocalCall(f, std::move(args), call.name(), call.span());
 }
 
+void RegionLifter::notePlacement(const std::string &global, const std::vector<int> &members,
+                                 Lifted &out) const {
+  if (!state_ || state_->kept.empty())
+    return;
+  std::vector<std::string> reasons; // each once, in member order
+  for (int m : members)
+    if (auto it = state_->kept.find({global, m}); it != state_->kept.end() &&
+        std::find(reasons.begin(), reasons.end(), it->second) == reasons.end())
+      reasons.push_back(it->second);
+  out.info.placement = fmt::format("{}", fmt::join(reasons, "; "));
+}
+
 RegionInfo RegionLifter::describe(const std::string &symbol, const std::string &target,
                                   const FunctionNode &fn) {
   RegionInfo info;

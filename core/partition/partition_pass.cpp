@@ -166,6 +166,7 @@ private:
     const size_t logged = state.log.host.size();
     for (size_t round = 0;; ++round) {
       Logs here;
+      std::erase_if(state.kept, [&](const auto &k) { return k.first.first == w.global; });
       auto annotated = annotateLabels(fn, w.global, index, state, ctx);
       take(state, logged, here.annotate);
       if (!annotated.ok())

@@ -168,8 +168,12 @@ Expected<int64_t> pruneLabels(const NodeIndex &index, Labels &labels, const Prun
     const std::string &target = labels.targets[size_t(r)];
     std::string symbol = fmt::format("tessera_{}_{}_{}", scope.module, target, seen[target]++);
     TS_ASSIGN_OR_RETURN(Verdict v, decide(index, builder, r, target, symbol, scope.state));
-    if (v.keep)
+    if (v.keep) {
+      if (v.ruled && scope.state)
+        for (int m : builder.members(r))
+          scope.state->kept[{scope.function, m}] = v.reason;
       continue;
+    }
     ++pruned;
     ++ctx.stat("regions-pruned");
     for (int m : builder.members(r)) {

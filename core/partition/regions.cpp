@@ -488,6 +488,7 @@ Expected<Expr> outlineRegions(const NodeIndex &index, const Labels &labels, Regi
       const size_t k = size_t(liftOfRegion[size_t(v)]);
       const auto *c = call->as<CallNode>();
       TS_ASSIGN_OR_RETURN(call, lifter->lift(*c, *fn, global, lifts[k].second, lifted[k]));
+      lifter->notePlacement(global, builder.members(v), lifted[k]);
     }
     if (outs.size() == 1) {
       rebuilt[size_t(outs[0])] = call;

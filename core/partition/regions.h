@@ -239,6 +239,10 @@ public:
                           const std::string &global, const std::string &symbol, Lifted &out);
   /// Adds a lifted region to the module and the partition log.
   void add(Lifted lifted);
+  /// The region rule's reasons for keeping the calls at `members` (of
+  /// global function `global`), into `out.info.placement`.
+  void notePlacement(const std::string &global, const std::vector<int> &members,
+                     Lifted &out) const;
   /// Every region call in the body of `fn`, lifted in post order (fn itself
   /// when there is none); each region recorded in the log.
   Expected<ir::Function> liftAll(const ir::Function &fn, const std::string &global);

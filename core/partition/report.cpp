@@ -374,6 +374,8 @@ std::string reportText(const PartitionResult &r) {
                        plural(size_t(g.ops), "op"), formatFlops(g.flops));
     out += fmt::format("    inputs:  {}\n", g.inputs.empty() ? "(none)" : join(g.inputs, ", "));
     out += fmt::format("    outputs: {}\n", join(g.outputs, ", "));
+    if (!g.placement.empty())
+      out += fmt::format("    kept by {}\n", g.placement);
   }
   out += fmt::format("\nHost ops ({}):\n", r.host.size());
   if (r.host.empty())

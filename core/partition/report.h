@@ -59,8 +59,10 @@ Expected<PartitionGraph> buildPartitionGraph(const ir::Module &m, const std::str
 std::string summaryText(const PartitionResult &r);
 std::string reportText(const PartitionResult &r);
 std::string dotGraph(const PartitionGraph &g);
-/// `title` names the model (e.g. the file).
+/// `title` names the model (e.g. the file); `placement`, when given, is
+/// shown as its own section (placement by measurement's report: every
+/// candidate's and region's times, and the choice).
 std::string htmlReport(const PartitionResult &r, const PartitionGraph &g,
-                       const std::string &title);
+                       const std::string &title, const std::string &placement = "");
 
 } // namespace tessera::partition

@@ -433,7 +433,7 @@ std::string patternTables(const PartitionResult &r) {
 } // namespace
 
 std::string htmlReport(const PartitionResult &r, const PartitionGraph &g,
-                       const std::string &title) {
+                       const std::string &title, const std::string &placement) {
   std::string out = fmt::format("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
                                 "charset=\"utf-8\">\n<title>Tessera partition: {}</title>\n<style>",
                                 htmlEscape(title));
@@ -463,18 +463,24 @@ std::string htmlReport(const PartitionResult &r, const PartitionGraph &g,
                        g.nodes.size(), kMaxDrawnNodes);
   }
 
+  if (!placement.empty())
+    out += fmt::format("<h2>Placement</h2>\n<pre>{}</pre>\n", htmlEscape(placement));
   out += patternTables(r);
 
+  // A placement column when placement by measurement kept some region.
+  const bool placed = std::any_of(r.log.regions.begin(), r.log.regions.end(),
+                                  [](const RegionInfo &reg) { return !reg.placement.empty(); });
   out += fmt::format("<h2>Regions ({})</h2>\n<details open><summary>click a row to collapse its "
                      "region in the graph</summary>\n<table>\n<tr><th>symbol</th><th>target</th>"
-                     "<th>ops</th><th>inputs</th><th>outputs</th><th>estimated FLOPs</th></tr>\n",
-                     r.log.regions.size());
+                     "<th>ops</th><th>inputs</th><th>outputs</th><th>estimated FLOPs</th>{}</tr>\n",
+                     r.log.regions.size(), placed ? "<th>kept by</th>" : "");
   for (const RegionInfo &reg : r.log.regions)
     out += fmt::format("<tr data-sym=\"{}\"><td>@{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}"
-                       "</td><td>{}</td></tr>\n",
+                       "</td><td>{}</td>{}</tr>\n",
                        htmlEscape(reg.symbol), htmlEscape(reg.symbol), htmlEscape(reg.target),
                        reg.ops, htmlEscape(join(reg.inputs, ", ")),
-                       htmlEscape(join(reg.outputs, ", ")), formatFlops(reg.flops));
+                       htmlEscape(join(reg.outputs, ", ")), formatFlops(reg.flops),
+                       placed ? "<td>" + htmlEscape(reg.placement) + "</td>" : "");
   out += "</table>\n</details>\n";
 
   // Host ops, one foldable table per reason (click a node to find it).

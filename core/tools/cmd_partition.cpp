@@ -83,7 +83,9 @@ Status run(const PartitionArgs &a) {
     if (!a.dot.empty())
       TS_RETURN_IF_ERROR(writeText(a.dot, partition::dotGraph(graph)));
     if (!a.html.empty())
-      TS_RETURN_IF_ERROR(writeText(a.html, partition::htmlReport(result, graph, a.model)));
+      TS_RETURN_IF_ERROR(writeText(a.html, partition::htmlReport(
+                                               result, graph, a.model,
+                                               placement ? placement->report() : "")));
   }
   if (a.out == "-")
     ir::printModule(result.module, std::cout);

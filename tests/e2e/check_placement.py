@@ -136,6 +136,15 @@ def main():
          and "on 'timed_slow'" in r.stdout and "region timed_slow" in r.stdout,
          "tessera partition --report gives the measured times behind each decision", r.stdout)
 
+    html = c.path("placement.html")
+    c.tool("partition", path, *targets, "--placement-file", placement, "--html", html)
+    with open(html) as f:
+        page = f.read()
+    section = page.split("<h2>Placement</h2>")[-1].split("<h2>")[0]
+    c.ok("<h2>Placement</h2>" in page and "region timed_slow" in section
+         and "host only" in section and "on the host" in section,
+         "the HTML view has the placement's candidates and regions with their times", page[:3000])
+
     # A cost hint: timed_hinted estimates itself at 0.01x the host's speed,
     # which decides its region without measuring it; a measurement wins.
     os.environ["TESSERA_CACHE_DIR"] = c.path("cache_hints")

@@ -208,7 +208,8 @@ partition::RegionRule sendBack(std::vector<std::string> slow, std::vector<std::s
              -> Expected<std::optional<partition::RegionVerdict>> {
     asked.push_back(target);
     bool back = std::find(slow.begin(), slow.end(), target) != slow.end();
-    return partition::RegionVerdict{!back, back ? "measured slower on " + target : ""};
+    return partition::RegionVerdict{!back, (back ? "measured slower on " : "measured faster on ") +
+                                               target};
   };
 }
 
@@ -243,6 +244,8 @@ TEST_CASE("a region the region rule sends back is offered to the next target",
     CHECK(regionTargets(r) == std::vector<std::string>{"tgt_b"});
     CHECK(r.offloadedOps == 3);
     CHECK(r.host.empty());
+    // The report says why the region stayed.
+    CHECK(r.log.regions[0].placement == "measured faster on tgt_b");
   }
   SECTION("down the list: what neither takes stays on the host, saying why") {
     auto r = partitionContested({"tgt_a", "tgt_b", "tgt_hook"}, sendBack({"tgt_a", "tgt_b"}, asked));
