@@ -22,9 +22,10 @@
 // results used outside returns a tuple, read back with TupleGetItem. The
 // decisions are made on labels (regions.h, annotateLabels), then outlined.
 //
-// A call a region rule sent back from a target (PartitionState::withheld)
+// An op call a region rule sent back from a target (PartitionState::withheld)
 // is not offered to that target again: it declines it with the rule's
-// reason, and a hook region holding it is dropped.
+// reason, and a hook region holding it is dropped (merge-composite forms no
+// match of that target's holding it).
 //
 // Op calls nobody claims stay as they are and get a HostDecision in the
 // partition log: NoTarget (no requested target lists the op) or Declined
@@ -112,11 +113,11 @@ public:
             it->second = std::find(ops.begin(), ops.end(), op->name) != ops.end();
           if (!it->second)
             continue;
-          if (const std::string *why = withheld(global, i, t)) {
+          const auto &call = static_cast<const CallNode &>(*index.node(i));
+          if (const std::string *why = state_->withheldFrom(global, call, t.name)) {
             declines[i].emplace_back(t.name, *why);
             continue;
           }
-          const auto &call = static_cast<const CallNode &>(*index.node(i));
           if (const char *why = notOffered(call, t.plugin->takesSymbolicDims())) {
             declines[i].emplace_back(t.name, why);
             continue;
@@ -126,11 +127,7 @@ public:
           asked.push_back(i);
         } else {
           std::string composite = compositeOf(static_cast<const CallNode &>(*index.node(i)));
-          if (composite.empty() || !composite.starts_with(prefix))
-            continue;
-          if (const std::string *why = withheld(global, i, t))
-            declines[i].emplace_back(t.name, *why);
-          else
+          if (!composite.empty() && composite.starts_with(prefix))
             claims.push_back(i);
         }
       }
@@ -171,15 +168,6 @@ public:
   }
 
 private:
-  /// Why the call at `i` is not offered to `t` again (a region rule sent
-  /// it back from `t`: see PartitionState::withheld), or null.
-  const std::string *withheld(const std::string &global, size_t i, const Target &t) const {
-    if (state_->withheld.empty())
-      return nullptr;
-    auto it = state_->withheld.find({global, int(i), t.name});
-    return it == state_->withheld.end() ? nullptr : &it->second;
-  }
-
   /// Runs a target's whole-graph hook on `fn` and adds its valid regions.
   Status askHook(const Target &t, const Function &fn, const std::string &global,
                  const NodeIndex &index,
@@ -244,7 +232,9 @@ private:
       std::vector<int> &region = membersOf[r++];
       bool free = std::none_of(members.begin(), members.end(), [&](size_t i) {
         int64_t p = index.position(jsonNodes[i].get());
-        return p >= 0 && (regionOf[size_t(p)] >= 0 || withheld(global, size_t(p), t));
+        const auto *call = jsonNodes[i]->as<CallNode>();
+        return p >= 0 && (regionOf[size_t(p)] >= 0 ||
+                          (call && state_->withheldFrom(global, *call, t.name)));
       });
       if (!free) {
         ++ctx.stat("hook-regions-dropped");

@@ -56,6 +56,9 @@ struct Matching {
   std::vector<char> taken;     // ops of accepted matches
   std::vector<int> acceptedAt; // root position -> index into `accepted`, or -1
   std::vector<Accepted> accepted;
+  /// Op calls withheld from targets (PartitionState::withheld), or null.
+  const PartitionState *state = nullptr;
+  std::string global;
 
   bool isTaken(const ExprNode *n) const {
     int64_t p = index.position(n);
@@ -142,6 +145,13 @@ Status findMatches(Matching &m, const TargetPattern &tp, std::vector<PatternReco
       ++ctx.stat("matches-of-one-op");
       continue;
     }
+    // A match holding an op sent back from this target is not formed: its
+    // ops go on to the targets after it.
+    if (m.state && std::any_of(match->ops.begin(), match->ops.end(), [&](const Expr &e) {
+          return m.state->withheldFrom(m.global, static_cast<const CallNode &>(*e),
+                                       tp.target->name) != nullptr;
+        }))
+      continue;
     found.emplace_back(i, std::move(*match));
   }
   if (found.empty())
@@ -297,7 +307,8 @@ Expected<std::vector<TargetPattern>> parsePatterns(const PartitionState &state) 
 
 Expected<Composites> findComposites(const Function &fn, const NodeIndex &index,
                                     const std::vector<TargetPattern> &patterns, PartitionLog &log,
-                                    passes::PassContext &ctx) {
+                                    passes::PassContext &ctx, const PartitionState *state,
+                                    const std::string &global) {
   // Equivalent to applying the patterns one after the other: a later
   // pattern never takes an op of an earlier match, and outlining does not
   // change how often the remaining nodes are used.
@@ -305,7 +316,9 @@ Expected<Composites> findComposites(const Function &fn, const NodeIndex &index,
              usesOf(fn, index),
              std::vector<char>(index.size(), 0),
              std::vector<int>(index.size(), -1),
-             {}};
+             {},
+             state,
+             global};
   for (const TargetPattern &tp : patterns)
     TS_RETURN_IF_ERROR(findMatches(m, tp, log.patterns, ctx));
   Composites out;

@@ -8,6 +8,7 @@
 #include "partition/partition.h"
 
 #include "ir/op.h"
+#include "ir/visit.h"
 #include "plugin/registry.h"
 
 #include <numeric>
@@ -34,6 +35,28 @@ PartitionState::fromNames(const std::vector<std::string> &names,
     state->targets.push_back(Target{name, std::move(p)});
   }
   return state;
+}
+
+const std::string *PartitionState::withheldFrom(const std::string &global,
+                                               const ir::CallNode &call,
+                                               const std::string &target) const {
+  if (withheld.empty() || !call.op())
+    return nullptr;
+  auto it = withheld.find({global, call.name(), call.op()->name, target});
+  return it == withheld.end() ? nullptr : &it->second;
+}
+
+bool PartitionState::withhold(const std::string &global, const ir::CallNode &call,
+                              const std::string &target, const std::string &reason) {
+  if (call.op())
+    return withheld.emplace(std::tuple{global, call.name(), call.op()->name, target}, reason)
+        .second;
+  bool added = false;
+  if (call.calleeKind() == ir::CallNode::CalleeKind::Local && call.localFn())
+    for (const ir::ExprNode *n : ir::postOrder(call.localFn()->body(), /*intoFunctions=*/false))
+      if (const auto *inner = n->as<ir::CallNode>())
+        added = withhold(global, *inner, target, reason) || added;
+  return added;
 }
 
 const Target *PartitionState::find(std::string_view name) const {

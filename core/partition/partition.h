@@ -184,10 +184,21 @@ struct PartitionState {
   PartitionLog log;
   /// Optional: measured verdicts on regions (see RegionRule).
   RegionRule regionRule;
-  /// Calls a region rule sent back from a target: the `partition` pass
-  /// offers them again to the targets after it, never to that one. By
-  /// (global function, position in its compact index, target): the reason.
-  std::map<std::tuple<std::string, int, std::string>, std::string> withheld;
+  /// Op calls a region rule sent back from a target: the `partition` pass
+  /// offers them again to the targets after it, never to that one (nor in a
+  /// pattern match of its). By (global function, node name, op, target), as
+  /// the log names calls (so the ops of a composite are found again when
+  /// the composite is not formed): the reason. Unnamed calls of an op share
+  /// a key, and are withheld together.
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::string> withheld;
+  /// Why `call` (of global function `global`) is withheld from `target`,
+  /// or null.
+  const std::string *withheldFrom(const std::string &global, const ir::CallNode &call,
+                                  const std::string &target) const;
+  /// Withholds the op calls of `call` (its own op, or those inside a
+  /// composite call) from `target`; true when one was not withheld yet.
+  bool withhold(const std::string &global, const ir::CallNode &call, const std::string &target,
+                const std::string &reason);
   /// Calls of regions the region rule kept, by (global function, position):
   /// its reason, for the log's RegionInfo::placement.
   std::map<std::pair<std::string, int>, std::string> kept;

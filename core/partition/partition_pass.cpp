@@ -86,32 +86,15 @@ public:
       if (callsRegion(*work.back().index))
         return runSteps(m, ctx);
     }
-    for (Work &w : work) {
-      const std::string &global = w.global;
-      const Function &fn = w.original;
-      auto found = findComposites(fn, *w.index, patterns, state->log, ctx);
-      if (!found.ok())
-        return std::move(found).withContext(fmt::format("in function '@{}'", global)).error();
-      w.composites = std::move(found).value();
-      if (!w.composites.empty()) {
-        if (hook) {
-          // The hook reads the function itself: build it with its composites.
-          TS_ASSIGN_OR_RETURN(w.fn, withComposites(fn, *w.index, w.composites));
-          w.composites.clear();
-          w.index = std::make_unique<NodeIndex>(w.fn->body(), /*intoFunctions=*/false);
-        } else {
-          // The index of the function with its composites, without building
-          // it, derived from the first without reading its nodes again.
-          w.index = std::make_unique<NodeIndex>(std::move(*w.index), w.composites);
-        }
-      }
-    }
+    const Prep prep{patterns, hook};
+    for (Work &w : work)
+      TS_RETURN_IF_ERROR(prepare(w, prep, *state, state->log, ctx));
 
     RegionLifter lifter(m, ctx, state);
     Logs logs;
     Status status = okStatus();
     for (Work &w : work) {
-      auto formed = form(m, w, *state, lifter, logs, ctx);
+      auto formed = form(m, w, prep, *state, lifter, logs, ctx);
       if (!formed.ok()) {
         status = std::move(formed).withContext(fmt::format("in function '@{}'", w.global)).error();
         break;
@@ -145,6 +128,41 @@ private:
     std::vector<HostDecision> annotate, prune;
   };
 
+  struct Prep {
+    const std::vector<TargetPattern> &patterns;
+    bool hook = false; // a target has a whole-graph hook
+  };
+
+  /// merge-composite's step on `w` (again, from its original function,
+  /// when calls were withheld since): its composites and its index;
+  /// pattern records go to `records`.
+  static Status prepare(Work &w, const Prep &prep, PartitionState &state, PartitionLog &records,
+                        passes::PassContext &ctx) {
+    const Function &fn = w.original;
+    if (w.fn || !w.composites.empty()) {
+      w.fn = nullptr;
+      w.composites.clear();
+      w.index = std::make_unique<NodeIndex>(fn->body(), /*intoFunctions=*/false);
+    }
+    auto found = findComposites(fn, *w.index, prep.patterns, records, ctx, &state, w.global);
+    if (!found.ok())
+      return std::move(found).withContext(fmt::format("in function '@{}'", w.global)).error();
+    w.composites = std::move(found).value();
+    if (w.composites.empty())
+      return okStatus();
+    if (prep.hook) {
+      // The hook reads the function itself: build it with its composites.
+      TS_ASSIGN_OR_RETURN(w.fn, withComposites(fn, *w.index, w.composites));
+      w.composites.clear();
+      w.index = std::make_unique<NodeIndex>(w.fn->body(), /*intoFunctions=*/false);
+    } else {
+      // The index of the function with its composites, without building
+      // it, derived from the first without reading its nodes again.
+      w.index = std::make_unique<NodeIndex>(std::move(*w.index), w.composites);
+    }
+    return okStatus();
+  }
+
   /// Moves what the last step appended to the log (after `from`) to `to`.
   static void take(PartitionState &state, size_t from, std::vector<HostDecision> &to) {
     auto &host = state.log.host;
@@ -159,12 +177,16 @@ private:
   /// that the targets after it may take them (PartitionState::withheld);
   /// only the last round's decisions are logged. `formed`: whether
   /// annotate-target formed any region.
-  static Expected<Labels> decide(bool &formed, const Module &m, const Work &w, PartitionState &state,
-                                 Logs &logs, passes::PassContext &ctx) {
-    const NodeIndex &index = *w.index;
-    const Function &fn = w.fn ? w.fn : w.original;
+  static Expected<Labels> decide(bool &formed, const Module &m, Work &w, const Prep &prep,
+                                 PartitionState &state, Logs &logs, passes::PassContext &ctx) {
     const size_t logged = state.log.host.size();
     for (size_t round = 0;; ++round) {
+      if (round > 0) { // the withheld calls' composites dissolved
+        PartitionLog scratch; // the first round's pattern records stand
+        TS_RETURN_IF_ERROR(prepare(w, prep, state, scratch, ctx));
+      }
+      const NodeIndex &index = *w.index;
+      const Function &fn = w.fn ? w.fn : w.original;
       Logs here;
       std::erase_if(state.kept, [&](const auto &k) { return k.first.first == w.global; });
       auto annotated = annotateLabels(fn, w.global, index, state, ctx);
@@ -201,12 +223,13 @@ private:
     }
   }
 
-  static Expected<Function> form(const Module &m, const Work &w, PartitionState &state,
-                                 RegionLifter &lifter, Logs &logs, passes::PassContext &ctx) {
+  static Expected<Function> form(const Module &m, Work &w, const Prep &prep,
+                                 PartitionState &state, RegionLifter &lifter, Logs &logs,
+                                 passes::PassContext &ctx) {
+    bool formed = false;
+    TS_ASSIGN_OR_RETURN(Labels labels, decide(formed, m, w, prep, state, logs, ctx));
     const NodeIndex &index = *w.index;
     const Function &fn = w.fn ? w.fn : w.original;
-    bool formed = false;
-    TS_ASSIGN_OR_RETURN(Labels labels, decide(formed, m, w, state, logs, ctx));
     if (!formed && w.composites.empty())
       return fn; // nothing changes
     TS_ASSIGN_OR_RETURN(Expr body, outlineRegions(index, labels, &lifter, w.global));

@@ -181,14 +181,16 @@ Expected<int64_t> pruneLabels(const NodeIndex &index, Labels &labels, const Prun
       if (!scope.state)
         continue;
       // A call sent back earlier from other targets says so too.
+      const auto *call = index.node(size_t(m))->as<CallNode>();
       std::string reason = v.reason;
       for (const Target &t : scope.state->targets)
-        if (auto it = scope.state->withheld.find({scope.function, m, t.name});
-            t.name != target && it != scope.state->withheld.end())
-          reason += fmt::format("; before that, sent back from '{}': {}", t.name, it->second);
+        if (const std::string *why = call && t.name != target
+                                         ? scope.state->withheldFrom(scope.function, *call, t.name)
+                                         : nullptr)
+          reason += fmt::format("; before that, sent back from '{}': {}", t.name, *why);
       logOp(*index.node(size_t(m)), scope.function, target, reason, *scope.state);
-      if (v.ruled)
-        scope.state->withheld.emplace(std::tuple{scope.function, m, target}, v.reason);
+      if (v.ruled && call)
+        scope.state->withhold(scope.function, *call, target, v.reason);
     }
     if (v.ruled && scope.ruledBack)
       scope.ruledBack->push_back(target);

@@ -199,11 +199,15 @@ Expected<std::vector<TargetPattern>> parsePatterns(const PartitionState &state);
 
 /// merge-composite's decisions on one function: for each match root, the
 /// composite call that replaces it, over the match's own inputs. What became
-/// of every match goes to `log.patterns`.
+/// of every match goes to `log.patterns`. With a state, a match holding an
+/// op call withheld from its target (PartitionState::withheld) is not
+/// formed (`global` names the function).
 using Composites = std::unordered_map<const ir::ExprNode *, ir::Expr>;
 Expected<Composites> findComposites(const ir::Function &fn, const ir::NodeIndex &index,
                                     const std::vector<TargetPattern> &patterns, PartitionLog &log,
-                                    passes::PassContext &ctx);
+                                    passes::PassContext &ctx,
+                                    const PartitionState *state = nullptr,
+                                    const std::string &global = {});
 /// The function with the composites in place (merge-composite's result).
 Expected<ir::Function> withComposites(const ir::Function &fn, const ir::NodeIndex &index,
                                       const Composites &composites);
