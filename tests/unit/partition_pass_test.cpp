@@ -220,9 +220,23 @@ std::vector<std::string> regionTargets(const partition::PartitionResult &r) {
   return out;
 }
 
+/// relu(dense(x, w) + b) with constant w and b: tgt_a's dense_bias pattern
+/// matches dense + add.
+const char *kContestedComposite = R"(module @contested
+def @main(%x: f32[2, 4]) -> f32[2, 4] {
+  %w = constant f32[4, 4] [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+  %b = constant f32[2, 4] [0.5, -0.5, 0.5, -0.5, 0.5, -0.5, 0.5, -0.5]
+  %d = dense(%x, %w)
+  %a = add(%d, %b)
+  %r = relu(%a)
+  return %r
+}
+)";
+
 partition::PartitionResult partitionContested(std::vector<std::string> names,
-                                              partition::RegionRule rule) {
-  auto m = parseModule(kContested);
+                                              partition::RegionRule rule,
+                                              const char *text = kContested) {
+  auto m = parseModule(text);
   REQUIRE(m.ok());
   partition::PartitionOptions options;
   options.targets = std::move(names);
@@ -260,6 +274,18 @@ TEST_CASE("a region the region rule sends back is offered to the next target",
       CHECK(reasons.find("tgt_a: measured slower on tgt_a") != std::string::npos);
       CHECK(reasons.find("tgt_b: measured slower on tgt_b") != std::string::npos);
     }
+  }
+  SECTION("a composite of the target that lost dissolves: its ops go on") {
+    auto r = partitionContested({"tgt_a", "tgt_b"}, sendBack({"tgt_a"}, asked),
+                                kContestedComposite);
+    CHECK(asked == std::vector<std::string>{"tgt_a", "tgt_b"});
+    CHECK(regionTargets(r) == std::vector<std::string>{"tgt_b"});
+    CHECK(r.offloadedOps == 3);
+    CHECK(r.host.empty());
+    // Without the rule, tgt_a takes the match as its composite.
+    auto first = partitionContested({"tgt_a", "tgt_b"}, nullptr, kContestedComposite);
+    CHECK(regionTargets(first) == std::vector<std::string>{"tgt_a"});
+    CHECK(printModule(first.module).find("tgt_a.dense_bias") != std::string::npos);
   }
   SECTION("the last target's region goes to the host, without another round") {
     auto r = partitionContested({"tgt_a", "tgt_b"}, sendBack({"tgt_b"}, asked));
