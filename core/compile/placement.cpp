@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compile/placement.h"
+#include "compile/placement_internal.h"
 
 #include "bridge/plugin_bridge.h"
 #include "ir/structural.h"
@@ -24,9 +25,10 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <sstream>
 
 namespace tessera::compile {
+
+using namespace detail;
 
 namespace {
 
@@ -34,22 +36,6 @@ using Clock = std::chrono::steady_clock;
 using Json = nlohmann::json;
 using partition::RegionVerdict;
 
-/// The CPU's model name (/proc/cpuinfo), part of every key: times from
-/// another CPU say nothing about this one.
-const std::string &cpuName() {
-  static const std::string name = [] {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line))
-      if (line.rfind("model name", 0) == 0)
-        if (auto colon = line.find(':'); colon != std::string::npos)
-          return line.substr(line.find_first_not_of(' ', colon + 1));
-    return std::string("unknown cpu");
-  }();
-  return name;
-}
-
-std::string hex(size_t h) { return fmt::format("{:016x}", h); }
 
 /// "conv2d+relu" for a region's op calls (the first few).
 std::string opsOf(const ir::Function &fn) {
@@ -92,28 +78,54 @@ Status bindInputs(runtime::Session &s, std::vector<std::vector<uint64_t>> &stora
   return okStatus();
 }
 
-/// The median time of a compiled artifact's run, in milliseconds: one
-/// warm-up run, then runs until 7 of them and 100 ms have passed (at most
-/// 200).
-Expected<double> timeArtifact(std::string bytes, int32_t threads, const std::string &what) {
-  TS_ASSIGN_OR_RETURN(auto model, runtime::LoadedModel::load(std::move(bytes), what));
-  runtime::SessionOptions so;
-  so.numThreads = threads;
-  TS_ASSIGN_OR_RETURN(auto session, runtime::Session::create(model, so));
-  std::vector<std::vector<uint64_t>> storage;
-  TS_RETURN_IF_ERROR(bindInputs(*session, storage));
-  TS_RETURN_IF_ERROR(session->run());
-  std::vector<double> times;
-  double total = 0;
-  while (times.size() < 200 && (times.size() < 7 || total < 100)) {
-    const auto t0 = Clock::now();
-    TS_RETURN_IF_ERROR(session->run());
-    times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    total += times.back();
+/// A compiled artifact loaded into a session, its inputs bound and run
+/// once (warm-up), ready to be timed.
+class Timed {
+public:
+  static Expected<std::unique_ptr<Timed>> load(std::string bytes, int32_t threads,
+                                               const std::string &what) {
+    auto t = std::make_unique<Timed>();
+    TS_ASSIGN_OR_RETURN(t->model_, runtime::LoadedModel::load(std::move(bytes), what));
+    runtime::SessionOptions so;
+    so.numThreads = threads;
+    TS_ASSIGN_OR_RETURN(t->session_, runtime::Session::create(t->model_, so));
+    TS_RETURN_IF_ERROR(bindInputs(*t->session_, t->storage_));
+    TS_RETURN_IF_ERROR(t->session_->run());
+    return t;
   }
-  std::nth_element(times.begin(), times.begin() + long(times.size() / 2), times.end());
-  return times[times.size() / 2];
+
+  /// The median time of runs until `runs` of them and `ms` milliseconds
+  /// have passed (at most 200 runs), in milliseconds.
+  Expected<double> median(size_t runs, double ms) {
+    std::vector<double> times;
+    double total = 0;
+    while (times.size() < 200 && (times.size() < runs || total < ms)) {
+      const auto t0 = Clock::now();
+      TS_RETURN_IF_ERROR(session_->run());
+      times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      total += times.back();
+    }
+    std::nth_element(times.begin(), times.begin() + long(times.size() / 2), times.end());
+    return times[times.size() / 2];
+  }
+
+private:
+  std::shared_ptr<const runtime::LoadedModel> model_;
+  std::unique_ptr<runtime::Session> session_;
+  std::vector<std::vector<uint64_t>> storage_;
+};
+
+/// The median time of a compiled artifact's run, in milliseconds: one
+/// warm-up run, then runs until 7 of them and 100 ms have passed.
+Expected<double> timeArtifact(std::string bytes, int32_t threads, const std::string &what) {
+  TS_ASSIGN_OR_RETURN(auto timed, Timed::load(std::move(bytes), threads, what));
+  return timed->median(7, 100);
 }
+
+/// Whole-model candidates are timed in this many interleaved rounds (each
+/// candidate's time: the lowest of its rounds' medians), so that a burst of
+/// load on the machine during one candidate's turn does not decide.
+constexpr int kCandidateRounds = 3;
 
 /// The measurement cache: one JSON file, read at the start, written at the
 /// end (written whole through a temporary file, so a crash loses nothing
@@ -171,59 +183,6 @@ private:
   Json data_ = Json::object();
   bool dirty_ = false;
 };
-
-/// Whether a plugin's estimate is far enough from 1 to be taken without
-/// measuring (TESSERA_ESTIMATE_CLEAR).
-bool clearEstimate(double speedup) {
-  return speedup > 0 && (speedup >= TESSERA_ESTIMATE_CLEAR || speedup <= 1 / TESSERA_ESTIMATE_CLEAR);
-}
-
-/// Whether a region's verdict is known: measured, or a clear estimate.
-bool decided(const RegionTiming &t) { return t.pluginMs >= 0 || clearEstimate(t.estimate); }
-
-/// Whether a region is kept: faster on its plugin, as measured (which wins)
-/// or as its plugin clearly estimates.
-bool keeps(const RegionTiming &t) {
-  return t.pluginMs >= 0 ? t.pluginMs < t.hostMs : clearEstimate(t.estimate) && t.estimate > 1;
-}
-
-/// "12.3 ms on 'dnnl', 20.1 ms on the host" or the estimate that decided.
-std::string timesOf(const RegionTiming &t) {
-  if (t.pluginMs >= 0)
-    return fmt::format("{:.3f} ms on '{}', {:.3f} ms on the host", t.pluginMs, t.target,
-                       t.hostMs);
-  return fmt::format("estimated {:.3g}x the host's speed on '{}', not measured", t.estimate,
-                     t.target);
-}
-
-/// The verdict on a region (nullopt when it was not measured: the priority
-/// rules decide).
-std::optional<RegionVerdict> verdictOf(const RegionTiming &t) {
-  if (!decided(t))
-    return std::nullopt;
-  return RegionVerdict{t.keep, fmt::format("placement: {} ({})", timesOf(t), t.how)};
-}
-
-/// "dnnl,ccompiler", or "host only".
-std::string describe(const std::vector<std::string> &targets) {
-  return targets.empty() ? std::string("host only") : fmt::format("{}", fmt::join(targets, ","));
-}
-
-/// A region's line in the progress and the report.
-std::string describeRegion(const RegionTiming &t) {
-  if (!decided(t))
-    return fmt::format("region {} ({}): {}", t.target, t.ops, t.how);
-  const char *verdict = t.keep ? "kept" : "sent back";
-  if (t.pluginMs < 0)
-    return fmt::format("region {} ({}): estimated {:.3g}x the host's speed ({}): {}", t.target,
-                       t.ops, t.estimate, t.how, verdict);
-  return fmt::format("region {} ({}): {:.3f} ms, host {:.3f} ms ({}): {}", t.target, t.ops,
-                     t.pluginMs, t.hostMs, t.how, verdict);
-}
-
-std::string regionCount(const CandidateTiming &c) {
-  return c.regions == 1 ? std::string("1 region") : fmt::format("{} regions", c.regions);
-}
 
 /// Measures regions as the partitioner forms them and times candidates.
 class Measurer {
@@ -283,19 +242,30 @@ public:
     };
   }
 
-  /// The whole model compiled for `targets` with the measured rule, timed.
-  CandidateTiming candidate(const ir::Module &m, const std::vector<std::string> &targets,
-                            const std::string &modelHash) {
-    CandidateTiming c;
+  /// A candidate: its timing so far and, when compiled now, its artifact
+  /// loaded for timing.
+  struct Candidate {
+    CandidateTiming timing;
+    std::string key;                    // in the cache
+    std::vector<std::string> regionKeys; // the regions it formed
+    std::unique_ptr<Timed> timed;        // null: cached, or not compiled
+  };
+
+  /// The whole model compiled for `targets` with the measured rule and
+  /// loaded (or its time taken from the cache); timed by timeCandidates.
+  Candidate candidate(const ir::Module &m, const std::vector<std::string> &targets,
+                      const std::string &modelHash) {
+    Candidate out;
+    CandidateTiming &c = out.timing;
     c.targets = targets;
     // "r2": candidates partitioned with re-offering (a sent-back region's
     // ops go to the next target); times cached before it mean another thing.
-    std::string key = modelHash + "/" + cpuName() + tag_ + "/r2";
+    out.key = modelHash + "/" + cpuName() + tag_ + "/r2";
     for (const std::string &t : targets) {
       auto p = registry_.find(t);
-      key += fmt::format("/{}@{}", t, p ? p->version() : "?");
+      out.key += fmt::format("/{}@{}", t, p ? p->version() : "?");
     }
-    if (const Json *cached = cache_.find("candidates", key); cached && cached->is_object()) {
+    if (const Json *cached = cache_.find("candidates", out.key); cached && cached->is_object()) {
       c.ms = cached->value("ms", -1.0);
       c.regions = cached->value("regions", int64_t(-1));
       c.note = "cache";
@@ -312,27 +282,64 @@ public:
       o.regionRule = rule();
       visited_.clear();
       auto compiled = compileModule(m, o, &registry_);
-      auto ms = compiled.ok() ? timeArtifact(std::move(compiled->artifact), options_.threads,
-                                             "placement candidate")
-                              : Expected<double>(compiled.error());
-      if (ms.ok()) {
-        c.ms = *ms;
+      auto timed = compiled.ok() ? Timed::load(std::move(compiled->artifact), options_.threads,
+                                               "placement candidate")
+                                 : Expected<std::unique_ptr<Timed>>(compiled.error());
+      if (timed.ok()) {
+        out.timed = std::move(timed).value();
+        out.regionKeys = visited_;
         c.regions = int64_t(compiled->externalSteps);
-        c.note = "measured";
-        cache_.put("candidates", key,
-                   {{"ms", c.ms}, {"regions", c.regions}, {"region_keys", visited_}});
       } else {
-        c.note = "not timed: " + ms.error().message();
+        c.note = "not timed: " + timed.error().message();
       }
     }
-    if (options_.progress)
-      options_.progress(c.ms < 0 ? fmt::format("candidate {}: {}", describe(targets), c.note)
-                                 : fmt::format("candidate {}: {:.3f} ms, {} ({})",
-                                               describe(targets), c.ms, regionCount(c), c.note));
-    return c;
+    if (!out.timed)
+      report(c);
+    return out;
+  }
+
+  /// Times the candidates compiled now, in interleaved rounds (the first
+  /// round always, the others within the budget), and caches their times.
+  void timeCandidates(std::vector<Candidate> &candidates) {
+    for (int round = 0; round < kCandidateRounds; ++round) {
+      if (round > 0 && Clock::now() > deadline_)
+        break;
+      for (Candidate &c : candidates) {
+        if (!c.timed)
+          continue;
+        auto ms = c.timed->median(5, 50);
+        if (!ms.ok()) {
+          c.timing.ms = -1;
+          c.timing.note = "not timed: " + ms.error().message();
+          c.timed.reset();
+          report(c.timing);
+          continue;
+        }
+        if (c.timing.ms < 0 || *ms < c.timing.ms)
+          c.timing.ms = *ms;
+      }
+    }
+    for (Candidate &c : candidates) {
+      if (!c.timed)
+        continue;
+      c.timed.reset(); // its memory back before the final compile
+      c.timing.note = "measured";
+      cache_.put("candidates", c.key,
+                 {{"ms", c.timing.ms}, {"regions", c.timing.regions},
+                  {"region_keys", c.regionKeys}});
+      report(c.timing);
+    }
   }
 
 private:
+  void report(const CandidateTiming &c) const {
+    if (options_.progress)
+      options_.progress(c.ms < 0 ? fmt::format("candidate {}: {}", describe(c.targets), c.note)
+                                 : fmt::format("candidate {}: {:.3f} ms, {} ({})",
+                                               describe(c.targets), c.ms, regionCount(c),
+                                               c.note));
+  }
+
   static RegionTiming timingOf(const Json &c, std::string how) {
     RegionTiming t;
     t.target = c.value("target", std::string());
@@ -404,105 +411,6 @@ private:
 
 } // namespace
 
-Expected<std::string> regionKey(const ir::Function &region, const std::string &target,
-                                const plugin::PluginRegistry &registry) {
-  auto p = registry.find(target);
-  if (!p)
-    return Error::format("no plugin named '{}' is loaded", target);
-  return fmt::format("{}@{}/{}/{}", target, p->version(), cpuName(),
-                     hex(ir::structuralHash(std::static_pointer_cast<const ir::ExprNode>(region))));
-}
-
-partition::RegionRule Placement::rule(const plugin::PluginRegistry &registry) const {
-  // A copy of the verdicts: the rule may outlive this placement.
-  std::map<std::string, RegionTiming> verdicts = regions;
-  return [verdicts = std::move(verdicts), &registry](
-             const ir::Function &fn,
-             const std::string &target) -> Expected<std::optional<RegionVerdict>> {
-    TS_ASSIGN_OR_RETURN(std::string key, regionKey(fn, target, registry));
-    auto it = verdicts.find(key);
-    return it == verdicts.end() ? std::nullopt : verdictOf(it->second);
-  };
-}
-
-std::string Placement::json() const {
-  Json j; // the decision only (not where it was read from): a replay writes the same
-  j["mode"] = mode;
-  j["cpu"] = cpuName();
-  j["targets"] = targets;
-  Json rs = Json::object();
-  for (const auto &[key, t] : regions)
-    rs[key] = {{"target", t.target}, {"ops", t.ops},   {"plugin_ms", t.pluginMs},
-               {"host_ms", t.hostMs}, {"keep", t.keep}, {"estimate", t.estimate}};
-  j["regions"] = rs;
-  Json cs = Json::array();
-  for (const CandidateTiming &c : candidates)
-    cs.push_back({{"targets", c.targets}, {"ms", c.ms}, {"regions", c.regions}});
-  j["candidates"] = cs;
-  return j.dump(1);
-}
-
-Expected<Placement> Placement::fromJson(std::string_view text, const std::string &source) {
-  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("targets") || !j["targets"].is_array() ||
-      !j.contains("regions") || !j["regions"].is_object())
-    return Error::format("{}: not a placement file (a JSON object with 'targets' and "
-                         "'regions', as `tessera compile --placement measure "
-                         "--placement-file` writes)",
-                         source);
-  Placement p;
-  p.source = source;
-  try {
-    p.mode = j.value("mode", std::string("measured"));
-    p.targets = j["targets"].get<std::vector<std::string>>();
-    for (const auto &[key, r] : j["regions"].items()) {
-      RegionTiming t;
-      t.target = r.at("target").get<std::string>();
-      t.ops = r.value("ops", std::string());
-      t.pluginMs = r.at("plugin_ms").get<double>();
-      t.hostMs = r.at("host_ms").get<double>();
-      t.keep = r.at("keep").get<bool>();
-      t.estimate = r.value("estimate", 0.0);
-      t.how = "placement file";
-      p.regions[key] = std::move(t);
-    }
-    for (const auto &c : j.value("candidates", Json::array())) {
-      CandidateTiming t;
-      t.targets = c.at("targets").get<std::vector<std::string>>();
-      t.ms = c.at("ms").get<double>();
-      t.regions = c.value("regions", int64_t(-1));
-      t.note = "placement file";
-      p.candidates.push_back(std::move(t));
-    }
-  } catch (const Json::exception &e) {
-    return Error::format("{}: a malformed placement entry: {}", source, e.what());
-  }
-  return p;
-}
-
-std::string Placement::report() const {
-  std::string s = fmt::format("Placement ({}{}):\n", mode,
-                              source.empty() ? "" : fmt::format(", replayed from {}", source));
-  for (const CandidateTiming &c : candidates)
-    s += c.ms < 0 ? fmt::format("  {:<28} {}\n", describe(c.targets), c.note)
-                  : fmt::format("  {:<28} {:9.3f} ms, {} ({})\n", describe(c.targets),
-                                c.ms, regionCount(c), c.note);
-  size_t kept = 0, dropped = 0, undecided = 0, estimated = 0;
-  for (const auto &[key, t] : regions) {
-    (!decided(t) ? undecided : t.keep ? kept : dropped) += 1;
-    estimated += decided(t) && t.pluginMs < 0;
-    s += "  " + describeRegion(t) + "\n";
-  }
-  s += fmt::format("  chosen: {}; regions: {} kept, {} sent back (slower there than on the "
-                   "host; their ops offered to the next target listed, else the host){}{}\n",
-                   describe(targets), kept, dropped,
-                   estimated ? fmt::format(", {} of them by the plugin's estimate", estimated)
-                             : std::string(),
-                   undecided ? fmt::format(", {} not measured (priority rules)", undecided)
-                             : std::string());
-  return s;
-}
-
 Expected<Placement> measurePlacement(const ir::Module &m, const std::vector<std::string> &targets,
                                      const plugin::PluginRegistry &registry,
                                      const PlacementOptions &options) {
@@ -524,8 +432,12 @@ Expected<Placement> measurePlacement(const ir::Module &m, const std::vector<std:
     for (const std::string &t : targets)
       lists.push_back({t});
     lists.push_back({});
+    std::vector<Measurer::Candidate> candidates;
     for (const auto &list : lists)
-      p.candidates.push_back(measurer.candidate(m, list, modelHash));
+      candidates.push_back(measurer.candidate(m, list, modelHash));
+    measurer.timeCandidates(candidates);
+    for (Measurer::Candidate &c : candidates)
+      p.candidates.push_back(std::move(c.timing));
   }
   const CandidateTiming *best = nullptr;
   for (const CandidateTiming &c : p.candidates)
@@ -541,23 +453,6 @@ Expected<Placement> measurePlacement(const ir::Module &m, const std::vector<std:
   // (measured, or remembered from the cache with it), so the final compile
   // and the placement file find every verdict they need in p.regions.
   return p;
-}
-
-Expected<Placement> readPlacementFile(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    return Error::format("cannot read placement file '{}'", path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return Placement::fromJson(buffer.str(), path);
-}
-
-Status writePlacementFile(const Placement &p, const std::string &path) {
-  std::ofstream out(path);
-  out << p.json() << "\n";
-  if (!out)
-    return Error::format("cannot write placement file '{}'", path);
-  return okStatus();
 }
 
 Expected<std::optional<Placement>> applyPlacement(const ir::Module &m,
