@@ -36,7 +36,6 @@ using Clock = std::chrono::steady_clock;
 using Json = nlohmann::json;
 using partition::RegionVerdict;
 
-
 /// "conv2d+relu" for a region's op calls (the first few).
 std::string opsOf(const ir::Function &fn) {
   std::vector<std::string> ops;
