@@ -32,7 +32,10 @@ std::string plural(size_t n, std::string_view word) {
 }
 
 nlohmann::json tensorJson(const runtime::TensorInfo &t) {
-  return {{"name", t.name}, {"dtype", runtime::dtypeString(t.dtype)}, {"shape", t.shape}};
+  nlohmann::json j = {{"name", t.name}, {"dtype", runtime::dtypeString(t.dtype)}, {"shape", t.shape}};
+  if (t.sequence) // a sequence of tensors, of this rank (-1: any)
+    j["sequence_rank"] = t.elementRank;
+  return j;
 }
 
 nlohmann::json symbolsJson(const runtime::Plan &plan) {

@@ -55,9 +55,9 @@ Expected<LoweredModel> Lowerer::run() {
     out_.plan.modules[i].section = uint32_t(i);
 
   for (const Var &p : main->params()) {
-    if (!p->type().isTensor())
-      return Error::format("input '{}' has type {}: model inputs must be tensors", p->name(),
-                           p->type().str());
+    if (!p->type().isTensor() && !p->type().isSequence())
+      return Error::format("input '{}' has type {}: model inputs must be tensors or sequences",
+                           p->name(), p->type().str());
     if (int64_t d = 0; hasDerivedDim(p->type(), &d))
       return Error::format("input '{}' has type {}: {} is not a symbol an input can give",
                            p->name(), p->type().str(), dimStr(d));
@@ -98,7 +98,8 @@ void Lowerer::findPackedOnly(const std::vector<const ExprNode *> &order, const F
     for (const Expr &o : n->operands())
       ++uses[o.get()];
     const auto *call = n->as<CallNode>();
-    if (!call || call->calleeKind() != CallNode::CalleeKind::Op || call->op()->controlFlow)
+    if (!call || call->calleeKind() != CallNode::CalleeKind::Op || call->op()->controlFlow ||
+        call->op()->sequence)
       continue;
     std::optional<codegen::KernelCall> lowered;
     if (isSymbolic(*call)) { // lowered by its fit
@@ -127,6 +128,8 @@ uint32_t Lowerer::addBuffer(runtime::BufferKind kind, const Type &type, std::str
   b.kind = kind;
   b.info.name = std::move(name);
   b.info.dtype = toDLDataType(type.dtype());
+  b.info.sequence = type.isSequence(); // the session holds its list
+  b.info.elementRank = type.isSequence() ? type.elementRank() : -1;
   b.info.shape = type.shape();
   for (int64_t &d : b.info.shape) // derived ones were added by newValue
     if (isSymbol(d))
@@ -154,7 +157,7 @@ uint32_t Lowerer::addConstant(const Tensor &t, const std::string &name) {
 
 Expected<Value> Lowerer::newValue(const Type &type, const ExprNode &n) {
   TS_RETURN_IF_ERROR(addDerivedDims(type, n));
-  if (type.isTensor())
+  if (type.isTensor() || type.isSequence())
     return Value{int64_t(addBuffer(runtime::BufferKind::Activation, type)), {}};
   if (!type.isTuple())
     return Error::format("{}: a value of type {} cannot be stored in a buffer", describeNode(n),
@@ -242,6 +245,8 @@ Expected<std::vector<uint32_t>> Lowerer::argBuffers(const CallNode &call,
 }
 
 Status Lowerer::lowerOpCall(const CallNode &call) {
+  if (call.op()->sequence)
+    return lowerSequenceCall(call);
   if (call.op()->controlFlow && call.op()->name == "loop")
     return lowerLoop(call);
   if (call.op()->controlFlow) { // if; dims its branches disagree on follow the results

@@ -176,4 +176,32 @@ Status Lowerer::lowerLoop(const CallNode &call) {
   return okStatus();
 }
 
+Status Lowerer::lowerSequenceCall(const CallNode &call) {
+  TS_RETURN_IF_ERROR(addDerivedDims(call.type(), call));
+  runtime::Step step;
+  step.kind = runtime::StepKind::Sequence;
+  step.symbol = call.op()->name;
+  if (step.symbol == "concat_from_seq") {
+    const int64_t rank = int64_t(call.type().rank());
+    int64_t axis = call.attrs().getInt("axis");
+    if (axis < 0)
+      axis += rank;
+    step.target = uint32_t(axis);
+    if (call.attrs().getBool("new_axis"))
+      step.symbol = "stack_from_seq";
+  }
+  TS_ASSIGN_OR_RETURN(step.args, argBuffers(call));
+  step.numInputs = uint32_t(step.args.size());
+  TS_ASSIGN_OR_RETURN(Value result, newValue(call.type(), call));
+  flattenInto(result, step.args);
+  if (call.type().isTensor()) // an element's dims: set by this step
+    for (int64_t d : call.type().shape())
+      if (ir::isSymbol(d) && ir::symbolInfo(d).runtime)
+        out_.plan.symbols[planSymbol(d)].runtime = true;
+  step.label = describeNode(call);
+  out_.plan.steps.push_back(std::move(step));
+  values_[&call] = std::move(result);
+  return okStatus();
+}
+
 } // namespace tessera::compile::detail

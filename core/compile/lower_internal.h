@@ -74,6 +74,10 @@ private:
   /// A SetSymbol step: run-time symbol `dim` takes the value in `from`.
   void setSymbol(int64_t dim, const Value &from, std::string label);
 
+  /// A sequence op (ir/ops/sequence.cpp): one Sequence step, which sets
+  /// the run-time dims of an element it takes out (lower_control.cpp).
+  Status lowerSequenceCall(const CallNode &call);
+
   /// A HostFused call (compile/fuse.h): one step whose loop computes the
   /// whole elementwise tree.
   Status lowerFusedCall(const CallNode &call);

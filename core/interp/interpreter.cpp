@@ -25,8 +25,16 @@ namespace tessera::interp {
 
 using namespace ir;
 
+Value Value::ofSequence(std::vector<Tensor> elements) {
+  Value v;
+  v.isSequence = true;
+  for (auto &e : elements)
+    v.fields.push_back(ofTensor(std::move(e)));
+  return v;
+}
+
 std::vector<Tensor> Value::flatten() const {
-  if (!isTuple)
+  if (!isTuple && !isSequence)
     return {tensor};
   std::vector<Tensor> out;
   for (const auto &f : fields) {
@@ -160,6 +168,122 @@ Expected<std::vector<Tensor>> runOp(const CallNode &c, std::span<const Tensor> i
 Expected<Value> evalFunctionIn(const Module &m, const FunctionNode &f, std::vector<Value> args,
                                SymbolValues &symbols);
 
+namespace {
+
+/// Position argument `v` of a sequence of n elements, in [-n, n - 1] (or
+/// [-n, n] when `end` allows the place after the last), made non-negative.
+Expected<size_t> positionIn(const Value &v, size_t n, bool end) {
+  const int64_t p = v.tensor.getInt(0), count = int64_t(n);
+  if (p < -count || p > (end ? count : count - 1))
+    return Error::format("position {} is out of range for a sequence of {} element{}", p, n,
+                         n == 1 ? "" : "s");
+  return size_t(p < 0 ? p + count : p);
+}
+
+/// Binds the dims of `t` (an element taken out of a sequence) to the call's
+/// result type: constants must match, symbols take their values.
+Status bindResult(const CallNode &c, const Tensor &t, SymbolValues &symbols) {
+  const Shape &want = c.type().shape();
+  if (t.rank() != want.size())
+    return Error::format("the element is {}, the result must have rank {}", t.type().str(),
+                         want.size());
+  for (size_t d = 0; d < want.size(); ++d)
+    TS_RETURN_IF_ERROR(symbols.bind(want[d], t.shape()[d],
+                                    fmt::format("dim {} of the element {}", d, t.type().str())));
+  return okStatus();
+}
+
+/// concat_from_seq's kernel: every element has the first one's rank and
+/// dims but (without new_axis) along the axis.
+Expected<Tensor> concatElements(const std::vector<Value> &elems, int64_t axis, bool newAxis) {
+  if (elems.empty())
+    return Error("cannot concatenate an empty sequence");
+  const Tensor &first = elems[0].tensor;
+  const int64_t rank = int64_t(first.rank()) + (newAxis ? 1 : 0);
+  if (axis < -rank || axis >= rank)
+    return Error::format("axis {} is out of range for rank {}", axis, rank);
+  const size_t a = size_t(axis < 0 ? axis + rank : axis);
+  Shape shape = first.shape();
+  if (newAxis)
+    shape.insert(shape.begin() + ptrdiff_t(a), 0);
+  for (size_t i = 0; i < elems.size(); ++i) {
+    const Tensor &e = elems[i].tensor;
+    bool fits = e.rank() == first.rank();
+    for (size_t d = 0; fits && d < e.rank(); ++d)
+      fits = e.shape()[d] == first.shape()[d] || (!newAxis && d == a);
+    if (!fits)
+      return Error::format("element {} is {}, element 0 {}: they differ {}", i, e.type().str(),
+                           first.type().str(), newAxis ? "(stacked elements must agree)"
+                                                       : "outside the axis");
+    shape[a] += newAxis ? 1 : e.shape()[a];
+  }
+  Tensor out(first.dtype(), shape);
+  int64_t outer = 1;
+  for (size_t d = 0; d < a; ++d)
+    outer *= first.shape()[d];
+  const size_t elemSize = dtypeSize(first.dtype());
+  uint8_t *dst = out.bytes();
+  for (int64_t o = 0; o < outer; ++o)
+    for (const Value &v : elems) {
+      const size_t chunk = size_t(v.tensor.numel() / std::max<int64_t>(outer, 1)) * elemSize;
+      if (outer == 0)
+        break;
+      std::memcpy(dst, v.tensor.bytes() + size_t(o) * chunk, chunk);
+      dst += chunk;
+    }
+  return out;
+}
+
+/// The sequence ops (ir/ops/sequence.cpp) on the interpreter's values.
+Expected<Value> evalSequence(const CallNode &c, std::vector<Value> vals, SymbolValues &symbols) {
+  const std::string &op = c.op()->name;
+  if (op == "seq_empty")
+    return Value::ofSequence({});
+  if (op == "seq_construct") {
+    std::vector<Tensor> elems;
+    for (auto &v : vals)
+      elems.push_back(std::move(v.tensor));
+    return Value::ofSequence(std::move(elems));
+  }
+  Value s = std::move(vals.at(0));
+  const size_t n = s.fields.size();
+  if (op == "seq_length")
+    return Value::ofTensor(Tensor::fromInts(DType::I64, {}, std::vector<int64_t>{int64_t(n)}));
+  if (op == "seq_insert") {
+    size_t p = n;
+    if (vals.size() > 2) {
+      TS_ASSIGN_OR_RETURN(p, positionIn(vals[2], n, /*end=*/true));
+    }
+    s.fields.insert(s.fields.begin() + ptrdiff_t(p), std::move(vals[1]));
+    return s;
+  }
+  if (op == "seq_erase") {
+    if (n == 0)
+      return Error("cannot erase from an empty sequence");
+    size_t p = n - 1;
+    if (vals.size() > 1) {
+      TS_ASSIGN_OR_RETURN(p, positionIn(vals[1], n, /*end=*/false));
+    }
+    s.fields.erase(s.fields.begin() + ptrdiff_t(p));
+    return s;
+  }
+  if (op == "seq_at") {
+    TS_ASSIGN_OR_RETURN(size_t p, positionIn(vals[1], n, /*end=*/false));
+    Value e = std::move(s.fields[p]);
+    TS_RETURN_IF_ERROR(bindResult(c, e.tensor, symbols));
+    return e;
+  }
+  if (op == "concat_from_seq") {
+    TS_ASSIGN_OR_RETURN(Tensor t, concatElements(s.fields, c.attrs().getInt("axis"),
+                                                 c.attrs().getBool("new_axis")));
+    TS_RETURN_IF_ERROR(bindResult(c, t, symbols));
+    return Value::ofTensor(std::move(t));
+  }
+  return Error::format("no interpreter for sequence op '{}'", op);
+}
+
+} // namespace
+
 /// if and loop (ir/ops/control.cpp): `vals` are the non-function arguments.
 Expected<Value> evalControl(const Module &m, const CallNode &c, std::vector<Value> vals,
                             SymbolValues &symbols) {
@@ -195,7 +319,10 @@ Expected<Value> evalControl(const Module &m, const CallNode &c, std::vector<Valu
     args.push_back(cond);
     args.insert(args.end(), carried.begin(), carried.end());
     args.insert(args.end(), captured.begin(), captured.end());
-    auto out = evalFunctionIn(m, body, std::move(args), symbols);
+    // Run-time symbols the body decides (a slice x[0:i+1]) take a value per
+    // iteration: each one sees the symbols of the loop's scope afresh.
+    SymbolValues local = symbols;
+    auto out = evalFunctionIn(m, body, std::move(args), local);
     if (!out.ok())
       return std::move(out).withContext(fmt::format("in iteration {} of the body", iter)).error();
     cond = std::move(out->fields.at(0));
@@ -284,7 +411,12 @@ Expected<Value> evalFunctionIn(const Module &m, const FunctionNode &f, std::vect
       for (const auto &a : c->args())
         if (a->kind() != ExprKind::Function) // the functions of if and loop
           args.push_back(take(a.get()));
-      if (c->op() && c->op()->controlFlow) {
+      if (c->op() && c->op()->sequence) {
+        auto out = evalSequence(*c, std::move(args), symbols);
+        if (!out.ok())
+          return std::move(out).withContext("while running " + describe(*n)).error();
+        values[n] = std::move(out).value();
+      } else if (c->op() && c->op()->controlFlow) {
         auto out = evalControl(m, *c, std::move(args), symbols);
         if (!out.ok())
           return std::move(out).withContext("while running " + describe(*n)).error();
@@ -292,8 +424,9 @@ Expected<Value> evalFunctionIn(const Module &m, const FunctionNode &f, std::vect
       } else if (c->calleeKind() == CallNode::CalleeKind::Op) {
         std::vector<Tensor> inputs;
         for (auto &a : args) {
-          if (a.isTuple)
-            return Error::format("{}: argument is a tuple", describe(*n));
+          if (a.isTuple || a.isSequence)
+            return Error::format("{}: argument is a {}", describe(*n),
+                                 a.isTuple ? "tuple" : "sequence");
           inputs.push_back(std::move(a.tensor));
         }
         auto out = runOp(*c, inputs, symbols);
@@ -322,6 +455,13 @@ Expected<Value> evalFunctionIn(const Module &m, const FunctionNode &f, std::vect
 }
 
 Expected<Value> run(const Module &m, const std::vector<Tensor> &inputs, const std::string &entry) {
+  std::vector<Value> values;
+  for (const Tensor &t : inputs)
+    values.push_back(Value::ofTensor(t));
+  return runValues(m, std::move(values), entry);
+}
+
+Expected<Value> runValues(const Module &m, std::vector<Value> inputs, const std::string &entry) {
   Function f = m.find(entry);
   if (!f)
     return Error::format("module '{}' has no function '@{}'", m.name(), entry);
@@ -329,13 +469,26 @@ Expected<Value> run(const Module &m, const std::vector<Tensor> &inputs, const st
   if (inputs.size() != f->params().size())
     return Error::format("@{} takes {} input{}, got {}", entry, f->params().size(),
                          f->params().size() == 1 ? "" : "s", inputs.size());
-  std::vector<Value> args;
   SymbolValues symbols;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto &p = f->params()[i];
     const Type &want = p->type();
-    const Type got = inputs[i].type();
-    bool fits = want.isTensor() && got.dtype() == want.dtype() && got.rank() == want.rank();
+    if (want.isSequence() || inputs[i].isSequence) {
+      bool fits = want.isSequence() && inputs[i].isSequence;
+      for (size_t k = 0; fits && k < inputs[i].fields.size(); ++k) {
+        const Tensor &e = inputs[i].fields[k].tensor;
+        fits = e.dtype() == want.dtype() &&
+               (want.elementRank() < 0 || int64_t(e.rank()) == want.elementRank());
+      }
+      if (!fits)
+        return Error::format("input '{}' (#{}) of @{} expects {}, got {}", p->name(), i, entry,
+                             want.str(), inputs[i].isSequence ? "a sequence that differs"
+                                                              : "a tensor");
+      continue;
+    }
+    const Type got = inputs[i].tensor.type();
+    bool fits = want.isTensor() && !inputs[i].isTuple && got.dtype() == want.dtype() &&
+                got.rank() == want.rank();
     for (size_t d = 0; fits && d < want.rank(); ++d)
       fits = isSymbol(want.shape()[d]) ? !symbolInfo(want.shape()[d]).derived()
                                        : want.shape()[d] == got.shape()[d];
@@ -345,9 +498,8 @@ Expected<Value> run(const Module &m, const std::vector<Tensor> &inputs, const st
     for (size_t d = 0; d < want.rank(); ++d)
       TS_RETURN_IF_ERROR(symbols.bind(want.shape()[d], got.shape()[d],
                                       fmt::format("input '{}' (#{}) dim {}", p->name(), i, d)));
-    args.push_back(Value::ofTensor(inputs[i]));
   }
-  return evalFunctionIn(m, *f, std::move(args), symbols);
+  return evalFunctionIn(m, *f, std::move(inputs), symbols);
 }
 
 Expected<Value> runDL(const Module &m, const std::vector<DLTensor> &inputs,

@@ -16,15 +16,18 @@
 
 namespace tessera::interp {
 
-/// A runtime value: a tensor or a tuple of values.
+/// A runtime value: a tensor, a tuple of values, or a sequence (its
+/// elements, tensors, in `fields`).
 struct Value {
   ir::Tensor tensor;
   std::vector<Value> fields; // non-empty or `isTuple` for tuples
   bool isTuple = false;
+  bool isSequence = false;
 
-  static Value ofTensor(ir::Tensor t) { return Value{std::move(t), {}, false}; }
-  static Value ofTuple(std::vector<Value> f) { return Value{{}, std::move(f), true}; }
-  /// Flattens tuples, depth first.
+  static Value ofTensor(ir::Tensor t) { return Value{std::move(t), {}, false, false}; }
+  static Value ofTuple(std::vector<Value> f) { return Value{{}, std::move(f), true, false}; }
+  static Value ofSequence(std::vector<ir::Tensor> elements);
+  /// Flattens tuples, depth first (a sequence gives its elements).
   std::vector<ir::Tensor> flatten() const;
 };
 
@@ -33,6 +36,10 @@ struct Value {
 /// type). Returns the result (a tuple value for tuple-typed results).
 Expected<Value> run(const ir::Module &m, const std::vector<ir::Tensor> &inputs,
                     const std::string &entry = "main");
+
+/// Same with values: a sequence parameter takes a sequence value.
+Expected<Value> runValues(const ir::Module &m, std::vector<Value> inputs,
+                          const std::string &entry = "main");
 
 /// Same over DLPack tensors (copied in; any strides).
 Expected<Value> runDL(const ir::Module &m, const std::vector<DLTensor> &inputs,

@@ -83,7 +83,7 @@ Expected<Type> Op::inferType(std::span<const Type> inputs, const Attrs &normaliz
     return Error::format("{}: expected {} argument{}, got {}", name, expected,
                          (maxArgs == 1 && minArgs == 1) ? "" : "s", n);
   }
-  if (controlFlow) { // functions among the arguments; the relation compares types
+  if (controlFlow || sequence) { // functions or sequences among the arguments
     auto result = relation(inputs, normalized);
     if (!result.ok())
       return Error::format("{}: {}", name, result.error().str());

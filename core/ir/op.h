@@ -81,6 +81,10 @@ struct Op {
   /// value, from which the interpreter and the executor learn it
   /// (docs/design/0013-dynamic-shapes.md, "Run-time values").
   bool dataDependent = false;
+  /// Takes or makes sequences (seq_insert, seq_at; ir/ops/sequence.cpp):
+  /// the relation sees sequence types; no kernel (the interpreter and the
+  /// executor run it on their lists), so passes never fold it.
+  bool sequence = false;
 
   const AttrSpec *findAttr(std::string_view attrName) const;
 

@@ -116,6 +116,34 @@ Expected<Type> Parser::parseType(int depth) {
     TS_ASSIGN_OR_RETURN(Type r, parseType(depth + 1));
     return Type::func(std::move(params), std::move(r));
   }
+  if (isIdent(t, "seq")) {
+    // seq(f32) or seq(f32[_, _]): a sequence of any rank, or of rank 2.
+    lex_.next();
+    TS_RETURN_IF_ERROR(expect(Tok::LParen, "expected '(' after 'seq' in sequence type"));
+    Token e = lex_.peek();
+    auto edt = e.kind == Tok::Ident ? parseDType(e.text) : std::nullopt;
+    if (!edt)
+      return expected(e, "expected the elements' dtype in sequence type");
+    lex_.next();
+    int64_t rank = -1;
+    if (lex_.peek().kind == Tok::LBracket) {
+      lex_.next();
+      rank = 0;
+      while (lex_.peek().kind != Tok::RBracket) {
+        if (!isIdent(lex_.peek(), "_"))
+          return expected(lex_.peek(), "expected '_' (an element's dim) in sequence type");
+        lex_.next();
+        ++rank;
+        if (lex_.peek().kind == Tok::Comma)
+          lex_.next();
+        else if (lex_.peek().kind != Tok::RBracket)
+          return expected(lex_.peek(), "expected ',' or ']' in sequence type");
+      }
+      lex_.next();
+    }
+    TS_RETURN_IF_ERROR(expect(Tok::RParen, "expected ')' after sequence type"));
+    return Type::sequence(*edt, rank);
+  }
   if (t.kind != Tok::Ident)
     return expected(t, "expected type");
   auto dt = parseDType(t.text);

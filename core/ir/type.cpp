@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <mutex>
 #include <unordered_set>
@@ -17,6 +18,7 @@ struct Type::Impl {
   Shape shape;
   std::vector<Type> fields; // tuple fields or function params
   std::vector<Type> result; // function result (one element)
+  int64_t elementRank = -1; // sequences
   size_t hash = 0;
 };
 
@@ -51,7 +53,8 @@ private:
   struct Eq {
     bool operator()(const Type::Impl *a, const Type::Impl *b) const {
       return a->kind == b->kind && a->dtype == b->dtype && a->shape == b->shape &&
-             a->fields == b->fields && a->result == b->result;
+             a->fields == b->fields && a->result == b->result &&
+             a->elementRank == b->elementRank;
     }
   };
   std::mutex mu_;
@@ -101,6 +104,8 @@ Status checkShapes(const Type &t) {
   switch (t.kind()) {
   case Type::Kind::Tensor:
     return checkShape(t.shape());
+  case Type::Kind::Sequence:
+    return okStatus();
   case Type::Kind::Tuple:
   case Type::Kind::Func: // fields are the parameter types
     for (const Type &f : t.fields())
@@ -159,6 +164,15 @@ Type Type::func(std::vector<Type> params, Type result) {
   return Type(TypeTable::get().intern(std::move(p)));
 }
 
+Type Type::sequence(DType dtype, int64_t elementRank) {
+  Impl p;
+  p.kind = Kind::Sequence;
+  p.dtype = dtype;
+  p.elementRank = std::max<int64_t>(elementRank, -1);
+  p.hash = mix(mix(4, size_t(dtype)), size_t(p.elementRank + 1));
+  return Type(TypeTable::get().intern(std::move(p)));
+}
+
 Type::Kind Type::kind() const { return impl_->kind; }
 DType Type::dtype() const { return impl_->dtype; }
 const Shape &Type::shape() const { return impl_->shape; }
@@ -166,6 +180,8 @@ int64_t Type::numElements() const { return ir::numElements(impl_->shape); }
 bool Type::isStatic() const {
   if (kind() == Kind::Tensor)
     return ir::isStatic(impl_->shape);
+  if (kind() == Kind::Sequence)
+    return false; // its length and element shapes are known at run time
   for (const Type &f : fields())
     if (!f.isStatic())
       return false;
@@ -177,6 +193,7 @@ const Type &Type::result() const {
   return impl_->result.empty() ? empty : impl_->result[0];
 }
 size_t Type::hash() const { return impl_->hash; }
+int64_t Type::elementRank() const { return impl_->elementRank; }
 
 std::string Type::str() const {
   std::string out;
@@ -211,6 +228,17 @@ void Type::appendTo(std::string &out) const {
     appendList(fields());
     if (fields().size() == 1)
       out += ',';
+    out += ')';
+    return;
+  case Kind::Sequence:
+    out += "seq(";
+    out += dtypeName(dtype());
+    if (elementRank() >= 0) {
+      out += '[';
+      for (int64_t i = 0; i < elementRank(); ++i)
+        out += i ? ", _" : "_";
+      out += ']';
+    }
     out += ')';
     return;
   case Kind::Func:

@@ -1,8 +1,12 @@
 //===- ir/type.h - Tensor, tuple and function types ------------*- C++ -*-===//
 //
 // A Type is a small immutable value: a tensor type (dtype + shape; a dim is
-// a constant or a symbol, ir/symbol.h), a tuple of types, or a function type
-// (parameter types -> result type).
+// a constant or a symbol, ir/symbol.h), a tuple of types, a function type
+// (parameter types -> result type), or a sequence type: a list of tensors
+// of one dtype whose length and element shapes are known only at run time
+// (ONNX's sequences where a tuple of known length cannot stand for them;
+// docs/design/0013-dynamic-shapes.md, "Sequences"), with the rank every
+// element has when it is known.
 //
 // Types are uniqued: each distinct type is made once, in a process-wide
 // table, and lives until the process exits (as MLIR's types live in their
@@ -57,18 +61,25 @@ std::string shapeStr(std::span<const int64_t> shape);
 
 class Type {
 public:
-  enum class Kind : uint8_t { Tensor, Tuple, Func };
+  enum class Kind : uint8_t { Tensor, Tuple, Func, Sequence };
 
   /// An empty tuple type.
   Type();
   static Type tensor(DType dtype, Shape shape);
   static Type tuple(std::vector<Type> fields);
   static Type func(std::vector<Type> params, Type result);
+  /// A sequence of `dtype` tensors, each of rank `elementRank` (-1: any,
+  /// or not known).
+  static Type sequence(DType dtype, int64_t elementRank = -1);
 
   Kind kind() const;
   bool isTensor() const { return kind() == Kind::Tensor; }
   bool isTuple() const { return kind() == Kind::Tuple; }
   bool isFunc() const { return kind() == Kind::Func; }
+  bool isSequence() const { return kind() == Kind::Sequence; }
+
+  // Sequence types: dtype() is the elements', and this their rank (-1: any).
+  int64_t elementRank() const;
 
   // Tensor types. The shape is the uniqued type's own, so the reference
   // (and its data pointer) stays valid until the process exits.
@@ -85,7 +96,8 @@ public:
   // Function types: the result type.
   const Type &result() const;
 
-  /// Text form: f32[1, 3], (f32[2], i64[]), fn(f32[2]) -> f32[2]
+  /// Text form: f32[1, 3], (f32[2], i64[]), fn(f32[2]) -> f32[2], seq(f32[_]),
+  /// seq(f32) (elements of any rank)
   std::string str() const;
   /// Appends the text form (what the IR printer uses).
   void appendTo(std::string &out) const;

@@ -66,6 +66,8 @@ std::string stepName(const Plan &plan, size_t s) {
 //===----------------------------------------------------------------------===//
 
 uint64_t TensorInfo::bytes() const {
+  if (sequence)
+    return 0;
   uint64_t n = 1;
   for (int64_t d : shape)
     n *= uint64_t(d < 0 ? 0 : d);
@@ -74,7 +76,25 @@ uint64_t TensorInfo::bytes() const {
   return n * elem;
 }
 
+/// "seq(f32[_, _])", "seq(f32)".
+std::string sequenceStr(const TensorInfo &info) {
+  if (info.elementRank < 0)
+    return fmt::format("seq({})", dtypeString(info.dtype));
+  std::vector<std::string> dims(size_t(info.elementRank), "_");
+  return fmt::format("seq({}[{}])", dtypeString(info.dtype), fmt::join(dims, ", "));
+}
+
+bool isSequenceStepOp(std::string_view op) {
+  for (const char *o : {"seq_empty", "seq_construct", "seq_insert", "seq_erase", "seq_at",
+                        "seq_length", "concat_from_seq", "stack_from_seq"})
+    if (op == o)
+      return true;
+  return false;
+}
+
 std::string TensorInfo::str() const {
+  if (sequence)
+    return sequenceStr(*this);
   std::vector<std::string> dims;
   for (int64_t d : shape)
     dims.push_back(isSymbolDim(d) ? fmt::format("${}", symbolIndexOf(d)) : std::to_string(d));
@@ -94,6 +114,8 @@ TensorInfo TensorInfo::resolved(const std::vector<int64_t> &values) const {
 }
 
 std::string Plan::str(const TensorInfo &info) const {
+  if (info.sequence)
+    return sequenceStr(info);
   std::vector<std::string> dims;
   for (int64_t d : info.shape)
     dims.push_back(!isSymbolDim(d)                      ? std::to_string(d)
@@ -317,6 +339,20 @@ bool isScalarOf(const TensorInfo &t, bool i64) {
   return t.dtype.code == TESSERA_DL_BOOL || t.dtype.code == kDLInt || t.dtype.code == kDLUInt;
 }
 
+/// Whether `step` sets run-time symbol k: a SetSymbol step, or a Sequence
+/// step whose output (an element taken out of a sequence) has k as a dim.
+bool setsSymbol(const Plan &plan, const Step &step, size_t k) {
+  if (step.kind == StepKind::SetSymbol)
+    return step.target == k;
+  if (step.kind != StepKind::Sequence || step.args.size() <= step.numInputs ||
+      step.args.back() >= plan.buffers.size())
+    return false;
+  for (int64_t d : plan.buffers[step.args.back()].info.shape)
+    if (isSymbolDim(d) && symbolIndexOf(d) == k)
+      return true;
+  return false;
+}
+
 /// Whether a step before the SetSymbol of run-time symbol k writes a buffer
 /// whose shape holds k or a symbol computed from it, other than rows of a
 /// loop's scan output: memory for such a symbol without an upper bound can
@@ -332,7 +368,7 @@ bool writtenBeforeSet(const Plan &plan, size_t k) {
     return false;
   };
   for (const Step &step : plan.steps) {
-    if (step.kind == StepKind::SetSymbol && step.target == k)
+    if (setsSymbol(plan, step, k))
       return false;
     const bool rows = step.kind == StepKind::Copy && step.args.size() == 3;
     for (size_t a = step.numInputs; a < step.args.size(); ++a)
@@ -356,6 +392,47 @@ Status validateRowCopy(const Plan &plan, size_t s) {
     return Error::format("{}: copies {} into a row of {}, which is not {}[rows, {}]",
                          stepName(plan, s), from.str(), to.str(), dtypeString(from.dtype),
                          fmt::join(from.shape, ", "));
+  return okStatus();
+}
+
+/// A Sequence step: a known op, one output, sequences where the op takes
+/// and makes them (ir/ops/sequence.cpp), positions one integer each.
+Status validateSequenceStep(const Plan &plan, size_t s) {
+  const Step &step = plan.steps[s];
+  auto fail = [&](std::string what) { return Error::format("{}: {}", stepName(plan, s), what); };
+  if (!isSequenceStepOp(step.symbol))
+    return fail(fmt::format("unknown sequence op '{}'", step.symbol));
+  if (step.args.size() != step.numInputs + 1)
+    return fail("a sequence step has one output");
+  const std::string &op = step.symbol;
+  const size_t n = step.numInputs;
+  auto info = [&](size_t a) -> const TensorInfo & { return plan.buffers[step.args[a]].info; };
+  const bool joins = op == "concat_from_seq" || op == "stack_from_seq";
+  const bool makesSequence = op != "seq_at" && op != "seq_length" && !joins;
+  if (info(n).sequence != makesSequence)
+    return fail(fmt::format("the output {} must {}be a sequence", info(n).str(),
+                            makesSequence ? "" : "not "));
+  const bool takesSequence = op != "seq_empty" && op != "seq_construct";
+  const size_t minIn = op == "seq_empty" ? 0 : op == "seq_insert" || op == "seq_at" ? 2 : 1;
+  const size_t maxIn = op == "seq_empty" ? 0
+                       : op == "seq_construct" ? SIZE_MAX
+                       : op == "seq_insert" ? 3
+                       : op == "seq_erase" || op == "seq_at" ? 2
+                                                              : 1;
+  if (n < minIn || n > maxIn)
+    return fail(fmt::format("{} takes {}..{} inputs, not {}", op, minIn, maxIn, n));
+  if (joins && step.target >= std::max<size_t>(info(n).shape.size(), 1))
+    return fail(fmt::format("axis {} is out of range for the result {}", step.target,
+                            plan.str(info(n))));
+  for (size_t a = 0; a < n; ++a) {
+    const bool wantSequence = takesSequence && a == 0;
+    if (info(a).sequence != wantSequence)
+      return fail(fmt::format("input {} ({}) must {}be a sequence", a, info(a).str(),
+                              wantSequence ? "" : "not "));
+    const bool position = (op == "seq_insert" && a == 2) || ((op == "seq_erase" || op == "seq_at") && a == 1);
+    if (position && !isScalarOf(info(a), false))
+      return fail(fmt::format("the position {} is not one integer", info(a).str()));
+  }
   return okStatus();
 }
 
@@ -424,7 +501,7 @@ Status validatePlan(const Plan &plan) {
     if (sym.runtime) {
       bool set = false;
       for (const Step &step : plan.steps)
-        set = set || (step.kind == StepKind::SetSymbol && step.target == k);
+        set = set || setsSymbol(plan, step, k);
       if (!set)
         return Error::format("run-time symbol {} ('{}') is set by no step, so no run can give "
                              "its value",
@@ -539,6 +616,8 @@ Status validatePlan(const Plan &plan) {
                                 step.numInputs, step.args.size() - step.numInputs));
       const TensorInfo from = plan.buffers[step.args[0]].info.resolved(nominal),
                        to = plan.buffers[step.args[1]].info.resolved(nominal);
+      if (from.sequence != to.sequence || (from.sequence && from.dtype.code != to.dtype.code))
+        return fail(fmt::format("copies {} into {}", from.str(), to.str()));
       // A branch's result into an if's whose dim is a join (a run-time
       // symbol): planned for the larger, copied at this run's size.
       const bool joined = plan.buffers[step.args[1]].info.symbolic();
@@ -551,6 +630,7 @@ Status validatePlan(const Plan &plan) {
     case StepKind::LoopTest:
     case StepKind::Increment:
     case StepKind::SetSymbol: TS_RETURN_IF_ERROR(validateControlStep(plan, s)); break;
+    case StepKind::Sequence: TS_RETURN_IF_ERROR(validateSequenceStep(plan, s)); break;
     }
   }
   for (size_t m = 0; m < plan.modules.size(); ++m)
@@ -568,8 +648,8 @@ namespace {
 using nlohmann::json;
 
 const char *kBufferKinds[] = {"input", "output", "constant", "activation"};
-const char *kStepKinds[] = {"host",      "external",  "copy",      "jump",
-                            "loop_test", "increment", "set_symbol"};
+const char *kStepKinds[] = {"host",      "external",  "copy",       "jump",
+                            "loop_test", "increment", "set_symbol", "sequence"};
 
 json infoJson(const TensorInfo &info) {
   json j = json::object();
@@ -577,6 +657,8 @@ json infoJson(const TensorInfo &info) {
     j["name"] = info.name;
   j["dtype"] = dtypeString(info.dtype);
   j["shape"] = info.shape;
+  if (info.sequence)
+    j["sequence_rank"] = info.elementRank; // a sequence, its elements' rank (-1: any)
   return j;
 }
 
@@ -675,6 +757,13 @@ Expected<TensorInfo> parseInfo(const json &j, const std::string &path) {
       return Error::format("{}.shape[{}]: {} is too large", path, i, v);
     info.shape.push_back(int64_t(v));
   }
+  if (const auto it = j.find("sequence_rank"); it != j.end()) {
+    if (!it->is_number_integer() || it->get<int64_t>() < -1 || !info.shape.empty())
+      return Error::format("{}.sequence_rank: expected -1 or a rank (with an empty shape), got {}",
+                           path, it->dump());
+    info.sequence = true;
+    info.elementRank = it->get<int64_t>();
+  }
   return info;
 }
 
@@ -765,7 +854,7 @@ std::string serializePlan(const Plan &plan) {
     if (!s.symbols.empty())
       js["symbols"] = s.symbols;
     if (s.kind == StepKind::Jump || s.kind == StepKind::LoopTest ||
-        s.kind == StepKind::SetSymbol)
+        s.kind == StepKind::SetSymbol || s.kind == StepKind::Sequence)
       js["target"] = s.target;
     js["args"] = s.args;
     js["num_inputs"] = s.numInputs;
@@ -852,10 +941,11 @@ Expected<Plan> parsePlan(std::string_view text) {
     Step s;
     TS_ASSIGN_OR_RETURN(size_t kind, Reader::enumField(js, path, "kind", kStepKinds));
     s.kind = StepKind(kind);
-    const bool named = s.kind == StepKind::Host || s.kind == StepKind::External;
+    const bool named = s.kind == StepKind::Host || s.kind == StepKind::External ||
+                       s.kind == StepKind::Sequence;
     TS_ASSIGN_OR_RETURN(s.symbol, Reader::str(js, path, "symbol", named));
     if (s.kind == StepKind::Jump || s.kind == StepKind::LoopTest ||
-        s.kind == StepKind::SetSymbol) {
+        s.kind == StepKind::SetSymbol || s.kind == StepKind::Sequence) {
       TS_ASSIGN_OR_RETURN(uint64_t target, Reader::u64Field(js, path, "target"));
       if (target > uint64_t(std::numeric_limits<uint32_t>::max()))
         return Error::format("{}.target: {} is too large", path, target);

@@ -29,7 +29,18 @@
 //               integer, one element each): goes to step `target` unless
 //               iteration < trip count and the condition is non-zero
 //   Increment   adds one to args[0] (i64, one element, an activation)
-// and, for ops whose result size the data decides (NonZero):
+// and the steps over sequences (lists of tensors of run-time length; a
+// sequence buffer has TensorInfo::sequence and no bytes: the session holds
+// its elements):
+//   Sequence    runs sequence op `symbol` (ir/ops/sequence.cpp: seq_empty,
+//               seq_construct, seq_insert, seq_erase, seq_at, seq_length,
+//               concat_from_seq; stack_from_seq is concat_from_seq with
+//               new_axis) on its inputs into its one output, `target` the
+//               axis of the last two; the symbol dims of the output of
+//               seq_at, concat_ and stack_from_seq are run-time symbols the
+//               step sets from what it takes
+// A Copy between two sequence buffers copies the list.
+// And, for ops whose result size the data decides (NonZero):
 //   SetSymbol   sets run-time symbol `target` (Plan::symbols) to the one
 //               i64 element of args[0], which the op's step wrote; the
 //               derived symbols computed from it follow, and with them the
@@ -68,11 +79,16 @@ struct TensorInfo {
   std::string name; // model inputs/outputs: their names; others may be empty
   DLDataType dtype{kDLFloat, 32, 1};
   std::vector<int64_t> shape;
+  /// A sequence: a list of tensors of `dtype` (shape empty), each of rank
+  /// elementRank (-1: any).
+  bool sequence = false;
+  int64_t elementRank = -1;
 
   /// Element count times element size (bool: one byte); 0 when a dim is a
-  /// symbol (see resolved()).
+  /// symbol (see resolved()) and for a sequence.
   TESSERA_RT_EXPORT uint64_t bytes() const;
-  /// "f32[1, 3, 224, 224]" (symbols as "$k"; Plan::str names them)
+  /// "f32[1, 3, 224, 224]" (symbols as "$k"; Plan::str names them);
+  /// "seq(f32[_, _])", "seq(f32)" for sequences
   TESSERA_RT_EXPORT std::string str() const;
   /// Whether a dim is a symbol.
   TESSERA_RT_EXPORT bool symbolic() const;
@@ -140,7 +156,19 @@ struct Buffer {
   TensorInfo info;
 };
 
-enum class StepKind : uint8_t { Host, External, Copy, Jump, LoopTest, Increment, SetSymbol };
+enum class StepKind : uint8_t {
+  Host,
+  External,
+  Copy,
+  Jump,
+  LoopTest,
+  Increment,
+  SetSymbol,
+  Sequence
+};
+
+/// The sequence ops a Sequence step runs (Step::symbol).
+TESSERA_RT_EXPORT bool isSequenceStepOp(std::string_view op);
 
 struct Step {
   StepKind kind = StepKind::Host;
@@ -148,7 +176,8 @@ struct Step {
   int32_t module = -1; // External: index into Plan::modules
   std::vector<uint32_t> args; // buffer ids, inputs first
   uint32_t numInputs = 0;
-  uint32_t target = 0; // Jump, LoopTest: the step to go to; SetSymbol: the symbol
+  uint32_t target = 0; // Jump, LoopTest: the step to go to; SetSymbol: the symbol;
+                       // Sequence: the axis of concat_/stack_from_seq
   std::string label;
   /// External: the plan symbols whose values a symbolic region's function
   /// takes, in its order (empty: a static function).

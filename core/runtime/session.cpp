@@ -167,6 +167,7 @@ Status SessionImpl::build() {
         hostSlotBuffer.push_back(-1);
       }
       if (step.kind == StepKind::Copy) {
+        e.sequenceCopy = plan.buffers[step.args[0]].info.sequence;
         e.copyBytes = plan.buffers[step.args[0]].info.bytes();
         if (step.args.size() == 3) {
           const TensorInfo &to = plan.buffers[step.args[2]].info;
@@ -189,6 +190,8 @@ Status SessionImpl::build() {
   for (const DLTensor &t : dlArgs)
     dlPtrs.push_back(&t); // dlArgs no longer grows
 
+  sequences.resize(plan.buffers.size());
+  sequenceViews.resize(plan.outputs.size());
   outputOwn.resize(plan.outputs.size());
   for (size_t i = 0; i < plan.outputs.size(); ++i) {
     const uint32_t b = plan.outputs[i];
@@ -283,6 +286,9 @@ Status Session::setInput(size_t index, const DLTensor &tensor) {
     return Error::format("input index {} out of range (the model has {} input{})", index,
                          inputs.size(), inputs.size() == 1 ? "" : "s");
   SessionImpl &s = *impl_;
+  if (inputs[index].sequence)
+    return Error::format("{} is a sequence ({}): bind it with setInputSequence",
+                         tensorName("input", inputs[index], index), inputs[index].str());
   void *ptr = nullptr;
   std::vector<int64_t> shape;
   TS_RETURN_IF_ERROR(s.bind("input", inputs[index], index, tensor, ptr, &shape));
@@ -314,6 +320,10 @@ Status Session::setOutput(size_t index, const DLTensor *tensor) {
   if (index >= outputs.size())
     return Error::format("output index {} out of range (the model has {} output{})", index,
                          outputs.size(), outputs.size() == 1 ? "" : "s");
+  if (outputs[index].sequence && tensor)
+    return Error::format("{} is a sequence ({}): its elements are the session's (read them "
+                         "with outputSequence after run())",
+                         tensorName("output", outputs[index], index), outputs[index].str());
   void *ptr = s.outputOwn[index];
   std::vector<int64_t> shape;
   if (tensor)
@@ -370,7 +380,10 @@ Status Session::run() {
       break;
     }
     case StepKind::Copy:
-      if (e.count == 3) { // into row args[1] of args[2]: a loop's scan output
+      if (e.sequenceCopy) { // a list: its elements are shared, never written
+        const Step &step = s.model->plan().steps[i];
+        s.sequences[step.args[1]] = s.sequences[step.args[0]];
+      } else if (e.count == 3) { // into row args[1] of args[2]: a loop's scan output
         const int64_t row = *static_cast<const int64_t *>(hostArgs[e.first + 1]);
         if (row >= 0 && uint64_t(row + 1) * e.copyBytes > e.rowsBytes && e.growSymbol >= 0)
           TS_RETURN_IF_ERROR(s.grow(i, uint32_t(e.growSymbol), row + 1));
@@ -399,7 +412,16 @@ Status Session::run() {
     case StepKind::SetSymbol:
       TS_RETURN_IF_ERROR(s.setSymbol(i, *static_cast<const int64_t *>(hostArgs[e.first])));
       break;
+    case StepKind::Sequence: TS_RETURN_IF_ERROR(s.runSequenceStep(i)); break;
     }
+  }
+  const Plan &plan = s.model->plan();
+  for (size_t o = 0; o < plan.outputs.size(); ++o) { // views of sequence outputs
+    if (!plan.buffers[plan.outputs[o]].info.sequence)
+      continue;
+    s.sequenceViews[o].clear();
+    for (const auto &element : s.sequences[plan.outputs[o]])
+      s.sequenceViews[o].push_back(element->view());
   }
   return okStatus();
 }
@@ -408,6 +430,9 @@ Expected<const DLTensor *> Session::output(size_t index) const {
   if (index >= impl_->outputViews.size())
     return Error::format("output index {} out of range (the model has {} output{})", index,
                          impl_->outputViews.size(), impl_->outputViews.size() == 1 ? "" : "s");
+  if (const TensorInfo &info = impl_->model->outputs()[index]; info.sequence)
+    return Error::format("{} is a sequence ({}): read it with outputSequence",
+                         tensorName("output", info, index), info.str());
   return &impl_->outputViews[index];
 }
 

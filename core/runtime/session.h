@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,6 +88,10 @@ public:
   /// data pointer is kept; the tensor struct itself may go away.
   Status setInput(size_t index, const DLTensor &tensor);
   Status setInput(std::string_view name, const DLTensor &tensor);
+  /// Binds sequence input `index` (TensorInfo::sequence) to a list of
+  /// tensors, each as setInput checks one (CPU, the input's dtype and
+  /// element rank, dense row-major): copied, so they may go away.
+  Status setInputSequence(size_t index, std::span<const DLTensor> elements);
   /// Binds model output `index` to caller memory (same checks as inputs);
   /// run() then writes it there. `tensor` null: back to session storage.
   Status setOutput(size_t index, const DLTensor *tensor);
@@ -97,6 +102,10 @@ public:
   /// A view of output `index`, valid until the next run() or the session's
   /// end (or of the caller's tensor bound by setOutput).
   Expected<const DLTensor *> output(size_t index) const;
+
+  /// The elements of sequence output `index` after run(): views valid
+  /// until the next run() or the session's end.
+  Expected<std::span<const DLTensor>> outputSequence(size_t index) const;
 
   const LoadedModel &model() const;
   int32_t numThreads() const;

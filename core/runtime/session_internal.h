@@ -66,6 +66,23 @@ struct HostLibrary {
   }
 };
 
+/// One element of a sequence held by a session: its own copy of a tensor
+/// (sequences are values: an element is never written after it is made,
+/// so lists share elements).
+struct SequenceElement {
+  DLDataType dtype{};
+  std::vector<int64_t> shape;
+  uint64_t bytes = 0;
+  AlignedBytes data;
+
+  /// A copy of `bytes` bytes at `src` as a tensor of `dtype` and `shape`.
+  static std::shared_ptr<const SequenceElement> make(DLDataType dtype,
+                                                     std::vector<int64_t> shape,
+                                                     const void *src, uint64_t bytes);
+  DLTensor view() const;
+};
+using SequenceList = std::vector<std::shared_ptr<const SequenceElement>>;
+
 /// "step 3" or "step 3 (label)", for messages.
 std::string stepName(const Plan &plan, size_t s);
 
@@ -87,6 +104,7 @@ struct StepExec {
   // externalValues[symFirst, symFirst + symCount) from the plan symbols
   // externalSymbols[same range] before each call.
   uint32_t symFirst = 0, symCount = 0;
+  bool sequenceCopy = false; // Copy between sequence buffers: the list
 };
 
 /// Where a bound buffer's pointer goes.
@@ -133,6 +151,13 @@ public:
   /// doubled and moves the buffers live at `step` (and the outputs) to their
   /// new places; the old memory is freed after the move.
   Status grow(size_t step, uint32_t k, int64_t needed);
+  /// setSymbol for run-time symbol k (a SetSymbol's, or a dim of an element
+  /// a Sequence step takes out).
+  Status setSymbolAt(size_t step, uint32_t k, int64_t value);
+  /// A Sequence step (session_sequences.cpp).
+  Status runSequenceStep(size_t step);
+  /// The data pointer and this run's shape of tensor argument `a` of `step`.
+  std::pair<void *, std::vector<int64_t>> tensorArg(size_t step, size_t a) const;
   /// The derived symbols that follow run-time symbol k, at symbolValues;
   /// `withinPlan`: each must fit the memory planned (errors name `step`).
   Status deriveFollowers(size_t step, uint32_t k, bool withinPlan);
@@ -149,6 +174,10 @@ public:
   std::vector<bool> inputSet;
   std::vector<void *> outputOwn; // session storage of each output
   std::vector<DLTensor> outputViews;
+  // Sequences: per buffer (sequence buffers only), its elements; per output,
+  // views of a sequence output's elements after a run.
+  std::vector<detail::SequenceList> sequences;
+  std::vector<std::vector<DLTensor>> sequenceViews;
 
   // Symbolic plans only.
   bool dynamic = false;

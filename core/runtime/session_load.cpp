@@ -73,6 +73,12 @@ Expected<std::vector<TensorInfo>> parseMetadataTensors(const json &meta, const c
         return Error::format("{}.shape: expected integers, got {}", path, t["shape"].dump());
       info.shape.push_back(d.get<int64_t>());
     }
+    if (t.contains("sequence_rank")) {
+      if (!t["sequence_rank"].is_number_integer())
+        return Error::format("{}.sequence_rank: expected an integer", path);
+      info.sequence = true;
+      info.elementRank = t["sequence_rank"].get<int64_t>();
+    }
     out.push_back(std::move(info));
   }
   return out;

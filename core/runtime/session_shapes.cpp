@@ -214,8 +214,11 @@ void SessionImpl::refreshShapes(const std::vector<uint32_t> &list) {
 }
 
 Status SessionImpl::setSymbol(size_t step, int64_t value) {
+  return setSymbolAt(step, model->plan().steps[step].target, value);
+}
+
+Status SessionImpl::setSymbolAt(size_t step, uint32_t k, int64_t value) {
   const Plan &plan = model->plan();
-  const uint32_t k = plan.steps[step].target;
   const PlanSymbol &sym = plan.symbols[k];
   if (value < sym.lo || (sym.hi >= 0 && value > sym.hi))
     return Error::format("{}: {} = {} is outside {}..{}", detail::stepName(plan, step), sym.name, value,

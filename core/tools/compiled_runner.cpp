@@ -15,9 +15,10 @@ namespace tessera::tools {
 
 namespace {
 
-Expected<std::vector<ir::Tensor>> compileAndRun(const CompiledRunnerOptions &options,
-                                                CompiledRunStats *stats, const ir::Module &module,
-                                                const std::vector<ir::Tensor> &inputs) {
+Expected<std::vector<interp::Value>> compileAndRun(const CompiledRunnerOptions &options,
+                                                   CompiledRunStats *stats,
+                                                   const ir::Module &module,
+                                                   const std::vector<interp::Value> &inputs) {
   compile::CompileOptions co;
   co.targets = options.targets;
   co.codegen.optLevel = options.optLevel;
@@ -48,18 +49,38 @@ Expected<std::vector<ir::Tensor>> compileAndRun(const CompiledRunnerOptions &opt
   if (inputs.size() != (*model)->inputs().size())
     return Error::format("run failed: the artifact has {} inputs, the test gives {}",
                          (*model)->inputs().size(), inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (Status st = s.setInput(i, inputs[i].dl()); !st.ok())
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Status st = okStatus();
+    if (inputs[i].isSequence) {
+      std::vector<DLTensor> elements;
+      for (const interp::Value &e : inputs[i].fields)
+        elements.push_back(e.tensor.dl());
+      st = s.setInputSequence(i, elements);
+    } else {
+      st = s.setInput(i, inputs[i].tensor.dl());
+    }
+    if (!st.ok())
       return Error::format("run failed: input {}: {}", i, st.error().str());
+  }
   if (Status st = s.run(); !st.ok())
     return Error::format("run failed: {}", st.error().str());
 
-  std::vector<ir::Tensor> outputs;
+  std::vector<interp::Value> outputs;
   for (size_t i = 0; i < (*model)->outputs().size(); ++i) {
+    if ((*model)->outputs()[i].sequence) {
+      auto elements = s.outputSequence(i);
+      if (!elements.ok())
+        return Error::format("run failed: output {}: {}", i, elements.error().str());
+      std::vector<ir::Tensor> copies;
+      for (const DLTensor &e : *elements)
+        copies.push_back(ir::Tensor::copyOf(e));
+      outputs.push_back(interp::Value::ofSequence(std::move(copies)));
+      continue;
+    }
     auto t = s.output(i);
     if (!t.ok())
       return Error::format("run failed: output {}: {}", i, t.error().str());
-    outputs.push_back(ir::Tensor::copyOf(**t));
+    outputs.push_back(interp::Value::ofTensor(ir::Tensor::copyOf(**t)));
   }
   return outputs;
 }
@@ -68,7 +89,8 @@ Expected<std::vector<ir::Tensor>> compileAndRun(const CompiledRunnerOptions &opt
 
 frontend::onnx::ConformanceRunner makeCompiledRunner(const CompiledRunnerOptions &options,
                                                      std::shared_ptr<CompiledRunStats> stats) {
-  return [options, stats](const ir::Module &module, const std::vector<ir::Tensor> &inputs) {
+  return [options, stats](const ir::Module &module,
+                          const std::vector<interp::Value> &inputs) {
     return compileAndRun(options, stats.get(), module, inputs);
   };
 }

@@ -28,6 +28,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <set>
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -204,12 +205,12 @@ std::string compareValue(const std::string &k, const interp::Value &got, const O
   switch (want.kind) {
   case OnnxValue::Kind::None: return fmt::format("{}: expected an absent optional", k);
   case OnnxValue::Kind::Tensor:
-    if (got.isTuple)
+    if (got.isTuple || got.isSequence)
       return fmt::format("{}: got a sequence of {} elements, expected a tensor", k,
                          got.fields.size());
     return compareOutput(k, got.tensor, want.tensor, verbose);
   case OnnxValue::Kind::Sequence: {
-    if (!got.isTuple)
+    if (!got.isTuple && !got.isSequence)
       return fmt::format("{}: got a tensor, expected a sequence", k);
     if (got.fields.size() != want.elements.size())
       return fmt::format("{}: got a sequence of {} elements, expected {}", k, got.fields.size(),
@@ -271,20 +272,54 @@ TestOutcome unsupported(TestOutcome o, const std::vector<UnsupportedOpType> &ops
   return o;
 }
 
+/// Whether `v` is data for a parameter of sequence type `t`: a sequence of
+/// tensors of its dtype (and element rank, when known).
+bool sequenceFits(const ir::Type &t, const OnnxValue &v) {
+  if (!t.isSequence() || v.kind != OnnxValue::Kind::Sequence)
+    return false;
+  for (const OnnxValue &e : v.elements)
+    if (e.kind != OnnxValue::Kind::Tensor || e.tensor.dtype() != t.dtype() ||
+        (t.elementRank() >= 0 && int64_t(e.tensor.rank()) != t.elementRank()))
+      return false;
+  return true;
+}
+
+/// The graph input value that feeds @main's parameter `j` whole (a
+/// sequence parameter's), or null.
+const OnnxValue *paramValue(const ImportReport &r, size_t j, const std::vector<OnnxValue> &inputs) {
+  if (j >= r.params.size() || !r.params[j].path.empty())
+    return nullptr;
+  auto it = std::find(r.graphInputs.begin(), r.graphInputs.end(), r.params[j].input);
+  const size_t idx = size_t(it - r.graphInputs.begin());
+  return it == r.graphInputs.end() || idx >= inputs.size() ? nullptr : &inputs[idx];
+}
+
 /// Does @main take exactly the data's types (ImportReport::params)? Absent
-/// optional data needs an import that knows it is absent.
+/// optional data needs an import that knows it is absent; a sequence
+/// parameter (of run-time length) takes a sequence of its element type,
+/// other sequence data needs an import that binds its structure.
 bool paramsMatch(const ir::Module &m, const ImportReport &r,
                  const std::vector<OnnxValue> &inputs) {
   ir::Function main = m.find("main");
   if (!main || main->params().size() != r.params.size())
     return false;
+  std::set<std::string> sequences; // inputs fed whole to sequence parameters
   for (size_t j = 0; j < main->params().size(); ++j) {
+    const ir::Type &type = main->params()[j]->type();
+    if (type.isSequence()) {
+      const OnnxValue *v = paramValue(r, j, inputs);
+      if (!v || !sequenceFits(type, *v))
+        return false;
+      sequences.insert(r.params[j].input);
+      continue;
+    }
     const ir::Tensor *t = paramData(r, j, inputs);
-    if (!t || main->params()[j]->type() != t->type())
+    if (!t || type != t->type())
       return false;
   }
-  for (const auto &v : inputs)
-    if (v.kind != OnnxValue::Kind::Tensor)
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].kind != OnnxValue::Kind::Tensor &&
+        (i >= r.graphInputs.size() || !sequences.count(r.graphInputs[i])))
       return false; // sequences and optionals: bind their structure
   return true;
 }
@@ -315,7 +350,8 @@ std::map<size_t, ir::Tensor> zerosForUnreadMismatches(const ir::Module &m, const
   return zeros;
 }
 
-/// The number of tensors in a value of `type` (tuples flattened).
+/// The number of results in a value of `type` (tuples flattened; a
+/// tensor or a sequence is one).
 size_t leafCount(const ir::Type &type) {
   if (!type.isTuple())
     return 1;
@@ -326,14 +362,22 @@ size_t leafCount(const ir::Type &type) {
 }
 
 /// A runner's flat results (from `next` on, leafCount(type) of them) in the
-/// shape of `type`: a tensor, or a tuple of such values.
-interp::Value regroup(const ir::Type &type, const std::vector<ir::Tensor> &flat, size_t &next) {
+/// shape of `type`: a tensor or a sequence, or a tuple of such values.
+interp::Value regroup(const ir::Type &type, const std::vector<interp::Value> &flat, size_t &next) {
   if (!type.isTuple())
-    return interp::Value::ofTensor(flat[next++]);
+    return flat[next++];
   std::vector<interp::Value> fields;
   for (const ir::Type &f : type.fields())
     fields.push_back(regroup(f, flat, next));
   return interp::Value::ofTuple(std::move(fields));
+}
+
+/// A sequence input's data as the interpreter's value.
+interp::Value sequenceValue(const OnnxValue &v) {
+  std::vector<ir::Tensor> elements;
+  for (const OnnxValue &e : v.elements)
+    elements.push_back(e.tensor);
+  return interp::Value::ofSequence(std::move(elements));
 }
 
 TestOutcome runBackendTestImpl(const std::string &dirArg, const ConformanceOptions &options,
@@ -435,15 +479,26 @@ TestOutcome runBackendTestImpl(const std::string &dirArg, const ConformanceOptio
     }
 
     ir::Function main = module->find("main");
-    std::vector<ir::Tensor> args;
+    std::vector<interp::Value> args;
     for (size_t j = 0; j < main->params().size(); ++j) {
       const auto &p = main->params()[j];
+      if (p->type().isSequence()) {
+        const OnnxValue *v = paramValue(report, j, *inputs);
+        if (!v || !sequenceFits(p->type(), *v))
+          return fail(o, fmt::format("{}: no sequence data for parameter '{}' ({})", dsName,
+                                     p->name(), p->type().str()));
+        args.push_back(sequenceValue(*v));
+        if (verbose)
+          *verbose << "  " << dsName << ": parameter %" << p->name() << ": " << p->type().str()
+                   << " <- " << report.params[j].input << " (" << v->str() << ")\n";
+        continue;
+      }
       const ir::Tensor *t = paramData(report, j, *inputs);
       if (auto it = unreadArgs.find(j); it != unreadArgs.end())
         t = &it->second;
       if (!t)
         return fail(o, fmt::format("{}: no input data for parameter '{}'", dsName, p->name()));
-      args.push_back(*t);
+      args.push_back(interp::Value::ofTensor(*t));
       if (verbose)
         *verbose << "  " << dsName << ": parameter %" << p->name() << ": "
                  << p->type().str() << " <- " << report.params[j].input << "\n";
@@ -461,7 +516,7 @@ TestOutcome runBackendTestImpl(const std::string &dirArg, const ConformanceOptio
       size_t next = 0;
       result = regroup(main->resultType(), *flat, next);
     } else {
-      result = interp::run(*module, args);
+      result = interp::runValues(*module, args);
       if (!result.ok())
         return fail(o, fmt::format("{}: run failed: {}", dsName, result.error().str()));
     }

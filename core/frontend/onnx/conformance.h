@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "interp/interpreter.h"
 #include "ir/module.h"
 #include "ir/tensor.h"
 #include "support/error.h"
@@ -39,11 +40,11 @@ namespace tessera::frontend::onnx {
 class ConverterRegistry;
 
 /// Runs @main of an imported module (types inferred) on `inputs`, one per
-/// parameter, and returns its results flattened depth first (tuples in
-/// order, as interp::Value::flatten does). Errors become the test's FAIL
-/// reason, prefixed with the data set.
-using ConformanceRunner = std::function<Expected<std::vector<ir::Tensor>>(
-    const ir::Module &module, const std::vector<ir::Tensor> &inputs)>;
+/// parameter (a tensor, or a sequence for a sequence parameter), and returns
+/// its results flattened depth first (tuples in order; a sequence is one
+/// result). Errors become the test's FAIL reason, prefixed with the data set.
+using ConformanceRunner = std::function<Expected<std::vector<interp::Value>>(
+    const ir::Module &module, const std::vector<interp::Value> &inputs)>;
 
 struct ConformanceOptions {
   /// Only tests whose name contains this substring (empty: all).

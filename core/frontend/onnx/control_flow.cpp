@@ -265,6 +265,71 @@ Expected<Outputs> unrollLoop(NodeContext &ctx) {
   return result;
 }
 
+/// The elements' dtype and rank of the sequence values `types` (tuples of
+/// tensors, sequences), or nullopt when none has an element.
+std::optional<std::pair<DType, int64_t>> elementsOf(std::initializer_list<ir::Type> types) {
+  std::optional<std::pair<DType, int64_t>> out;
+  auto add = [&](DType dtype, int64_t rank) {
+    if (!out)
+      out = {dtype, rank};
+    else if (out->second != rank)
+      out->second = -1;
+  };
+  for (const ir::Type &t : types) {
+    if (t.isSequence())
+      add(t.dtype(), t.elementRank());
+    else if (t.isTuple())
+      for (const ir::Type &f : t.fields())
+        if (f.isTensor())
+          add(f.dtype(), int64_t(f.rank()));
+  }
+  return out;
+}
+
+/// For each carried value of the body `o` (leading parameter 2 + i, loop
+/// argument 3 + i) that enters as a sequence (a tuple, or a sequence of
+/// run-time length) and leaves as another type: its parameter becomes a
+/// sequence of run-time length of the elements both hold, and a tuple
+/// argument the sequence of its fields. Whether anything changed (the body
+/// must be outlined again).
+Expected<bool> carrySequences(NodeContext &ctx, const OutlinedSubgraphs &o,
+                              std::vector<ir::Type> &leading, std::vector<Expr> &args) {
+  const ir::Type &result = o.functions[0]->body()->type();
+  bool changed = false;
+  for (size_t p = 2; p < leading.size() && p - 1 < result.fields().size(); ++p) {
+    const ir::Type in = leading[p], out = result.fields()[p - 1];
+    if (in == out || !(in.isTuple() || in.isSequence()) || !(out.isTuple() || out.isSequence()))
+      continue;
+    const auto elems = elementsOf({in, out});
+    if (!elems)
+      continue; // empty in and out: nothing says what it holds
+    const ir::Type seq = ir::Type::sequence(elems->first, elems->second);
+    if (seq == in)
+      continue;
+    Expr &arg = args[p + 1];
+    if (arg->type().isTuple()) {
+      std::vector<Expr> fields;
+      if (const auto *t = arg->as<ir::TupleNode>()) {
+        fields.assign(t->fields().begin(), t->fields().end());
+      } else {
+        for (size_t k = 0; k < arg->type().fields().size(); ++k) {
+          TS_ASSIGN_OR_RETURN(Expr item, ir::makeTupleGetItem(arg, int(k), ctx.nodeName()));
+          fields.push_back(std::move(item));
+        }
+      }
+      if (fields.empty()) {
+        TS_ASSIGN_OR_RETURN(arg, ctx.call("seq_empty", {},
+                                          {{"dtype", elems->first}, {"rank", elems->second}}));
+      } else {
+        TS_ASSIGN_OR_RETURN(arg, ctx.call("seq_construct", std::move(fields)));
+      }
+    }
+    leading[p] = seq;
+    changed = true;
+  }
+  return changed;
+}
+
 // A Loop run at run time: one `loop` op over the body as a closed function.
 // Scan outputs have a run-time length (the iterations run): a run-time
 // symbol bounded by the trip count when it is a constant (their buffers are
@@ -310,6 +375,17 @@ Expected<Outputs> runtimeLoop(NodeContext &ctx) {
   if (!outlined.ok()) {
     wishConstants(ctx, {0, 1}); // constants would unroll it instead
     return std::move(outlined).error();
+  }
+  // A carried sequence of import-time length (a tuple) whose length the body
+  // changes becomes a sequence of run-time length; when the body inserts
+  // elements of another rank, of any rank.
+  for (int round = 0; round < 2; ++round) {
+    TS_ASSIGN_OR_RETURN(bool changed, carrySequences(ctx, *outlined, leading, args));
+    if (!changed)
+      break;
+    outlined = ctx.outlineSubgraphs({"body"}, {leading});
+    if (!outlined.ok())
+      return std::move(outlined).error();
   }
   OutlinedSubgraphs o = std::move(outlined).value();
   args[2] = o.functions[0];

@@ -246,6 +246,13 @@ bool Importer::typeFits(const ::onnx::TypeProto &d, const ir::Type &t, bool shap
     return true;
   }
   case ::onnx::TypeProto::kSequenceType: {
+    if (t.isSequence()) { // of run-time length: its dtype
+      const auto &e = d.sequence_type().elem_type();
+      if (!e.has_tensor_type() || e.tensor_type().elem_type() == 0)
+        return true;
+      auto dtype = dtypeFromOnnx(e.tensor_type().elem_type());
+      return dtype && *dtype == t.dtype();
+    }
     if (!t.isTuple())
       return false;
     for (const auto &f : t.fields())
@@ -286,10 +293,9 @@ Status Importer::bindStructuredInput(const ValueInfoProto &vi) {
     TS_ASSIGN_OR_RETURN(ir::Type t, inputType(inner));
     bound = t;
   } else {
-    return Error::format("input '{}' is a {}: bind its length and element shapes (the "
-                         "importer's value types; the conformance runner binds them from the "
-                         "test data)",
-                         name, onnxTypeStr(type));
+    // A sequence (or a present optional sequence) of run-time length.
+    TS_ASSIGN_OR_RETURN(ir::Type t, sequenceInputType(vi));
+    bound = t;
   }
   if (!bound) {
     values_[name] = nullptr; // an absent optional
@@ -299,9 +305,27 @@ Status Importer::bindStructuredInput(const ValueInfoProto &vi) {
   return okStatus();
 }
 
+/// An unbound sequence input's type: a sequence of run-time length of its
+/// declared element dtype, and rank when the element type has a shape.
+Expected<ir::Type> Importer::sequenceInputType(const ValueInfoProto &vi) {
+  const ::onnx::TypeProto *t = &vi.type();
+  if (t->has_optional_type())
+    t = &t->optional_type().elem_type();
+  const ::onnx::TypeProto *e = t->has_sequence_type() ? &t->sequence_type().elem_type() : nullptr;
+  if (!e || !e->has_tensor_type())
+    return Error::format("input '{}' is a {}: Tessera takes sequences of tensors", vi.name(),
+                         onnxTypeStr(vi.type()));
+  auto dtype = dtypeFromOnnx(e->tensor_type().elem_type());
+  if (!dtype)
+    return Error::format("input '{}' is a {}, whose element type Tessera does not support",
+                         vi.name(), onnxTypeStr(vi.type()));
+  const auto &tt = e->tensor_type();
+  return ir::Type::sequence(*dtype, tt.has_shape() ? tt.shape().dim_size() : -1);
+}
+
 Expected<ir::Expr> Importer::paramsFor(const std::string &input, const ir::Type &t,
                                        const std::string &paramName, std::vector<int64_t> path) {
-  if (t.isTensor()) {
+  if (t.isTensor() || t.isSequence()) {
     ir::Var v = ir::makeVar(paramName, t);
     params_.push_back(v);
     report_.params.push_back({input, std::move(path)});

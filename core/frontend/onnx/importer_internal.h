@@ -77,6 +77,7 @@ private:
   static std::string onnxTypeStr(const ::onnx::TypeProto &t);
   static bool typeFits(const ::onnx::TypeProto &d, const ir::Type &t, bool shapes = true);
   Status bindStructuredInput(const ValueInfoProto &vi);
+  Expected<ir::Type> sequenceInputType(const ::onnx::ValueInfoProto &vi);
   Expected<ir::Expr> paramsFor(const std::string &input, const ir::Type &t,
                                const std::string &paramName, std::vector<int64_t> path);
   Status checkBoundConstant(const ValueInfoProto &vi, const ir::Tensor &t);

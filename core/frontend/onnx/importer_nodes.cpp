@@ -450,9 +450,10 @@ Importer::outlineSubgraphs(const std::vector<const ::onnx::GraphProto *> &gs,
   return out;
 }
 
-/// A tensor, or a tuple of them (a sequence), nested.
+/// A tensor, a tuple of them (a sequence of import-time length), nested, or
+/// a sequence of run-time length.
 bool Importer::isValueType(const ir::Type &t) {
-  if (t.isTensor())
+  if (t.isTensor() || t.isSequence())
     return true;
   if (!t.isTuple())
     return false;

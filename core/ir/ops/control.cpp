@@ -29,6 +29,17 @@ bool isCondition(const Type &t) {
   return isOneElement(t) && (t.dtype() == DType::Bool || isInteger(t.dtype()));
 }
 
+/// Whether a value of type `given` may be passed where `declared` is
+/// expected: the same type (symbols by name), or a sequence whose elements
+/// have a known rank where one of any rank is (a loop whose body inserts
+/// elements of another rank carries a sequence of any rank).
+bool accepts(const Type &declared, const Type &given) {
+  if (typesMatch(declared, given))
+    return true;
+  return declared.isSequence() && given.isSequence() && declared.dtype() == given.dtype() &&
+         declared.elementRank() < 0;
+}
+
 /// Checks that `fn` is a function taking `params` (types match, symbols by
 /// name); `what` names it in messages.
 Status checkParams(const Type &fn, std::span<const Type> params, std::string_view what) {
@@ -39,7 +50,7 @@ Status checkParams(const Type &fn, std::span<const Type> params, std::string_vie
     return Error::format("{} takes {} parameters, {} are passed", what, declared.size(),
                          params.size());
   for (size_t i = 0; i < params.size(); ++i)
-    if (!typesMatch(declared[i], params[i]))
+    if (!accepts(declared[i], params[i]))
       return Error::format("parameter {} of {} is {}, the value passed is {}", i, what,
                            declared[i].str(), params[i].str());
   return okStatus();
@@ -147,7 +158,7 @@ Expected<Type> loopRelation(std::span<const Type> in, const Attrs &attrs) {
                          "integer, got {}",
                          params[1].str());
   for (size_t i = 0; i < rest.size(); ++i)
-    if (!typesMatch(params[2 + i], rest[i]))
+    if (!accepts(params[2 + i], rest[i]))
       return Error::format("parameter {} of the body is {}, the value passed is {}", 2 + i,
                            params[2 + i].str(), rest[i].str());
   const Type &result = body.result();
@@ -161,12 +172,12 @@ Expected<Type> loopRelation(std::span<const Type> in, const Attrs &attrs) {
                          result.fields()[0].str());
   std::vector<Type> fields;
   for (int64_t i = 0; i < n; ++i) {
-    const Type &out = result.fields()[size_t(1 + i)];
-    if (!typesMatch(out, rest[size_t(i)]))
+    const Type &out = result.fields()[size_t(1 + i)], &param = params[size_t(2 + i)];
+    if (!typesMatch(out, param))
       return Error::format("carried value {} enters the loop as {} but the body returns {} (a "
                            "carried value keeps its type)",
-                           i, rest[size_t(i)].str(), out.str());
-    fields.push_back(rest[size_t(i)]);
+                           i, param.str(), out.str());
+    fields.push_back(param);
   }
   for (int64_t j = 0; j < k; ++j) {
     const Type &slice = result.fields()[size_t(1 + n + j)];

@@ -349,10 +349,12 @@ Status registerDataDependentOps(OpRegistry &r) {
   TS_RETURN_IF_ERROR(r.add(Op{
       "symbol_values",
       "An i64 tensor of the given shape holding 'values', whose symbolic dims take this run's "
-      "values (ONNX Shape of a tensor whose size is known only at run time).",
-      {},
+      "values (ONNX Shape of a tensor whose size is known only at run time). Its arguments, "
+      "if any, are not read: they run first (an element taken out of a sequence, whose dims "
+      "'values' reads).",
+      {"after"},
       0,
-      0,
+      -1,
       {{"values", K::Ints, std::nullopt, "the elements: sizes and symbolic dims"},
        {"shape", K::Ints, std::nullopt, "the result's shape"}},
       OpPattern::Opaque,

@@ -53,5 +53,8 @@ Status registerControlOps(OpRegistry &r);
 Status registerRecurrentOps(OpRegistry &r);
 /// nonzero: ops whose result size the data decides (data_dependent.cpp).
 Status registerDataDependentOps(OpRegistry &r);
+/// seq_empty, seq_construct, seq_insert, seq_erase, seq_at, seq_length,
+/// concat_from_seq (sequence.cpp)
+Status registerSequenceOps(OpRegistry &r);
 
 } // namespace tessera::ir::ops

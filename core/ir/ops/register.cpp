@@ -23,6 +23,7 @@ Status registerCoreOps(OpRegistry &r) {
       ops::registerRecurrentOps(r).withContext("while registering recurrent ops"));
   TS_RETURN_IF_ERROR(
       ops::registerDataDependentOps(r).withContext("while registering data-dependent ops"));
+  TS_RETURN_IF_ERROR(ops::registerSequenceOps(r).withContext("while registering sequence ops"));
   return okStatus();
 }
 

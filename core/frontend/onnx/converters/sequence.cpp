@@ -9,6 +9,11 @@
 // constants. An optional is its value when present and has no expression
 // (a null input) when absent, so OptionalHasElement folds to a constant.
 //
+// A sequence whose length is known only at run time (a sequence input, one
+// that a Loop run at run time carries and inserts into) has the IR's
+// sequence type, and these converters make the sequence ops on it
+// (ir/ops/sequence.cpp); an element taken out of it has run-time dims.
+//
 // SequenceMap runs a sub-graph body: it lives with Loop and If in
 // frontend/onnx/control_flow.cpp. A sequence that a Loop run at run time
 // appends to is a scan output of the loop (frontend/onnx/appended_sequences.cpp),
@@ -49,6 +54,39 @@ Expected<std::vector<Expr>> elements(const NodeContext &ctx, size_t i) {
     out.push_back(std::move(item));
   }
   return out;
+}
+
+/// Whether input i is a sequence of run-time length (the IR's sequence type).
+bool runtimeSequence(const NodeContext &ctx, size_t i = 0) {
+  return ctx.hasInput(i) && ctx.input(i)->type().isSequence();
+}
+
+/// A run-time symbol for each dim of a result of `rank` taken out of a
+/// sequence of run-time length (the data decides them).
+Expected<Ints> elementDims(NodeContext &ctx, int64_t rank) {
+  if (rank < 0)
+    return ctx.error("the sequence holds elements of different (or unknown) ranks, so the "
+                     "result's rank is not known when the model is compiled");
+  Ints dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    TS_ASSIGN_OR_RETURN(int64_t sym, countSymbol(ctx, ir::kUnbounded, fmt::format("dim{}", d)));
+    dims.push_back(sym);
+  }
+  return dims;
+}
+
+/// The op `op` on a sequence of run-time length: input 0 and the inputs
+/// after it that are given.
+Expected<Outputs> onRuntimeSequence(NodeContext &ctx, const std::string &op, size_t maxInputs,
+                                    ir::Attrs attrs = {}) {
+  std::vector<Expr> args;
+  for (size_t i = 0; i < std::min(ctx.numInputs(), maxInputs); ++i) {
+    if (!ctx.hasInput(i))
+      break;
+    args.push_back(ctx.input(i));
+  }
+  TS_ASSIGN_OR_RETURN(Expr y, ctx.call(op, std::move(args), std::move(attrs)));
+  return Outputs{y};
 }
 
 Expr sequence(const NodeContext &ctx, std::vector<Expr> fields) {
@@ -105,6 +143,8 @@ Expected<Outputs> convertSequenceEmpty(NodeContext &ctx) {
 // SequenceInsert (11+): tensor at the constant 'position' (default: at the
 // end; negative counts from the end).
 Expected<Outputs> convertSequenceInsert(NodeContext &ctx) {
+  if (runtimeSequence(ctx))
+    return onRuntimeSequence(ctx, "seq_insert", 3);
   TS_ASSIGN_OR_RETURN(std::vector<Expr> elems, elements(ctx, 0));
   TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 1));
   TS_RETURN_IF_ERROR(checkDType(ctx, elems, x));
@@ -120,6 +160,8 @@ Expected<Outputs> convertSequenceInsert(NodeContext &ctx) {
 // SequenceErase (11+): removes the element at the constant 'position'
 // (default: the last).
 Expected<Outputs> convertSequenceErase(NodeContext &ctx) {
+  if (runtimeSequence(ctx))
+    return onRuntimeSequence(ctx, "seq_erase", 2);
   TS_ASSIGN_OR_RETURN(std::vector<Expr> elems, elements(ctx, 0));
   int64_t n = int64_t(elems.size());
   if (n == 0)
@@ -135,6 +177,12 @@ Expected<Outputs> convertSequenceErase(NodeContext &ctx) {
 // SequenceAt (11+): the element at the constant 'position'; of a stacked
 // sequence, the row at any position.
 Expected<Outputs> convertSequenceAt(NodeContext &ctx) {
+  if (runtimeSequence(ctx)) {
+    if (!ctx.hasInput(1))
+      return ctx.error("missing required input 1 ('position')");
+    TS_ASSIGN_OR_RETURN(Ints dims, elementDims(ctx, ctx.input(0)->type().elementRank()));
+    return onRuntimeSequence(ctx, "seq_at", 2, {{"shape", dims}});
+  }
   if (stacked(ctx)) { // row `position` (negative from the end), checked at run time
     if (!ctx.hasInput(1))
       return ctx.error("missing required input 1 ('position')");
@@ -152,6 +200,8 @@ Expected<Outputs> convertSequenceAt(NodeContext &ctx) {
 // SequenceLength (11+): the (static) length as an i64 scalar constant (of
 // a stacked sequence, its rows, a shape value).
 Expected<Outputs> convertSequenceLength(NodeContext &ctx) {
+  if (runtimeSequence(ctx))
+    return onRuntimeSequence(ctx, "seq_length", 1);
   if (stacked(ctx)) { // its rows: a shape value
     const int64_t n = ctx.input(0)->type().shape()[0];
     return Outputs{ctx.constant(ir::Tensor::fromInts(DType::I64, {}, {&n, 1}))};
@@ -257,6 +307,12 @@ Expected<Outputs> convertConcatFromSequence(NodeContext &ctx) {
   TS_ASSIGN_OR_RETURN(int64_t newAxis, ctx.attrInt("new_axis", int64_t{0}));
   if (stacked(ctx))
     return concatStacked(ctx, axis, newAxis != 0);
+  if (runtimeSequence(ctx)) {
+    TS_ASSIGN_OR_RETURN(
+        Ints dims, elementDims(ctx, ctx.input(0)->type().elementRank() + (newAxis != 0 ? 1 : 0)));
+    return onRuntimeSequence(ctx, "concat_from_seq", 1,
+                             {{"axis", axis}, {"new_axis", newAxis != 0}, {"shape", dims}});
+  }
   TS_ASSIGN_OR_RETURN(std::vector<Expr> elems, elements(ctx, 0));
   if (elems.empty())
     return ctx.error("cannot concatenate an empty sequence");
@@ -307,21 +363,26 @@ Status registerSequenceConverters(ConverterRegistry &r) {
   TS_RETURN_IF_ERROR(
       add(r, "SequenceEmpty", 11, convertSequenceEmpty, "the empty tuple ('dtype' not kept)"));
   TS_RETURN_IF_ERROR(add(r, "SequenceInsert", 11, convertSequenceInsert,
-                         "constant 'position' (default: append)"));
+                         "constant 'position' (default: append); any position on a sequence of "
+                         "run-time length (core seq_insert)"));
   TS_RETURN_IF_ERROR(add(r, "SequenceErase", 11, convertSequenceErase,
-                         "constant 'position' (default: the last)"));
+                         "constant 'position' (default: the last); any position on a sequence "
+                         "of run-time length (core seq_erase)"));
   const std::string stackedNote = "; a Loop's appended sequence (SequenceEmpty, then one "
                                   "SequenceInsert per iteration) is held stacked, its length "
                                   "the iterations run";
   TS_RETURN_IF_ERROR(add(r, "SequenceAt", 11, convertSequenceAt,
-                         "constant 'position' (any position of an appended sequence)" +
+                         "constant 'position' (any position of an appended sequence, or of a "
+                         "sequence of run-time length: core seq_at, its dims run-time)" +
                              stackedNote));
   TS_RETURN_IF_ERROR(add(r, "SequenceLength", 11, convertSequenceLength,
-                         "the static length, a constant" + stackedNote));
+                         "the static length, a constant (core seq_length on a sequence of "
+                         "run-time length)" + stackedNote));
   TS_RETURN_IF_ERROR(add(r, "SplitToSequence", 11, convertSplitToSequence,
                          "'axis', 'keepdims'; constant 'split' (scalar or sizes); core split"));
   TS_RETURN_IF_ERROR(add(r, "ConcatFromSequence", 11, convertConcatFromSequence,
-                         "'axis', 'new_axis'; core concat (after unsqueeze for new_axis)" +
+                         "'axis', 'new_axis'; core concat (after unsqueeze for new_axis); core "
+                         "concat_from_seq on a sequence of run-time length" +
                              stackedNote));
   TS_RETURN_IF_ERROR(add(r, "OptionalHasElement", 15, convertOptionalHasElement,
                          "presence is static: a constant"));

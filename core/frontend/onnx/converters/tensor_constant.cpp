@@ -78,6 +78,14 @@ Expected<Outputs> convertShape(NodeContext &ctx) {
   start = std::clamp<int64_t>(start, 0, r);
   end = std::clamp<int64_t>(end, 0, r);
   Ints dims(s.begin() + start, s.begin() + std::max(start, end));
+  // The dims of an element taken out of a sequence are set when it is
+  // taken: the values read them after that call (which nothing else may use).
+  if (const auto *c = ctx.input(0)->as<ir::CallNode>();
+      c && c->op() && c->op()->sequence && !ir::isStatic(dims)) {
+    TS_ASSIGN_OR_RETURN(Expr v, ctx.call("symbol_values", {ctx.input(0)},
+                                         {{"values", dims}, {"shape", Ints{int64_t(dims.size())}}}));
+    return Outputs{v};
+  }
   return Outputs{ctx.constant(ir::Tensor::fromInts(DType::I64, {int64_t(dims.size())}, dims))};
 }
 
