@@ -47,9 +47,14 @@ nlohmann::json symbolsJson(const runtime::Plan &plan) {
       j["formula"] = runtime::symbolFormula(plan.symbols, k);
       j["defined_by"] = s.definedBy;
     }
-    for (const runtime::Step &step : plan.steps) // a run-time symbol: the step that sets it
-      if (s.runtime && step.kind == runtime::StepKind::SetSymbol && step.target == k)
+    for (const runtime::Step &step : plan.steps) { // a run-time symbol: the step that sets it
+      bool sets = step.kind == runtime::StepKind::SetSymbol && step.target == k;
+      if (step.kind == runtime::StepKind::Sequence && step.args.size() > step.numInputs)
+        for (int64_t d : plan.buffers[step.args.back()].info.shape) // an element's dim
+          sets = sets || (runtime::isSymbolDim(d) && runtime::symbolIndexOf(d) == k);
+      if (s.runtime && sets)
         j["set_by"] = step.label;
+    }
     out.push_back(std::move(j));
   }
   return out;

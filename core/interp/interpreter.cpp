@@ -206,6 +206,7 @@ Expected<Tensor> concatElements(const std::vector<Value> &elems, int64_t axis, b
   Shape shape = first.shape();
   if (newAxis)
     shape.insert(shape.begin() + ptrdiff_t(a), 0);
+  shape[a] = 0; // the sum below
   for (size_t i = 0; i < elems.size(); ++i) {
     const Tensor &e = elems[i].tensor;
     bool fits = e.rank() == first.rank();

@@ -172,8 +172,8 @@ tessera_status_t *tensorInfo(const std::vector<tessera::runtime::TensorInfo> &li
   const auto &info = list[index];
   if (out_dtype)
     *out_dtype = info.dtype;
-  if (out_ndim)
-    *out_ndim = int32_t(info.shape.size());
+  if (out_ndim) // a sequence: its elements' rank (-1: any)
+    *out_ndim = info.sequence ? int32_t(info.elementRank) : int32_t(info.shape.size());
   if (out_shape)
     *out_shape = info.shape.data();
   return nullptr;
@@ -304,6 +304,20 @@ tessera_status_t *tessera_model_output_info(const tessera_model_t *model, size_t
   return tensorInfo(model->model->outputs(), "output", index, out_dtype, out_ndim, out_shape);
 }
 
+int tessera_model_input_is_sequence(const tessera_model_t *model, size_t index) {
+  return liveModel(model) && index < model->model->inputs().size() &&
+                 model->model->inputs()[index].sequence
+             ? 1
+             : 0;
+}
+
+int tessera_model_output_is_sequence(const tessera_model_t *model, size_t index) {
+  return liveModel(model) && index < model->model->outputs().size() &&
+                 model->model->outputs()[index].sequence
+             ? 1
+             : 0;
+}
+
 size_t tessera_model_num_symbols(const tessera_model_t *model) {
   return liveModel(model) ? model->model->plan().symbols.size() : 0;
 }
@@ -385,6 +399,38 @@ tessera_status_t *tessera_session_set_input_by_name(tessera_session_t *session, 
       known = known || info.name == name;
     return fromStatus(session->session->setInput(std::string_view(name), *tensor),
                       known ? TESSERA_STATUS_INVALID_ARGUMENT : TESSERA_STATUS_NOT_FOUND);
+  });
+}
+
+tessera_status_t *tessera_session_set_input_sequence(tessera_session_t *session, size_t index,
+                                                     const DLTensor *elements, size_t count) {
+  if (tessera_status_t *bad = badSession(session))
+    return bad;
+  if (!elements && count > 0)
+    return nullArgument("elements");
+  return guard([&] {
+    return fromStatus(session->session->setInputSequence(
+                          index, std::span<const DLTensor>(elements, elements ? count : 0)),
+                      TESSERA_STATUS_INVALID_ARGUMENT);
+  });
+}
+
+tessera_status_t *tessera_session_get_output_sequence(tessera_session_t *session, size_t index,
+                                                      const DLTensor **out_elements,
+                                                      size_t *out_count) {
+  if (tessera_status_t *bad = badSession(session))
+    return bad;
+  if (!out_elements)
+    return nullArgument("out_elements");
+  if (!out_count)
+    return nullArgument("out_count");
+  return guard([&]() -> tessera_status_t * {
+    auto elements = session->session->outputSequence(index);
+    if (!elements.ok())
+      return statusOf(TESSERA_STATUS_INVALID_ARGUMENT, elements.error().str());
+    *out_elements = elements->data();
+    *out_count = elements->size();
+    return nullptr;
   });
 }
 

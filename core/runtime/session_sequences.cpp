@@ -96,6 +96,7 @@ Expected<std::vector<int64_t>> joinedShape(const SequenceList &list, size_t axis
   std::vector<int64_t> shape = first;
   if (stack)
     shape.insert(shape.begin() + ptrdiff_t(axis), 0);
+  shape[axis] = 0; // the sum below
   for (size_t i = 0; i < list.size(); ++i) {
     const std::vector<int64_t> &s = list[i]->shape;
     bool fits = s.size() == first.size();

@@ -95,7 +95,7 @@ Expected<json> describe(const std::string &path) {
   auto plan = runtime::parsePlan(plans[0].bytes);
   if (!plan)
     return std::move(plan).error().addContext(path + ": plan");
-  size_t counts[7] = {0, 0, 0, 0, 0, 0, 0};
+  size_t counts[8] = {0, 0, 0, 0, 0, 0, 0, 0}; // per StepKind
   for (const runtime::Step &s : plan->steps)
     ++counts[size_t(s.kind)];
   // Every step in the order the runtime executes them, with the buffers it
@@ -107,7 +107,8 @@ Expected<json> describe(const std::string &path) {
                                                                 : fmt::format("#{}", id);
     return who + ": " + plan->str(b.info);
   };
-  static const char *const kKinds[] = {"host", "plugin", "copy", "jump", "loop", "incr", "set"};
+  static const char *const kKinds[] = {"host", "plugin", "copy", "jump",
+                                       "loop", "incr",   "set",  "seq"};
   json order = json::array();
   for (const runtime::Step &s : plan->steps) {
     json j = {{"kind", kKinds[size_t(s.kind)]}, {"symbol", s.symbol}, {"label", s.label}};
@@ -132,6 +133,7 @@ Expected<json> describe(const std::string &path) {
                                        counts[size_t(runtime::StepKind::LoopTest)] +
                                        counts[size_t(runtime::StepKind::Increment)] +
                                        counts[size_t(runtime::StepKind::SetSymbol)]},
+                 {"sequence_steps", counts[size_t(runtime::StepKind::Sequence)]},
                  {"buffers", plan->buffers.size()},
                  {"arena_bytes", plan->arenaBytes},
                  {"activation_bytes_no_reuse", plan->activationBytesNoReuse},
@@ -251,11 +253,13 @@ void printText(const json &d, bool steps) {
           r.value("keep", false) ? "kept" : "sent back");
     }
   }
-  const size_t control = plan.value("control_steps", size_t(0));
-  std::cout << fmt::format("Steps: {} ({} host, {} plugin, {} copies{}){}\n",
+  const size_t control = plan.value("control_steps", size_t(0)),
+               sequence = plan.value("sequence_steps", size_t(0));
+  std::cout << fmt::format("Steps: {} ({} host, {} plugin, {} copies{}{}){}\n",
                            plan["steps"].get<size_t>(), plan["host_steps"].get<size_t>(),
                            plan["external_steps"].get<size_t>(), plan["copy_steps"].get<size_t>(),
                            control ? fmt::format(", {} control", control) : std::string(),
+                           sequence ? fmt::format(", {} on sequences", sequence) : std::string(),
                            steps ? ", in order:" : "");
   if (steps) {
     size_t i = 0;

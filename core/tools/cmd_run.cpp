@@ -12,7 +12,11 @@
 // integers in [0, 10), bools alternating). Prints each output's name, shape
 // and first values; --outputs writes them all to a .npz (bf16 as '<u2');
 // --print-time runs once to warm up, then --repeat times, and prints the
-// mean, median, min and max latency.
+// mean, median, min and max latency. A sequence input (a list of tensors)
+// takes the .npz members NAME.0, NAME.1, ... in order (none: an empty
+// list); random, it is two elements whose dims are 1 and 2. A sequence
+// output prints and writes its elements the same way.
+
 //
 //===----------------------------------------------------------------------===//
 #include "commands.h"
@@ -31,6 +35,7 @@
 #include <map>
 #include <memory>
 #include <charconv>
+#include <optional>
 #include <random>
 
 namespace tessera::tools {
@@ -216,8 +221,23 @@ npy::Array randomInput(const rt::TensorInfo &info, std::mt19937_64 &rng) {
   return a;
 }
 
-/// The arrays to bind, one per model input, from --inputs.
-Expected<std::vector<npy::Array>> loadInputs(const RunArgs &a, const rt::Model &model) {
+/// "NAME.3" -> 3 when `member` is element 3 of sequence input NAME.
+std::optional<size_t> elementIndex(const std::string &member, const std::string &name) {
+  if (member.size() <= name.size() + 1 || member.compare(0, name.size(), name) != 0 ||
+      member[name.size()] != '.')
+    return std::nullopt;
+  size_t k = 0;
+  const char *first = member.data() + name.size() + 1, *last = member.data() + member.size();
+  auto [end, ec] = std::from_chars(first, last, k);
+  if (ec != std::errc() || end != last)
+    return std::nullopt;
+  return k;
+}
+
+/// The arrays to bind, per model input (a sequence input's elements), from
+/// --inputs.
+Expected<std::vector<std::vector<npy::Array>>> loadInputs(const RunArgs &a,
+                                                          const rt::Model &model) {
   std::vector<rt::TensorInfo> infos;
   for (size_t i = 0; i < model.numInputs(); ++i)
     infos.push_back(model.input(i));
@@ -227,14 +247,26 @@ Expected<std::vector<npy::Array>> loadInputs(const RunArgs &a, const rt::Model &
       s += (s.empty() ? "'" : ", '") + info.name + "'";
     return s.empty() ? std::string("none") : s;
   };
-  std::vector<npy::Array> out;
+  std::vector<std::vector<npy::Array>> out;
   if (a.inputs.empty()) {
     TS_ASSIGN_OR_RETURN(std::vector<int64_t> values, symbolValues(a, model));
     for (size_t k = 0; k < values.size(); ++k)
       std::cout << fmt::format("symbol {} = {}\n", model.symbol(k).name, values[k]);
     std::mt19937_64 rng(a.seed);
-    for (const auto &info : infos)
-      out.push_back(randomInput(resolved(info, values), rng));
+    for (const auto &info : infos) {
+      std::vector<npy::Array> arrays;
+      if (!info.sequence) {
+        arrays.push_back(randomInput(resolved(info, values), rng));
+      } else {
+        for (int64_t k = 0; k < 2; ++k) { // dims 1, then 2
+          rt::TensorInfo e = info;
+          e.name = fmt::format("{}.{}", info.name, k);
+          e.shape.assign(size_t(std::max(info.elementRank, 1)), k + 1);
+          arrays.push_back(randomInput(e, rng));
+        }
+      }
+      out.push_back(std::move(arrays));
+    }
     return out;
   }
   if (!a.dims.empty())
@@ -263,10 +295,33 @@ Expected<std::vector<npy::Array>> loadInputs(const RunArgs &a, const rt::Model &
     }
   }
   for (const auto &[name, entry] : given)
-    if (std::none_of(infos.begin(), infos.end(), [&](const auto &i) { return i.name == name; }))
+    if (std::none_of(infos.begin(), infos.end(), [&](const auto &i) {
+          return i.name == name || (i.sequence && elementIndex(name, i.name));
+        }))
       return Error::format("{}: the model has no input '{}' (inputs: {})", entry.second, name,
                            names());
   for (const auto &info : infos) {
+    if (info.sequence) { // members NAME.0, NAME.1, ...
+      std::map<size_t, npy::Array *> elements;
+      for (auto &[name, entry] : given)
+        if (auto k = elementIndex(name, info.name))
+          elements[*k] = &entry.first;
+      std::vector<npy::Array> arrays;
+      for (auto &[k, arr] : elements) {
+        if (k != arrays.size())
+          return Error::format("sequence input '{}': element {}.{} is missing (elements are "
+                               "{}.0, {}.1, ... in order)",
+                               info.name, info.name, arrays.size(), info.name, info.name);
+        if (!npy::compatible(info.dtype, arr->dtype) ||
+            (info.elementRank >= 0 && int64_t(arr->shape.size()) != info.elementRank))
+          return Error::format("input '{}.{}': expected an element of {}, got {}", info.name, k,
+                               model.str(info), rt::TensorInfo{arr->name, arr->dtype, arr->shape}.str());
+        arr->dtype = info.dtype;
+        arrays.push_back(std::move(*arr));
+      }
+      out.push_back(std::move(arrays));
+      continue;
+    }
     auto it = given.find(info.name);
     if (it == given.end())
       return Error::format("input '{}' ({}) is not given in --inputs", info.name, info.str());
@@ -280,7 +335,8 @@ Expected<std::vector<npy::Array>> loadInputs(const RunArgs &a, const rt::Model &
                            model.str(info), got.str());
     }
     arr.dtype = info.dtype; // '<u2' for bf16
-    out.push_back(std::move(arr));
+    out.push_back({});
+    out.back().push_back(std::move(arr));
   }
   return out;
 }
@@ -303,10 +359,17 @@ Status runModel(const RunArgs &a) {
     TS_RETURN_IF_ERROR(checkWritableFile(a.outputs));
   try {
     rt::Model model = rt::Model::load(a.model);
-    TS_ASSIGN_OR_RETURN(std::vector<npy::Array> inputs, loadInputs(a, model));
+    TS_ASSIGN_OR_RETURN(auto inputs, loadInputs(a, model));
     rt::Session session(model, rt::SessionOptions{a.threads});
-    for (size_t i = 0; i < inputs.size(); ++i)
-      session.setInput(i, rt::makeTensor(inputs[i].data.data(), inputs[i].dtype, inputs[i].shape));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      std::vector<DLTensor> tensors;
+      for (npy::Array &arr : inputs[i])
+        tensors.push_back(rt::makeTensor(arr.data.data(), arr.dtype, arr.shape));
+      if (model.input(i).sequence)
+        session.setInputSequence(i, tensors);
+      else
+        session.setInput(i, tensors.at(0));
+    }
 
     std::vector<double> ms;
     if (a.printTime)
@@ -320,9 +383,7 @@ Status runModel(const RunArgs &a) {
     }
 
     std::vector<npy::Array> outs;
-    for (size_t i = 0; i < model.numOutputs(); ++i) {
-      rt::TensorInfo info = model.output(i);
-      const DLTensor &t = session.output(i);
+    auto emit = [&](rt::TensorInfo info, const DLTensor &t) {
       info.shape.assign(t.shape, t.shape + t.ndim); // this run's (symbolic outputs)
       printOutput(info, t, a.printAll);
       if (!a.outputs.empty()) {
@@ -332,6 +393,22 @@ Status runModel(const RunArgs &a) {
         arr.shape = info.shape;
         arr.data.assign(static_cast<const char *>(t.data) + t.byte_offset, info.bytes());
         outs.push_back(std::move(arr));
+      }
+    };
+    for (size_t i = 0; i < model.numOutputs(); ++i) {
+      rt::TensorInfo info = model.output(i);
+      if (!info.sequence) {
+        emit(info, session.output(i));
+        continue;
+      }
+      const std::vector<DLTensor> elements = session.outputSequence(i);
+      std::cout << fmt::format("output '{}': a sequence of {} element{}\n", info.name,
+                               elements.size(), elements.size() == 1 ? "" : "s");
+      for (size_t k = 0; k < elements.size(); ++k) {
+        rt::TensorInfo e = info;
+        e.sequence = false;
+        e.name = fmt::format("{}.{}", info.name, k);
+        emit(e, elements[k]);
       }
     }
     if (!a.outputs.empty())

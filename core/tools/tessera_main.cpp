@@ -102,17 +102,30 @@ int interpret(const std::string &path, const tools::PipelineFlags &flags, uint64
     return tools::reportError("tessera",
                               Error::format("{}: the module has no function '@main'", path));
   std::mt19937_64 rng(seed);
-  std::vector<ir::Tensor> inputs;
+  std::vector<interp::Value> inputs;
   std::cout << fmt::format("model {} (module @{}), pipeline: {}\n", path, module->name(),
                            flags.passes.empty() ? "(none)" : flags.passes);
   for (const auto &p : main->params()) {
-    if (!p->type().isTensor())
+    const ir::Type &type = p->type();
+    if (type.isSequence()) { // two elements, of dims 1 and 2 (rank 1 when any)
+      std::vector<ir::Tensor> elements;
+      for (int64_t k = 0; k < 2; ++k) {
+        elements.push_back(makeInput(
+            ir::Type::tensor(type.dtype(), ir::Shape(size_t(std::max<int64_t>(type.elementRank(), 1)), k + 1)),
+            rng));
+        printTensor(std::cout, fmt::format("input %{} element {}", p->name(), k), elements.back(),
+                    printAll);
+      }
+      inputs.push_back(interp::Value::ofSequence(std::move(elements)));
+      continue;
+    }
+    if (!type.isTensor())
       return tools::reportError("tessera", Error::format("input '%{}' is not a tensor", p->name()));
-    inputs.push_back(makeInput(p->type(), rng));
-    printTensor(std::cout, "input %" + p->name(), inputs.back(), printAll);
+    inputs.push_back(interp::Value::ofTensor(makeInput(type, rng)));
+    printTensor(std::cout, "input %" + p->name(), inputs.back().tensor, printAll);
   }
   auto start = std::chrono::steady_clock::now();
-  auto result = interp::run(*module, inputs);
+  auto result = interp::runValues(*module, inputs);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                   .count();
   if (!result.ok())

@@ -46,6 +46,12 @@ py::tuple pyShape(const rt::Model &model, const std::vector<int64_t> &shape) {
 }
 
 py::object tensorInfo(const rt::Model &model, const rt::TensorInfo &info) {
+  if (info.sequence) { // one None per element dim
+    py::tuple dims(size_t(std::max(info.elementRank, 0)));
+    for (size_t i = 0; i < dims.size(); ++i)
+      dims[i] = py::none();
+    return types().attr("TensorInfo")(info.name, dims, numpyDtype(info.dtype), true);
+  }
   return types().attr("TensorInfo")(info.name, pyShape(model, info.shape), numpyDtype(info.dtype));
 }
 
@@ -126,12 +132,14 @@ public:
     for (size_t i = 0; i < model_.numInputs(); ++i) {
       rt::TensorInfo info = model_.input(i);
       inputIndex_.emplace(info.name, i);
-      inputs_.push_back(InputSlot{info.name, numpyDtype(info.dtype), py::str(info.name)});
+      inputs_.push_back(
+          InputSlot{info.name, numpyDtype(info.dtype), py::str(info.name), info.sequence});
     }
     for (size_t i = 0; i < model_.numOutputs(); ++i) {
       rt::TensorInfo info = model_.output(i);
       outputIndex_.emplace(info.name, i);
-      outputs_.push_back(OutputSlot{info.name, numpyDtype(info.dtype), py::str(info.name)});
+      outputs_.push_back(
+          OutputSlot{info.name, numpyDtype(info.dtype), py::str(info.name), info.sequence});
     }
   }
   ~PySession() { tessera_session_release(session_); }
@@ -148,11 +156,13 @@ public:
     if (!session_)
       raise(TESSERA_STATUS_FAILED_PRECONDITION, "run: the session is closed");
 
-    std::vector<BoundInput> bound = bindFeeds(feeds);
+    std::vector<std::vector<BoundInput>> bound = bindFeeds(feeds);
     lastRunCopies_ = 0;
-    for (const BoundInput &b : bound)
-      lastRunCopies_ += b.copied;
+    for (const auto &input : bound)
+      for (const BoundInput &b : input)
+        lastRunCopies_ += b.copied;
     std::vector<const DLTensor *> results(wanted.size(), nullptr);
+    std::vector<size_t> counts(wanted.size(), 1); // a sequence output's elements
     std::unique_lock<std::mutex> lock;
     tessera_status_t *st = nullptr;
     {
@@ -162,23 +172,43 @@ public:
         st = tessera_status_create(TESSERA_STATUS_FAILED_PRECONDITION,
                                    "run: the session was closed by another thread");
       }
-      for (size_t i = 0; !st && i < bound.size(); ++i)
-        st = tessera_session_set_input_checked(session_, i, &bound[i].tensor, bound[i].bytes);
+      for (size_t i = 0; !st && i < bound.size(); ++i) {
+        if (inputs_[i].sequence) {
+          std::vector<DLTensor> elements;
+          for (const BoundInput &b : bound[i])
+            elements.push_back(b.tensor);
+          st = tessera_session_set_input_sequence(session_, i, elements.data(), elements.size());
+        } else {
+          st = tessera_session_set_input_checked(session_, i, &bound[i][0].tensor,
+                                                 bound[i][0].bytes);
+        }
+      }
       if (!st)
         st = tessera_session_run(session_);
       for (size_t k = 0; !st && k < wanted.size(); ++k)
-        st = tessera_session_get_output(session_, wanted[k], &results[k]);
+        st = outputs_[wanted[k]].sequence
+                 ? tessera_session_get_output_sequence(session_, wanted[k], &results[k], &counts[k])
+                 : tessera_session_get_output(session_, wanted[k], &results[k]);
     }
     throwIfError(st);
+    auto result = [&](size_t k) -> py::object {
+      const OutputSlot &o = outputs_[wanted[k]];
+      if (!o.sequence)
+        return copyOut(*results[k], o.dtype);
+      py::list elements;
+      for (size_t e = 0; e < counts[k]; ++e)
+        elements.append(copyOut(results[k][e], o.dtype));
+      return elements;
+    };
     if (!ortStyle) {
       py::dict out;
       for (size_t k = 0; k < wanted.size(); ++k)
-        out[outputs_[wanted[k]].pyName] = copyOut(*results[k], outputs_[wanted[k]].dtype);
+        out[outputs_[wanted[k]].pyName] = result(k);
       return out;
     }
     py::list out(wanted.size());
     for (size_t k = 0; k < wanted.size(); ++k)
-      out[k] = copyOut(*results[k], outputs_[wanted[k]].dtype);
+      out[k] = result(k);
     return out;
   }
 
@@ -197,11 +227,13 @@ private:
     std::string name;
     py::object npDtype;
     py::str pyName;
+    bool sequence = false; // fed as a list of arrays
   };
   struct OutputSlot {
     std::string name;
     py::object dtype;
     py::str pyName;
+    bool sequence = false; // returned as a list of arrays
   };
 
   static bool isMapping(const py::object &o) {
@@ -246,11 +278,12 @@ private:
     return out;
   }
 
-  /// One DLTensor per model input, in input order, from `feeds`.
-  std::vector<BoundInput> bindFeeds(const py::object &feeds) const {
+  /// Per model input, in input order, from `feeds`: one DLTensor, or a
+  /// sequence input's elements (a list or tuple of arrays).
+  std::vector<std::vector<BoundInput>> bindFeeds(const py::object &feeds) const {
     py::dict dict = PyDict_Check(feeds.ptr()) ? py::reinterpret_borrow<py::dict>(feeds)
                                               : py::dict(feeds.attr("items")());
-    std::vector<BoundInput> bound;
+    std::vector<std::vector<BoundInput>> bound;
     bound.reserve(inputs_.size());
     for (const InputSlot &in : inputs_) {
       PyObject *value = PyDict_GetItemWithError(dict.ptr(), in.pyName.ptr());
@@ -262,7 +295,21 @@ private:
               cat("run: input '", in.name, "' is not given (every input is needed: ", inputNames(),
                   ")"));
       }
-      bound.push_back(bindInput(py::reinterpret_borrow<py::object>(value), in.name, in.npDtype));
+      const auto feed = py::reinterpret_borrow<py::object>(value);
+      std::vector<BoundInput> elements;
+      if (!in.sequence) {
+        elements.push_back(bindInput(feed, in.name, in.npDtype));
+      } else {
+        if (!py::isinstance<py::list>(feed) && !py::isinstance<py::tuple>(feed))
+          raise(TESSERA_STATUS_INVALID_ARGUMENT,
+                cat("run: input '", in.name, "' is a sequence: give a list of arrays, not ",
+                    typeName(feed)));
+        size_t k = 0;
+        for (py::handle e : feed)
+          elements.push_back(bindInput(py::reinterpret_borrow<py::object>(e),
+                                       cat(in.name, "[", k++, "]"), in.npDtype));
+      }
+      bound.push_back(std::move(elements));
     }
     if (size_t(PyDict_Size(dict.ptr())) != inputs_.size())
       checkFeedNames(dict);

@@ -64,9 +64,13 @@ class CompileError(Error):
 class TensorInfo(NamedTuple):
     """An input or output of a model: its name, shape and NumPy dtype.
 
-    A symbolic dim is the symbol's name (a str), as in ONNX Runtime.
+    A symbolic dim is the symbol's name (a str), as in ONNX Runtime. A
+    sequence (``sequence`` True: a list of arrays whose number and sizes the
+    data decides, fed and returned as a Python list) has the elements' dtype
+    and one None per element dim (an empty shape when their rank varies).
     """
 
     name: str
-    shape: Tuple[Union[int, str], ...]
+    shape: Tuple[Union[int, str, None], ...]
     dtype: object
+    sequence: bool = False

@@ -77,6 +77,10 @@ struct TensorInfo {
   std::string name;
   DLDataType dtype{};
   std::vector<int64_t> shape;
+  /// A sequence (a list of tensors the data sizes): dtype is the elements',
+  /// elementRank their rank (-1: any), shape empty.
+  bool sequence = false;
+  int32_t elementRank = -1;
 
   /// The element count (0 while a dim is a symbol: see Model::symbol).
   int64_t numElements() const {
@@ -96,7 +100,20 @@ struct TensorInfo {
     return size_t(numElements()) * (dtype.code == TESSERA_DL_BOOL ? 1 : (dtype.bits * dtype.lanes + 7) / 8);
   }
   /// "f32[1, 3, 224, 224]"
+  /// "seq(f32[_, _])" for a sequence (elements of any rank: "seq(f32)").
+  std::string sequenceStr() const {
+    std::string s = "seq(" + dtypeName(dtype);
+    if (elementRank >= 0) {
+      s += "[";
+      for (int32_t i = 0; i < elementRank; ++i)
+        s += i ? ", _" : "_";
+      s += "]";
+    }
+    return s + ")";
+  }
   std::string str() const {
+    if (sequence)
+      return sequenceStr();
     std::string s = dtypeName(dtype) + "[";
     for (size_t i = 0; i < shape.size(); ++i)
       s += (i ? ", " : "") + std::to_string(shape[i]);
@@ -190,12 +207,14 @@ public:
   size_t numOutputs() const { return tessera_model_num_outputs(get()); }
   TensorInfo input(size_t index) const {
     return info(tessera_model_input_name(get(), index),
+                tessera_model_input_is_sequence(get(), index) != 0,
                 [&](DLDataType *t, int32_t *n, const int64_t **s) {
                   return tessera_model_input_info(get(), index, t, n, s);
                 });
   }
   TensorInfo output(size_t index) const {
     return info(tessera_model_output_name(get(), index),
+                tessera_model_output_is_sequence(get(), index) != 0,
                 [&](DLDataType *t, int32_t *n, const int64_t **s) {
                   return tessera_model_output_info(get(), index, t, n, s);
                 });
@@ -218,6 +237,8 @@ public:
   }
   /// "f32[N, 3, 224, 224]": `info` with its symbols by name.
   std::string str(const TensorInfo &info) const {
+    if (info.sequence)
+      return info.sequenceStr();
     std::string s = dtypeName(info.dtype) + "[";
     for (size_t i = 0; i < info.shape.size(); ++i) {
       const int64_t d = info.shape[i];
@@ -231,13 +252,17 @@ public:
 private:
   explicit Model(tessera_model_t *m) : handle_(m, &tessera_model_release) {}
 
-  template <typename F> static TensorInfo info(const char *name, F &&query) {
+  template <typename F> static TensorInfo info(const char *name, bool sequence, F &&query) {
     TensorInfo out;
     int32_t ndim = 0;
     const int64_t *shape = nullptr;
     check(query(&out.dtype, &ndim, &shape));
     out.name = name ? name : "";
-    out.shape.assign(shape, shape + ndim);
+    out.sequence = sequence;
+    if (sequence)
+      out.elementRank = ndim;
+    else
+      out.shape.assign(shape, shape + ndim);
     return out;
   }
 
@@ -284,6 +309,19 @@ public:
   }
   /// Output `index` goes back to the session's storage.
   void resetOutput(size_t index) { check(tessera_session_set_output(get(), index, nullptr)); }
+
+  /// Binds a sequence input to a list of tensors (copied).
+  void setInputSequence(size_t index, const std::vector<DLTensor> &elements) {
+    check(tessera_session_set_input_sequence(get(), index, elements.data(), elements.size()));
+  }
+  /// After a run, a sequence output's elements: views valid until the next
+  /// run or the session's end.
+  std::vector<DLTensor> outputSequence(size_t index) {
+    const DLTensor *elements = nullptr;
+    size_t count = 0;
+    check(tessera_session_get_output_sequence(get(), index, &elements, &count));
+    return std::vector<DLTensor>(elements, elements + count);
+  }
 
   void run() { check(tessera_session_run(get())); }
 

@@ -150,6 +150,16 @@ TESSERA_RUNTIME_API tessera_status_t *tessera_model_output_info(const tessera_mo
                                                                 size_t index, DLDataType *out_dtype,
                                                                 int32_t *out_ndim,
                                                                 const int64_t **out_shape);
+/* Whether input / output `index` is a sequence (1) or a tensor (0; also for
+ * an index out of range): a list of tensors whose length and element shapes
+ * the data decides (an ONNX sequence of run-time length: a scripted model
+ * returning a Python list). Its _info gives the elements' dtype and, as
+ * *out_ndim, their rank (-1: any), with no dims; it is bound with
+ * tessera_session_set_input_sequence and read with
+ * tessera_session_get_output_sequence. */
+TESSERA_RUNTIME_API int tessera_model_input_is_sequence(const tessera_model_t *model, size_t index);
+TESSERA_RUNTIME_API int tessera_model_output_is_sequence(const tessera_model_t *model,
+                                                         size_t index);
 /* The model's symbolic dims (0 for a model compiled for fixed shapes), and
  * symbol `index`'s name (valid while the model lives) and inclusive bounds
  * (*out_hi < 0: no upper bound). Any out pointer may be NULL.
@@ -200,6 +210,13 @@ tessera_session_set_input_checked(tessera_session_t *session, size_t index,
 TESSERA_RUNTIME_API tessera_status_t *
 tessera_session_set_input_by_name_checked(tessera_session_t *session, const char *name,
                                           const DLTensor *tensor, size_t buffer_bytes);
+/* Binds sequence input `index` to the `count` tensors at `elements` (each
+ * checked as a tensor input is, against the sequence's dtype and element
+ * rank; INVALID_ARGUMENT otherwise, or when the input is a tensor). Copied:
+ * the tensors may change or go away once this returns. */
+TESSERA_RUNTIME_API tessera_status_t *
+tessera_session_set_input_sequence(tessera_session_t *session, size_t index,
+                                   const DLTensor *elements, size_t count);
 /* Optional: binds output `index` (or the output named `name`: NOT_FOUND for
  * an unknown one) to the caller's memory (same checks), which runs then
  * write in place; NULL `tensor` goes back to session storage. */
@@ -220,6 +237,13 @@ TESSERA_RUNTIME_API tessera_status_t *tessera_session_run(tessera_session_t *ses
  * release). */
 TESSERA_RUNTIME_API tessera_status_t *
 tessera_session_get_output(tessera_session_t *session, size_t index, const DLTensor **out_tensor);
+/* After a run, sequence output `index`: *out_count elements, viewed by the
+ * *out_count DLTensors at *out_elements (owned by the session; valid until
+ * the next run or the session's release). INVALID_ARGUMENT when the output
+ * is a tensor (tessera_session_get_output, which refuses a sequence). */
+TESSERA_RUNTIME_API tessera_status_t *
+tessera_session_get_output_sequence(tessera_session_t *session, size_t index,
+                                    const DLTensor **out_elements, size_t *out_count);
 /* The same for the output named `name` (NOT_FOUND for an unknown one). */
 TESSERA_RUNTIME_API tessera_status_t *tessera_session_get_output_by_name(
     tessera_session_t *session, const char *name, const DLTensor **out_tensor);
