@@ -20,7 +20,8 @@ namespace {
 /// The names of the values `main` returns (a tuple body's fields, else the
 /// body), one per tensor: a value's name when it has one that no other
 /// returned value has and it is not a parameter (whose name is the input's),
-/// else "output_<i>". Empty when a returned value is not a tensor.
+/// else "output_<i>". Empty when a returned value is not a tensor or a
+/// sequence.
 std::vector<std::string> returnedNames(const FunctionNode &main) {
   const Expr &body = main.body();
   std::vector<const ExprNode *> leaves;
@@ -32,7 +33,7 @@ std::vector<std::string> returnedNames(const FunctionNode &main) {
   }
   std::map<std::string, int> uses;
   for (const ExprNode *l : leaves) {
-    if (!l->type().isTensor())
+    if (!l->type().isTensor() && !l->type().isSequence())
       return {};
     ++uses[l->name()];
   }

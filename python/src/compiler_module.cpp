@@ -282,18 +282,34 @@ py::dict interpretModel(const py::object &model, const py::dict &feeds,
   ir::Function main = m.find("main");
   if (!main)
     raiseCompile(Error::format("{}: the module has no function '@main'", source.display()));
-  std::vector<BoundInput> bound;
-  std::vector<DLTensor> inputs;
+  std::vector<interp::Value> inputs; // copies: the interpreter owns its values
   for (const auto &p : main->params()) {
     PyObject *value = PyDict_GetItemString(feeds.ptr(), p->name().c_str());
     if (!value)
       raise(TESSERA_STATUS_INVALID_ARGUMENT,
             cat("interpret: input '", p->name(), "' is not given"));
-    py::object dtype = py::none();
-    if (p->type().isTensor())
-      dtype = numpyDtype(ir::toDLDataType(p->type().dtype()));
-    bound.push_back(bindInput(py::reinterpret_borrow<py::object>(value), p->name(), dtype));
-    inputs.push_back(bound.back().tensor);
+    const py::object feed = py::reinterpret_borrow<py::object>(value);
+    const py::object dtype = p->type().isTensor() || p->type().isSequence()
+                                 ? numpyDtype(ir::toDLDataType(p->type().dtype()))
+                                 : py::object(py::none());
+    auto tensorOf = [&](const py::object &v, const std::string &name) {
+      BoundInput b = bindInput(v, name, dtype);
+      return ir::Tensor::copyOf(b.tensor);
+    };
+    if (!p->type().isSequence()) {
+      inputs.push_back(interp::Value::ofTensor(tensorOf(feed, p->name())));
+      continue;
+    }
+    if (!py::isinstance<py::list>(feed) && !py::isinstance<py::tuple>(feed))
+      raise(TESSERA_STATUS_INVALID_ARGUMENT,
+            cat("interpret: input '", p->name(), "' is a sequence: give a list of arrays, not ",
+                typeName(feed)));
+    std::vector<ir::Tensor> elements;
+    size_t k = 0;
+    for (py::handle e : feed)
+      elements.push_back(
+          tensorOf(py::reinterpret_borrow<py::object>(e), cat(p->name(), "[", k++, "]")));
+    inputs.push_back(interp::Value::ofSequence(std::move(elements)));
   }
   if (feeds.size() != main->params().size())
     for (auto item : feeds) {
@@ -304,12 +320,23 @@ py::dict interpretModel(const py::object &model, const py::dict &feeds,
         raise(TESSERA_STATUS_NOT_FOUND,
               cat("interpret: the model has no input '", std::string(py::str(item.first)), "'"));
     }
-  std::vector<ir::Tensor> outputs = released([&] { return interp::runDL(m, inputs); }).flatten();
-  std::vector<std::string> names = compile::outputNames(*main, outputs.size());
+  interp::Value result = released([&] { return interp::runValues(m, std::move(inputs)); });
+  std::vector<interp::Value> leaves =
+      main->resultType().isTuple() ? result.fields : std::vector<interp::Value>{result};
+  std::vector<std::string> names = compile::outputNames(*main, leaves.size());
   py::dict out;
-  for (size_t i = 0; i < outputs.size(); ++i)
-    out[py::str(i < names.size() ? names[i] : "output_" + std::to_string(i))] =
-        tensorToNumpy(outputs[i]);
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    py::object v;
+    if (leaves[i].isSequence) { // a list of arrays
+      py::list elements;
+      for (const interp::Value &e : leaves[i].fields)
+        elements.append(tensorToNumpy(e.tensor));
+      v = elements;
+    } else {
+      v = tensorToNumpy(leaves[i].tensor);
+    }
+    out[py::str(i < names.size() ? names[i] : "output_" + std::to_string(i))] = v;
+  }
   return out;
 }
 

@@ -51,8 +51,12 @@ class Artifact:
 
         def dim(d):  # a negative dim is symbol -1 - d
             return symbols[-1 - d] if d < 0 and -1 - d < len(symbols) else d
-        return [TensorInfo(t["name"], tuple(dim(d) for d in t["shape"]), _dtype(t["dtype"]))
-                for t in self.metadata.get(key, [])]
+        def info(t):
+            if "sequence_rank" in t:  # a list of arrays: one None per element dim
+                rank = max(t["sequence_rank"], 0)
+                return TensorInfo(t["name"], (None,) * rank, _dtype(t["dtype"]), True)
+            return TensorInfo(t["name"], tuple(dim(d) for d in t["shape"]), _dtype(t["dtype"]))
+        return [info(t) for t in self.metadata.get(key, [])]
 
     @property
     def inputs(self):

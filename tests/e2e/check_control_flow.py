@@ -490,7 +490,76 @@ def main():
             r = c.tool("run", tsr, "--inputs", npz, "--outputs", c.path("zero_out.npz"), rc=None)
             c.ok(r.returncode != 0 and "range_count 'positions'" in r.stderr,
                  f"{label} ({target or 'host'}): a zero step fails naming the node", r.stderr)
+
+    # A list of tensors of different lengths, in and out (ONNX's
+    # test_loop13_seq with a given list): `tessera run` takes a sequence
+    # input's elements from the .npz members NAME.0, NAME.1, ... and writes a
+    # sequence output's the same way.
+    path = c.path("ragged.onnx")
+    onnx.save(ragged_list_model(), path)
+    for target in targets:
+        tsr = c.path(f"ragged_{target or 'host'}.tsr")
+        args = ["compile", path, "-o", tsr] + (["--target", target] if target else [])
+        if c.step(f"ragged: compile {target or 'host'}", lambda: c.tool(*args)) is None:
+            continue
+        meta = c.inspect(tsr)["metadata"]
+        c.ok([i.get("sequence_rank") for i in meta["inputs"]] == [None, None, 1],
+             "ragged: the metadata marks the sequence input", str(meta["inputs"]))
+        x = np.arange(1, 9, dtype=np.float32)
+        for n in (0, 3, 8):
+            prefix = [np.array([5, 6], np.float32)]
+            npz, out = c.path(f"ragged_{n}.npz"), c.path(f"ragged_{target or 'host'}_{n}_out.npz")
+            np.savez(npz, n=np.array(n, np.int64), x=x, **{"prefix.0": prefix[0]})
+            r = c.step(f"ragged n={n}", lambda: c.tool("run", tsr, "--inputs", npz,
+                                                      "--outputs", out))
+            if r is None:
+                continue
+            c.ok(f"output 'parts': a sequence of {n + 1} element" in r.stdout,
+                 f"ragged n={n}: the run prints the sequence", r.stdout)
+            got = np.load(out)
+            want = [x[:i + 1] * 2 for i in reversed(range(n))] + prefix
+            c.ok(sorted(k for k in got.files if k.startswith("parts.")) ==
+                 sorted(f"parts.{k}" for k in range(n + 1)), f"ragged n={n}: one member per "
+                 "element", str(got.files))
+            for k, w in enumerate(want):
+                c.close(got[f"parts.{k}"], w, 0, 0, f"ragged ({target or 'host'}) n={n} part {k}")
+        r = c.tool("run", tsr)  # random: a list of two elements
+        c.ok("output 'parts': a sequence of" in r.stdout, "ragged: runs on random inputs", r.stdout)
+        npz = c.path("ragged_gap.npz")
+        np.savez(npz, n=np.array(1, np.int64), x=x, **{"prefix.1": x})
+        r = c.tool("run", tsr, "--inputs", npz, rc=None)
+        c.ok(r.returncode != 0 and "element prefix.0 is missing" in r.stderr,
+             "ragged: a missing element is named", r.stderr)
     return c.summary()
+
+
+def ragged_list_model():
+    """`for i in range(n): outs.insert(0, x[:i + 1] * 2)` over a given list `prefix`:
+    the sequence and its length are outputs (python/tests has the same model)."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["i", "one"], ["end"]),
+         helper.make_node("Unsqueeze", ["end", "axes"], ["ends"]),
+         helper.make_node("Slice", ["x", "starts", "ends"], ["part"]),
+         helper.make_node("Mul", ["part", "two"], ["doubled"]),
+         helper.make_node("SequenceInsert", ["seq_in", "doubled", "zero"], ["seq_out"]),
+         helper.make_node("Identity", ["c"], ["c_out"])],
+        "body", [vi("i", TensorProto.INT64, []), vi("c", TensorProto.BOOL, []),
+                 helper.make_tensor_sequence_value_info("seq_in", F32, [None])],
+        [vi("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_sequence_value_info("seq_out", F32, [None])],
+        [numpy_helper.from_array(np.array(1, np.int64), "one"),
+         numpy_helper.from_array(np.array([0], np.int64), "axes"),
+         numpy_helper.from_array(np.array([0], np.int64), "starts"),
+         numpy_helper.from_array(np.array(0, np.int64), "zero"),
+         numpy_helper.from_array(np.array(2, np.float32), "two")])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["n", "", "prefix"], ["parts"], body=body),
+         helper.make_node("SequenceLength", ["parts"], ["count"])],
+        "ragged", [vi("n", TensorProto.INT64, []), vi("x", F32, [8]),
+                   helper.make_tensor_sequence_value_info("prefix", F32, [None])],
+        [helper.make_tensor_sequence_value_info("parts", F32, [None]),
+         vi("count", TensorProto.INT64, [])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
 
 if __name__ == "__main__":
