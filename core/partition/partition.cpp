@@ -91,6 +91,8 @@ bool callIsStatic(const ir::CallNode &call) {
 }
 
 const char *notOffered(const ir::CallNode &call, bool takesSymbolicDims) {
+  if (call.op() && call.op()->sequence) // the plugin ABI passes tensors only
+    return "sequence ops run on the host (plugins are passed tensors)";
   return takesSymbolicDims || callIsStatic(call) ? nullptr : kSymbolicDecline;
 }
 
