@@ -184,6 +184,79 @@ TEST_CASE("non_max_suppression: compiled once; matches the interpreter over batc
   }
 }
 
+TEST_CASE("non_max_suppression: thresholds as data, read when it runs, compiled and interpreted",
+          "[non_max_suppression][compile]") {
+  const ir::Op *op = ir::OpRegistry::global().find("non_max_suppression");
+  const ir::Tensor boxes = f32({1, 3, 4}, {0, 0, 10, 10, 1, 1, 11, 11, 20, 20, 30, 30});
+  const ir::Tensor scores = f32({1, 1, 3}, {0.7, 0.9, 0.8});
+  auto scalarI64 = [](int64_t v) { return ir::Tensor::fromInts(ir::DType::I64, {}, Ints{v}); };
+  // The reference kernel: the data wins over the attributes, max_output
+  // within the attribute's bound.
+  auto run = [&](int64_t maxOut, double iou, double score) {
+    auto normalized = op->normalizeAttrs(ir::Attrs{
+        {"count", int64_t(0)}, {"max_output", int64_t(3)}, {"use_score_threshold", true}});
+    REQUIRE(normalized.ok());
+    const std::vector<ir::Tensor> in{boxes, scores, scalarI64(maxOut), f32({}, {iou}),
+                                     f32({}, {score})};
+    auto out = op->kernel(in, *normalized, ir::Type());
+    REQUIRE(out.ok());
+    return (*out)[0].toInts();
+  };
+  CHECK(run(10, 0.5, 0) == Ints{0, 0, 1, 0, 0, 2});
+  CHECK(run(10, 0.7, 0) == Ints{0, 0, 1, 0, 0, 2, 0, 0, 0});
+  CHECK(run(1, 0.5, 0) == Ints{0, 0, 1});
+  CHECK(run(10, 0.5, 0.85) == Ints{0, 0, 1});
+  CHECK(run(-4, 0.5, 0).empty());
+  // The relation checks the three.
+  auto inferError = [](std::vector<ir::Type> types) {
+    std::vector<ir::Expr> args;
+    for (size_t i = 0; i < types.size(); ++i)
+      args.push_back(ir::makeVar("a" + std::to_string(i), types[i]));
+    auto c = ir::makeCall("non_max_suppression", std::move(args), {{"count", int64_t(0)}});
+    return c.ok() ? std::string() : c.error().str();
+  };
+  CHECK_THAT(inferError({boxes.type(), scores.type(), f32({}, {1}).type(), f32({}, {1}).type(),
+                         f32({}, {1}).type()}),
+             Catch::Contains("argument 2 ('max_output') must be one i64"));
+  CHECK_THAT(inferError({boxes.type(), scores.type(), scalarI64(1).type()}),
+             Catch::Contains("not 3 arguments"));
+  // Compiled once, run at several thresholds: the runtime against the interpreter.
+  const int64_t count = runtimeSymbol("kept_data", 2 * 3 * 40);
+  ir::Var b = ir::makeVar("boxes", ir::Type::tensor(ir::DType::F32, {2, 40, 4}));
+  ir::Var s = ir::makeVar("scores", ir::Type::tensor(ir::DType::F32, {2, 3, 40}));
+  ir::Var mo = ir::makeVar("max_output", ir::Type::tensor(ir::DType::I64, {1}));
+  ir::Var iou = ir::makeVar("iou", ir::Type::tensor(ir::DType::F32, {}));
+  ir::Var sc = ir::makeVar("score", ir::Type::tensor(ir::DType::F32, {1}));
+  ir::Expr nms = call("non_max_suppression", {b, s, mo, iou, sc},
+                      {{"count", count}, {"max_output", int64_t(40)}, {"use_score_threshold", true}});
+  ir::Module m("nms_data");
+  m.set("main", ir::makeFunction({b, s, mo, iou, sc}, item(nms, 0)));
+  auto model = compileModule(m);
+  auto session = runtime::Session::create(model, {1});
+  REQUIRE(session.ok());
+  std::mt19937 rng{9};
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<double> bv, sv;
+  for (int i = 0; i < 2 * 40; ++i)
+    bv.insert(bv.end(), {u(rng) * 30, u(rng) * 30, u(rng) * 30 + 10, u(rng) * 30 + 10});
+  for (int i = 0; i < 2 * 3 * 40; ++i)
+    sv.push_back(u(rng));
+  std::vector<int64_t> counts;
+  for (const auto &[maxOut, iouThr, scoreThr] : std::vector<std::tuple<int64_t, double, double>>{
+           {40, 0.5, 0.0}, {2, 0.5, 0.0}, {40, 0.2, 0.5}, {1000, 0.9, 0.95}, {0, 0.5, 0.0}}) {
+    checkRun(**session, m,
+             {f32({2, 40, 4}, bv), f32({2, 3, 40}, sv),
+              ir::Tensor::fromInts(ir::DType::I64, {1}, Ints{maxOut}), f32({}, {iouThr}),
+              f32({1}, {scoreThr})});
+    auto out = (*session)->output(0);
+    REQUIRE(out.ok());
+    counts.push_back((*out)->shape[0]);
+  }
+  CHECK(counts[1] == 2 * 3 * 2); // two per batch and class
+  CHECK(counts[4] == 0);
+  CHECK(counts[0] != counts[2]); // the thresholds changed the selection
+}
+
 TEST_CASE("run-time symbols: an output the data sizes cannot be bound before the run",
           "[symbol_values][compile]") {
   const ir::Module m = selectAbove(0.5);

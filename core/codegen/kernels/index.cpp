@@ -378,15 +378,23 @@ TK_KERNEL(unique) {
 
 // non_max_suppression: ia = [batches, classes, n, max_output,
 // use_score_threshold, center_point_box], fa = [iou_threshold,
-// score_threshold]; scratch: 3 arrays of n i64, then n box geometries
+// score_threshold], or with in[2..4] those three read from the data
+// (max_output within ia[3]); scratch: 3 arrays of n i64, then n box geometries
 // (5 floats each). out[0] = i64 [count, 3]
 // rows (batch, class, box), planned for the most there can be; out[1] =
 // i64 [1] count (for the SetSymbol step that follows). The selection is
 // the reference kernel's (ir/ops/nms_select.h).
 TK_KERNEL(non_max_suppression) {
-  const int64_t batches = a->ia[0], classes = a->ia[1], n = a->ia[2], maxOut = a->ia[3];
+  const int64_t batches = a->ia[0], classes = a->ia[1], n = a->ia[2];
+  int64_t maxOut = a->ia[3];
   const bool useScore = a->ia[4] != 0, centre = a->ia[5] != 0;
-  const float iou = (float)a->fa[0], scoreThr = (float)a->fa[1];
+  float iou = (float)a->fa[0], scoreThr = (float)a->fa[1];
+  if (a->nin == 5) { // the thresholds as data: max_output i64, iou and score f32
+    const int64_t want = *(const int64_t *)a->in[2].data;
+    maxOut = want < 0 ? 0 : want < maxOut ? want : maxOut;
+    iou = *(const float *)a->in[3].data;
+    scoreThr = *(const float *)a->in[4].data;
+  }
   int64_t *order = (int64_t *)a->scratch, *tmp = order + n, *selected = tmp + n;
   tessera::nms::Geometry *kept = (tessera::nms::Geometry *)(selected + n);
   const float *boxes = (const float *)a->in[0].data, *scores = (const float *)a->in[1].data;

@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ir/ops/common.h"
+
+#include <algorithm>
 #include "ir/ops/nms_select.h"
 #include "ir/ops/ops.h"
 #include "ir/ops/unique.h"
@@ -77,6 +79,17 @@ Expected<Type> nmsRelation(std::span<const Type> in, const Attrs &attrs) {
   if (b[2] != 4 || s[0] != b[0] || s[2] != b[1])
     return Error::format("boxes {} and scores {} must be [B, N, 4] and [B, C, N]", in[0].str(),
                          in[1].str());
+  if (in.size() != 2 && in.size() != 5)
+    return Error::format("takes boxes and scores, and optionally max_output, iou_threshold and "
+                         "score_threshold (5 arguments), not {} arguments",
+                         in.size());
+  for (size_t i = 2; i < in.size(); ++i) { // one element each: i64, f32, f32
+    const DType want = i == 2 ? DType::I64 : DType::F32;
+    if (!in[i].isStatic() || in[i].numElements() != 1 || in[i].dtype() != want)
+      return Error::format("argument {} ('{}') must be one {}, got {}", i,
+                           i == 2 ? "max_output" : i == 3 ? "iou_threshold" : "score_threshold",
+                           dtypeName(want), in[i].str());
+  }
   return Type::tuple({Type::tensor(DType::I64, {count, 3}), Type::tensor(DType::I64, {1})});
 }
 
@@ -86,12 +99,21 @@ Expected<std::vector<Tensor>> nmsKernel(std::span<const Tensor> in, const Attrs 
   const int64_t batches = s[0], classes = s[1], n = s[2];
   std::vector<int64_t> order(static_cast<size_t>(n)), tmp(order), selected(order), rows;
   std::vector<nms::Geometry> kept(static_cast<size_t>(n));
+  // The thresholds: the attributes, or the data of arguments 2-4 (max_output
+  // within the attribute's, which memory was planned for).
+  int64_t maxOut = attrs.getInt("max_output");
+  float iou = float(attrs.getFloat("iou_threshold")),
+        scoreThr = float(attrs.getFloat("score_threshold"));
+  if (in.size() == 5) {
+    maxOut = std::clamp<int64_t>(in[2].getInt(0), 0, maxOut);
+    iou = float(in[3].getDouble(0));
+    scoreThr = float(in[4].getDouble(0));
+  }
   for (int64_t b = 0; b < batches; ++b)
     for (int64_t c = 0; c < classes; ++c) {
       const int64_t k = nms::select(
           in[0].data<float>() + b * n * 4, in[1].data<float>() + (b * classes + c) * n, 1, n,
-          attrs.getInt("max_output"), float(attrs.getFloat("iou_threshold")),
-          attrs.getBool("use_score_threshold"), float(attrs.getFloat("score_threshold")),
+          maxOut, iou, attrs.getBool("use_score_threshold"), scoreThr,
           attrs.getBool("center_point_box"), order.data(), tmp.data(), selected.data(), kept.data());
       for (int64_t i = 0; i < k; ++i)
         rows.insert(rows.end(), {b, c, selected[size_t(i)]});
@@ -302,14 +324,18 @@ Status registerDataDependentOps(OpRegistry &r) {
       "non_max_suppression",
       "Boxes selected by greedy non-max suppression per batch and class (ONNX "
       "NonMaxSuppression): i64 [count, 3] rows (batch, class, box), and count as an i64 [1] "
-      "tensor; count is a run-time symbol the data decides.",
-      {"boxes", "scores"},
+      "tensor; count is a run-time symbol the data decides. The thresholds are attributes, or "
+      "arguments read when the model runs.",
+      {"boxes", "scores", "thresholds"},
       2,
-      2,
+      5,
       {{"count", K::Int, std::nullopt,
         "the number of selected boxes: a run-time symbol (bounded by batches * classes * "
         "min(boxes, max_output))"},
-       {"max_output", K::Int, AttrValue(int64_t(0)), "most boxes selected per batch and class"},
+       {"max_output", K::Int, AttrValue(int64_t(0)),
+        "most boxes selected per batch and class (with arguments 2-4, the bound of theirs: "
+        "max_output (i64), iou_threshold and score_threshold (f32), one element each, read "
+        "when the model runs)"},
        {"iou_threshold", K::Float, AttrValue(0.0), "a box overlapping a selected one by more "
                                                    "(intersection over union) is dropped"},
        {"use_score_threshold", K::Bool, AttrValue(false), "drop boxes scoring at most "

@@ -219,7 +219,9 @@ Status registerLossConverters(ConverterRegistry &r) {
                          "sorted, axis; core unique (its count a run-time symbol) and gather; "
                          "constants on a constant input"));
   TS_RETURN_IF_ERROR(add("NonMaxSuppression", 10, 17, convertNMS,
-                         "constant thresholds; core non_max_suppression (its count a run-time symbol), a constant on constant boxes and scores"));
+                         "core non_max_suppression (its count a run-time symbol): constant thresholds as attributes "
+                         "(a constant on constant boxes and scores), thresholds known only at run time as "
+                         "arguments read when it runs"));
   TS_RETURN_IF_ERROR(add("QuantizeLinear", 10, 17, convertQuantizeLinear,
                          "u8/i8, per tensor or per axis; composed (divide, round, clip, cast)"));
   TS_RETURN_IF_ERROR(add("DequantizeLinear", 10, 17, convertDequantizeLinear,

@@ -252,14 +252,75 @@ Expected<Outputs> convertUnique(NodeContext &ctx) {
   return out;
 }
 
+/// The selected boxes' buffer bound: batches * classes * N (each class keeps
+/// at most N), or an error when a dim has no upper bound.
+Expected<std::pair<int64_t, int64_t>> nmsBounds(NodeContext &ctx) {
+  const ir::Type &bt = ctx.input(0)->type(), &st = ctx.input(1)->type();
+  if (bt.rank() != 3 || st.rank() != 3)
+    return ctx.error("boxes must be [B, N, 4] and scores [B, C, N], got {} and {}", bt.str(),
+                     st.str());
+  const std::optional<int64_t> boxBound = elementBound(ir::Type::tensor(DType::F32, {bt.shape()[1]}));
+  const std::optional<int64_t> groups =
+      elementBound(ir::Type::tensor(DType::F32, {st.shape()[0], st.shape()[1]}));
+  if (!boxBound || !groups)
+    return ctx.error("boxes {} and scores {} have dims without an upper bound, so the buffer of "
+                     "the selected boxes cannot be planned: bound their symbols "
+                     "(--input-shape x=1..64,...)",
+                     bt.str(), st.str());
+  return std::make_pair(*boxBound, *groups);
+}
+
+/// NonMaxSuppression whose max_output_boxes_per_class, iou_threshold or
+/// score_threshold is known only at run time: the op takes all three as
+/// arguments (i64, f32, f32; an absent one its default), its buffer planned
+/// for N boxes per class.
+Expected<Outputs> runtimeNMS(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(int64_t centerBox, ctx.attrInt("center_point_box", int64_t{0}));
+  if (centerBox != 0 && centerBox != 1)
+    return ctx.error("attribute 'center_point_box' = {} must be 0 or 1", centerBox);
+  TS_ASSIGN_OR_RETURN(auto bounds, nmsBounds(ctx));
+  std::vector<Expr> args{ctx.input(0), ctx.input(1)};
+  const char *names[] = {"max_output_boxes_per_class", "iou_threshold", "score_threshold"};
+  for (size_t i = 2; i < 5; ++i) {
+    const DType want = i == 2 ? DType::I64 : DType::F32;
+    if (!ctx.hasInput(i)) { // the defaults: no box, no overlap limit, no score limit
+      args.push_back(ctx.constant(i == 2 ? ir::Tensor::fromInts(DType::I64, {}, Ints{0})
+                                         : ir::Tensor(DType::F32, {})));
+      continue;
+    }
+    Expr v = ctx.input(i);
+    if (!v->type().isTensor() || !v->type().isStatic() || v->type().numElements() != 1)
+      return ctx.error("input {} ('{}') must have one element, got {}", i, names[i - 2],
+                       v->type().str());
+    if (v->type().dtype() != want) {
+      TS_ASSIGN_OR_RETURN(v, ctx.call("cast", {v}, {{"dtype", want}}));
+    }
+    args.push_back(v);
+  }
+  TS_ASSIGN_OR_RETURN(int64_t count, countSymbol(ctx, bounds.second * bounds.first));
+  ir::Attrs attrs{{"max_output", bounds.first},
+                  {"use_score_threshold", ctx.hasInput(4)},
+                  {"center_point_box", centerBox == 1},
+                  {"count", count}};
+  TS_ASSIGN_OR_RETURN(Expr t, ctx.call("non_max_suppression", std::move(args), std::move(attrs)));
+  TS_ASSIGN_OR_RETURN(Expr selected, ir::makeTupleGetItem(t, 0, ctx.nodeName()));
+  return Outputs{selected};
+}
+
 /// NonMaxSuppression (opsets 10-17): boxes [B, N, 4], scores [B, C, N];
-/// constant max_output_boxes_per_class (default 0: none), iou_threshold
-/// (default 0), score_threshold (default: none); center_point_box. Core
+/// max_output_boxes_per_class (default 0: none), iou_threshold (default 0),
+/// score_threshold (default: none); center_point_box. Core
 /// non_max_suppression (ir/ops/nms_select.h says what it selects), whose
-/// count is a run-time symbol bounded by B * C * min(N, max_output); on
-/// constant boxes and scores, its result as a constant.
+/// count is a run-time symbol bounded by B * C * min(N, max_output); with
+/// constant thresholds they are its attributes and, on constant boxes and
+/// scores, its result is a constant; else runtimeNMS.
 Expected<Outputs> convertNMS(NodeContext &ctx) {
-  wishConstants(ctx, {0, 1, 2, 3, 4});
+  // Thresholds known only at run time: arguments of the op, read when it runs.
+  bool runtimeThresholds = false;
+  for (size_t i = 2; i < 5; ++i)
+    runtimeThresholds = runtimeThresholds || (ctx.hasInput(i) && !ctx.constantInput(i));
+  if (runtimeThresholds)
+    return runtimeNMS(ctx);
   auto optionalScalar = [&](size_t i, std::string_view name) -> Expected<std::optional<double>> {
     if (!ctx.hasInput(i))
       return std::optional<double>();
@@ -275,19 +336,10 @@ Expected<Outputs> convertNMS(NodeContext &ctx) {
   if (centerBox != 0 && centerBox != 1)
     return ctx.error("attribute 'center_point_box' = {} must be 0 or 1", centerBox);
   const ir::Type &bt = ctx.input(0)->type(), &st = ctx.input(1)->type();
-  if (bt.rank() != 3 || st.rank() != 3)
-    return ctx.error("boxes must be [B, N, 4] and scores [B, C, N], got {} and {}", bt.str(),
-                     st.str());
+  TS_ASSIGN_OR_RETURN(auto bounds, nmsBounds(ctx));
+  const std::optional<int64_t> boxBound = bounds.first, groups = bounds.second;
   // At most N boxes per class can be selected anyway.
   const double wanted = maxOut && *maxOut > 0 ? *maxOut : 0; // NaN too gives 0
-  const std::optional<int64_t> boxBound = elementBound(ir::Type::tensor(DType::F32, {bt.shape()[1]}));
-  const std::optional<int64_t> groups =
-      elementBound(ir::Type::tensor(DType::F32, {st.shape()[0], st.shape()[1]}));
-  if (!boxBound || !groups)
-    return ctx.error("boxes {} and scores {} have dims without an upper bound, so the buffer of "
-                     "the selected boxes cannot be planned: bound their symbols "
-                     "(--input-shape x=1..64,...)",
-                     bt.str(), st.str());
   const int64_t limit = int64_t(std::min(wanted, double(*boxBound)));
   ir::Attrs attrs{{"max_output", limit},
                   {"iou_threshold", iou.value_or(0.0)},
