@@ -210,7 +210,8 @@ Status registerLossConverters(ConverterRegistry &r) {
   TS_RETURN_IF_ERROR(add("MeanVarianceNormalization", 9, 17, convertMVN,
                          "axes; composed (reduce_mean, sqrt, divide)"));
   TS_RETURN_IF_ERROR(add("Compress", 9, 17, convertCompress,
-                         "constant condition; axis or flattened; composed (gather)"));
+                         "axis or flattened; gather of the true slices (a condition known only at run time: "
+                         "core nonzero, its count a run-time symbol)"));
   TS_RETURN_IF_ERROR(add("ReverseSequence", 10, 17, convertReverseSequence,
                          "batch_axis, time_axis; composed (gather_elements with computed "
                          "indices)"));

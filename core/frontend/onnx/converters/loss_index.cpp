@@ -96,8 +96,31 @@ Expected<int64_t> axisOrFlatten(NodeContext &ctx, Expr &x) {
 /// without it) whose condition is true, by gather. A condition shorter than
 /// the axis selects nothing past its end; a true entry past the end is an
 /// error.
+/// Compress whose condition is known only at run time: nonzero of the
+/// condition (its count a run-time symbol bounded by its length), then a
+/// gather of those slices. A condition longer than the axis is refused
+/// (ONNX Runtime refuses one whose entries past the axis are true).
+Expected<Outputs> runtimeCompress(NodeContext &ctx, Expr x) {
+  const Expr &cond = ctx.input(1);
+  if (cond->type().rank() != 1)
+    return ctx.error("input 1 ('condition') must be 1-D, got {}", cond->type().str());
+  TS_ASSIGN_OR_RETURN(int64_t axis, axisOrFlatten(ctx, x));
+  const int64_t length = cond->type().shape()[0], dim = shapeOf(x)[size_t(axis)];
+  if (!ir::isSymbol(length) && !ir::isSymbol(dim) && length > dim)
+    return ctx.error("input 1 ('condition') has {} entries, more than axis {} of {} holds", length,
+                     axis, x->type().str());
+  TS_ASSIGN_OR_RETURN(int64_t count, boundedCountSymbol(ctx, cond->type(), "its selected slices"));
+  TS_ASSIGN_OR_RETURN(Expr t, ctx.call("nonzero", {cond}, {{"count", count}}));
+  TS_ASSIGN_OR_RETURN(Expr rows, ir::makeTupleGetItem(t, 0, ctx.nodeName()));
+  TS_ASSIGN_OR_RETURN(Expr indices, ctx.call("reshape", {rows}, {{"newshape", Ints{count}}}));
+  TS_ASSIGN_OR_RETURN(Expr y, ctx.call("gather", {x, indices}, {{"axis", axis}}));
+  return Outputs{y};
+}
+
 Expected<Outputs> convertCompress(NodeContext &ctx) {
   TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0, "input"));
+  if (ctx.hasInput(1) && !ctx.constantInput(1))
+    return runtimeCompress(ctx, x);
   TS_ASSIGN_OR_RETURN(const Tensor *cond, requireConstant(ctx, 1, "condition"));
   if (cond->rank() != 1)
     return ctx.error("input 1 ('condition') must be 1-D, got {}", cond->type().str());
