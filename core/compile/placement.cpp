@@ -53,13 +53,19 @@ Status bindInputs(runtime::Session &s, std::vector<std::vector<uint64_t>> &stora
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   const auto &inputs = s.model().inputs();
+  const auto &symbols = s.model().plan().symbols;
   storage.assign(inputs.size(), {});
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const runtime::TensorInfo &t = inputs[i];
-    if (t.symbolic())
-      return Error::format("input '{}' is {}: placement measures at static shapes; bind its "
-                           "dims (--input-shape)",
-                           t.name, t.str());
+    if (inputs[i].sequence) { // an empty list
+      TS_RETURN_IF_ERROR(s.setInputSequence(i, {}));
+      continue;
+    }
+    // A symbolic dim at its lower bound (at least 1): the size an app is
+    // least likely to go below (docs/design/0015, symbolic models).
+    runtime::TensorInfo t = inputs[i];
+    for (int64_t &d : t.shape)
+      if (runtime::isSymbolDim(d))
+        d = std::max<int64_t>(symbols[runtime::symbolIndexOf(d)].lo, 1);
     storage[i].assign(size_t((t.bytes() + 7) / 8), 0);
     if (t.dtype.code == kDLFloat && t.dtype.bits == 32) {
       auto *f = reinterpret_cast<float *>(storage[i].data());
@@ -71,8 +77,8 @@ Status bindInputs(runtime::Session &s, std::vector<std::vector<uint64_t>> &stora
     d.device = {kDLCPU, 0};
     d.ndim = int32_t(t.shape.size());
     d.dtype = t.dtype;
-    d.shape = const_cast<int64_t *>(t.shape.data());
-    TS_RETURN_IF_ERROR(s.setInput(i, d));
+    d.shape = t.shape.data();
+    TS_RETURN_IF_ERROR(s.setInput(i, d)); // the session keeps the data, not the shape
   }
   return okStatus();
 }
@@ -403,9 +409,12 @@ private:
   Cache cache_;
   Clock::time_point deadline_;
   std::vector<std::string> visited_; // the regions the current candidate formed
-  // Host code built for another CPU level or optimisation runs at another
-  // speed: part of every cache key (not of the placement file's keys).
-  std::string tag_ = fmt::format("/{}-O{}", options_.codegen.cpu, options_.codegen.optLevel);
+  // Host code built for another CPU level or optimisation, or timed on
+  // another number of threads, runs at another speed: part of every cache
+  // key (not of the placement file's keys).
+  std::string tag_ =
+      fmt::format("/{}-O{}{}", options_.codegen.cpu, options_.codegen.optLevel,
+                  options_.threads > 0 ? fmt::format("-T{}", options_.threads) : std::string());
 };
 
 } // namespace
@@ -422,6 +431,11 @@ Expected<Placement> measurePlacement(const ir::Module &m, const std::vector<std:
   p.mode = "measured";
   const std::string modelHash =
       hex(ir::structuralHash(std::static_pointer_cast<const ir::ExprNode>(main)));
+  if (options.progress)
+    options.progress(options.threads > 0
+                         ? fmt::format("timing on {} thread{}", options.threads,
+                                       options.threads == 1 ? "" : "s")
+                         : std::string("timing on every core (--tune-threads sets how many)"));
   {
     Measurer measurer(registry, options, p);
     // The list as given, each target alone, then the host alone.
@@ -474,7 +488,11 @@ Expected<std::optional<Placement>> applyPlacement(const ir::Module &m,
       return Error::format("the tuning budget must be a positive number of seconds, not {}",
                            request.budgetSeconds);
     PlacementOptions po;
+    if (request.threads < 0)
+      return Error::format("the tuning threads must be 0 (every core) or more, not {}",
+                           request.threads);
     po.budgetSeconds = request.budgetSeconds;
+    po.threads = request.threads;
     po.codegen = options.codegen;
     po.progress = request.progress;
     TS_ASSIGN_OR_RETURN(p, measurePlacement(m, options.targets, *registry, po));

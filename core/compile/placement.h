@@ -111,6 +111,9 @@ struct PlacementRequest {
   std::string mode = "priority"; // or "measure"
   std::string file;              // with "measure": written; alone: replayed
   double budgetSeconds = 120;
+  /// Threads the timed sessions run with: those the artifact will run with
+  /// (0: every core, an app's default).
+  int32_t threads = 0;
   std::function<void(std::string_view)> progress;
 };
 

@@ -19,9 +19,10 @@ namespace tessera::tools {
 struct PlacementArgs {
   std::string mode = "priority", file;
   double tuneBudget = 120;
+  int tuneThreads = 0;
 };
 
-/// --placement, --placement-file, --tune-budget.
+/// --placement, --placement-file, --tune-budget, --tune-threads.
 inline void addPlacementOptions(CLI::App &cmd, const std::shared_ptr<PlacementArgs> &args) {
   cmd.add_option("--placement", args->mode,
                  "How the targets share the model: 'priority' (each op to the first target "
@@ -36,6 +37,11 @@ inline void addPlacementOptions(CLI::App &cmd, const std::shared_ptr<PlacementAr
                  "Seconds --placement measure may spend; regions and candidates past it "
                  "follow the priority order")
       ->capture_default_str();
+  cmd.add_option("--tune-threads", args->tuneThreads,
+                 "Threads --placement measure times with: those the artifact will run with "
+                 "(0: every core, the runtime's default); a region's verdict may differ between "
+                 "1 thread and many")
+      ->capture_default_str();
 }
 
 /// The request the flags make; its progress lines go to stdout.
@@ -44,6 +50,7 @@ inline compile::PlacementRequest placementRequest(const PlacementArgs &a) {
   request.mode = a.mode;
   request.file = a.file;
   request.budgetSeconds = a.tuneBudget;
+  request.threads = a.tuneThreads;
   request.progress = [](std::string_view line) {
     std::cout << "  placement: " << line << std::endl;
   };

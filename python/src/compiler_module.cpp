@@ -133,7 +133,7 @@ std::vector<std::string> targetList(const py::object &targets) {
 py::tuple compileModel(const py::object &model, const py::object &targets,
                        const py::object &inputShapes, const py::object &mcpu,
                        const py::object &optLevel, const std::string &placement,
-                       const py::object &placementFile, double tuneBudget) {
+                       const py::object &placementFile, double tuneBudget, int tuneThreads) {
   ModelSource source = ModelSource::from(model, inputShapes);
   compile::CompileOptions options;
   options.targets = targetList(targets);
@@ -148,6 +148,7 @@ py::tuple compileModel(const py::object &model, const py::object &targets,
   compile::PlacementRequest request; // the same as `tessera compile --placement`
   request.mode = placement;
   request.budgetSeconds = tuneBudget;
+  request.threads = tuneThreads;
   if (!placementFile.is_none())
     request.file = py::str(placementFile).cast<std::string>();
   std::string report;
@@ -347,7 +348,7 @@ PYBIND11_MODULE(_compiler, m) {
   registerErrorTranslator();
   m.def("compile", &compileModel, py::arg("model"), py::arg("targets"), py::arg("input_shapes"),
         py::arg("mcpu"), py::arg("opt_level"), py::arg("placement"), py::arg("placement_file"),
-        py::arg("tune_budget"));
+        py::arg("tune_budget"), py::arg("tune_threads"));
   m.def("partition", &partitionModel, py::arg("model"), py::arg("targets"), py::arg("input_shapes"),
         py::arg("title"));
   m.def("plugins", &listPlugins);

@@ -17,6 +17,8 @@ to the first one listed. The test checks choices, not timings:
     behind each op's place;
   - timed_hinted's cost hint (0.01x the host) sends its region back without
     measuring; a measurement in the cache wins over the hint;
+  - `--tune-threads 1` times on one thread, cached apart from every-core times;
+  - a symbolic model is timed at its dims' lower bounds and runs at another size;
   - a budget too small to measure falls back to the priority order, saying so;
   - errors: no targets, an unknown mode, a missing or malformed placement
     file.
@@ -38,14 +40,15 @@ from e2e_checker import checker_from_args
 F32 = TensorProto.FLOAT
 
 
-def model():
-    """sigmoid(tanh(relu(x) + y) * y): ops both test targets take."""
+def model(rows=64):
+    """sigmoid(tanh(relu(x) + y) * y): ops both test targets take (rows "N": a
+    symbolic dim)."""
     nodes = [helper.make_node("Relu", ["x"], ["a"], name="relu"),
              helper.make_node("Add", ["a", "y"], ["b"], name="add"),
              helper.make_node("Tanh", ["b"], ["c"], name="tanh"),
              helper.make_node("Mul", ["c", "y"], ["d"], name="mul"),
              helper.make_node("Sigmoid", ["d"], ["z"], name="sigmoid")]
-    vi = lambda n: helper.make_tensor_value_info(n, F32, [64, 64])
+    vi = lambda n: helper.make_tensor_value_info(n, F32, [rows, 64])
     g = helper.make_graph(nodes, "placed", [vi("x"), vi("y")], [vi("z")])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
@@ -184,6 +187,38 @@ def main():
     c.ok(keys and "0.001 ms, host 1.000 ms (cache): kept" in line and "estimate" not in line,
          "a cached measurement wins over the plugin's estimate", r.stdout)
 
+    # Timed on one thread (what an app running the artifact on one thread
+    # sees): measured apart from the every-core times, then cached in turn.
+    one = c.path("one_thread.tsr")
+    r = c.tool("compile", path, "-o", one, *targets, "--placement", "measure",
+               "--tune-threads", "1")
+    c.ok("timing on 1 thread" in r.stdout and "(measured)" in r.stdout,
+         "--tune-threads 1 times on one thread, not with the every-core cache", r.stdout)
+    c.ok("timing on every core" in out, "the default times on every core and says so", out)
+    r = c.tool("compile", path, "-o", one, *targets, "--placement", "measure",
+               "--tune-threads", "1")
+    c.ok(not [l for l in r.stdout.splitlines()
+              if "(measured)" in l and not l.startswith("Placement")],
+         "the one-thread times are cached apart", r.stdout)
+
+    # A symbolic model: timed with its dims at their lower bounds (N = 2
+    # here), compiled once, run at another size.
+    sym_path = c.path("placed_symbolic.onnx")
+    onnx.save(model("N"), sym_path)
+    sym = c.path("symbolic.tsr")
+    r = c.tool("compile", sym_path, "-o", sym, *targets, "--placement", "measure",
+               "--input-shape", "x=N:2..16,64", "--input-shape", "y=N:2..16,64")
+    cands = c.inspect(sym)["metadata"].get("placement", {}).get("candidates", [])
+    c.ok(len(cands) == 4 and all(k.get("ms", -1) >= 0 for k in cands),
+         "a symbolic model's candidates are timed (at the dims' lower bounds)",
+         json.dumps(cands)[:800] + r.stdout)
+    x3 = rng.standard_normal((5, 64)).astype(np.float32)
+    y3 = rng.standard_normal((5, 64)).astype(np.float32)
+    np.savez(npz, x=x3, y=y3)
+    c.tool("run", sym, "--inputs", npz, "--outputs", res)
+    c.close(np.load(res)["z"], reference(x3, y3), 1e-5, 1e-6,
+            "the symbolic measured artifact's output at N = 5")
+
     # A budget too small to measure anything: the priority order, said so.
     os.environ["TESSERA_CACHE_DIR"] = c.path("cache_empty")
     shutil.rmtree(os.environ["TESSERA_CACHE_DIR"], ignore_errors=True)
@@ -200,6 +235,7 @@ def main():
             ([*targets, "--placement", "fastest"], "placement must be 'priority' or 'measure'"),
             ([*targets, "--placement-file", c.path("missing.json")], "cannot read placement file"),
             ([*targets, "--tune-budget", "-1", "--placement", "measure"], "tuning budget"),
+            ([*targets, "--tune-threads", "-1", "--placement", "measure"], "tuning threads"),
     ):
         r = c.tool("compile", path, "-o", c.path("bad.tsr"), *args, rc=None)
         c.ok(r.returncode != 0 and words in r.stderr, f"refused: {' '.join(args)}", r.stderr)

@@ -12,6 +12,7 @@
 #include "test_util.h"
 
 #include "onnx_test_util.h"
+#include "interp/interpreter.h"
 
 #include <cmath>
 
@@ -110,7 +111,8 @@ TEST_CASE("Einsum errors", "[onnx][converters][einsum]") {
         "node 'n0' (Einsum): label 'j' has dims 2 and 3");
 }
 
-TEST_CASE("Compress with a constant condition", "[onnx][converters][compress]") {
+TEST_CASE("Compress with a constant condition, or one known only at run time",
+          "[onnx][converters][compress]") {
   ir::Tensor x = f32({3, 2}, {1, 2, 3, 4, 5, 6});
   auto cond = [](std::vector<int64_t> v) {
     return ir::Tensor::fromInts(ir::DType::Bool, {int64_t(v.size())}, v);
@@ -119,10 +121,24 @@ TEST_CASE("Compress with a constant condition", "[onnx][converters][compress]") 
                f32({2, 2}, {3, 4, 5, 6}));
   requireClose(test::foldOne("Compress", {x, cond({1, 0, 0, 1})}, {}), f32({2}, {1, 4}));
   CHECK(test::foldOne("Compress", {x, cond({0, 0})}, {{"axis", int64_t{-1}}}).shape() == ir::Shape{3, 0});
+  // A run-time condition: nonzero (a run-time count) and gather, run by the
+  // interpreter at conditions that keep none, some and all rows.
   auto c = ir::makeVar("c", ir::Type::tensor(ir::DType::Bool, {3}));
-  CHECK(test::convertError("Compress", {ir::makeConstant(x), c}, {}) ==
-        "node 'n0' (Compress): input 1 ('condition') must be a constant (it decides the "
-        "output shape)");
+  auto y = test::convertNode("Compress", {ir::makeConstant(x), c}, {{"axis", int64_t{0}}});
+  REQUIRE(y.ok());
+  ir::Module m("compress");
+  m.set("main", ir::makeFunction({c}, (*y)[0]));
+  for (const auto &[keep, want] : std::vector<std::pair<std::vector<int64_t>, std::vector<double>>>{
+           {{0, 0, 0}, {}}, {{0, 1, 1}, {3, 4, 5, 6}}, {{1, 1, 1}, {1, 2, 3, 4, 5, 6}}}) {
+    auto out = interp::run(m, {cond(keep)});
+    REQUIRE(out.ok());
+    CHECK(out->tensor.shape() == ir::Shape{int64_t(want.size() / 2), 2});
+    CHECK(out->tensor.toDoubles() == want);
+  }
+  CHECK(test::convertError("Compress", {ir::makeConstant(f32({2, 2}, {1, 2, 3, 4})), c},
+                           {{"axis", int64_t{0}}}) ==
+        "node 'n0' (Compress): input 1 ('condition') has 3 entries, more than axis 0 of "
+        "f32[2, 2] holds");
   CHECK(test::convertError("Compress",
                      {ir::makeConstant(x), ir::makeConstant(cond({0, 0, 0, 0, 0, 0, 1}))}, {}) ==
         "node 'n0' (Compress): condition entry 6 is true, but axis 0 has "

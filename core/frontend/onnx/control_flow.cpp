@@ -454,6 +454,11 @@ Expected<Outputs> convertSequenceMap(NodeContext &ctx) {
     if (!ctx.hasInput(i))
       return ctx.error("input {} is missing", i);
     const Expr &e = ctx.input(i);
+    if (e->type().isSequence())
+      return ctx.error("input {} is a sequence of run-time length ({}), which SequenceMap does "
+                       "not map over yet: bind its length and element shapes (the importer's "
+                       "value types), or write the loop out (Loop, SequenceAt, SequenceInsert)",
+                       i, e->type().str());
     if (!e->type().isTuple()) {
       if (i == 0)
         return ctx.error("input 0 must be a sequence, got {}", e->type().str());
