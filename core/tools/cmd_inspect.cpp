@@ -50,6 +50,16 @@ struct InspectArgs {
 /// "x: f32[N, 3, 224, 224]": a negative dim d is symbol -1 - d of `symbols`
 /// (the metadata's, runtime/plan.h).
 std::string tensorStr(const json &t, const json &symbols) {
+  if (t.contains("sequence_rank")) { // a list of tensors: "seq(f32[_, _])", a list of ...
+    const int64_t rank = t.value("sequence_rank", int64_t(-1));
+    std::string dims;
+    for (int64_t i = 0; i < rank; ++i)
+      dims += i ? ", _" : "_";
+    return fmt::format("{}: seq({}{}) (a list of tensors; the data decides how many and their "
+                       "sizes)",
+                       t.value("name", std::string()), t.value("dtype", "?"),
+                       rank >= 0 ? "[" + dims + "]" : std::string());
+  }
   std::string shape;
   for (const auto &d : t.value("shape", json::array())) {
     const int64_t v = d.get<int64_t>();

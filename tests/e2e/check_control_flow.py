@@ -505,6 +505,9 @@ def main():
         meta = c.inspect(tsr)["metadata"]
         c.ok([i.get("sequence_rank") for i in meta["inputs"]] == [None, None, 1],
              "ragged: the metadata marks the sequence input", str(meta["inputs"]))
+        shown = c.tool("inspect", tsr).stdout
+        c.ok("prefix: seq(f32[_])" in shown and "parts: seq(f32[_])" in shown,
+             "ragged: tessera inspect shows the sequence input and output", shown)
         x = np.arange(1, 9, dtype=np.float32)
         for n in (0, 3, 8):
             prefix = [np.array([5, 6], np.float32)]
