@@ -442,5 +442,14 @@ const LoadedModel &Session::model() const {
 int32_t Session::numThreads() const {
   return impl_->pool.numThreads();
 }
+uint64_t Session::memoryBytes() const {
+  const SessionImpl &s = *impl_;
+  if (s.dynamic)
+    return s.arenaCapacity + s.outputCapacity;
+  uint64_t outputs = 0;
+  for (uint32_t id : s.model->plan().outputs)
+    outputs += s.model->plan().buffers[id].info.bytes();
+  return s.model->plan().arenaBytes + outputs;
+}
 
 } // namespace tessera::runtime

@@ -109,6 +109,10 @@ public:
 
   const LoadedModel &model() const;
   int32_t numThreads() const;
+  /// Bytes of activations and output storage the session holds now: the
+  /// plan's, or, with symbolic sizes, what recent runs needed (it grows for
+  /// a larger run and is given back once a run needs a quarter of it).
+  uint64_t memoryBytes() const;
 
 private:
   Session();

@@ -57,13 +57,22 @@ Status SessionImpl::prepareShapes() {
   }
   // A run-time symbol is planned at its bound (SetSymbol gives its value);
   // one without (a loop's scan rows) at what the last run grew it to, at
-  // first kFirstRows.
+  // first kFirstRows, and back down to what the last run used once that is
+  // a quarter of it or less (one large run does not hold its memory for
+  // every later one; a smaller drop keeps the plan, and no run re-plans).
   constexpr int64_t kFirstRows = 16;
-  for (size_t k = 0; k < plan.symbols.size(); ++k)
-    if (plan.symbols[k].runtime)
-      values[k] = plan.symbols[k].hi >= 0 ? plan.symbols[k].hi
-                  : plannedValues.empty() ? kFirstRows
-                                          : std::max(kFirstRows, plannedValues[k]);
+  for (size_t k = 0; k < plan.symbols.size(); ++k) {
+    if (!plan.symbols[k].runtime)
+      continue;
+    if (plan.symbols[k].hi >= 0) {
+      values[k] = plan.symbols[k].hi;
+    } else if (plannedValues.empty()) {
+      values[k] = kFirstRows;
+    } else {
+      const int64_t used = std::max(kFirstRows, symbolValues[k]);
+      values[k] = used * 4 <= plannedValues[k] ? used : std::max(kFirstRows, plannedValues[k]);
+    }
+  }
   TS_RETURN_IF_ERROR(deriveSymbolValues(plan.symbols, values));
   std::copy(values.begin(), values.end(), symbolValues.begin()); // host steps hold its address
   if (symbolValues != plannedValues)
@@ -107,11 +116,16 @@ Status SessionImpl::resize() {
     outOffset.push_back(outBytes);
     outBytes += (bytesOf(id) + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
   }
-  if (sized.arenaBytes > arenaCapacity || !arena.ptr) {
+  // Memory grows to what a run needs, and is given back when a run needs a
+  // quarter of it or less (the inputs' sizes dropped).
+  auto refit = [](uint64_t need, uint64_t capacity, bool have) {
+    return !have || need > capacity || need * 4 <= capacity;
+  };
+  if (refit(sized.arenaBytes, arenaCapacity, arena.ptr != nullptr)) {
     arena = detail::AlignedBytes::make(sized.arenaBytes);
     arenaCapacity = sized.arenaBytes;
   }
-  if (outBytes > outputCapacity || !outputStorage.ptr) {
+  if (refit(outBytes, outputCapacity, outputStorage.ptr != nullptr)) {
     outputStorage = detail::AlignedBytes::make(outBytes);
     outputCapacity = outBytes;
   }

@@ -354,6 +354,20 @@ TEST_CASE("loop: unbounded scan outputs grow mid-run and match the interpreter",
   auto ys = (*session)->output(1);
   REQUIRE(ys.ok());
   CHECK((*ys)->shape[0] == 4);
+  // Memory: held for the largest run (220 rows: planned for 256) while the
+  // last run used more than a quarter of it; planned again for 16 rows, and
+  // the memory given back, after a run that used a quarter or less (the
+  // first 5-row run is planned after the 120-row one; the second after it).
+  runAndCompare(**session, m, {i64({}, {220}), a0, f32({}, {3e38})});
+  const uint64_t large = (*session)->memoryBytes();
+  for (int64_t trips : {120, 5}) {
+    runAndCompare(**session, m, {i64({}, {trips}), a0, f32({}, {3e38})});
+    CHECK((*session)->memoryBytes() == large);
+  }
+  runAndCompare(**session, m, {i64({}, {5}), a0, f32({}, {3e38})});
+  CHECK((*session)->memoryBytes() * 4 <= large);
+  runAndCompare(**session, m, {i64({}, {220}), a0, f32({}, {3e38})}); // grows again
+  CHECK((*session)->memoryBytes() >= large / 2);
 }
 
 TEST_CASE("loop: a body reading a symbol's value, also read outside it, compiles and runs",
