@@ -192,6 +192,9 @@ Status SessionImpl::build() {
 
   sequences.resize(plan.buffers.size());
   sequenceViews.resize(plan.outputs.size());
+  for (size_t o = 0; o < plan.outputs.size(); ++o)
+    if (plan.buffers[plan.outputs[o]].info.sequence)
+      sequenceOutputs.push_back(uint32_t(o));
   outputOwn.resize(plan.outputs.size());
   for (size_t i = 0; i < plan.outputs.size(); ++i) {
     const uint32_t b = plan.outputs[i];
@@ -415,12 +418,9 @@ Status Session::run() {
     case StepKind::Sequence: TS_RETURN_IF_ERROR(s.runSequenceStep(i)); break;
     }
   }
-  const Plan &plan = s.model->plan();
-  for (size_t o = 0; o < plan.outputs.size(); ++o) { // views of sequence outputs
-    if (!plan.buffers[plan.outputs[o]].info.sequence)
-      continue;
+  for (uint32_t o : s.sequenceOutputs) { // views of the sequence outputs' elements
     s.sequenceViews[o].clear();
-    for (const auto &element : s.sequences[plan.outputs[o]])
+    for (const auto &element : s.sequences[s.model->plan().outputs[o]])
       s.sequenceViews[o].push_back(element->view());
   }
   return okStatus();

@@ -178,6 +178,7 @@ public:
   // views of a sequence output's elements after a run.
   std::vector<detail::SequenceList> sequences;
   std::vector<std::vector<DLTensor>> sequenceViews;
+  std::vector<uint32_t> sequenceOutputs; // the outputs that are sequences
 
   // Symbolic plans only.
   bool dynamic = false;

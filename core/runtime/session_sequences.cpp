@@ -260,11 +260,10 @@ Status SessionImpl::runSequenceStep(size_t i) {
   auto shape = joinedShape(in, step.target, stack);
   if (!shape.ok())
     return fail(shape.error());
-  const SequenceList list = in;
-  auto out = sizeOutput(*shape);
+  auto out = sizeOutput(*shape); // grows memory, never the lists
   if (!out.ok())
     return fail(out.error());
-  writeJoined(list, step.target, *out);
+  writeJoined(in, step.target, *out);
   return okStatus();
 }
 

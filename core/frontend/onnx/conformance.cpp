@@ -158,15 +158,21 @@ const ir::Tensor *tensorAt(const OnnxValue &v, const std::vector<int64_t> &path,
 }
 
 /// The data for @main's parameter `j` (ImportReport::params), or null.
-const ir::Tensor *paramData(const ImportReport &r, size_t j, const std::vector<OnnxValue> &inputs) {
+/// The graph input value that feeds @main's parameter `j`
+/// (ImportReport::params), or null.
+const OnnxValue *inputOf(const ImportReport &r, size_t j, const std::vector<OnnxValue> &inputs) {
   if (j >= r.params.size())
     return nullptr;
-  const auto &src = r.params[j];
-  auto it = std::find(r.graphInputs.begin(), r.graphInputs.end(), src.input);
-  size_t idx = size_t(it - r.graphInputs.begin());
-  if (it == r.graphInputs.end() || idx >= inputs.size())
-    return nullptr;
-  return tensorAt(inputs[idx], src.path);
+  auto it = std::find(r.graphInputs.begin(), r.graphInputs.end(), r.params[j].input);
+  const size_t idx = size_t(it - r.graphInputs.begin());
+  return it == r.graphInputs.end() || idx >= inputs.size() ? nullptr : &inputs[idx];
+}
+
+/// The data for @main's parameter `j` (a tensor, or a sequence input's
+/// element), or null.
+const ir::Tensor *paramData(const ImportReport &r, size_t j, const std::vector<OnnxValue> &inputs) {
+  const OnnxValue *v = inputOf(r, j, inputs);
+  return v ? tensorAt(*v, r.params[j].path) : nullptr;
 }
 
 std::string oneLine(std::string s) {
@@ -206,11 +212,7 @@ bool sequenceFits(const ir::Type &t, const OnnxValue &v) {
 /// The graph input value that feeds @main's parameter `j` whole (a
 /// sequence parameter's), or null.
 const OnnxValue *paramValue(const ImportReport &r, size_t j, const std::vector<OnnxValue> &inputs) {
-  if (j >= r.params.size() || !r.params[j].path.empty())
-    return nullptr;
-  auto it = std::find(r.graphInputs.begin(), r.graphInputs.end(), r.params[j].input);
-  const size_t idx = size_t(it - r.graphInputs.begin());
-  return it == r.graphInputs.end() || idx >= inputs.size() ? nullptr : &inputs[idx];
+  return j < r.params.size() && r.params[j].path.empty() ? inputOf(r, j, inputs) : nullptr;
 }
 
 /// Does @main take exactly the data's types (ImportReport::params)? Absent

@@ -360,10 +360,10 @@ Expected<Outputs> convertNMS(NodeContext &ctx) {
     return ctx.error("attribute 'center_point_box' = {} must be 0 or 1", centerBox);
   const ir::Type &bt = ctx.input(0)->type(), &st = ctx.input(1)->type();
   TS_ASSIGN_OR_RETURN(auto bounds, nmsBounds(ctx));
-  const std::optional<int64_t> boxBound = bounds.first, groups = bounds.second;
+  const auto [boxBound, groups] = bounds;
   // At most N boxes per class can be selected anyway.
   const double wanted = maxOut && *maxOut > 0 ? *maxOut : 0; // NaN too gives 0
-  const int64_t limit = int64_t(std::min(wanted, double(*boxBound)));
+  const int64_t limit = int64_t(std::min(wanted, double(boxBound)));
   ir::Attrs attrs{{"max_output", limit},
                   {"iou_threshold", iou.value_or(0.0)},
                   {"use_score_threshold", scoreMin.has_value()},
@@ -382,7 +382,7 @@ Expected<Outputs> convertNMS(NodeContext &ctx) {
       return ctx.error("{}", out.error().str());
     return Outputs{ctx.constant(std::move((*out)[0]))};
   }
-  TS_ASSIGN_OR_RETURN(int64_t count, countSymbol(ctx, *groups * limit));
+  TS_ASSIGN_OR_RETURN(int64_t count, countSymbol(ctx, groups * limit));
   attrs.set("count", count);
   TS_ASSIGN_OR_RETURN(Expr t, ctx.call("non_max_suppression", {ctx.input(0), ctx.input(1)},
                                        std::move(attrs)));
