@@ -396,7 +396,7 @@ TK_KERNEL(non_max_suppression) {
     scoreThr = *(const float *)a->in[4].data;
   }
   int64_t *order = (int64_t *)a->scratch, *tmp = order + n, *selected = tmp + n;
-  tessera::nms::Geometry *kept = (tessera::nms::Geometry *)(selected + n);
+  float *kept = (float *)(selected + n);
   const float *boxes = (const float *)a->in[0].data, *scores = (const float *)a->in[1].data;
   int64_t *rows = (int64_t *)a->out[0].data;
   int64_t count = 0;

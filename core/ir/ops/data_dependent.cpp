@@ -98,7 +98,7 @@ Expected<std::vector<Tensor>> nmsKernel(std::span<const Tensor> in, const Attrs 
   const Shape &s = in[1].shape();
   const int64_t batches = s[0], classes = s[1], n = s[2];
   std::vector<int64_t> order(static_cast<size_t>(n)), tmp(order), selected(order), rows;
-  std::vector<nms::Geometry> kept(static_cast<size_t>(n));
+  std::vector<float> kept(5 * static_cast<size_t>(n));
   // The thresholds: the attributes, or the data of arguments 2-4 (max_output
   // within the attribute's, which memory was planned for).
   int64_t maxOut = attrs.getInt("max_output");

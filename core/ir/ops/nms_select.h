@@ -45,44 +45,68 @@ inline Geometry geometry(const float *boxes, int64_t i, bool centre) {
   return {c[0], c[1], c[2], c[3], (c[2] - c[0]) * (c[3] - c[1])};
 }
 
-/// Whether selected box b suppresses candidate a: IoU above `threshold`.
-inline bool suppresses(const Geometry &a, const Geometry &b, float threshold) {
-  const float y0 = a.y0 > b.y0 ? a.y0 : b.y0, x0 = a.x0 > b.x0 ? a.x0 : b.x0;
-  const float y1 = a.y1 < b.y1 ? a.y1 : b.y1, x1 = a.x1 < b.x1 ? a.x1 : b.x1;
-  if (y1 <= y0 || x1 <= x0)
+/// The selected boxes' geometries, a field per array, so that a candidate is
+/// compared with a block of them at once (the comparison loop vectorises:
+/// torchvision's detectors send one NMS tens of thousands of boxes).
+struct Kept {
+  float *y0, *x0, *y1, *x1, *area;
+  /// Over `5 * n` floats of scratch.
+  static Kept over(float *scratch, int64_t n) {
+    return {scratch, scratch + n, scratch + 2 * n, scratch + 3 * n, scratch + 4 * n};
+  }
+  void set(int64_t i, const Geometry &g) const {
+    y0[i] = g.y0, x0[i] = g.x0, y1[i] = g.y1, x1[i] = g.x1, area[i] = g.area;
+  }
+};
+
+/// Whether one of the first `count` kept boxes suppresses candidate a: their
+/// IoU is above `threshold`. Boxes that do not intersect, or either of no
+/// area, overlap nothing (so NaN coordinates suppress nothing). Blocks of 256
+/// without an early exit inside, so that the compiler vectorises a block.
+inline bool suppressed(const Geometry &a, const Kept &k, int64_t count, float threshold) {
+  if (!(a.area > 0))
     return false;
-  const float inter = (y1 - y0) * (x1 - x0);
-  if (a.area <= 0 || b.area <= 0)
-    return false;
-  const float uni = a.area + b.area - inter;
-  return uni > 0 && inter / uni > threshold;
+  constexpr int64_t kBlock = 256;
+  for (int64_t s = 0; s < count; s += kBlock) {
+    const int64_t e = count - s < kBlock ? count : s + kBlock;
+    int hit = 0;
+    for (int64_t j = s; j < e; ++j) {
+      const float y0 = a.y0 > k.y0[j] ? a.y0 : k.y0[j], x0 = a.x0 > k.x0[j] ? a.x0 : k.x0[j];
+      const float y1 = a.y1 < k.y1[j] ? a.y1 : k.y1[j], x1 = a.x1 < k.x1[j] ? a.x1 : k.x1[j];
+      const float inter = (y1 - y0) * (x1 - x0);
+      const float uni = a.area + k.area[j] - inter;
+      hit |= int(y1 > y0) & int(x1 > x0) & int(k.area[j] > 0) & int(uni > 0) &
+             int(inter / uni > threshold);
+    }
+    if (hit)
+      return true;
+  }
+  return false;
 }
 
 /// Selects among `n` boxes (boxes: [n, 4]; scores: element i at i *
 /// scoreStride) into `selected` (at most maxOutput); returns the count.
-/// Scratch: `order` and `tmp`, n each, and `kept`, n geometries (the
-/// selected boxes', compared in order by every later candidate).
+/// Scratch: `order` and `tmp`, n each, and `kept` over 5n floats (the
+/// selected boxes' geometries, compared by every later candidate).
 inline int64_t select(const float *boxes, const float *scores, int64_t scoreStride, int64_t n,
                       int64_t maxOutput, float iouThreshold, bool hasScoreThreshold,
                       float scoreThreshold, bool centre, int64_t *order, int64_t *tmp,
-                      int64_t *selected, Geometry *kept) {
+                      int64_t *selected, float *keptScratch) {
   if (maxOutput <= 0)
     return 0;
   // By score, highest first; equal scores by index.
   const int64_t *sorted = sorting::sortIndices(n, order, tmp, [&](int64_t a, int64_t b) {
     return scores[a * scoreStride] > scores[b * scoreStride];
   });
+  const Kept kept = Kept::over(keptScratch, n);
   int64_t count = 0;
   for (int64_t k = 0; k < n && count < maxOutput; ++k) {
     const int64_t i = sorted[k];
     if (hasScoreThreshold && !(scores[i * scoreStride] > scoreThreshold))
       continue;
     const Geometry g = geometry(boxes, i, centre);
-    bool keep = true;
-    for (int64_t s = 0; keep && s < count; ++s)
-      keep = !suppresses(g, kept[s], iouThreshold);
-    if (keep) {
-      kept[count] = g;
+    if (!suppressed(g, kept, count, iouThreshold)) {
+      kept.set(count, g);
       selected[count++] = i;
     }
   }
