@@ -447,16 +447,17 @@ Expected<KernelCall> lowerCumsum(const ir::Attrs &attrs, const HostOpTypes &t) {
 }
 
 // topk: ia = outer, n, inner around 'axis', k, largest, offKeys, offOrder,
-// offTmp (n 8-byte keys, two arrays of n indices, one after the other: the
-// offsets are multiples of n, so a step over a run-time n computes them).
+// offTmp, offSelect (n 8-byte keys, two arrays of n indices, n keys the
+// selection reorders, one after the other: the offsets are multiples of n,
+// so a step over a run-time n computes them).
 Expected<KernelCall> lowerTopk(const ir::Attrs &attrs, const HostOpTypes &t) {
   const Shape &s = t.inputs[0].shape();
   AxisView v = axisView(s, normAxis(attrs.getInt("axis"), s.size()));
   return KernelCall{"nn_topk",
                     {v.outer, v.n, v.inner, attrs.getInt("k"), attrs.getBool("largest"), 0,
-                     8 * v.n, 16 * v.n},
+                     8 * v.n, 16 * v.n, 24 * v.n},
                     {},
-                    uint64_t(24 * std::max<int64_t>(v.n, 1))};
+                    uint64_t(32 * std::max<int64_t>(v.n, 1))};
 }
 
 } // namespace

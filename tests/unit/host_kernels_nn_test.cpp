@@ -592,6 +592,24 @@ TEST_CASE("topk host kernel", "[host-kernels][host-kernels-nn]") {
   }
   CHECK_CASE("topk", A{{"k", int64_t(5)}}, {in(T(DType::F32, {33}))});
   CHECK_CASE("topk", A{{"k", int64_t(0)}}, {in(T(DType::F32, {2, 0}))});
+  // A few of many (k at most a quarter of n) are selected, then sorted:
+  // every dtype (int8's many ties), both directions, along a middle axis.
+  for (DType d : numericDTypes())
+    for (int64_t k : {1, 10, 250})
+      for (bool largest : {true, false}) {
+        INFO(ir::dtypeName(d) << " k=" << k << " largest=" << largest);
+        CHECK_CASE("topk", A{{"k", k}, {"largest", largest}, {"axis", int64_t(1)}},
+                   {in(T(d, {2, 1000, 3}))});
+      }
+  std::vector<double> ties(400, 0.25), withNaN(400);
+  for (size_t i = 0; i < withNaN.size(); ++i)
+    withNaN[i] = i % 37 == 0 ? NAN : double(i % 11);
+  for (bool largest : {true, false}) {
+    CHECK_DATA("topk", A{{"k", int64_t(20)}, {"largest", largest}},
+               {Tensor::fromDoubles(DType::F32, {400}, ties)});
+    CHECK_DATA("topk", A{{"k", int64_t(20)}, {"largest", largest}}, // NaN: the full sort
+               {Tensor::fromDoubles(DType::F32, {400}, withNaN)});
+  }
   CHECK_DATA("topk", A{{"k", int64_t(3)}},
              {Tensor::fromInts(DType::U64, {4}, std::vector<int64_t>{1, -1, 1, -2})});
 }

@@ -5,6 +5,7 @@
 // expand, gather, gather_elements, cumsum and topk.
 //
 //===----------------------------------------------------------------------===//
+#include "ir/ops/sort_indices.h"
 #include "test_util.h"
 
 #include <limits>
@@ -647,6 +648,35 @@ TEST_CASE("topk kernel", "[ops][topk]") {
     auto outs = runOp("topk", {big}, {{"k", int64_t(2)}});
     CHECK(outs[0].toInts() == Ints{(int64_t(1) << 60) + 1, int64_t(1) << 60});
     CHECK(outs[1].toInts() == Ints{0, 1});
+  }
+}
+
+TEST_CASE("topk's selection of the first k is the stable sort's first k", "[ops][topk]") {
+  // sorting::firstIndices (the host kernel's path when k <= n / 4) against
+  // sorting::sortIndices, on keys with many ties, every k from 0 to n.
+  std::mt19937 rng{11};
+  for (int64_t n : {1, 2, 5, 17, 64, 301}) {
+    for (int range : {2, 7, 1000}) {
+      std::uniform_int_distribution<int> dist(0, range - 1);
+      const auto size = static_cast<size_t>(n);
+      std::vector<double> key(size), scratch(size);
+      for (double &v : key)
+        v = dist(rng);
+      std::vector<int64_t> order(size), tmp(size), fullA(size), fullB(size);
+      for (bool largest : {true, false}) {
+        auto better = [largest](double p, double q) { return largest ? p > q : p < q; };
+        const int64_t *full = tessera::sorting::sortIndices(
+            n, fullA.data(), fullB.data(), [&](int64_t p, int64_t q) {
+              return better(key[size_t(p)], key[size_t(q)]);
+            });
+        for (int64_t k = 0; k <= n; ++k) {
+          INFO("n=" << n << " range=" << range << " largest=" << largest << " k=" << k);
+          const int64_t *first = tessera::sorting::firstIndices(n, k, key.data(), scratch.data(),
+                                                       order.data(), tmp.data(), better);
+          CHECK(std::vector<int64_t>(first, first + k) == std::vector<int64_t>(full, full + k));
+        }
+      }
+    }
   }
 }
 

@@ -304,22 +304,31 @@ template <int DT> int32_t topkImpl(const tk_args *a, const tessera_host_ctx_t *)
   bool largest = ia[4] != 0;
   K *key = scratchAt<K>(a, ia[5]);
   int64_t *bufA = scratchAt<int64_t>(a, ia[6]), *bufB = scratchAt<int64_t>(a, ia[7]);
+  K *selectKeys = scratchAt<K>(a, ia[8]);
   const S *x = (const S *)a->in[0].data;
   S *values = (S *)a->out[0].data;
   int64_t *indices = (int64_t *)a->out[1].data;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       const S *line = x + o * n * inner + i;
+      bool unordered = false; // a NaN: the full sort, as the reference kernel orders it
       for (int64_t j = 0; j < n; ++j) {
-        if constexpr (D::fp)
+        if constexpr (D::fp) {
           key[j] = (double)D::get(line, j * inner);
-        else
+          unordered |= key[j] != key[j];
+        } else {
           key[j] = orderKey<DT>(line[j * inner]);
+        }
       }
+      auto before = [&](int64_t p, int64_t q) {
+        return largest ? key[p] > key[q] : key[p] < key[q];
+      };
+      // A few of many (detectors' top 300 of thousands of boxes): select, then sort those.
       const int64_t *order =
-          tessera::sorting::sortIndices(n, bufA, bufB, [&](int64_t p, int64_t q) {
-            return largest ? key[p] > key[q] : key[p] < key[q];
-          });
+          !unordered && 4 * k <= n
+              ? tessera::sorting::firstIndices(n, k, key, selectKeys, bufA, bufB,
+                                               [&](K p, K q) { return largest ? p > q : p < q; })
+              : tessera::sorting::sortIndices(n, bufA, bufB, before);
       for (int64_t j = 0; j < k; ++j) {
         int64_t dst = (o * k + j) * inner + i;
         values[dst] = line[order[j] * inner];
