@@ -15,6 +15,7 @@
 
 #include "codegen/kernels/tensor_ops.h"
 #include "ir/ops/common.h"
+#include "ir/ops/nms_select.h"
 #include "ir/ops/resize.h"
 #include "ir/ops/transform_common.h"
 #include "ir/tensor.h"
@@ -452,8 +453,8 @@ void addIndex(LoweringTable &table) {
                                  attrs.getBool("use_score_threshold"),
                                  attrs.getBool("center_point_box")},
                                 {attrs.getFloat("iou_threshold"), attrs.getFloat("score_threshold")},
-                                // order, tmp, selected (i64), kept (5 floats): per box
-                                uint64_t(44 * std::max<int64_t>(s[2], 1))};
+                                // the selection (i64 per box), then the selection's own
+                                uint64_t(8 * s[2] + nms::scratchBytes(s[2]))};
             });
   // range: ia = [start, delta, n] (the count from the result's shape).
   table.add("range", [](const ir::Attrs &attrs, const HostOpTypes &t) -> Expected<KernelCall> {

@@ -189,25 +189,37 @@ TEST_CASE("non_max_suppression: compiled once; matches the interpreter over batc
 
 TEST_CASE("non_max_suppression: hundreds of boxes kept; the selection is a box-by-box greedy one",
           "[non_max_suppression][compile]") {
-  // The selection compares a candidate with the kept boxes a block at a
-  // time (ir/ops/nms_select.h); here written box by box, as ONNX describes
-  // it, over 1200 corner boxes: clusters that suppress within themselves,
-  // more than 256 kept (several blocks), boxes of no area and NaN corners
-  // (which overlap nothing), equal scores (lower index first).
+  // The selection compares a candidate with the kept boxes that may overlap
+  // it (buckets by left edge), a block at a time (ir/ops/nms_select.h); here
+  // written box by box, as ONNX describes it, over 1200 corner boxes:
+  // clusters that suppress within themselves, more than 256 kept (several
+  // blocks), boxes of no area and NaN corners (which overlap nothing), equal
+  // scores (lower index first); then wide boxes among them (one whose left
+  // edge is left of many small boxes suppresses one to the right of those);
+  // then boxes reaching to infinity (one bucket).
+  const auto scenario = GENERATE(0, 1, 2);
+  INFO("scenario " << scenario);
   const int64_t n = 1200;
   std::mt19937 rng{23};
   std::uniform_real_distribution<double> u(0, 1);
   std::vector<double> bv, sv;
   for (int64_t i = 0; i < n; ++i) {
     const double cy = double(i % 20) * 50, cx = double(i / 20 % 20) * 50; // 3 per cell
-    const double y = cy + u(rng) * 8, x = cx + u(rng) * 8, h = 10 + u(rng) * 20;
-    if (i % 97 == 0)
+    const double y = cy + u(rng) * 8, x = cx + u(rng) * 8;
+    const double h = 10 + u(rng) * 20;
+    if (scenario == 1 && i % 25 == 0) // 800 wide at x 0-20, or at x 150-170 (IoU 0.68)
+      bv.insert(bv.end(), {0, (i % 50 ? 150 : 0) + u(rng) * 20, 800, 800 + (i % 50 ? 150 : 0)});
+    else if (scenario == 2 && i % 101 == 0)
+      bv.insert(bv.end(), {y, i % 2 ? -INFINITY : x, y + h, i % 3 ? INFINITY : x + h});
+    else if (i % 97 == 0)
       bv.insert(bv.end(), {y, x, y, x + h}); // no area
     else if (i % 89 == 0)
       bv.insert(bv.end(), {std::nan(""), x, y + h, x + h});
     else
       bv.insert(bv.end(), {y + h, x, y, x + h}); // corners of the other diagonal
-    sv.push_back(i % 7 == 0 ? 0.5 : u(rng));
+    // (the wide boxes on the left first: those on the right look back for them)
+    const double wide = scenario == 1 && i % 25 == 0 ? (i % 50 ? 1.0 : 2.0) : 0.0;
+    sv.push_back(wide + (i % 7 == 0 ? 0.5 : u(rng)));
   }
   const ir::Tensor boxes = f32({1, n, 4}, bv), scores = f32({1, 1, n}, sv);
   auto greedy = [&](float iou) {
@@ -260,7 +272,7 @@ TEST_CASE("non_max_suppression: hundreds of boxes kept; the selection is a box-b
     REQUIRE(ref.ok());
     const Ints expected = greedy(float(iou));
     CHECK((*ref)[0].toInts() == expected);
-    CHECK(expected.size() / 3 > 300);     // several blocks of kept boxes
+    CHECK(expected.size() / 3 > 250);     // several blocks of kept boxes
     CHECK(expected.size() / 3 < size_t(n)); // and some suppressed
     // Compiled: the host kernel against the interpreter.
     ir::Module m("nms_many");

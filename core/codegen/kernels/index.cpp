@@ -379,8 +379,8 @@ TK_KERNEL(unique) {
 // non_max_suppression: ia = [batches, classes, n, max_output,
 // use_score_threshold, center_point_box], fa = [iou_threshold,
 // score_threshold], or with in[2..4] those three read from the data
-// (max_output within ia[3]); scratch: 3 arrays of n i64, then n box geometries
-// (5 floats each). out[0] = i64 [count, 3]
+// (max_output within ia[3]); scratch: n i64 (the selection), then
+// nms::scratchBytes(n). out[0] = i64 [count, 3]
 // rows (batch, class, box), planned for the most there can be; out[1] =
 // i64 [1] count (for the SetSymbol step that follows). The selection is
 // the reference kernel's (ir/ops/nms_select.h).
@@ -395,16 +395,16 @@ TK_KERNEL(non_max_suppression) {
     iou = *(const float *)a->in[3].data;
     scoreThr = *(const float *)a->in[4].data;
   }
-  int64_t *order = (int64_t *)a->scratch, *tmp = order + n, *selected = tmp + n;
-  float *kept = (float *)(selected + n);
+  int64_t *selected = (int64_t *)a->scratch;
+  void *scratch = selected + n;
   const float *boxes = (const float *)a->in[0].data, *scores = (const float *)a->in[1].data;
   int64_t *rows = (int64_t *)a->out[0].data;
   int64_t count = 0;
   for (int64_t b = 0; b < batches; ++b)
     for (int64_t c = 0; c < classes; ++c) {
       const int64_t k = tessera::nms::select(boxes + b * n * 4, scores + (b * classes + c) * n, 1,
-                                             n, maxOut, iou, useScore, scoreThr, centre, order,
-                                             tmp, selected, kept);
+                                             n, maxOut, iou, useScore, scoreThr, centre, selected,
+                                             scratch);
       for (int64_t i = 0; i < k; ++i, ++count) {
         rows[3 * count] = b;
         rows[3 * count + 1] = c;

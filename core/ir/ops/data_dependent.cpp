@@ -97,8 +97,8 @@ Expected<std::vector<Tensor>> nmsKernel(std::span<const Tensor> in, const Attrs 
                                         const Type &) {
   const Shape &s = in[1].shape();
   const int64_t batches = s[0], classes = s[1], n = s[2];
-  std::vector<int64_t> order(static_cast<size_t>(n)), tmp(order), selected(order), rows;
-  std::vector<float> kept(5 * static_cast<size_t>(n));
+  std::vector<int64_t> selected(static_cast<size_t>(n)), rows;
+  std::vector<int64_t> scratch(static_cast<size_t>(nms::scratchBytes(n) / 8 + 1));
   // The thresholds: the attributes, or the data of arguments 2-4 (max_output
   // within the attribute's, which memory was planned for).
   int64_t maxOut = attrs.getInt("max_output");
@@ -114,7 +114,7 @@ Expected<std::vector<Tensor>> nmsKernel(std::span<const Tensor> in, const Attrs 
       const int64_t k = nms::select(
           in[0].data<float>() + b * n * 4, in[1].data<float>() + (b * classes + c) * n, 1, n,
           maxOut, iou, attrs.getBool("use_score_threshold"), scoreThr,
-          attrs.getBool("center_point_box"), order.data(), tmp.data(), selected.data(), kept.data());
+          attrs.getBool("center_point_box"), selected.data(), scratch.data());
       for (int64_t i = 0; i < k; ++i)
         rows.insert(rows.end(), {b, c, selected[size_t(i)]});
     }

@@ -84,29 +84,97 @@ inline bool suppressed(const Geometry &a, const Kept &k, int64_t count, float th
   return false;
 }
 
+/// Scratch bytes `select` needs for n boxes (besides `selected`).
+inline constexpr int64_t scratchBytes(int64_t n) { return 40 * n + 64; }
+
 /// Selects among `n` boxes (boxes: [n, 4]; scores: element i at i *
 /// scoreStride) into `selected` (at most maxOutput); returns the count.
-/// Scratch: `order` and `tmp`, n each, and `kept` over 5n floats (the
-/// selected boxes' geometries, compared by every later candidate).
+/// `scratch`: scratchBytes(n) bytes, 8-byte aligned.
+///
+/// A candidate is compared only with the kept boxes that may overlap it
+/// along x: the kept boxes sit in buckets by their left edge (about 32 boxes
+/// a bucket over the boxes' range), and a bucket is skipped when every box
+/// in it, and in the buckets left of it, ends left of the candidate. Exact
+/// (a box not compared does not intersect the candidate), and the verdict
+/// does not depend on the order the kept boxes are compared in; it makes
+/// torchvision's exports fast, whose one NMS takes every class's boxes
+/// shifted apart along the diagonal.
 inline int64_t select(const float *boxes, const float *scores, int64_t scoreStride, int64_t n,
                       int64_t maxOutput, float iouThreshold, bool hasScoreThreshold,
-                      float scoreThreshold, bool centre, int64_t *order, int64_t *tmp,
-                      int64_t *selected, float *keptScratch) {
-  if (maxOutput <= 0)
+                      float scoreThreshold, bool centre, int64_t *selected, void *scratch) {
+  if (maxOutput <= 0 || n <= 0)
     return 0;
+  int64_t *order = (int64_t *)scratch, *tmp = order + n;
+  const Kept kept = Kept::over((float *)(tmp + n), n);
+  // Buckets by left edge, over the boxes that can suppress (of some area):
+  // one when their edges span no finite range.
+  float lo = __builtin_inff(), hi = -__builtin_inff();
+  for (int64_t i = 0; i < n; ++i) {
+    const Geometry g = geometry(boxes, i, centre);
+    if (g.area > 0)
+      lo = g.x0 < lo ? g.x0 : lo, hi = g.x0 > hi ? g.x0 : hi;
+  }
+  int64_t buckets = n / 32 + 1;
+  if (!(hi > lo) || !(hi - lo < __builtin_inff()))
+    buckets = 1;
+  int64_t *start = (int64_t *)(kept.area + n), *fill = start + buckets + 1;
+  float *reach = (float *)(fill + buckets); // the largest right edge in buckets 0..b
+  const float scale = buckets > 1 ? float(buckets) / (hi - lo) : 0.0f;
+  auto bucketOf = [&](float x) -> int64_t { // monotone in x
+    if (buckets == 1)
+      return 0;
+    const float f = (x - lo) * scale;
+    return f < 1.0f ? 0 : f >= float(buckets) ? buckets - 1 : int64_t(f);
+  };
+  for (int64_t b = 0; b <= buckets; ++b)
+    start[b] = 0;
+  for (int64_t b = 0; b < buckets; ++b)
+    fill[b] = 0, reach[b] = -__builtin_inff();
+  for (int64_t i = 0; i < n; ++i) {
+    const Geometry g = geometry(boxes, i, centre);
+    if (!(g.area > 0))
+      continue;
+    const int64_t b = bucketOf(g.x0);
+    ++start[b + 1];
+    reach[b] = g.x1 > reach[b] ? g.x1 : reach[b];
+  }
+  for (int64_t b = 0; b < buckets; ++b) {
+    start[b + 1] += start[b];
+    if (b > 0 && reach[b - 1] > reach[b])
+      reach[b] = reach[b - 1];
+  }
   // By score, highest first; equal scores by index.
   const int64_t *sorted = sorting::sortIndices(n, order, tmp, [&](int64_t a, int64_t b) {
     return scores[a * scoreStride] > scores[b * scoreStride];
   });
-  const Kept kept = Kept::over(keptScratch, n);
   int64_t count = 0;
   for (int64_t k = 0; k < n && count < maxOutput; ++k) {
     const int64_t i = sorted[k];
     if (hasScoreThreshold && !(scores[i * scoreStride] > scoreThreshold))
       continue;
     const Geometry g = geometry(boxes, i, centre);
-    if (!suppressed(g, kept, count, iouThreshold)) {
-      kept.set(count, g);
+    if (!(g.area > 0)) { // neither suppressed nor suppressing
+      selected[count++] = i;
+      continue;
+    }
+    // The first bucket whose boxes (or those left of it) may end right of g.x0.
+    int64_t first = 0, past = buckets;
+    while (first < past) {
+      const int64_t mid = first + (past - first) / 2;
+      if (reach[mid] > g.x0)
+        past = mid;
+      else
+        first = mid + 1;
+    }
+    bool out = false;
+    for (int64_t b = first, last = bucketOf(g.x1); !out && b <= last; ++b) {
+      const int64_t at = start[b];
+      const Kept part{kept.y0 + at, kept.x0 + at, kept.y1 + at, kept.x1 + at, kept.area + at};
+      out = suppressed(g, part, fill[b], iouThreshold);
+    }
+    if (!out) {
+      const int64_t b = bucketOf(g.x0);
+      kept.set(start[b] + fill[b]++, g);
       selected[count++] = i;
     }
   }
