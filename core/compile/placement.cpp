@@ -409,12 +409,13 @@ private:
   Cache cache_;
   Clock::time_point deadline_;
   std::vector<std::string> visited_; // the regions the current candidate formed
-  // Host code built for another CPU level or optimisation, or timed on
-  // another number of threads, runs at another speed: part of every cache
-  // key (not of the placement file's keys).
+  // Host code built for another CPU level or optimisation, or by another
+  // build of Tessera, or timed on another number of threads, runs at
+  // another speed: part of every cache key (not of the placement file's).
   std::string tag_ =
-      fmt::format("/{}-O{}{}", options_.codegen.cpu, options_.codegen.optLevel,
-                  options_.threads > 0 ? fmt::format("-T{}", options_.threads) : std::string());
+      fmt::format("/{}-O{}{}/b{}", options_.codegen.cpu, options_.codegen.optLevel,
+                  options_.threads > 0 ? fmt::format("-T{}", options_.threads) : std::string(),
+                  compilerBuild());
 };
 
 } // namespace

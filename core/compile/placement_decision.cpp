@@ -9,12 +9,16 @@
 
 #include "ir/structural.h"
 #include "plugin/registry.h"
+#include "runtime/sha256.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <dlfcn.h>
+
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace tessera::compile {
 
@@ -36,6 +40,23 @@ const std::string &cpuName() {
     return std::string("unknown cpu");
   }();
   return name;
+}
+
+const std::string &compilerBuild() {
+  static const std::string build = [] {
+    Dl_info info{};
+    if (!dladdr(reinterpret_cast<const void *>(&compilerBuild), &info) || !info.dli_fname)
+      return std::string("unknown build");
+    std::ifstream in(info.dli_fname, std::ios::binary);
+    if (!in)
+      return std::string("unknown build");
+    runtime::Sha256 sha;
+    std::vector<char> chunk(1 << 20);
+    while (in.read(chunk.data(), std::streamsize(chunk.size())) || in.gcount() > 0)
+      sha.update(std::string_view(chunk.data(), size_t(in.gcount())));
+    return runtime::hexDigest(sha.finish()).substr(0, 12);
+  }();
+  return build;
 }
 
 std::string hex(size_t h) { return fmt::format("{:016x}", h); }

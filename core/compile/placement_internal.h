@@ -17,6 +17,10 @@ namespace tessera::compile::detail {
 /// The CPU's model name (/proc/cpuinfo), part of every key: times from
 /// another CPU say nothing about this one.
 const std::string &cpuName();
+/// The build of the code generator measuring (the SHA-256 of the binary that
+/// holds it, first 12 digits), part of every cache key: another Tessera
+/// generates other host code, whose times say nothing of this one's.
+const std::string &compilerBuild();
 std::string hex(size_t h);
 
 /// Whether a plugin's estimate is far enough from 1 to be taken without

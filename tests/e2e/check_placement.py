@@ -12,7 +12,8 @@ to the first one listed. The test checks choices, not timings:
     candidates and verdicts in its metadata and in the report; its outputs
     match NumPy;
   - a second compile with the cache warm measures nothing and writes the
-    same bytes; `--placement-file` replays the decision into the same bytes;
+    same bytes; a cache whose keys name another build of Tessera is not
+    taken; `--placement-file` replays the decision into the same bytes;
   - `tessera partition --report` with the decision gives the measured times
     behind each op's place;
   - timed_hinted's cost hint (0.01x the host) sends its region back without
@@ -28,6 +29,7 @@ Usage: check_placement.py --tessera BIN --source-dir DIR --targets-dir DIR --out
 import filecmp
 import json
 import os
+import re
 import shutil
 import sys
 
@@ -124,6 +126,23 @@ def main():
          "a second compile takes every measurement from the cache", r.stdout)
     c.ok(filecmp.cmp(measured, again, shallow=False),
          "a second compile with a warm cache writes the same artifact")
+    # Measurements another build of Tessera made (its host code may run at
+    # another speed) are not taken: the keys name the build.
+    cacheFile = os.path.join(cache, "placement.json")
+    with open(cacheFile) as f:
+        text = f.read()
+    builds = set(re.findall(r"/b([0-9a-f]{12})", text))
+    other = c.path("cache_other_build")
+    shutil.rmtree(other, ignore_errors=True)
+    os.makedirs(other)
+    with open(os.path.join(other, "placement.json"), "w") as f:
+        f.write(re.sub(r"/b[0-9a-f]{12}", "/b000000000000", text))
+    os.environ["TESSERA_CACHE_DIR"] = other
+    r = c.tool("compile", path, "-o", c.path("other_build.tsr"), *targets, "--placement", "measure")
+    os.environ["TESSERA_CACHE_DIR"] = cache
+    c.ok(len(builds) == 1 and "(measured)" in r.stdout and "(cache)" not in r.stdout,
+         "another build's measurements are measured again, not taken from the cache",
+         f"builds in the keys: {builds}\n{r.stdout}")
     # The placement file replayed: the same bytes, nothing measured.
     replayed = c.path("replayed.tsr")
     r = c.tool("compile", path, "-o", replayed, *targets, "--placement-file", placement)
