@@ -217,6 +217,20 @@ def bench_model(name, args, paths, ort_ok):
             "")
         log(f"[{name}] compile {config}: {seconds:.1f} s. {rec['summary'][config]}".rstrip())
 
+    if "measure" in tsr:
+        # What measure chose, and whether its artifact partitions as a single
+        # configuration's does (then their times differ only by noise).
+        shown = run([paths["tessera"], "inspect", tsr["measure"]], args.timeout)[0]
+        chose = re.search(r"Placement: measured on .*, chose (.+)", shown)
+        rec["chose"] = chose.group(1).replace('"', "") if chose else "?"
+
+        def partition(summary):
+            """A compile's partition line without its target list (no regions: the host's)."""
+            if summary.startswith("No targets") or re.search(r" among [^:]+: 0 regions", summary):
+                return "host"
+            return summary.split(" among ")[-1].split(": ", 1)[-1]
+        rec["same_as"] = [c for c in args.configs if c not in ("measure", "best") and c in tsr
+                          and partition(rec["summary"][c]) == partition(rec["summary"]["measure"])]
     impls = [c for c in args.configs if c in tsr] + (["ort"] if ort_ok else [])
     for rnd in range(args.rounds):
         for t in args.threads:
@@ -327,6 +341,11 @@ def render(records, args, ort_ok):
             flag = ""
             if "dnnl" in ms and ms.get("host", 0) > 0 and ms["dnnl"] > ms["host"]:
                 flag = f"dnnl slower than host ({ms['dnnl'] / ms['host']:.2f}x)"
+            if i == 0 and "chose" in rec:
+                chose = f"measure chose {rec['chose']}"
+                if rec["same_as"]:
+                    chose += f", the partition of {'/'.join(rec['same_as'])}"
+                flag = f"{flag}; {chose}" if flag else chose
             row.append(flag)
             lines.append("| " + " | ".join(row) + " |")
     rounds = (f"the lowest of {args.rounds} interleaved rounds' medians" if args.rounds > 1
@@ -343,7 +362,9 @@ def render(records, args, ort_ok):
         "compile s = wall seconds of `tessera compile` per configuration (x: failed). "
         f"match: every output of every configuration within {RTOL:g} x (max - min) of ORT's "
         "at the same T; ok (e) gives the largest max|diff| / ORT's range. flag: the dnnl "
-        "build is slower than the host-only one. Timings compare only within one run.",
+        "build is slower than the host-only one; what measure chose, and the single "
+        "configuration whose partition its artifact has (the same regions: their times differ "
+        "by run-to-run noise only). Timings compare only within one run.",
         "",
         "Geometric mean of Tessera / ORT over the models where both ran:",
         "",
