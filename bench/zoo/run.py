@@ -228,7 +228,12 @@ def bench_model(name, args, paths, ort_ok):
             """A compile's partition line without its target list (no regions: the host's)."""
             if summary.startswith("No targets") or re.search(r" among [^:]+: 0 regions", summary):
                 return "host"
-            return summary.split(" among ")[-1].split(": ", 1)[-1]
+            counts = re.search(r"\(([^)]*)\) with (\d+) of", summary)
+            if not counts:
+                return summary
+            regions = {k: v for k, v in (kv.split(": ") for kv in counts[1].split(", "))
+                       if v != "0"}
+            return f"{sorted(regions.items())} with {counts[2]} ops"
         rec["same_as"] = [c for c in args.configs if c not in ("measure", "best") and c in tsr
                           and partition(rec["summary"][c]) == partition(rec["summary"]["measure"])]
     impls = [c for c in args.configs if c in tsr] + (["ort"] if ort_ok else [])
