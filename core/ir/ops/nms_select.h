@@ -104,8 +104,6 @@ inline int64_t select(const float *boxes, const float *scores, int64_t scoreStri
                       float scoreThreshold, bool centre, int64_t *selected, void *scratch) {
   if (maxOutput <= 0 || n <= 0)
     return 0;
-  int64_t *order = (int64_t *)scratch, *tmp = order + n;
-  const Kept kept = Kept::over((float *)(tmp + n), n);
   // Buckets by left edge, over the boxes that can suppress (of some area):
   // one when their edges span no finite range.
   float lo = __builtin_inff(), hi = -__builtin_inff();
@@ -117,8 +115,11 @@ inline int64_t select(const float *boxes, const float *scores, int64_t scoreStri
   int64_t buckets = n / 32 + 1;
   if (!(hi > lo) || !(hi - lo < __builtin_inff()))
     buckets = 1;
-  int64_t *start = (int64_t *)(kept.area + n), *fill = start + buckets + 1;
-  float *reach = (float *)(fill + buckets); // the largest right edge in buckets 0..b
+  // The 8-byte arrays first, then the floats.
+  int64_t *order = (int64_t *)scratch, *tmp = order + n, *start = tmp + n;
+  int64_t *fill = start + buckets + 1;
+  const Kept kept = Kept::over((float *)(fill + buckets), n);
+  float *reach = kept.area + n; // the largest right edge in buckets 0..b
   const float scale = buckets > 1 ? float(buckets) / (hi - lo) : 0.0f;
   auto bucketOf = [&](float x) -> int64_t { // monotone in x
     if (buckets == 1)
