@@ -5,11 +5,16 @@ ctest runs these with PYTHONPATH=<build>/python (tests/CMakeLists.txt).
 """
 import os
 import subprocess
+import sys
 
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+
+# Model builders shared with the C++ suite's scripts (tests/onnx/make_ragged.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "tests", "onnx"))
 
 
 def _save(model, path):

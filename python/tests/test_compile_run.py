@@ -7,6 +7,7 @@ import pytest
 import tessera
 import tessera.runtime as rt
 from conftest import affine_reference, run_cli
+from make_ragged import ragged_list_model  # tests/onnx (conftest puts it on the path)
 
 
 def test_dnnl_matches_tessera_run_and_interpreter(models, cli, tmp_path):
@@ -178,41 +179,6 @@ def test_placement_by_measurement_and_replay(models, tmp_path, monkeypatch):
         tessera.compile(models["cnn"], targets=["dnnl"], placement="fastest")
     with pytest.raises(tessera.Error, match="needs targets"):
         tessera.compile(models["cnn"], targets=[], placement="measure")
-
-
-def ragged_list_model():
-    """A scripted loop returning a Python list of tensors of different lengths, as
-    torch.onnx exports `for i in range(n): outs.insert(0, x[:i + 1] * 2)` after a
-    given list `prefix`: Loop over n carrying the sequence, its body slicing x at a
-    run-time end and inserting; the sequence and its length are outputs."""
-    from onnx import TensorProto, helper, numpy_helper
-    f32, i64 = TensorProto.FLOAT, TensorProto.INT64
-    body = helper.make_graph(
-        [helper.make_node("Add", ["i", "one"], ["end"]),
-         helper.make_node("Unsqueeze", ["end", "axes"], ["ends"]),
-         helper.make_node("Slice", ["x", "starts", "ends"], ["part"]),
-         helper.make_node("Mul", ["part", "two"], ["doubled"]),
-         helper.make_node("SequenceInsert", ["seq_in", "doubled", "zero"], ["seq_out"]),
-         helper.make_node("Identity", ["c"], ["c_out"])],
-        "body", [helper.make_tensor_value_info("i", i64, []),
-                 helper.make_tensor_value_info("c", TensorProto.BOOL, []),
-                 helper.make_tensor_sequence_value_info("seq_in", f32, [None])],
-        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
-         helper.make_tensor_sequence_value_info("seq_out", f32, [None])],
-        [numpy_helper.from_array(np.array(1, np.int64), "one"),
-         numpy_helper.from_array(np.array([0], np.int64), "axes"),
-         numpy_helper.from_array(np.array([0], np.int64), "starts"),
-         numpy_helper.from_array(np.array(0, np.int64), "zero"),
-         numpy_helper.from_array(np.array(2, np.float32), "two")])
-    g = helper.make_graph(
-        [helper.make_node("Loop", ["n", "", "prefix"], ["parts"], body=body),
-         helper.make_node("SequenceLength", ["parts"], ["count"])],
-        "ragged", [helper.make_tensor_value_info("n", i64, []),
-                   helper.make_tensor_value_info("x", f32, [8]),
-                   helper.make_tensor_sequence_value_info("prefix", f32, [None])],
-        [helper.make_tensor_sequence_value_info("parts", f32, [None]),
-         helper.make_tensor_value_info("count", i64, [])])
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
 
 def test_sequence_inputs_and_outputs_are_lists(tmp_path):

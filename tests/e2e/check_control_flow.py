@@ -33,6 +33,7 @@ outputs and a run-time trip count runs with memory grown mid-run.
 
 Usage: check_control_flow.py --tessera BIN --source-dir DIR --out DIR
 """
+import os
 import sys
 
 import numpy as np
@@ -40,6 +41,9 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from e2e_checker import checker_from_args
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "onnx"))
+from make_ragged import ragged_list_model  # noqa: E402  (shared with python/tests)
 
 F32 = TensorProto.FLOAT
 
@@ -534,35 +538,6 @@ def main():
         c.ok(r.returncode != 0 and "element prefix.0 is missing" in r.stderr,
              "ragged: a missing element is named", r.stderr)
     return c.summary()
-
-
-def ragged_list_model():
-    """`for i in range(n): outs.insert(0, x[:i + 1] * 2)` over a given list `prefix`:
-    the sequence and its length are outputs (python/tests has the same model)."""
-    body = helper.make_graph(
-        [helper.make_node("Add", ["i", "one"], ["end"]),
-         helper.make_node("Unsqueeze", ["end", "axes"], ["ends"]),
-         helper.make_node("Slice", ["x", "starts", "ends"], ["part"]),
-         helper.make_node("Mul", ["part", "two"], ["doubled"]),
-         helper.make_node("SequenceInsert", ["seq_in", "doubled", "zero"], ["seq_out"]),
-         helper.make_node("Identity", ["c"], ["c_out"])],
-        "body", [vi("i", TensorProto.INT64, []), vi("c", TensorProto.BOOL, []),
-                 helper.make_tensor_sequence_value_info("seq_in", F32, [None])],
-        [vi("c_out", TensorProto.BOOL, []),
-         helper.make_tensor_sequence_value_info("seq_out", F32, [None])],
-        [numpy_helper.from_array(np.array(1, np.int64), "one"),
-         numpy_helper.from_array(np.array([0], np.int64), "axes"),
-         numpy_helper.from_array(np.array([0], np.int64), "starts"),
-         numpy_helper.from_array(np.array(0, np.int64), "zero"),
-         numpy_helper.from_array(np.array(2, np.float32), "two")])
-    g = helper.make_graph(
-        [helper.make_node("Loop", ["n", "", "prefix"], ["parts"], body=body),
-         helper.make_node("SequenceLength", ["parts"], ["count"])],
-        "ragged", [vi("n", TensorProto.INT64, []), vi("x", F32, [8]),
-                   helper.make_tensor_sequence_value_info("prefix", F32, [None])],
-        [helper.make_tensor_sequence_value_info("parts", F32, [None]),
-         vi("count", TensorProto.INT64, [])])
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
 
 if __name__ == "__main__":
