@@ -91,11 +91,6 @@ Expected<int64_t> axisOrFlatten(NodeContext &ctx, Expr &x) {
 
 } // namespace
 
-/// Compress (opsets 9-17): the condition must be a constant (it decides the
-/// output shape); the entries along 'axis' (or of the flattened input
-/// without it) whose condition is true, by gather. A condition shorter than
-/// the axis selects nothing past its end; a true entry past the end is an
-/// error.
 /// Compress whose condition is known only at run time: nonzero of the
 /// condition (its count a run-time symbol bounded by its length), then a
 /// gather of those slices. A condition longer than the axis is refused
@@ -117,6 +112,10 @@ Expected<Outputs> runtimeCompress(NodeContext &ctx, Expr x) {
   return Outputs{y};
 }
 
+/// Compress (opsets 9-17): the entries along 'axis' (or of the flattened
+/// input without it) whose condition is true, by gather. A constant
+/// condition shorter than the axis selects nothing past its end, and a true
+/// entry past the end is an error; a run-time one is runtimeCompress.
 Expected<Outputs> convertCompress(NodeContext &ctx) {
   TS_ASSIGN_OR_RETURN(Expr x, tensorInput(ctx, 0, "input"));
   if (ctx.hasInput(1) && !ctx.constantInput(1))
@@ -297,10 +296,7 @@ Expected<std::pair<int64_t, int64_t>> nmsBounds(NodeContext &ctx) {
 /// score_threshold is known only at run time: the op takes all three as
 /// arguments (i64, f32, f32; an absent one its default), its buffer planned
 /// for N boxes per class.
-Expected<Outputs> runtimeNMS(NodeContext &ctx) {
-  TS_ASSIGN_OR_RETURN(int64_t centerBox, ctx.attrInt("center_point_box", int64_t{0}));
-  if (centerBox != 0 && centerBox != 1)
-    return ctx.error("attribute 'center_point_box' = {} must be 0 or 1", centerBox);
+Expected<Outputs> runtimeNMS(NodeContext &ctx, bool centerBox) {
   TS_ASSIGN_OR_RETURN(auto bounds, nmsBounds(ctx));
   std::vector<Expr> args{ctx.input(0), ctx.input(1)};
   const char *names[] = {"max_output_boxes_per_class", "iou_threshold", "score_threshold"};
@@ -323,7 +319,7 @@ Expected<Outputs> runtimeNMS(NodeContext &ctx) {
   TS_ASSIGN_OR_RETURN(int64_t count, countSymbol(ctx, bounds.second * bounds.first));
   ir::Attrs attrs{{"max_output", bounds.first},
                   {"use_score_threshold", ctx.hasInput(4)},
-                  {"center_point_box", centerBox == 1},
+                  {"center_point_box", centerBox},
                   {"count", count}};
   TS_ASSIGN_OR_RETURN(Expr t, ctx.call("non_max_suppression", std::move(args), std::move(attrs)));
   TS_ASSIGN_OR_RETURN(Expr selected, ir::makeTupleGetItem(t, 0, ctx.nodeName()));
@@ -338,12 +334,15 @@ Expected<Outputs> runtimeNMS(NodeContext &ctx) {
 /// constant thresholds they are its attributes and, on constant boxes and
 /// scores, its result is a constant; else runtimeNMS.
 Expected<Outputs> convertNMS(NodeContext &ctx) {
+  TS_ASSIGN_OR_RETURN(int64_t centerBox, ctx.attrInt("center_point_box", int64_t{0}));
+  if (centerBox != 0 && centerBox != 1)
+    return ctx.error("attribute 'center_point_box' = {} must be 0 or 1", centerBox);
   // Thresholds known only at run time: arguments of the op, read when it runs.
   bool runtimeThresholds = false;
   for (size_t i = 2; i < 5; ++i)
     runtimeThresholds = runtimeThresholds || (ctx.hasInput(i) && !ctx.constantInput(i));
   if (runtimeThresholds)
-    return runtimeNMS(ctx);
+    return runtimeNMS(ctx, centerBox == 1);
   auto optionalScalar = [&](size_t i, std::string_view name) -> Expected<std::optional<double>> {
     if (!ctx.hasInput(i))
       return std::optional<double>();
@@ -355,9 +354,6 @@ Expected<Outputs> convertNMS(NodeContext &ctx) {
   TS_ASSIGN_OR_RETURN(auto maxOut, optionalScalar(2, "max_output_boxes_per_class"));
   TS_ASSIGN_OR_RETURN(auto iou, optionalScalar(3, "iou_threshold"));
   TS_ASSIGN_OR_RETURN(auto scoreMin, optionalScalar(4, "score_threshold"));
-  TS_ASSIGN_OR_RETURN(int64_t centerBox, ctx.attrInt("center_point_box", int64_t{0}));
-  if (centerBox != 0 && centerBox != 1)
-    return ctx.error("attribute 'center_point_box' = {} must be 0 or 1", centerBox);
   const ir::Type &bt = ctx.input(0)->type(), &st = ctx.input(1)->type();
   TS_ASSIGN_OR_RETURN(auto bounds, nmsBounds(ctx));
   const auto [boxBound, groups] = bounds;
