@@ -157,7 +157,6 @@ const ir::Tensor *tensorAt(const OnnxValue &v, const std::vector<int64_t> &path,
   return tensorAt(v.elements[size_t(path[depth])], path, depth + 1);
 }
 
-/// The data for @main's parameter `j` (ImportReport::params), or null.
 /// The graph input value that feeds @main's parameter `j`
 /// (ImportReport::params), or null.
 const OnnxValue *inputOf(const ImportReport &r, size_t j, const std::vector<OnnxValue> &inputs) {
