@@ -274,8 +274,9 @@ Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
   }
   // Scratch: the most any admitted value needs. Sizes grow with dims, so
   // with bounds that is the most at the corners of their box (lowered
-  // there: sizes rounded to alignment are not polynomials); without, the
-  // size must not grow.
+  // there: sizes rounded to alignment are not polynomials); without, either
+  // it is the same wherever it was lowered (a reduction's accumulators, one
+  // per output: that size), or it is a size each run computes.
   bool bounded = true;
   for (int64_t d : out.symbols)
     bounded = bounded && symbolInfo(d).bounded();
@@ -291,14 +292,30 @@ Expected<SymbolicKernel> fitSymbolicKernel(const CallNode &call) {
       TS_ASSIGN_OR_RETURN(codegen::KernelCall c, lowerAt(values));
       out.scratchBytes = std::max(out.scratchBytes, c.scratchBytes);
     }
-  } else if (std::any_of(corners.begin(), corners.end(), [&](const codegen::KernelCall &c) {
-               return c.scratchBytes != first.scratchBytes;
-             })) {
-    if (linear)
-      return Error::format("{}: its scratch memory grows with {} symbols without upper bounds: "
-                           "bound them (--input-shape x=N:1..64,...)",
-                           what, k);
-    TS_ASSIGN_OR_RETURN(out.scratch, scratchBound(what, out.symbols, lowerAt));
+  } else {
+    // Also at the symbols' lower bounds, where a size that grows is least
+    // (where the lowering refuses them, the points above decide).
+    std::vector<int64_t> lows(k);
+    for (size_t j = 0; j < k; ++j)
+      lows[j] = std::max<int64_t>(symbolInfo(out.symbols[j]).lo, 1);
+    Expected<codegen::KernelCall> atLows = lowerAt(lows);
+    const bool constant =
+        (!atLows.ok() || atLows->scratchBytes == first.scratchBytes) &&
+        std::all_of(corners.begin(), corners.end(), [&](const codegen::KernelCall &c) {
+          return c.scratchBytes == first.scratchBytes;
+        });
+    // A step whose scratch is the same everywhere once got none here and
+    // wrote its accumulators through a null pointer (a mean() head over
+    // unbounded H and W, issue 41).
+    if (constant) {
+      out.scratchBytes = first.scratchBytes;
+    } else {
+      if (linear)
+        return Error::format("{}: its scratch memory grows with {} symbols without upper "
+                             "bounds: bound them (--input-shape x=N:1..64,...)",
+                             what, k);
+      TS_ASSIGN_OR_RETURN(out.scratch, scratchBound(what, out.symbols, lowerAt));
+    }
   }
   out.call = first;
   out.call.scratchBytes = std::max<uint64_t>(out.scratchBytes, out.scratch ? 1 : 0); // has one

@@ -114,8 +114,62 @@ def run_sizes(c, tsr, label, sizes):
         c.close(got["up2"], want2, 1e-4, 1e-4, f"{label}: {n}x3x{h}x{w} by scales vs numpy")
 
 
+WH = RNG.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.5
+BH = RNG.standard_normal(8).astype(np.float32) * 0.1
+WFC = RNG.standard_normal((5, 8)).astype(np.float32) * 0.5
+BFC = RNG.standard_normal(5).astype(np.float32) * 0.1
+HEADS = {"ReduceMean": lambda r: r.mean(axis=(2, 3)), "ReduceSum": lambda r: r.sum(axis=(2, 3)),
+         "ReduceMax": lambda r: r.max(axis=(2, 3))}
+
+
+def head_model(reduce_op):
+    """Conv (stride 2, pad 1) -> Relu -> `reduce_op` over H and W -> Gemm, as
+    torch.onnx.export writes x.mean((2, 3)) with dynamic H and W (opset 17:
+    axes as an attribute for all but ReduceSum, whose axes are an input)."""
+    inits = [numpy_helper.from_array(a, n) for a, n in
+             ((WH, "wh"), (BH, "bh"), (WFC, "wfc"), (BFC, "bfc"))]
+    if reduce_op == "ReduceSum":
+        inits.append(numpy_helper.from_array(np.array([2, 3], np.int64), "axes"))
+        reduce = helper.make_node(reduce_op, ["r", "axes"], ["m"], keepdims=0, name="head")
+    else:
+        reduce = helper.make_node(reduce_op, ["r"], ["m"], axes=[2, 3], keepdims=0, name="head")
+    nodes = [helper.make_node("Conv", ["x", "wh", "bh"], ["c"], strides=[2, 2], pads=[1] * 4,
+                              name="stem"),
+             helper.make_node("Relu", ["c"], ["r"]), reduce,
+             helper.make_node("Gemm", ["m", "wfc", "bfc"], ["y"], transB=1, name="fc")]
+    graph = helper.make_graph(
+        nodes, "classifier", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "H", "W"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(m)
+    return m
+
+
+def check_heads(c):
+    for reduce_op, fold in HEADS.items():
+        path = c.path(f"head_{reduce_op}.onnx")
+        onnx.save(head_model(reduce_op), path)
+        for target in ("", "dnnl"):
+            label = f"{reduce_op} head, {target or 'host'}"
+            tsr = c.path(f"head_{reduce_op}_{target or 'host'}.tsr")
+            args = ["compile", path, "-o", tsr] + (["--target", target] if target else [])
+            if c.step(f"compile {label}", lambda: c.tool(*args)) is None:
+                continue
+            for h, w in ((1, 1), (2, 7), (64, 64), (33, 100)):
+                x = RNG.standard_normal((1, 3, h, w)).astype(np.float32)
+                xp, out = c.path(f"head_x_{h}_{w}.npy"), c.path(f"head_{h}_{w}.npz")
+                np.save(xp, x)
+                if c.step(f"{label} at {h}x{w}", lambda: c.tool(
+                        "run", tsr, "--inputs", "x=" + xp, "--outputs", out)) is None:
+                    continue
+                r = np.maximum(conv(x.astype(np.float64), WH, stride=2, pad=1, bias=BH), 0)
+                want = fold(r) @ WFC.T.astype(np.float64) + BFC
+                c.close(np.load(out)["y"], want, 1e-4, 1e-4, f"{label} at {h}x{w} vs numpy")
+
+
 def main():
     a, c = checker_from_args()
+    check_heads(c)
     path = c.path("segment.onnx")
     onnx.save(model(), path)
     for target in ("", "dnnl"):
