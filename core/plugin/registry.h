@@ -52,9 +52,11 @@ public:
   PluginFunction(tessera_function_t fn, std::string name) : fn_(fn), name_(std::move(name)) {}
   /// Calls it with inputs then outputs; a plugin error comes back with the
   /// function's name as context. A function of a graph with symbols is
-  /// called with their values (through call_symbolic, ABI 1.4).
-  Status call(std::span<const DLTensor *const> args,
-              std::span<const int64_t> symbols = {}) const;
+  /// called with their values (through call_symbolic, ABI 1.4). With a
+  /// `context` (a profiled run), through call_with_context when the
+  /// function has it (ABI 1.6), else as without.
+  Status call(std::span<const DLTensor *const> args, std::span<const int64_t> symbols = {},
+              const tessera_call_context_t *context = nullptr) const;
   const std::string &name() const { return name_; }
 
 private:

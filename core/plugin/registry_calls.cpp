@@ -278,11 +278,16 @@ Expected<std::string> PluginModule::source(std::string_view format) const {
 }
 
 Status PluginFunction::call(std::span<const DLTensor *const> args,
-                            std::span<const int64_t> symbols) const {
+                            std::span<const int64_t> symbols,
+                            const tessera_call_context_t *context) const {
   if (!fn_.call)
     return Error::format("function '{}': not bound to a module", name_);
   tessera_plugin_status_t *status = nullptr;
-  if (symbols.empty()) {
+  if (context && fn_.struct_size >= detail::kFunctionContext && fn_.call_with_context) {
+    status = fn_.call_with_context(fn_.self, args.data(), args.size(),
+                                   symbols.empty() ? nullptr : symbols.data(), symbols.size(),
+                                   context);
+  } else if (symbols.empty()) {
     status = fn_.call(fn_.self, args.data(), args.size());
   } else {
     if (fn_.struct_size < detail::kFunctionSymbolic || !fn_.call_symbolic)

@@ -34,6 +34,7 @@ constexpr size_t kCheckerKeepRegion = TS_END_OF(tessera_checker_t, keep_region);
 constexpr size_t kCheckerFlags = TS_END_OF(tessera_checker_t, flags);             // ABI 1.4
 constexpr size_t kCheckerEstimate = TS_END_OF(tessera_checker_t, estimate_region); // ABI 1.5
 constexpr size_t kFunctionSymbolic = TS_END_OF(tessera_function_t, call_symbolic); // ABI 1.4
+constexpr size_t kFunctionContext = TS_END_OF(tessera_function_t, call_with_context); // ABI 1.6
 constexpr size_t kPatternV1 = TS_END_OF(tessera_pattern_t, pattern);
 constexpr size_t kCodegenV1 = TS_END_OF(tessera_codegen_t, compile);
 constexpr size_t kFactoryV1 = TS_END_OF(tessera_module_factory_t, load);

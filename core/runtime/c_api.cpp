@@ -530,3 +530,25 @@ tessera_status_t *tessera_session_set_output_by_name(tessera_session_t *session,
 }
 
 } // extern "C"
+
+tessera_status_t *tessera_session_set_profiling(tessera_session_t *session, int enabled) {
+  if (tessera_status_t *bad = badSession(session))
+    return bad;
+  return guard([&]() -> tessera_status_t * {
+    session->session->setProfiling(enabled != 0);
+    return nullptr;
+  });
+}
+
+tessera_status_t *tessera_session_get_profile(tessera_session_t *session,
+                                              const tessera_profile_record_t **out_records,
+                                              size_t *out_count) {
+  if (tessera_status_t *bad = badSession(session))
+    return bad;
+  if (!out_records || !out_count)
+    return nullArgument(!out_records ? "out_records" : "out_count");
+  const auto records = session->session->profile();
+  *out_records = records.data();
+  *out_count = records.size();
+  return nullptr;
+}

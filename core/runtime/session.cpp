@@ -12,6 +12,7 @@
 
 #include "plugin/registry.h"
 #include "runtime/host_abi.h"
+#include "runtime/profile.h"
 #include "runtime/session_internal.h"
 #include "runtime/thread_pool.h"
 #include "tessera/c/dtype.h"
@@ -354,76 +355,169 @@ Status Session::run() {
   for (size_t i = 0; i < s.inputSet.size(); ++i)
     if (!s.inputSet[i])
       return Error::format("{} was not set", tensorName("input", s.model->inputs()[i], i));
-  if (s.dynamic)
-    TS_RETURN_IF_ERROR(s.prepareShapes());
-  const tessera_host_ctx_t *ctx = s.pool.ctx();
-  const OmpThreadsScope threads(s.pool.numThreads()); // for plugins' OpenMP code
-  void **hostArgs = s.hostArgs.data();
-  const DLTensor *const *dlPtrs = s.dlPtrs.data();
+  return s.profile.enabled() ? s.execute<true>() : s.execute<false>();
+}
+
+void SessionImpl::nameSteps() {
+  if (!stepNames.empty())
+    return;
+  const Plan &plan = model->plan();
+  for (const Step &step : plan.steps) {
+    StepNames n{"", "", ""};
+    switch (step.kind) {
+    case StepKind::Host:
+      n = {profile.intern(step.label.empty() ? step.symbol : step.label), "host",
+           profile.intern(step.symbol)};
+      break;
+    case StepKind::External: {
+      const std::string plugin =
+          step.module >= 0 && size_t(step.module) < plan.modules.size()
+              ? plan.modules[size_t(step.module)].plugin
+              : std::string("plugin");
+      n = {profile.intern(fmt::format("{} region '{}'", plugin, step.symbol)), "plugin",
+           profile.intern(plugin)};
+      break;
+    }
+    case StepKind::Copy: n = {profile.intern(step.label.empty() ? "copy" : step.label), "copy", ""}; break;
+    case StepKind::SetSymbol:
+      n = {profile.intern(step.label.empty() ? "set symbol" : step.label), "shape", ""};
+      break;
+    case StepKind::Sequence:
+      n = {profile.intern(step.label.empty() ? "sequence" : step.label), "sequence", ""};
+      break;
+    default: break; // control steps (Jump, LoopTest, Increment) are not recorded
+    }
+    stepNames.push_back(n);
+  }
+}
+
+template <bool Profiled> Status SessionImpl::execute() {
+  // Profiled: the run's record, whose duration is set however the run ends.
+  struct RunRecord {
+    Profile *profile = nullptr;
+    int32_t index = -1;
+    int64_t start = 0;
+    ~RunRecord() {
+      if (profile)
+        profile->setDuration(index, monotonicNs() - start);
+    }
+  } runRecord;
+  auto record = [&](const char *name, const char *category, const char *impl, int32_t step,
+                    int64_t start, int64_t end) {
+    tessera_profile_record_t r{sizeof r, name, category, "", impl, profile.sinceStart(start),
+                               end - start, currentThreadId(), step, runRecord.index, 0};
+    r.run = profile.events()[size_t(runRecord.index)].run;
+    return profile.add(r);
+  };
+  if constexpr (Profiled) {
+    nameSteps();
+    const int64_t start = monotonicNs();
+    const uint32_t run = profile.beginRun();
+    runRecord.index = profile.add(tessera_profile_record_t{
+        sizeof(tessera_profile_record_t), "run", "run", "", "", profile.sinceStart(start), 0,
+        currentThreadId(), -1, -1, run});
+    runRecord.profile = &profile;
+    runRecord.start = start;
+  }
+  if (dynamic) {
+    [[maybe_unused]] const int64_t start = Profiled ? monotonicNs() : 0;
+    TS_RETURN_IF_ERROR(prepareShapes());
+    if constexpr (Profiled)
+      record("shapes and memory for this run's inputs", "shape", "", -1, start, monotonicNs());
+  }
+  const tessera_host_ctx_t *ctx = pool.ctx();
+  const OmpThreadsScope threads(pool.numThreads()); // for plugins' OpenMP code
+  void **args = hostArgs.data();
+  const DLTensor *const *dl = dlPtrs.data();
+  const Plan &plan = model->plan();
   // The control steps of run-time If and Loop choose the next step; the
   // plan was validated, so their targets are in range.
-  for (size_t i = 0; i < s.steps.size(); ++i) {
-    const detail::StepExec &e = s.steps[i];
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const detail::StepExec &e = steps[i];
+    [[maybe_unused]] const size_t at = i;
+    [[maybe_unused]] const int64_t start = Profiled ? monotonicNs() : 0;
     switch (e.kind) {
     case StepKind::Host:
-      if (int32_t rc = e.host(hostArgs + e.first, ctx)) {
-        const Plan &plan = s.model->plan();
+      if (int32_t rc = e.host(args + e.first, ctx))
         return Error::format("{}: host function '{}' failed with code {} ({})", stepName(plan, i),
                              plan.steps[i].symbol, rc, hostErrorName(rc));
-      }
       break;
     case StepKind::External: {
       for (uint32_t k = e.symFirst; k < e.symFirst + e.symCount; ++k)
-        s.externalValues[k] = s.symbolValues[s.externalSymbols[k]];
-      Status st = e.fn->call(std::span<const DLTensor *const>(dlPtrs + e.first, e.count),
-                             std::span<const int64_t>(s.externalValues.data() + e.symFirst,
-                                                      e.symCount));
+        externalValues[k] = symbolValues[externalSymbols[k]];
+      Status st = e.fn->call(
+          std::span<const DLTensor *const>(dl + e.first, e.count),
+          std::span<const int64_t>(externalValues.data() + e.symFirst, e.symCount),
+          Profiled ? profile.callContext() : nullptr);
       if (!st.ok())
-        return Error::format("{}: {}", stepName(s.model->plan(), i), st.error().str());
+        return Error::format("{}: {}", stepName(plan, i), st.error().str());
       break;
     }
     case StepKind::Copy:
       if (e.sequenceCopy) { // a list: its elements are shared, never written
-        const Step &step = s.model->plan().steps[i];
-        s.sequences[step.args[1]] = s.sequences[step.args[0]];
+        const Step &step = plan.steps[i];
+        sequences[step.args[1]] = sequences[step.args[0]];
       } else if (e.count == 3) { // into row args[1] of args[2]: a loop's scan output
-        const int64_t row = *static_cast<const int64_t *>(hostArgs[e.first + 1]);
+        const int64_t row = *static_cast<const int64_t *>(args[e.first + 1]);
         if (row >= 0 && uint64_t(row + 1) * e.copyBytes > e.rowsBytes && e.growSymbol >= 0)
-          TS_RETURN_IF_ERROR(s.grow(i, uint32_t(e.growSymbol), row + 1));
+          TS_RETURN_IF_ERROR(grow(i, uint32_t(e.growSymbol), row + 1));
         if (row < 0 || uint64_t(row + 1) * e.copyBytes > e.rowsBytes)
           return Error::format("{}: row {} is past the {} rows memory was planned for",
-                               stepName(s.model->plan(), i), row,
-                               e.copyBytes ? e.rowsBytes / e.copyBytes : 0);
-        std::memcpy(static_cast<char *>(hostArgs[e.first + 2]) + uint64_t(row) * e.copyBytes,
-                    hostArgs[e.first], e.copyBytes);
-      } else if (e.copyBytes > 0 && hostArgs[e.first] != hostArgs[e.first + 1]) {
-        std::memmove(hostArgs[e.first + 1], hostArgs[e.first], e.copyBytes);
+                               stepName(plan, i), row, e.copyBytes ? e.rowsBytes / e.copyBytes : 0);
+        std::memcpy(static_cast<char *>(args[e.first + 2]) + uint64_t(row) * e.copyBytes,
+                    args[e.first], e.copyBytes);
+      } else if (e.copyBytes > 0 && args[e.first] != args[e.first + 1]) {
+        std::memmove(args[e.first + 1], args[e.first], e.copyBytes);
       }
       break;
     case StepKind::Jump:
-      if (e.count == 0 || !truthy(hostArgs[e.first], e.condType))
+      if (e.count == 0 || !truthy(args[e.first], e.condType))
         i = size_t(e.target) - 1; // the loop's ++i makes it target
       break;
     case StepKind::LoopTest: {
-      const int64_t iter = *static_cast<const int64_t *>(hostArgs[e.first]);
-      const int64_t trip = *static_cast<const int64_t *>(hostArgs[e.first + 1]);
-      if (!(iter < trip && truthy(hostArgs[e.first + 2], e.condType)))
+      const int64_t iter = *static_cast<const int64_t *>(args[e.first]);
+      const int64_t trip = *static_cast<const int64_t *>(args[e.first + 1]);
+      if (!(iter < trip && truthy(args[e.first + 2], e.condType)))
         i = size_t(e.target) - 1;
       break;
     }
-    case StepKind::Increment: ++*static_cast<int64_t *>(hostArgs[e.first]); break;
+    case StepKind::Increment: ++*static_cast<int64_t *>(args[e.first]); break;
     case StepKind::SetSymbol:
-      TS_RETURN_IF_ERROR(s.setSymbol(i, *static_cast<const int64_t *>(hostArgs[e.first])));
+      TS_RETURN_IF_ERROR(setSymbol(i, *static_cast<const int64_t *>(args[e.first])));
       break;
-    case StepKind::Sequence: TS_RETURN_IF_ERROR(s.runSequenceStep(i)); break;
+    case StepKind::Sequence: TS_RETURN_IF_ERROR(runSequenceStep(i)); break;
+    }
+    if constexpr (Profiled) {
+      const StepNames &n = stepNames[at];
+      if (*n.category) {
+        const int32_t parent = record(n.name, n.category, n.impl, int32_t(at), start, monotonicNs());
+        if (e.kind == StepKind::External)
+          for (tessera_profile_record_t k : profile.takeCalls()) {
+            k.step = int32_t(at);
+            k.parent = parent;
+            k.run = profile.events()[size_t(parent)].run;
+            profile.add(k);
+          }
+      }
     }
   }
-  for (uint32_t o : s.sequenceOutputs) { // views of the sequence outputs' elements
-    s.sequenceViews[o].clear();
-    for (const auto &element : s.sequences[s.model->plan().outputs[o]])
-      s.sequenceViews[o].push_back(element->view());
+  for (uint32_t o : sequenceOutputs) { // views of the sequence outputs' elements
+    sequenceViews[o].clear();
+    for (const auto &element : sequences[plan.outputs[o]])
+      sequenceViews[o].push_back(element->view());
   }
   return okStatus();
+}
+
+void Session::setProfiling(bool enabled) {
+  if (enabled)
+    impl_->profile.start();
+  else
+    impl_->profile.stop();
+}
+
+std::span<const tessera_profile_record_t> Session::profile() const {
+  return impl_->profile.events();
 }
 
 Expected<const DLTensor *> Session::output(size_t index) const {

@@ -29,6 +29,8 @@
 
 #include <dlpack/dlpack.h>
 
+#include "tessera/c/runtime.h"
+
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -106,6 +108,13 @@ public:
   /// The elements of sequence output `index` after run(): views valid
   /// until the next run() or the session's end.
   Expected<std::span<const DLTensor>> outputSequence(size_t index) const;
+
+  /// Profiling (runtime/profile.h): on, each run records where its time
+  /// goes (the records so far are dropped); off, runs record nothing and
+  /// cost nothing more. profile(): the records since it was switched on,
+  /// valid until the next run or setProfiling.
+  void setProfiling(bool enabled);
+  std::span<const tessera_profile_record_t> profile() const;
 
   const LoadedModel &model() const;
   int32_t numThreads() const;

@@ -10,6 +10,7 @@
 #include "plugin/registry.h"
 #include "runtime/host_abi.h"
 #include "runtime/plan.h"
+#include "runtime/profile.h"
 #include "runtime/thread_pool.h"
 
 #include <dlfcn.h>
@@ -201,6 +202,17 @@ public:
   std::vector<uint32_t> midRunBuffers; // every buffer with a mid-run dim
   std::vector<uint32_t> copySteps;     // the plan's Copy steps (their sizes may follow)
   std::vector<LiveRange> live;         // per buffer (grow() moves the live ones)
+
+  // Profiling (runtime/profile.h).
+  /// Runs the steps; the profiled instance records each (run() picks one).
+  template <bool Profiled> Status execute();
+  /// Per step: what its records say (made when profiling is first on).
+  struct StepNames {
+    const char *name, *category, *impl;
+  };
+  void nameSteps();
+  Profile profile;
+  std::vector<StepNames> stepNames;
 };
 
 class LoadedModelImpl {

@@ -44,16 +44,6 @@ struct PartitionArgs {
   std::shared_ptr<PlacementArgs> placement = std::make_shared<PlacementArgs>();
 };
 
-Status writeText(const std::string &path, const std::string &text) {
-  std::ofstream out(path, std::ios::binary);
-  if (out)
-    out << text;
-  out.close();
-  if (!out)
-    return Error::format("cannot write '{}'", path);
-  return okStatus();
-}
-
 Status run(const PartitionArgs &a) {
   for (const std::string *out : {&a.dot, &a.html, &a.out})
     if (!out->empty())

@@ -3,6 +3,7 @@
 //   tessera run MODEL.tsr [--inputs x=x.npy,y=y.npy | --inputs in.npz]
 //               [--outputs out.npz] [--repeat N] [--print-time]
 //               [--threads N] [--seed N] [--print-all]
+//               [--profile] [--profile-json FILE]
 //
 // Runs an artifact through the runtime's public API only (tessera/runtime.hpp,
 // as an app does): no compiler, no IR. Inputs come from .npy files bound by
@@ -15,7 +16,9 @@
 // mean, median, min and max latency. A sequence input (a list of tensors)
 // takes the .npz members NAME.0, NAME.1, ... in order (none: an empty
 // list); random, it is two elements whose dims are 1 and 2. A sequence
-// output prints and writes its elements the same way.
+// output prints and writes its elements the same way. --profile and
+// --profile-json run once to warm up, then profile the --repeat runs: the
+// table of where the time went (tessera/profile.hpp), a Chrome trace.
 
 //
 //===----------------------------------------------------------------------===//
@@ -47,7 +50,8 @@ struct RunArgs {
   std::vector<std::string> inputs;
   std::string outputs;
   int repeat = 1;
-  bool printTime = false, printAll = false;
+  bool printTime = false, printAll = false, profile = false;
+  std::string profileJson;
   int threads = 0;
   uint64_t seed = 0;
   std::vector<std::string> dims; // NAME=VALUE for random inputs of symbolic shapes
@@ -357,6 +361,9 @@ Status runModel(const RunArgs &a) {
     return Error::format("--threads must be 0 (every core) or more, not {}", a.threads);
   if (!a.outputs.empty())
     TS_RETURN_IF_ERROR(checkWritableFile(a.outputs));
+  if (!a.profileJson.empty())
+    TS_RETURN_IF_ERROR(checkWritableFile(a.profileJson));
+  const bool profiling = a.profile || !a.profileJson.empty();
   try {
     rt::Model model = rt::Model::load(a.model);
     TS_ASSIGN_OR_RETURN(auto inputs, loadInputs(a, model));
@@ -372,8 +379,10 @@ Status runModel(const RunArgs &a) {
     }
 
     std::vector<double> ms;
-    if (a.printTime)
+    if (a.printTime || profiling)
       session.run(); // warm-up
+    if (profiling)
+      session.setProfiling(true);
     for (int r = 0; r < a.repeat; ++r) {
       auto start = std::chrono::steady_clock::now();
       session.run();
@@ -413,6 +422,17 @@ Status runModel(const RunArgs &a) {
     }
     if (!a.outputs.empty())
       TS_RETURN_IF_ERROR(npy::writeNpzFile(a.outputs, outs));
+    if (profiling) {
+      const rt::Profile profile = session.profile();
+      if (a.profile)
+        std::cout << profile.format();
+      if (!a.profileJson.empty()) {
+        TS_RETURN_IF_ERROR(writeText(a.profileJson, profile.chromeTrace()));
+        std::cout << fmt::format("wrote the trace of {} run{} to {} (Perfetto, "
+                                 "chrome://tracing)\n",
+                                 profile.runs(), profile.runs() == 1 ? "" : "s", a.profileJson);
+      }
+    }
     if (a.printTime) {
       std::vector<double> sorted = ms;
       std::sort(sorted.begin(), sorted.end());
@@ -456,6 +476,13 @@ Subcommand addRunCommand(CLI::App &app) {
   cmd->add_option("--seed", args->seed, "Seed of the random inputs (without --inputs)")
       ->capture_default_str();
   cmd->add_flag("--print-all", args->printAll, "Print every element of each output");
+  cmd->add_flag("--profile", args->profile,
+                "Run once to warm up, then profile the --repeat runs: print the time of each "
+                "step (host steps by op and node, plugin steps by region) and, inside plugin "
+                "steps, of each primitive or kernel the plugin reports, with its share");
+  cmd->add_option("--profile-json", args->profileJson,
+                  "Profile as --profile does and write a Chrome trace (JSON) to this file, one "
+                  "track per thread: open it in Perfetto (ui.perfetto.dev) or chrome://tracing");
   cmd->add_option("--dim", args->dims,
                   "NAME=VALUE: a symbolic dim's value for random inputs (default: its lower "
                   "bound); repeatable");

@@ -132,4 +132,14 @@ void printPasses(std::ostream &out) {
   }
 }
 
+Status writeText(const std::string &path, const std::string &text) {
+  std::ofstream out(path, std::ios::binary);
+  if (out)
+    out << text;
+  out.close();
+  if (!out)
+    return Error::format("cannot write '{}'", path);
+  return okStatus();
+}
+
 } // namespace tessera::tools

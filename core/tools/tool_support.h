@@ -57,6 +57,9 @@ int runGuarded(std::string_view tool, const std::string &where, const std::funct
 /// Prints "<tool>: error: <message>" to stderr and returns 1.
 int reportError(std::string_view tool, const Error &e);
 
+/// Writes `text` to `path` (replacing it); "cannot write 'PATH'" on failure.
+Status writeText(const std::string &path, const std::string &text);
+
 /// Every registered pass (partition::allPasses()) with its summary and the
 /// statistics it counts: `tessera passes`, `tessera-opt --list-passes`.
 void printPasses(std::ostream &out);

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <new>
 
+#include <oneapi/dnnl/dnnl_debug.h>
 #include <omp.h>
 
 namespace tessera::dnnl_plugin {
@@ -418,8 +419,25 @@ void PlanBuilder::addStep(dnnl::primitive prim, std::vector<StepArg> args, std::
       largest = std::max(largest, a.md.get_size());
     }
   const bool serial = largest < kSerialBytes && !threadsFixedAtCreation(prim.get_kind());
+  // Profiles name a step by its primitive kind and the nodes in `what`
+  // ("... node 3 ('conv1', conv2d)"), each once.
+  std::vector<std::string> named;
+  for (size_t at = what.find("('"); at != std::string::npos; at = what.find("('", at)) {
+    const size_t end = what.find('\'', at + 2);
+    if (end == std::string::npos)
+      break;
+    std::string node = what.substr(at + 2, end - at - 2);
+    if (std::find(named.begin(), named.end(), node) == named.end())
+      named.push_back(std::move(node));
+    at = end;
+  }
+  std::string nodes;
+  for (const std::string &n : named)
+    nodes += (nodes.empty() ? "" : ", ") + n;
+  const char *kind = dnnl_prim_kind2str(static_cast<dnnl_primitive_kind_t>(prim.get_kind()));
   plan_->steps.push_back(Step{std::move(prim), std::move(args), std::move(what),
-                              pd.impl_info_str(), serial});
+                              pd.impl_info_str(), kind ? kind : "primitive", std::move(nodes),
+                              serial});
 }
 
 bool threadsFixedAtCreation(dnnl::primitive::kind kind) {

@@ -60,6 +60,8 @@ struct Step {
   std::vector<StepArg> args;
   std::string what; // "node 3 ('conv1', conv2d)" or "reorder ..."
   std::string impl; // oneDNN's implementation ("jit:avx512_core", "ref:any")
+  std::string kind;  // the primitive's kind ("convolution", "reorder"), for profiles
+  std::string nodes; // the graph nodes `what` names ("conv1"), for profiles
   // Too little work to wake other threads for (kSerialBytes): run on the
   // calling thread alone. Only kinds that split their work over the
   // current thread count at execution (not the GEMM-based ones).

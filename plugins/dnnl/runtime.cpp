@@ -143,13 +143,22 @@ void DnnlModule::Runner::run(std::span<const DLTensor *const> inputs,
   for (Context::Binding &b : ctx->bindings)
     b.mem.set_data_handle(b.input ? sdk::tensorData(*inputs[size_t(b.index)])
                                   : sdk::tensorData(*outputs[size_t(b.index)]));
+  // Profiled (plugin ABI 1.6): each primitive is reported with oneDNN's
+  // implementation. Execution on the CPU engine returns when it is done.
+  const bool profiled = sdk::profiling();
   for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const int64_t start = profiled ? sdk::profileClockNs() : 0;
     if (plan.steps[i].serial && ctx->threads > 1) {
       omp_set_num_threads(1);
       ctx->prims[i].execute(ctx->stream, ctx->args[i]);
       omp_set_num_threads(ctx->threads);
     } else {
       ctx->prims[i].execute(ctx->stream, ctx->args[i]);
+    }
+    if (profiled) {
+      const Step &s = plan.steps[i];
+      sdk::profileEvent(s.kind.c_str(), s.nodes.c_str(), s.impl.c_str(), start,
+                        sdk::profileClockNs());
     }
   }
   ctx->stream.wait();

@@ -30,6 +30,7 @@ struct Step {
   std::vector<int> inputs; // slots, in the kernel's argument order
   int output = -1;         // slot
   Kernel kernel;
+  std::string name, nodes; // what profiles call it: the op ("conv2d+bias+relu"), its nodes
 };
 
 const DLDataType kF32{kDLFloat, 32, 1};
@@ -143,9 +144,11 @@ private:
     }
   }
 
-  void addStep(std::vector<int> inputs, int output, Kernel kernel) {
+  void addStep(std::vector<int> inputs, int output, Kernel kernel, std::string name,
+               std::string nodes) {
     program_->computed[size_t(output)] = true;
-    program_->steps.push_back(Step{std::move(inputs), output, std::move(kernel)});
+    program_->steps.push_back(
+        Step{std::move(inputs), output, std::move(kernel), std::move(name), std::move(nodes)});
   }
 
   /// Adds the nodes of `g` (whose inputs are the slots `bound`) and returns
@@ -182,7 +185,7 @@ private:
           ins.push_back(slotOf(r));
         Kernel k = prepare(descOf(g, n), ins, {}, where + ": " + describe(i, n));
         int out = newSlot(n.outputs[0]);
-        addStep(std::move(ins), out, std::move(k));
+        addStep(std::move(ins), out, std::move(k), n.op, n.name);
         slots[i] = {out};
         break;
       }
@@ -318,7 +321,13 @@ private:
     }
     Kernel k = prepare(fused, ins, fusion, at + " (fused)");
     int slot = newSlot(body.nodes[ops.back()].outputs[0]);
-    addStep(std::move(ins), slot, std::move(k));
+    std::string name = product.op, nodes = product.name;
+    for (const Node *f : {biasNode, actNode})
+      if (f) {
+        name += "+" + f->op;
+        nodes += ", " + f->name;
+      }
+    addStep(std::move(ins), slot, std::move(k), std::move(name), std::move(nodes));
     outs = {slot};
     return true;
   }
@@ -421,7 +430,10 @@ void InterpreterModule::execute(const Program &p, std::span<const DLTensor *cons
     args.clear();
     for (int s : step.inputs)
       args.push_back(value[size_t(s)]);
-    step.kernel(args, dst);
+    {
+      sdk::ProfileScope scope(step.name.c_str(), step.nodes.c_str(), "json:portable");
+      step.kernel(args, dst);
+    }
     value[out] = dst;
     // Free the intermediates nobody reads any more.
     for (int s : step.inputs)

@@ -24,6 +24,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -220,6 +221,37 @@ public:
   }
   bool closed() const { return session_ == nullptr; }
   PyModel model() const { return PyModel{model_}; }
+
+  /// Profiling (tessera/profile.hpp): on drops what was recorded before.
+  void setProfiling(bool on) {
+    tessera_status_t *st = nullptr;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(mu_);
+      st = session_ ? tessera_session_set_profiling(session_, on ? 1 : 0)
+                    : tessera_status_create(TESSERA_STATUS_FAILED_PRECONDITION,
+                                            "profile: the session is closed");
+    }
+    throwIfError(st);
+  }
+  /// What the runs since setProfiling(true) recorded.
+  rt::Profile profile() {
+    const tessera_profile_record_t *records = nullptr;
+    size_t count = 0;
+    rt::Profile out;
+    tessera_status_t *st = nullptr;
+    {
+      py::gil_scoped_release nogil;
+      std::lock_guard<std::mutex> lock(mu_);
+      st = session_ ? tessera_session_get_profile(session_, &records, &count)
+                    : tessera_status_create(TESSERA_STATUS_FAILED_PRECONDITION,
+                                            "profile: the session is closed");
+      if (!st)
+        out = rt::makeProfile(records, count);
+    }
+    throwIfError(st);
+    return out;
+  }
   int lastRunCopies() const { return lastRunCopies_; }
 
 private:
@@ -364,6 +396,111 @@ std::string artifactMetadata(const py::bytes &bytes, const std::string &display)
   return std::string(sections[0].bytes);
 }
 
+/// `with session.profile() as p:` profiles the runs inside; p's data is the
+/// session's profile while inside, and what it was at the exit after.
+struct PyProfiling {
+  py::object owner; // keeps the session alive
+  PySession *session;
+  bool active;
+  rt::Profile done;
+
+  rt::Profile current() const { return active ? session->profile() : done; }
+};
+
+py::dict rowDict(const rt::ProfileRow &r) {
+  py::dict d;
+  d["name"] = r.name;
+  d["category"] = r.category;
+  d["nodes"] = r.nodes;
+  d["impl"] = r.impl;
+  d["step"] = r.step;
+  d["parent"] = r.parent >= 0 ? py::object(py::int_(r.parent)) : py::object(py::none());
+  d["calls"] = r.calls;
+  d["total_ms"] = r.totalMs;
+  d["ms_per_run"] = r.msPerRun;
+  d["share"] = r.share;
+  return d;
+}
+
+py::dict recordDict(const rt::ProfileRecord &r) {
+  py::dict d;
+  d["name"] = r.name;
+  d["category"] = r.category;
+  d["nodes"] = r.nodes;
+  d["impl"] = r.impl;
+  d["start_ns"] = r.startNs;
+  d["duration_ns"] = r.durationNs;
+  d["thread"] = r.thread;
+  d["step"] = r.step;
+  d["parent"] = r.parent >= 0 ? py::object(py::int_(r.parent)) : py::object(py::none());
+  d["run"] = r.run;
+  return d;
+}
+
+void bindProfile(py::module_ &m) {
+  py::class_<PyProfiling>(m, "Profile",
+                          "Where the profiled runs' time went (Session.profile()); the same "
+                          "records and table as `tessera run --profile`")
+      .def("__enter__",
+           [](PyProfiling &p) -> PyProfiling & {
+             p.session->setProfiling(true);
+             p.active = true;
+             return p;
+           },
+           py::return_value_policy::reference)
+      .def("__exit__",
+           [](PyProfiling &p, py::args) {
+             if (!p.active)
+               return;
+             p.done = p.session->profile();
+             p.active = false;
+             p.session->setProfiling(false);
+           })
+      .def_property_readonly("runs", [](const PyProfiling &p) { return p.current().runs(); })
+      .def_property_readonly("ms_per_run",
+                             [](const PyProfiling &p) { return p.current().msPerRun(); })
+      .def_property_readonly(
+          "steps_ms_per_run", [](const PyProfiling &p) { return p.current().stepsMsPerRun(); },
+          "The steps' time per run (the rest is the executor's own work)")
+      .def_property_readonly(
+          "table",
+          [](const PyProfiling &p) {
+            py::list rows;
+            for (const rt::ProfileRow &r : p.current().table())
+              rows.append(rowDict(r));
+            return rows;
+          },
+          "Rows as dicts (name, category, nodes, impl, step, parent, calls, total_ms, "
+          "ms_per_run, share): each step by time, each plugin step followed by the primitives "
+          "or kernels its plugin reported (parent: the step's row)")
+      .def_property_readonly(
+          "records",
+          [](const PyProfiling &p) {
+            py::list out;
+            const rt::Profile profile = p.current(); // records() refers into it
+            for (const rt::ProfileRecord &r : profile.records())
+              out.append(recordDict(r));
+            return out;
+          },
+          "Every record (runs, steps, kernels) as a dict")
+      .def("format", [](const PyProfiling &p) { return p.current().format(); },
+           "The table as text, as `tessera run --profile` prints it")
+      .def("chrome_trace", [](const PyProfiling &p) { return p.current().chromeTrace(); },
+           "A Chrome trace (JSON text) for Perfetto or chrome://tracing")
+      .def("save",
+           [](const PyProfiling &p, const py::object &where) {
+             const std::string path =
+                 py::str(py::module_::import("os").attr("fspath")(where)).cast<std::string>();
+             std::ofstream out(path, std::ios::binary);
+             out << p.current().chromeTrace();
+             out.close();
+             if (!out)
+               raise(TESSERA_STATUS_INVALID_ARGUMENT, cat("profile.save: cannot write '", path, "'"));
+           },
+           py::arg("path"), "Writes chrome_trace() to `path` (str or os.PathLike)")
+      .def("__repr__", [](const PyProfiling &p) { return p.current().format(); });
+}
+
 } // namespace
 
 PYBIND11_MODULE(_runtime, m) {
@@ -390,11 +527,20 @@ PYBIND11_MODULE(_runtime, m) {
       .def_property_readonly("metadata_json",
                              [](const PyModel &p) { return p.model.metadataJson(); });
 
+  bindProfile(m);
+
   py::class_<PySession>(m, "Session", "One session on a model: run it with NumPy arrays.")
       .def(py::init<const py::object &, int>(), py::arg("artifact"), py::arg("threads") = 0)
       .def("run", &PySession::run, py::arg("output_names_or_feeds"), py::arg("feeds") = py::none(),
            "run(feeds) -> dict of output name -> numpy.ndarray; run(output_names, feeds) -> "
            "list (ONNX Runtime's form; None: every output)")
+      .def(
+          "profile",
+          [](py::object self) {
+            return PyProfiling{self, &self.cast<PySession &>(), false, rt::Profile()};
+          },
+          "A context in which runs are profiled: `with sess.profile() as p: sess.run(...)`; "
+          "then p.table (rows as dicts), p.records, p.format(), p.chrome_trace(), p.save(path)")
       .def("close", &PySession::close, "Releases the session; later runs raise.")
       .def_property_readonly("closed", &PySession::closed)
       .def_property_readonly("model", &PySession::model)

@@ -1,5 +1,7 @@
 """tessera.compile / load / Artifact / runtime.Session against `tessera run` and the
 reference interpreter (tessera.interpret)."""
+import json
+
 import numpy as np
 import onnx
 import pytest
@@ -206,3 +208,39 @@ def test_sequence_inputs_and_outputs_are_lists(tmp_path):
         sess.run({"n": np.array(1, np.int64), "x": x, "prefix": x})
     with pytest.raises(tessera.InvalidArgument, match="element 0: expected rank 1, got 2"):
         sess.run({"n": np.array(1, np.int64), "x": x, "prefix": [np.zeros((2, 2), np.float32)]})
+
+
+def test_profile_as_data(models, tmp_path):
+    # Session.profile(): the runs inside the context, as rows and records; the
+    # dnnl region's primitives come with oneDNN's implementation names.
+    art = tessera.compile(models["cnn"], targets=["dnnl"])
+    sess = rt.Session(art, threads=1)
+    x = np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    sess.run({"x": x})
+    with sess.profile() as prof:
+        for _ in range(3):
+            sess.run({"x": x})
+    sess.run({"x": x})  # after the context: not recorded
+    assert prof.runs == 3
+    assert 0 < prof.steps_ms_per_run <= prof.ms_per_run
+    rows = prof.table
+    steps = [r for r in rows if r["parent"] is None]
+    kernels = [r for r in rows if r["parent"] is not None]
+    assert {r["category"] for r in steps} >= {"plugin"}
+    assert all(r["calls"] % 3 == 0 and r["ms_per_run"] == pytest.approx(r["total_ms"] / 3)
+               for r in rows)
+    assert kernels and all(r["impl"] and rows[r["parent"]]["category"] == "plugin"
+                           for r in kernels)
+    assert "convolution" in {r["name"] for r in kernels}
+    assert sum(r["share"] for r in steps) <= 1.0 + 1e-9
+    records = prof.records
+    assert sum(r["category"] == "run" for r in records) == 3
+    assert all(r["duration_ns"] >= 0 and r["thread"] > 0 for r in records)
+    assert "profile of 3 runs" in prof.format()
+    prof.save(tmp_path / "trace.json")
+    trace = json.loads((tmp_path / "trace.json").read_text())
+    assert sum(e["ph"] == "X" for e in trace["traceEvents"]) == len(records)
+    # A new context starts a new profile.
+    with sess.profile() as again:
+        sess.run({"x": x})
+    assert again.runs == 1 and prof.runs == 3

@@ -17,10 +17,16 @@ reference interpreter.
      inside these bounds for ~20 layers. `tessera inspect --source dnnl
      --format plan`: the convolutions' weights are held once (in oneDNN's
      layout; the plain bytes released).
+  3. `tessera run --profile --profile-json` on the ResNet-18 dnnl artifact:
+     every oneDNN primitive of the plan is in the table and the trace with
+     its implementation, inside its region's step; the steps take at least
+     95% of each run; the trace is Chrome's JSON format, one named track
+     per thread.
 Generated files go to --out (the build tree).
 
 Usage: check_dnnl_e2e.py --tessera BIN --source-dir DIR --out DIR
 """
+import json
 import os
 import re
 import subprocess
@@ -91,12 +97,49 @@ def check_model(c, name):
     c.close(results["dnnl"], results["host"], 1e-3, 1e-4, f"{name}: dnnl vs host")
 
 
+def check_profile(c, name):
+    tsr, npy = c.path(f"{name}_dnnl.tsr"), c.path(f"{name}_input.npy")
+    trace_path = c.path(f"{name}_trace.json")
+    out = c.tool("run", tsr, "--inputs", "x=" + npy, "--repeat", "5", "--profile",
+                 "--profile-json", trace_path).stdout
+    plan = c.tool("inspect", tsr, "--source", "dnnl", "--format", "plan").stdout
+    # "  step 3: node 5 ('conv1', conv2d) [jit:avx2]": every primitive of the plan.
+    impls = re.findall(r"^  step \d+: .*\[([^\]]+)\]( on one thread)?$", plan, re.M)
+    want = sorted(i for i, _ in impls)
+    c.ok(len(want) >= 10, f"{name}: the dnnl plan lists its primitives", plan[:2000])
+    m = re.search(r"profile of 5 runs: ([\d.]+) ms per run; its steps take ([\d.]+) ms "
+                  r"\(([\d.]+)%\)", out)
+    c.ok(m is not None and float(m.group(3)) >= 95.0,
+         f"{name}: the profiled steps take at least 95% of each run", out[:3000])
+    # A kernel's row is indented under its step's: six spaces after calls/run.
+    kernel_lines = [l for l in out.splitlines() if re.match(r"^ +[\d.]+% +[\d.]+ +[\d.]+ {6}\S", l)]
+    c.ok(kernel_lines and all(re.search(r"\[[^\]]+\]", l) for l in kernel_lines),
+         f"{name}: every primitive in the table names its implementation", out[:3000])
+    trace = json.load(open(trace_path))
+    events = trace["traceEvents"]
+    runs = [e for e in events if e.get("cat") == "run"]
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    regions = [e for e in events if e.get("cat") == "plugin"]
+    c.ok(len(runs) == 5, f"{name}: 5 runs in the trace", str(len(runs)))
+    got = sorted(e["args"]["impl"] for e in kernels if e["args"]["run"] == 0)
+    c.ok(got == want, f"{name}: the trace holds each primitive of the plan with its "
+         "implementation", f"trace {got}\nplan {want}")
+    inside = all(any(r["tid"] == k["tid"] and r["args"]["run"] == k["args"]["run"] and
+                     r["ts"] <= k["ts"] + 1e-3 and k["ts"] + k["dur"] <= r["ts"] + r["dur"] + 1e-3
+                     for r in regions) for k in kernels)
+    c.ok(inside, f"{name}: each primitive lies inside its region's step on the same track")
+    named = [e["tid"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"]
+    c.ok(sorted(named) == sorted({e["tid"] for e in events if e["ph"] == "X"}) and
+         len(set(named)) == len(named), f"{name}: one named track per thread", str(named))
+
+
 def main():
     a, c = checker_from_args()
     c.step("tiny_cnn", lambda: check_tiny_cnn(c, a.source_dir))
     make_models(a.source_dir, a.out, SIZE, WIDTH, stdout=subprocess.DEVNULL)
     for name in MODELS:
         c.step(name, lambda: check_model(c, name))
+    c.step("profile", lambda: check_profile(c, MODELS[0]))
     return c.summary()
 
 

@@ -23,6 +23,7 @@
 #pragma once
 
 #include "tessera/c/runtime.h"
+#include "tessera/profile.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -324,6 +325,17 @@ public:
   }
 
   void run() { check(tessera_session_run(get())); }
+
+  /// Profiling (tessera/profile.hpp): on, each run records where its time
+  /// goes (what was recorded before is dropped); off, runs cost nothing more.
+  void setProfiling(bool enabled) { check(tessera_session_set_profiling(get(), enabled ? 1 : 0)); }
+  /// The runs profiled since setProfiling(true), copied.
+  Profile profile() const {
+    const tessera_profile_record_t *records = nullptr;
+    size_t count = 0;
+    check(tessera_session_get_profile(get(), &records, &count));
+    return makeProfile(records, count);
+  }
 
   /// Valid until the next run or the session's end.
   const DLTensor &output(size_t index) {

@@ -40,6 +40,10 @@
  *        (every plugin built before 1.4) is offered static ops only.
  *   1.5  tessera_checker_t::estimate_region (a plugin's cost hint for
  *        placement by measurement).
+ *   1.6  profiling: tessera_function_t::call_with_context, which hands the
+ *        function a tessera_call_context_t whose profiler takes the events
+ *        the plugin reports (tessera_profile_event_t: a primitive or
+ *        kernel, its nodes, its implementation, its start and end).
  *
  * STRUCTS
  *   Every struct that crosses the boundary starts with `size_t struct_size`,
@@ -77,7 +81,7 @@
 #include "tessera/c/status.h"
 
 #define TESSERA_PLUGIN_ABI_MAJOR 1
-#define TESSERA_PLUGIN_ABI_MINOR 5
+#define TESSERA_PLUGIN_ABI_MINOR 6
 
 /* The one symbol a plugin exports (tessera_plugin_query_fn). */
 #define TESSERA_PLUGIN_ENTRY_SYMBOL "tessera_plugin_query"
@@ -286,6 +290,36 @@ typedef struct tessera_checker {
 
 /*===-- Runtime modules ----------------------------------------------------===*/
 
+/* ABI 1.6. One event a plugin reports while a run is profiled: something it
+ * ran inside a function call (a oneDNN primitive, a kernel, a reorder). The
+ * strings are borrowed for the duration of record(): the core copies them.
+ * Times are CLOCK_MONOTONIC in nanoseconds (std::chrono::steady_clock on
+ * Linux), the clock the core times its own steps with. */
+typedef struct tessera_profile_event {
+  size_t struct_size;
+  const char *name;  /* what ran: "convolution", "reorder", "dense"; never NULL */
+  const char *nodes; /* the graph nodes it computes ("conv1, relu1"); NULL: none */
+  const char *impl;  /* the implementation ("jit:avx2", "brg:avx512_core"); NULL */
+  int64_t start_ns;
+  int64_t end_ns;
+} tessera_profile_event_t;
+
+/* ABI 1.6. Where a function reports its events. record() may be called from
+ * any thread of the call (it is thread-safe) and only until the call
+ * returns. */
+typedef struct tessera_profiler {
+  size_t struct_size;
+  void *state;
+  void (*record)(void *state, const tessera_profile_event_t *event);
+} tessera_profiler_t;
+
+/* ABI 1.6. What the core tells a function about one call. */
+typedef struct tessera_call_context {
+  size_t struct_size;
+  /* NULL: the run is not profiled (report nothing, and time nothing). */
+  const tessera_profiler_t *profiler;
+} tessera_call_context_t;
+
 /* A callable function of a module. Call convention: `args` are the
  * function's inputs then its outputs, as DLTensors on the CPU, compact
  * row-major, with exactly the types of the compiled graph; outputs are
@@ -303,6 +337,14 @@ typedef struct tessera_function {
   tessera_plugin_status_t *(*call_symbolic)(void *self, const DLTensor *const *args,
                                             size_t num_args, const int64_t *symbols,
                                             size_t num_symbols);
+  /* ABI 1.6, optional. As call_symbolic (`symbols` NULL and `num_symbols` 0
+   * for a static function), with a context (never NULL). The core calls it
+   * when it has something to say (a profiled run) and the function has it;
+   * otherwise call or call_symbolic. */
+  tessera_plugin_status_t *(*call_with_context)(void *self, const DLTensor *const *args,
+                                                size_t num_args, const int64_t *symbols,
+                                                size_t num_symbols,
+                                                const tessera_call_context_t *context);
 } tessera_function_t;
 
 /* A runtime module, created by codegen or by a module factory and owned by

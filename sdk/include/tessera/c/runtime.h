@@ -33,6 +33,15 @@
  *   A session is used by one thread at a time (one session per thread);
  *   sessions of the same model run concurrently.
  *
+ * PROFILING
+ *   A session can record where each run's time goes: one record per step it
+ *   runs (host steps named by their ops and nodes, plugin steps by their
+ *   region), one per run, and what plugins report from inside their
+ *   functions (oneDNN's primitives with their implementations). Off by
+ *   default, and then free. `tessera run --profile` prints them as a table
+ *   and `--profile-json` writes them as a Chrome trace; tessera/runtime.hpp
+ *   does both for an app (rt::Profile).
+ *
  * TENSORS
  *   Every DLTensor passed in is a CPU tensor (kDLCPU) with exactly the
  *   input's dtype and shape, dense row-major (strides NULL or compact), its
@@ -247,6 +256,43 @@ tessera_session_get_output_sequence(tessera_session_t *session, size_t index,
 /* The same for the output named `name` (NOT_FOUND for an unknown one). */
 TESSERA_RUNTIME_API tessera_status_t *tessera_session_get_output_by_name(
     tessera_session_t *session, const char *name, const DLTensor **out_tensor);
+
+/*===-- Profiling ----------------------------------------------------------===*/
+
+/* One record of a profiled session. Strings are never NULL ("" for none)
+ * and live as long as the records. */
+typedef struct tessera_profile_record {
+  size_t struct_size;
+  const char *name;     /* a step's label ("conv2d 'conv1'", "dnnl region
+                           'tessera_dnnl_0'"), a primitive or kernel
+                           ("convolution"), or "run" */
+  const char *category; /* "run", "host", "plugin", "copy", "shape", "sequence"
+                           (a step), or "kernel" (reported by a plugin from
+                           inside a plugin step) */
+  const char *nodes;    /* a kernel's graph nodes ("conv1, relu1") */
+  const char *impl;     /* a kernel's implementation ("jit:avx2"); a plugin
+                           step's plugin; a host step's function */
+  int64_t start_ns;     /* since profiling was switched on */
+  int64_t duration_ns;
+  uint64_t thread;      /* the OS thread it ran on (its track in a trace) */
+  int32_t step;         /* the plan step (tessera inspect --steps); -1: a run */
+  int32_t parent;       /* the index of the record it ran inside (a kernel's
+                           step, a step's run); -1: none */
+  uint32_t run;         /* which profiled run, from 0 */
+} tessera_profile_record_t;
+
+/* Switches profiling on (`enabled` non-zero: the records so far are dropped
+ * and times count from now) or off (the records stay until it is switched
+ * on again). */
+TESSERA_RUNTIME_API tessera_status_t *tessera_session_set_profiling(tessera_session_t *session,
+                                                                    int enabled);
+/* The records of the runs since profiling was switched on: each run's
+ * record, then its steps', each step's followed by its kernels':
+ * *out_records points to *out_count of them, owned by the
+ * session and valid until its next run, set_profiling or release. */
+TESSERA_RUNTIME_API tessera_status_t *
+tessera_session_get_profile(tessera_session_t *session,
+                            const tessera_profile_record_t **out_records, size_t *out_count);
 
 #ifdef __cplusplus
 }

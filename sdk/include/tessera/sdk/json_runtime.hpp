@@ -491,7 +491,10 @@ private:
     } catch (const Error &e) {
       throw Error(prefix() + "function '" + f.symbol + "': " + e.what(), e.code());
     }
-    made->prepared = prepareShape(f, made->graph);
+    {
+      ProfileScope scope("prepare shape");
+      made->prepared = prepareShape(f, made->graph);
+    }
     std::lock_guard<std::mutex> lock(shapesMutex_);
     ++shapesPrepared_;
     if (auto hit = find())

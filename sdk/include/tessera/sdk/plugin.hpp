@@ -24,6 +24,7 @@
 #pragma once
 
 #include "tessera/c/plugin.h"
+#include "tessera/sdk/profile.hpp"
 
 #include <algorithm>
 #include <array>
@@ -634,6 +635,16 @@ inline tessera_plugin_status_t *callFunctionSymbolic(void *self, const DLTensor 
   });
 }
 
+/// ABI 1.6: the call with its context (a profiled run's profiler is current
+/// on this thread while the function runs: tessera/sdk/profile.hpp).
+inline tessera_plugin_status_t *callFunctionWithContext(void *self, const DLTensor *const *args,
+                                                        size_t num, const int64_t *symbols,
+                                                        size_t numSymbols,
+                                                        const tessera_call_context_t *context) {
+  ProfilerBinding bind(profilerOf(context));
+  return callFunctionSymbolic(self, args, num, symbols, numSymbols);
+}
+
 inline tessera_plugin_status_t *getFunction(void *self, const char *name,
                                             tessera_function_t *out) {
   return guard([&] {
@@ -648,6 +659,7 @@ inline tessera_plugin_status_t *getFunction(void *self, const char *name,
     fn.self = f;
     fn.call = &callFunction;
     fn.call_symbolic = &callFunctionSymbolic;
+    fn.call_with_context = &callFunctionWithContext;
     std::memcpy(out, &fn, std::min(out->struct_size, sizeof fn));
     out->struct_size = std::min(out->struct_size, sizeof fn);
   });
