@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Exports the benchmark zoo: real torchvision models (and a BERT-style
-encoder written in plain torch) to ONNX, exactly as users export them.
+"""Exports the benchmark zoo: real torchvision models (and models written
+in plain torch as their reference code writes them: BERT, GPT-2 and wav2vec2
+style transformers, U-Net, DBNet, YOLOv5s, RNNs) to ONNX, exactly as users
+export them.
 
 Each model is built with random weights from a fixed seed (nothing is
 downloaded: `weights=None`), put in eval mode and written with
@@ -155,6 +157,275 @@ class Detections(torch.nn.Module):
         return out["boxes"], out["scores"], out["labels"]
 
 
+def conv_bn_relu(c_in, c_out, k=3):
+    return [torch.nn.Conv2d(c_in, c_out, k, padding=k // 2, bias=False),
+            torch.nn.BatchNorm2d(c_out), torch.nn.ReLU(inplace=True)]
+
+
+class UNet(torch.nn.Module):
+    """A U-Net for binary masks (the shape of the usual segmentation
+    tutorials): 4 encoder levels of two 3x3 conv + BatchNorm + ReLU (16, 32,
+    64, 128 channels) each followed by a 2x2 max pool, a 256-channel
+    bottleneck, and a decoder that upsamples with ConvTranspose2d(k2, s2),
+    concatenates the skip and applies two 3x3 convs; a last
+    ConvTranspose2d(16 -> 1, k2, s2) gives a one-channel mask at twice the
+    input resolution (a super-resolved mask), then a sigmoid. The decoder's
+    ConvTranspose2d layers have no batch norm after them to fold into, and the
+    last one has a single output channel."""
+
+    def __init__(self, widths=(16, 32, 64, 128), bottleneck=256):
+        super().__init__()
+        double = lambda c_in, c_out: torch.nn.Sequential(*conv_bn_relu(c_in, c_out),
+                                                         *conv_bn_relu(c_out, c_out))
+        chans = (3,) + widths
+        self.down = torch.nn.ModuleList(double(a, b) for a, b in zip(chans, widths))
+        self.bottom = double(widths[-1], bottleneck)
+        ups = (bottleneck,) + widths[::-1]
+        self.up = torch.nn.ModuleList(torch.nn.ConvTranspose2d(a, b, 2, stride=2)
+                                      for a, b in zip(ups, ups[1:]))
+        self.dec = torch.nn.ModuleList(double(2 * b, b) for b in ups[1:])
+        self.final = torch.nn.ConvTranspose2d(widths[0], 1, 2, stride=2)
+
+    def forward(self, x):
+        skips = []
+        for block in self.down:
+            x = block(x)
+            skips.append(x)
+            x = F.max_pool2d(x, 2)
+        x = self.bottom(x)
+        for up, dec, skip in zip(self.up, self.dec, reversed(skips)):
+            x = dec(torch.cat([up(x), skip], dim=1))
+        return torch.sigmoid(self.final(x))
+
+
+class DBNet(torch.nn.Module):
+    """A DBNet text detector (Liao et al., as in its reference code and
+    MMOCR): torchvision's ResNet-18 trunk (1/4 to 1/32), an FPN whose 1x1
+    laterals are summed top-down with nearest 2x upsampling, each level
+    reduced to 64 channels by a 3x3 conv, upsampled (nearest, 8x/4x/2x) to 1/4
+    and concatenated, then the probability head: 3x3 conv + BN + ReLU, two
+    ConvTranspose2d(k2, s2) back to full resolution (the first followed by BN
+    + ReLU, the second down to one channel) and a sigmoid."""
+
+    def __init__(self, inner=256):
+        super().__init__()
+        r = torchvision.models.resnet18(weights=None)
+        self.stem = torch.nn.Sequential(r.conv1, r.bn1, r.relu, r.maxpool)
+        self.stages = torch.nn.ModuleList([r.layer1, r.layer2, r.layer3, r.layer4])
+        self.lateral = torch.nn.ModuleList(torch.nn.Conv2d(c, inner, 1, bias=False)
+                                           for c in (64, 128, 256, 512))
+        self.smooth = torch.nn.ModuleList(
+            torch.nn.Conv2d(inner, inner // 4, 3, padding=1, bias=False) for _ in range(4))
+        q = inner // 4
+        self.head = torch.nn.Sequential(
+            *conv_bn_relu(inner, q), torch.nn.ConvTranspose2d(q, q, 2, stride=2),
+            torch.nn.BatchNorm2d(q), torch.nn.ReLU(inplace=True),
+            torch.nn.ConvTranspose2d(q, 1, 2, stride=2), torch.nn.Sigmoid())
+
+    def forward(self, x):
+        x = self.stem(x)
+        feats = []
+        for stage in self.stages:
+            x = stage(x)
+            feats.append(x)
+        lat = [conv(f) for conv, f in zip(self.lateral, feats)]
+        for i in (2, 1, 0):  # top-down: in4 + up(in5), ...
+            lat[i] = lat[i] + F.interpolate(lat[i + 1], scale_factor=2, mode="nearest")
+        fused = [smooth(p) for smooth, p in zip(self.smooth, lat)]
+        fused = [fused[0]] + [F.interpolate(p, scale_factor=2 ** i, mode="nearest")
+                              for i, p in enumerate(fused[1:], 1)]
+        return self.head(torch.cat(fused[::-1], dim=1))
+
+
+class Wav2Vec2Frontend(torch.nn.Module):
+    """A wav2vec2-base-style audio encoder written as Hugging Face writes it
+    (Wav2Vec2FeatureEncoder, FeatureProjection, Wav2Vec2Attention ...): raw
+    16 kHz audio -> 7 bias-free Conv1d of 512 channels (kernels 10,3,3,3,3,2,2,
+    strides 5,2,2,2,2,2,2: 320x down, 16000 samples -> 49 frames), a
+    GroupNorm(512, 512) after the first only (exported as
+    InstanceNormalization), GELU after each -> [1, T, 512] -> LayerNorm ->
+    Linear 512->768 -> LayerNorm -> 2 post-norm encoder layers (12 heads,
+    FFN 3072, GELU) whose attention scales q, folds the heads into the batch
+    and uses bmm, as Wav2Vec2Attention does. Without the positional conv
+    embedding. Convs are initialised as Hugging Face does (Kaiming normal) so
+    that no normalisation is needed between them."""
+
+    def __init__(self, layers=2, hidden=768, heads=12, ffn=3072, conv_dim=512):
+        super().__init__()
+        self.heads, self.head_size = heads, hidden // heads
+        specs = [(10, 5)] + [(3, 2)] * 4 + [(2, 2)] * 2
+        self.convs = torch.nn.ModuleList(
+            torch.nn.Conv1d(1 if i == 0 else conv_dim, conv_dim, k, stride=s, bias=False)
+            for i, (k, s) in enumerate(specs))
+        for conv in self.convs:
+            torch.nn.init.kaiming_normal_(conv.weight)
+        self.group_norm = torch.nn.GroupNorm(conv_dim, conv_dim)
+        self.feature_norm = torch.nn.LayerNorm(conv_dim)
+        self.projection = torch.nn.Linear(conv_dim, hidden)
+        self.norm = torch.nn.LayerNorm(hidden)
+        self.layers = torch.nn.ModuleList(
+            torch.nn.ModuleDict({
+                "q_proj": torch.nn.Linear(hidden, hidden),
+                "k_proj": torch.nn.Linear(hidden, hidden),
+                "v_proj": torch.nn.Linear(hidden, hidden),
+                "out_proj": torch.nn.Linear(hidden, hidden),
+                "layer_norm": torch.nn.LayerNorm(hidden),
+                "intermediate_dense": torch.nn.Linear(hidden, ffn),
+                "output_dense": torch.nn.Linear(ffn, hidden),
+                "final_layer_norm": torch.nn.LayerNorm(hidden),
+            }) for _ in range(layers))
+
+    def attention(self, layer, x):
+        bsz, tgt, _ = x.size()
+        shape = lambda t: t.view(bsz, -1, self.heads, self.head_size).transpose(1, 2).contiguous()
+        proj = (bsz * self.heads, -1, self.head_size)
+        q = shape(layer["q_proj"](x) * self.head_size ** -0.5).view(*proj)
+        k = shape(layer["k_proj"](x)).view(*proj)
+        v = shape(layer["v_proj"](x)).view(*proj)
+        weights = F.softmax(torch.bmm(q, k.transpose(1, 2)), dim=-1)
+        out = torch.bmm(weights, v).view(bsz, self.heads, tgt, self.head_size)
+        out = out.transpose(1, 2).reshape(bsz, tgt, self.heads * self.head_size)
+        return layer["out_proj"](out)
+
+    def forward(self, audio):
+        x = audio[:, None]
+        for i, conv in enumerate(self.convs):
+            x = conv(x)
+            x = F.gelu(self.group_norm(x) if i == 0 else x)
+        x = self.projection(self.feature_norm(x.transpose(1, 2)))
+        x = self.norm(x)
+        for layer in self.layers:
+            x = layer["layer_norm"](x + self.attention(layer, x))
+            x = x + layer["output_dense"](F.gelu(layer["intermediate_dense"](x)))
+            x = layer["final_layer_norm"](x)
+        return x
+
+
+class YoloConv(torch.nn.Module):
+    """YOLOv5's Conv: Conv2d (same padding, no bias) + BatchNorm + SiLU."""
+
+    def __init__(self, c_in, c_out, k=1, s=1, p=None):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(c_in, c_out, k, s, k // 2 if p is None else p, bias=False)
+        self.bn = torch.nn.BatchNorm2d(c_out, eps=1e-3, momentum=0.03)
+        self.act = torch.nn.SiLU()
+
+    def forward(self, x):
+        return self.act(self.bn(self.conv(x)))
+
+
+class C3(torch.nn.Module):
+    """YOLOv5's C3: two 1x1 branches of half width, n bottlenecks (1x1, 3x3,
+    residual add if `shortcut`) on one, concatenated and fused by a 1x1."""
+
+    def __init__(self, c_in, c_out, n=1, shortcut=True):
+        super().__init__()
+        c = c_out // 2
+        self.cv1, self.cv2 = YoloConv(c_in, c), YoloConv(c_in, c)
+        self.cv3 = YoloConv(2 * c, c_out)
+        self.m = torch.nn.ModuleList(torch.nn.ModuleList([YoloConv(c, c), YoloConv(c, c, 3)])
+                                     for _ in range(n))
+        self.shortcut = shortcut
+
+    def forward(self, x):
+        y = self.cv1(x)
+        for cv1, cv2 in self.m:
+            y = y + cv2(cv1(y)) if self.shortcut else cv2(cv1(y))
+        return self.cv3(torch.cat([y, self.cv2(x)], dim=1))
+
+
+class YoloV5sBody(torch.nn.Module):
+    """YOLOv5s (v6 architecture: width 0.50, depth 0.33) without the Detect
+    layer's decoding: a 6x6 stride-2 stem, strided Conv + C3 stages (32 to
+    512 channels; 1, 2, 3, 1 bottlenecks), SPPF (three chained 5x5 stride-1
+    max pools concatenated), a PANet neck (nn.Upsample nearest 2x + Concat
+    top-down, strided Conv + Concat bottom-up, C3 without shortcuts) and the
+    three 1x1 detection convs, 3 anchors x 85 = 255 channels at strides 8, 16
+    and 32, returned raw as users export them for their own
+    post-processing."""
+
+    def __init__(self, outputs=255):
+        super().__init__()
+        self.b0 = torch.nn.Sequential(YoloConv(3, 32, 6, 2, 2), YoloConv(32, 64, 3, 2),
+                                      C3(64, 64, 1), YoloConv(64, 128, 3, 2), C3(128, 128, 2))
+        self.b1 = torch.nn.Sequential(YoloConv(128, 256, 3, 2), C3(256, 256, 3))
+        self.b2 = torch.nn.Sequential(YoloConv(256, 512, 3, 2), C3(512, 512, 1))
+        self.sppf_cv1, self.sppf_cv2 = YoloConv(512, 256), YoloConv(1024, 512)
+        self.pool = torch.nn.MaxPool2d(5, 1, 2)
+        self.up = torch.nn.Upsample(scale_factor=2, mode="nearest")
+        self.h10, self.h13 = YoloConv(512, 256), C3(512, 256, 1, False)
+        self.h14, self.h17 = YoloConv(256, 128), C3(256, 128, 1, False)
+        self.h18, self.h20 = YoloConv(128, 128, 3, 2), C3(256, 256, 1, False)
+        self.h21, self.h23 = YoloConv(256, 256, 3, 2), C3(512, 512, 1, False)
+        self.detect = torch.nn.ModuleList(torch.nn.Conv2d(c, outputs, 1) for c in (128, 256, 512))
+
+    def forward(self, x):
+        c3 = self.b0(x)
+        c4 = self.b1(c3)
+        y = self.sppf_cv1(self.b2(c4))
+        y1 = self.pool(y)
+        y2 = self.pool(y1)
+        c5 = self.sppf_cv2(torch.cat([y, y1, y2, self.pool(y2)], dim=1))
+        t5 = self.h10(c5)
+        t4 = self.h14(self.h13(torch.cat([self.up(t5), c4], dim=1)))
+        p3 = self.h17(torch.cat([self.up(t4), c3], dim=1))
+        p4 = self.h20(torch.cat([self.h18(p3), t4], dim=1))
+        p5 = self.h23(torch.cat([self.h21(p4), t5], dim=1))
+        return tuple(head(p) for head, p in zip(self.detect, (p3, p4, p5)))
+
+
+class GptDecoder(torch.nn.Module):
+    """A 4-layer GPT-2-small-style decoder written as Hugging Face writes it
+    (GPT2Model, GPT2Attention ...): token + position embeddings (vocab 50257,
+    128 positions, hidden 768, initialised N(0, 0.02) as GPT-2), pre-norm
+    blocks whose attention projects q, k, v with one Linear and splits it,
+    masks with the causal `torch.tril` buffer by `torch.where(mask, scores,
+    finfo.min)`, and a tanh-approximated GELU feed-forward (GPT-2's gelu_new),
+    a final LayerNorm and an LM head tied to the token embedding: logits
+    f32[1, 128, 50257]."""
+
+    def __init__(self, layers=4, hidden=768, heads=12, vocab=50257, n_ctx=128):
+        super().__init__()
+        self.heads, self.head_size = heads, hidden // heads
+        self.wte = torch.nn.Embedding(vocab, hidden)
+        self.wpe = torch.nn.Embedding(n_ctx, hidden)
+        for emb in (self.wte, self.wpe):
+            torch.nn.init.normal_(emb.weight, std=0.02)
+        self.register_buffer("bias", torch.tril(torch.ones(n_ctx, n_ctx, dtype=torch.bool))
+                             .view(1, 1, n_ctx, n_ctx))
+        self.layers = torch.nn.ModuleList(
+            torch.nn.ModuleDict({
+                "ln_1": torch.nn.LayerNorm(hidden),
+                "c_attn": torch.nn.Linear(hidden, 3 * hidden),
+                "c_proj": torch.nn.Linear(hidden, hidden),
+                "ln_2": torch.nn.LayerNorm(hidden),
+                "c_fc": torch.nn.Linear(hidden, 4 * hidden),
+                "mlp_proj": torch.nn.Linear(4 * hidden, hidden),
+            }) for _ in range(layers))
+        self.ln_f = torch.nn.LayerNorm(hidden)
+        self.lm_head = torch.nn.Linear(hidden, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight
+
+    def split_heads(self, x):
+        return x.view(x.size()[:-1] + (self.heads, self.head_size)).permute(0, 2, 1, 3)
+
+    def forward(self, input_ids):
+        seq = input_ids.size(-1)
+        positions = torch.arange(0, seq, dtype=torch.long).unsqueeze(0)
+        x = self.wte(input_ids) + self.wpe(positions)
+        for layer in self.layers:
+            q, k, v = layer["c_attn"](layer["ln_1"](x)).split(x.size(-1), dim=2)
+            q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)
+            scores = torch.matmul(q, k.transpose(-1, -2)) / (v.size(-1) ** 0.5)
+            mask = self.bias[:, :, :seq, :seq]
+            scores = torch.where(mask, scores, torch.tensor(torch.finfo(scores.dtype).min))
+            a = torch.matmul(F.softmax(scores, dim=-1), v).permute(0, 2, 1, 3).contiguous()
+            x = x + layer["c_proj"](a.view(a.size()[:-2] + (-1,)))
+            h = F.gelu(layer["c_fc"](layer["ln_2"](x)), approximate="tanh")
+            x = x + layer["mlp_proj"](h)
+        return self.lm_head(self.ln_f(x))
+
+
 def image(size=224):
     return {"x": ((1, 3, size, size), torch.float32)}
 
@@ -192,6 +463,22 @@ MODELS = {
     "lstm": (Lstm, {"x": ((100, 1, 256), torch.float32)}, ["y", "h_n", "c_n"]),
     "gru": (Gru, {"x": ((100, 1, 256), torch.float32)}, ["y", "h_n"]),
     "rnn": (Rnn, {"x": ((100, 1, 256), torch.float32)}, ["y", "h_n"]),
+    "unet": (UNet, image(256), ["mask"]),
+    "dbnet": (DBNet, image(640), ["prob"]),
+    "wav2vec2_frontend": (Wav2Vec2Frontend, {"audio": ((1, 16000), torch.float32)},
+                          ["hidden"]),
+    "yolov5s_body": (YoloV5sBody, image(640), ["p3", "p4", "p5"]),
+    "gpt_decoder": (GptDecoder, {"input_ids": ((1, 128), torch.int64)}, ["logits"]),
+    "r3d_18": (lambda: torchvision.models.video.r3d_18(weights=None),
+               {"x": ((1, 3, 16, 112, 112), torch.float32)}, ["logits"]),
+    "fcn_resnet50": (
+        lambda: SegmentationOut(torchvision.models.segmentation.fcn_resnet50(
+            weights=None, weights_backbone=None, aux_loss=False)),
+        image(), ["out"]),
+    "efficientnet_v2_s": (classifier("efficientnet_v2_s"), image(), ["logits"]),
+    "regnet_x_1_6gf": (classifier("regnet_x_1_6gf"), image(), ["logits"]),
+    "mnasnet1_0": (classifier("mnasnet1_0"), image(), ["logits"]),
+    "maxvit_t": (classifier("maxvit_t"), image(), ["logits"]),
 }
 
 
@@ -244,8 +531,9 @@ def randomise(model, gen, example):
 
 
 def make_inputs(spec, gen):
-    """Seeded inputs: images N(0, 1) (as normalised pictures), token ids
-    uniform over the vocabulary."""
+    """Seeded inputs: images, video clips and audio N(0, 1) (as normalised
+    pictures and waveforms), token ids uniform over [0, 30522) (BERT's
+    vocabulary; within GPT-2's too)."""
     inputs = {}
     for name, (shape, dtype) in spec.items():
         if dtype == torch.int64:

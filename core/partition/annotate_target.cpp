@@ -139,6 +139,11 @@ public:
       for (size_t k = 0; k < asked.size(); ++k) {
         if (verdicts[k].supported) {
           claims.push_back(asked[k]);
+          if (!verdicts[k].reason.empty()) // the plugin's note: what will run the op
+            state_->log.notes.push_back(
+                {t.name, descs[k]->desc().op,
+                 nodeLabel(static_cast<const CallNode &>(*index.node(asked[k]))),
+                 verdicts[k].reason});
           continue;
         }
         if (verdicts[k].reason.starts_with(plugin::kCheckerErrorPrefix))

@@ -118,8 +118,9 @@ std::string rootLabel(const Expr &root) {
 /// every match in one batch (one child process when plugin calls are
 /// isolated), also matches that an earlier one in the order then overlaps:
 /// a checker answers for the ops it is shown, whatever else is taken.
-Status findMatches(Matching &m, const TargetPattern &tp, std::vector<PatternRecord> &records,
+Status findMatches(Matching &m, const TargetPattern &tp, PartitionLog &log,
                    passes::PassContext &ctx) {
+  std::vector<PatternRecord> &records = log.patterns;
   const std::string composite = tp.target->name + "." + tp.pattern.name;
   // The pattern was tried (a record even when nothing matches).
   recordPattern(records, tp.target->name, tp.pattern.name,
@@ -188,6 +189,8 @@ Status findMatches(Matching &m, const TargetPattern &tp, std::vector<PatternReco
       continue;
     }
     outcome[k] = {PatternRecord::Kind::Accepted, {}, rootLabel(match.root)};
+    if (!verdicts[k].reason.empty()) // the plugin's note: what will run the match
+      log.notes.push_back({tp.target->name, composite, outcome[k].root, verdicts[k].reason});
     for (const Expr &op : match.ops)
       if (int64_t p = m.index.position(op.get()); p >= 0)
         m.taken[size_t(p)] = 1;
@@ -320,7 +323,7 @@ Expected<Composites> findComposites(const Function &fn, const NodeIndex &index,
              state,
              global};
   for (const TargetPattern &tp : patterns)
-    TS_RETURN_IF_ERROR(findMatches(m, tp, log.patterns, ctx));
+    TS_RETURN_IF_ERROR(findMatches(m, tp, log, ctx));
   Composites out;
   for (size_t i = 0; i < index.size(); ++i) {
     if (m.acceptedAt[i] < 0)

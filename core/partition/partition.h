@@ -156,10 +156,20 @@ struct RegionInfo {
   std::string placement;
 };
 
+/// What a plugin said will run an op or a pattern match it took (its
+/// checker's note, ABI 1.6: oneDNN's implementation for dnnl).
+struct OpNote {
+  std::string target;
+  std::string op;   // the core op, or the composite ("dnnl.conv2d_bias_act")
+  std::string node; // the call's label (the root's, for a composite)
+  std::string note;
+};
+
 /// What the partition passes decided, for `tessera partition --report`.
 struct PartitionLog {
   std::vector<HostDecision> host;
   std::vector<RegionInfo> regions;
+  std::vector<OpNote> notes;
   /// What became of the targets' pattern matches (merge-composite), target
   /// by target in priority order, then each target's patterns in order.
   std::vector<PatternRecord> patterns = {};

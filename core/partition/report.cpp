@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 namespace tessera::partition {
@@ -364,6 +365,34 @@ std::string summaryText(const PartitionResult &r) {
   return out + "\n";
 }
 
+namespace {
+
+/// The checkers' notes on the ops and matches they took (ABI 1.6: what will
+/// run them), grouped by target, op and note, each call once.
+std::string implementationsText(const std::vector<OpNote> &notes) {
+  if (notes.empty())
+    return "";
+  std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::string>> groups;
+  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  for (const OpNote &n : notes)
+    if (seen.insert({n.target, n.op, n.node}).second)
+      groups[{n.target, n.op, n.note}].push_back(n.node);
+  std::string out = "\nImplementations (what each plugin said will run the ops it took):\n";
+  constexpr size_t kShown = 6;
+  for (const auto &[key, nodes] : groups) {
+    const auto &[target, op, note] = key;
+    std::vector<std::string> shown(nodes.begin(),
+                                   nodes.begin() + std::ptrdiff_t(std::min(nodes.size(), kShown)));
+    out += fmt::format("  {}: {}: {} ({}): {}{}\n", target, op, note, nodes.size(),
+                       join(shown, ", "),
+                       nodes.size() > kShown ? fmt::format(", ... and {} more", nodes.size() - kShown)
+                                             : std::string());
+  }
+  return out;
+}
+
+} // namespace
+
 std::string reportText(const PartitionResult &r) {
   std::string out = summaryText(r);
   out += fmt::format("\nRegions ({}):\n", r.log.regions.size());
@@ -377,6 +406,7 @@ std::string reportText(const PartitionResult &r) {
     if (!g.placement.empty())
       out += fmt::format("    kept by {}\n", g.placement);
   }
+  out += implementationsText(r.log.notes);
   out += fmt::format("\nHost ops ({}):\n", r.host.size());
   if (r.host.empty())
     out += "  (none)\n";

@@ -96,7 +96,7 @@ private:
 /// A checker's answer.
 struct CheckResult {
   bool supported = false;
-  std::string reason; // why not (may be empty)
+  std::string reason; // why not; supported: the plugin's note (what runs it), ABI 1.6
 };
 
 /// A plugin's cost hint for a region (checker.estimate_region).

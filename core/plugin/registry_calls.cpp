@@ -79,13 +79,14 @@ bool LoadedPlugin::hasPartitionHook() const {
 namespace {
 
 /// Calls a checker entry `ask(reason, size)` with a reason buffer; the
-/// reason (NUL-terminated whatever the plugin wrote) when it declines.
-template <typename F> CheckResult askChecker(F &&ask) {
+/// reason (NUL-terminated whatever the plugin wrote) when it declines, its
+/// note when it accepts (ABI 1.6; `notes`: check_op and check_pattern).
+template <typename F> CheckResult askChecker(F &&ask, bool notes = false) {
   char reason[kReasonSize] = {};
   CheckResult result;
   result.supported = ask(reason, sizeof reason);
   reason[kReasonSize - 1] = '\0';
-  if (!result.supported)
+  if (!result.supported || notes)
     result.reason = reason;
   return result;
 }
@@ -139,9 +140,11 @@ CheckResult LoadedPlugin::checkOp(const tessera_op_desc_t &op) const {
     result.reason = fmt::format("plugin '{}' does not take op '{}'", name_, opName);
     return result;
   }
-  return askChecker([&](char *reason, size_t size) {
-    return desc_->checker->check_op(desc_->state, &op, reason, size);
-  });
+  return askChecker(
+      [&](char *reason, size_t size) {
+        return desc_->checker->check_op(desc_->state, &op, reason, size);
+      },
+      true);
 }
 
 CheckResult LoadedPlugin::checkPattern(const std::string &pattern,
@@ -151,10 +154,12 @@ CheckResult LoadedPlugin::checkPattern(const std::string &pattern,
     result.supported = true; // no hook: every match is taken
     return result;
   }
-  return askChecker([&](char *reason, size_t size) {
-    return desc_->checker->check_pattern(desc_->state, pattern.c_str(), ops.data(), ops.size(),
-                                         reason, size);
-  });
+  return askChecker(
+      [&](char *reason, size_t size) {
+        return desc_->checker->check_pattern(desc_->state, pattern.c_str(), ops.data(),
+                                             ops.size(), reason, size);
+      },
+      true);
 }
 
 Expected<std::vector<int64_t>> LoadedPlugin::partition(const tessera_graph_t &graph,

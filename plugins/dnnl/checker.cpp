@@ -6,6 +6,8 @@
 
 #include "tessera/sdk/json_graph.hpp"
 
+#include <algorithm>
+
 namespace tessera::dnnl_plugin {
 
 std::vector<std::string> DnnlChecker::ops() const {
@@ -36,12 +38,18 @@ std::vector<std::pair<std::string, std::string>> DnnlChecker::patterns() const {
 
 namespace {
 
+/// What the probe of one op found: the first step that runs one of
+/// oneDNN's reference kernels ("ref:any", "bnorm_ref:any"), or ""; and
+/// what its steps other than layout changes run ("convolution jit:avx2").
+struct Probe {
+  std::string reference;
+  std::string runs;
+};
+
 /// Builds the op's primitives on a one-node graph (inputs plain, as the
 /// region boundary has them), so that everything oneDNN refuses is known
 /// now. Constant operands become inputs: the layout logic is the same.
-/// Returns the plan's first step that runs one of oneDNN's reference
-/// kernels ("ref:any"), or "".
-std::string probe(const sdk::OpDesc &op) {
+Probe probe(const sdk::OpDesc &op) {
   sdk::Graph g;
   for (size_t i = 0; i < op.inputs.size(); ++i) {
     sdk::Node n;
@@ -65,10 +73,20 @@ std::string probe(const sdk::OpDesc &op) {
   fn.symbol = "probe";
   fn.graph = std::move(g);
   std::unique_ptr<PrimitivePlan> plan = buildPlan(fn, "", ConstantCopies::CheckOnly);
-  for (const Step &step : plan->steps)
-    if (isReference(step.impl))
-      return step.impl;
-  return "";
+  Probe out;
+  std::vector<std::string> runs;
+  for (const Step &step : plan->steps) {
+    if (out.reference.empty() && isReference(step.impl))
+      out.reference = step.impl;
+    std::string what = step.kind + " " + step.impl;
+    if (step.kind != "reorder" && std::find(runs.begin(), runs.end(), what) == runs.end())
+      runs.push_back(std::move(what));
+  }
+  if (runs.empty() && !plan->steps.empty()) // a view or a layout change: reorders only
+    runs.push_back("reorder " + plan->steps.front().impl);
+  for (const std::string &r : runs)
+    out.runs += (out.runs.empty() ? "" : ", ") + r;
+  return out;
 }
 
 } // namespace
@@ -84,9 +102,9 @@ bool DnnlChecker::check(const sdk::OpDesc &symbolic, std::string &reason) const 
     reason = declineReason(op.op, e.what());
     return false;
   }
-  std::string reference;
+  Probe found;
   try {
-    reference = probe(op);
+    found = probe(op);
   } catch (const std::exception &e) {
     // "function 'probe': node 2 ('conv', conv2d): oneDNN: ..." -> the part
     // after the node.
@@ -99,18 +117,30 @@ bool DnnlChecker::check(const sdk::OpDesc &symbolic, std::string &reason) const 
   }
   // A reference kernel runs 10-100x slower than oneDNN's jit kernels and
   // than the host's code: such an op is better left to another target.
-  if (!reference.empty()) {
-    reason = declineReason(op.op, "would run oneDNN's reference kernel (" + reference + ")");
+  if (!found.reference.empty()) {
+    reason = declineReason(op.op, "would run oneDNN's reference kernel (" + found.reference + ")");
     return false;
   }
+  reason = found.runs; // the report's note: what oneDNN will run
   return true;
 }
 
 bool DnnlChecker::checkPattern(std::string_view, const std::vector<sdk::OpDesc> &ops,
                                std::string &reason) const {
-  for (const sdk::OpDesc &op : ops)
-    if (!check(op, reason))
+  // Each op on its own; the note: what they run, each once.
+  std::vector<std::string> notes;
+  for (const sdk::OpDesc &op : ops) {
+    std::string note;
+    if (!check(op, note)) {
+      reason = std::move(note);
       return false;
+    }
+    if (!note.empty() && std::find(notes.begin(), notes.end(), note) == notes.end())
+      notes.push_back(std::move(note));
+  }
+  reason.clear();
+  for (const std::string &n : notes)
+    reason += (reason.empty() ? "" : ", ") + n;
   return true;
 }
 

@@ -447,7 +447,17 @@ bool threadsFixedAtCreation(dnnl::primitive::kind kind) {
 }
 
 bool isReference(std::string_view impl) {
-  return impl.substr(0, 3) == "ref";
+  // "ref:any", but also the reference kernels of a kind ("bnorm_ref:any",
+  // what batch normalization over GroupNorm's groups gets): a name part,
+  // between '_' and ':', that is "ref".
+  const std::string_view name = impl.substr(0, impl.find(':'));
+  for (size_t at = 0; at <= name.size();) {
+    const size_t end = std::min(name.find('_', at), name.size());
+    if (name.substr(at, end - at) == "ref")
+      return true;
+    at = end + 1;
+  }
+  return false;
 }
 
 bool isReference(const dnnl::primitive_desc_base &pd) {

@@ -22,6 +22,9 @@ reference interpreter.
      its implementation, inside its region's step; the steps take at least
      95% of each run; the trace is Chrome's JSON format, one named track
      per thread.
+  4. `tessera partition --report --target dnnl` on ResNet-18 lists, under
+     "Implementations", what oneDNN will run each op and match the plugin
+     took (its checker's note, plugin ABI 1.6), every offloaded op once.
 Generated files go to --out (the build tree).
 
 Usage: check_dnnl_e2e.py --tessera BIN --source-dir DIR --out DIR
@@ -133,6 +136,22 @@ def check_profile(c, name):
          len(set(named)) == len(named), f"{name}: one named track per thread", str(named))
 
 
+def check_report(c, name):
+    out = c.tool("partition", c.path(f"{name}.onnx"), "--target", "dnnl", "--report").stdout
+    section = out.split("Implementations (what each plugin said will run the ops it took):\n")
+    c.ok(len(section) == 2, f"{name}: the report has an Implementations section", out[:3000])
+    if len(section) != 2:
+        return
+    lines = [l for l in section[1].split("\n\n")[0].splitlines() if l.startswith("  dnnl: ")]
+    # "  dnnl: dnnl.conv2d_bias_act: convolution jit:avx2, ... (17): conv1, ..."
+    convs = [l for l in lines if re.match(r"  dnnl: (conv2d|dnnl\.conv2d\w*): convolution \S+:\S+", l)]
+    c.ok(convs and all(re.search(r" \((\d+)\): ", l) for l in lines),
+         f"{name}: each group names oneDNN's implementation and counts its calls",
+         "\n".join(lines))
+    counted = sum(int(re.search(r" \((\d+)\): ", l).group(1)) for l in lines)
+    c.ok(counted > 0, f"{name}: {counted} offloaded ops and matches have a note", out[:1500])
+
+
 def main():
     a, c = checker_from_args()
     c.step("tiny_cnn", lambda: check_tiny_cnn(c, a.source_dir))
@@ -140,6 +159,7 @@ def main():
     for name in MODELS:
         c.step(name, lambda: check_model(c, name))
     c.step("profile", lambda: check_profile(c, MODELS[0]))
+    c.step("report", lambda: check_report(c, MODELS[0]))
     return c.summary()
 
 

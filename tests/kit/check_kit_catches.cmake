@@ -20,7 +20,7 @@ function(check_output args expected_rc)
 endfunction()
 
 check_output("" 1
-  "plugin-check: plugin 'liar' 0.0.1 (ABI 1.5) from ${PLUGIN}\n"
+  "plugin-check: plugin 'liar' 0.0.1 (ABI 1.6) from ${PLUGIN}\n"
   "f32/f64 rtol 1e-4 atol 1e-5"
   # save/load loses the op: only the reloaded module is wrong.
   "FAIL relu f32[7]: module reloaded through factory 'liar': output 0: "

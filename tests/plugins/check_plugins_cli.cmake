@@ -9,10 +9,10 @@ if(NOT rc EQUAL 0)
 endif()
 
 set(expected
-  "zoo_good 1.0.0 (plugin ABI 1.5)\n  path: ${ZOO}/libtessera_zoo_good.so\n"
+  "zoo_good 1.0.0 (plugin ABI 1.6)\n  path: ${ZOO}/libtessera_zoo_good.so\n"
   "  description: the zoo's working C plugin: relu on f32\n  ops: relu\n"
   "  patterns:\n    double_relu: relu(relu(*))\n  module types: zoo_good\n"
-  "zoo_hook 0.0.1 (plugin ABI 1.5)"
+  "zoo_hook 0.0.1 (plugin ABI 1.6)"
   "  ops: (none)\n"
   "search path:\n  1. ${ZOO}  (TESSERA_PLUGIN_PATH entry 1)\n"
   "  2. ${ZOO}/missing  (TESSERA_PLUGIN_PATH entry 2)\n"

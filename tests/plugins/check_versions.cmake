@@ -55,6 +55,6 @@ endif()
 file(MAKE_DIRECTORY ${WORK}/shadow)
 file(COPY ${SHIPPED}/libtessera_json.so DESTINATION ${WORK}/shadow)
 run(shadow-listed ${WORK}/shadow 0 "plugins"
-  "json 1.0.0 (plugin ABI 1.5)\n  path: ${WORK}/shadow/libtessera_json.so\n  shadows the shipped plugin: ${SHIPPED}/libtessera_json.so\n")
+  "json 1.0.0 (plugin ABI 1.6)\n  path: ${WORK}/shadow/libtessera_json.so\n  shadows the shipped plugin: ${SHIPPED}/libtessera_json.so\n")
 run(shadow-used ${WORK}/shadow 0 "partition;${relu};--target;json"
   "plugin 'json' 1.0.0 is ${WORK}/shadow/libtessera_json.so, which shadows the shipped plugin ${SHIPPED}/libtessera_json.so")

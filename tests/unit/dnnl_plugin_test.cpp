@@ -406,6 +406,36 @@ TEST_CASE("dnnl plugin: products, normalisation, softmax, concat, broadcasting",
   }
 }
 
+TEST_CASE("dnnl plugin: deconvolutions to few channels (a mask head) and odd sizes",
+          "[dnnl_plugin]") {
+  // A blocked layout would pad 1 or 3 output channels to 8 or 16: those
+  // sides stay plain (lower.cpp); 17 channels keep the blocked one. Kernel
+  // == stride (a U-Net's upsampling) and an overlapping 3x3 stride 2.
+  for (int64_t channels : {1, 3, 17}) {
+    for (bool overlapping : {false, true}) {
+      INFO(channels << " output channels, " << (overlapping ? "3x3 stride 2" : "2x2 stride 2"));
+      GraphBuilder b("tessera_mask_head");
+      const int64_t k = overlapping ? 3 : 2;
+      int64_t x = b.input("x", {1, 16, 9, 7});
+      int64_t y = b.op("conv2d_transpose", {x, b.constant("w", {16, channels, k, k}, -0.3, 0.3)},
+                       {{"strides", ints({2, 2})},
+                        {"pads", overlapping ? ints({1, 1, 1, 1}) : ints({0, 0, 0, 0})}});
+      y = b.op("bias_add", {y, b.constant("b", {channels})});
+      b.output(b.op("sigmoid", {y}));
+      plugin().checkAgainstReference(b);
+      CHECK(compiledPlan(b).find("ref:") == std::string::npos);
+    }
+  }
+  // From one channel up (a decoder's first step) and back to one.
+  GraphBuilder b("tessera_one_channel");
+  int64_t x = b.input("x", {1, 1, 5, 11});
+  int64_t up = b.op("conv2d_transpose", {x, b.constant("w1", {1, 17, 2, 2})},
+                    {{"strides", ints({2, 2})}});
+  b.output(b.op("conv2d_transpose", {b.op("relu", {up}), b.constant("w2", {17, 1, 2, 2})},
+                {{"strides", ints({2, 2})}}));
+  plugin().checkAgainstReference(b);
+}
+
 TEST_CASE("dnnl plugin: one module runs on several threads at once", "[dnnl_plugin]") {
   GraphBuilder b("tessera_threads");
   int64_t x = b.input("x", {1, 8, 12, 12});

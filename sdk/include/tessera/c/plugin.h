@@ -43,7 +43,9 @@
  *   1.6  profiling: tessera_function_t::call_with_context, which hands the
  *        function a tessera_call_context_t whose profiler takes the events
  *        the plugin reports (tessera_profile_event_t: a primitive or
- *        kernel, its nodes, its implementation, its start and end).
+ *        kernel, its nodes, its implementation, its start and end);
+ *        check_op and check_pattern may write a note when they accept (what
+ *        will run the op: "jit:avx2"), which the partition report shows.
  *
  * STRUCTS
  *   Every struct that crosses the boundary starts with `size_t struct_size`,
@@ -244,10 +246,13 @@ typedef struct tessera_checker {
   size_t num_patterns;
   /* Required. Does the plugin take this op call? On false, the plugin may
    * write a one-line reason (truncated to reason_size, NUL-terminated) that
-   * the partition report shows ("dilation > 1 with groups > 1"). */
+   * the partition report shows ("dilation > 1 with groups > 1"). Since ABI
+   * 1.6, on true it may write a note the same way: what will run the op (a
+   * library's implementation, "jit:avx2"), shown with the op in the report. */
   bool (*check_op)(void *state, const tessera_op_desc_t *op, char *reason, size_t reason_size);
   /* Optional (NULL accepts every match). A match of pattern `pattern` over
-   * `ops` (in post-order, the pattern's root last): take it? */
+   * `ops` (in post-order, the pattern's root last): take it? A reason on
+   * false, and since ABI 1.6 a note on true, as check_op. */
   bool (*check_pattern)(void *state, const char *pattern, const tessera_op_desc_t *const *ops,
                         size_t num_ops, char *reason, size_t reason_size);
   /* Optional whole-graph hook. Instead of per-op checks, the plugin

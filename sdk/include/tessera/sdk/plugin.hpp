@@ -513,6 +513,8 @@ public:
   /// (name, pattern text) in priority order.
   virtual std::vector<std::pair<std::string, std::string>> patterns() const { return {}; }
   /// Takes the op? Throw, or return false and set `reason`, to decline.
+  /// Accepting, `reason` may say what will run it ("jit:avx2"; ABI 1.6):
+  /// the partition report shows it with the op.
   virtual bool check(const OpDesc &op, std::string &reason) const = 0;
   /// Takes this match of a pattern (ops in post-order, root last)?
   virtual bool checkPattern(std::string_view /*pattern*/, const std::vector<OpDesc> & /*ops*/,
@@ -728,8 +730,10 @@ namespace detail {
 inline Plugin::Tables &tablesOf(void *state) { return *static_cast<Plugin::Tables *>(state); }
 
 /// Runs a checker decision `f(why)`; an exception declines with
-/// "checker error: ..." as the reason. Writes the reason when declined.
-template <typename F> bool decide(F &&f, char *reason, size_t size) {
+/// "checker error: ..." as the reason. Writes the reason when declined,
+/// and (`note`: check_op, check_pattern; ABI 1.6) what `f` wrote when it
+/// accepts.
+template <typename F> bool decide(F &&f, char *reason, size_t size, bool note = false) {
   std::string why;
   bool ok = false;
   if (tessera_plugin_status_t *s = guard([&] { ok = f(why); })) {
@@ -737,7 +741,7 @@ template <typename F> bool decide(F &&f, char *reason, size_t size) {
     releaseStatus(s);
     ok = false;
   }
-  if (!ok)
+  if (!ok || (note && !why.empty()))
     writeReason(reason, size, why);
   return ok;
 }
@@ -747,7 +751,7 @@ inline bool checkOp(void *state, const tessera_op_desc_t *op, char *reason, size
       [&](std::string &why) {
         return tablesOf(state).plugin->checker().check(toOpDesc(*op), why);
       },
-      reason, size);
+      reason, size, true);
 }
 
 inline bool checkPattern(void *state, const char *pattern, const tessera_op_desc_t *const *ops,
@@ -759,7 +763,7 @@ inline bool checkPattern(void *state, const char *pattern, const tessera_op_desc
           descs.push_back(toOpDesc(*ops[i]));
         return tablesOf(state).plugin->checker().checkPattern(pattern ? pattern : "", descs, why);
       },
-      reason, size);
+      reason, size, true);
 }
 
 inline bool keepRegion(void *state, const tessera_graph_t *region, char *reason, size_t size) {
