@@ -407,7 +407,8 @@ struct PyProfiling {
   rt::Profile current() const { return active ? session->profile() : done; }
 };
 
-py::dict rowDict(const rt::ProfileRow &r) {
+/// The fields rows and records share: what ran, where, inside what.
+template <typename R> py::dict profileDict(const R &r) {
   py::dict d;
   d["name"] = r.name;
   d["category"] = r.category;
@@ -415,6 +416,11 @@ py::dict rowDict(const rt::ProfileRow &r) {
   d["impl"] = r.impl;
   d["step"] = r.step;
   d["parent"] = r.parent >= 0 ? py::object(py::int_(r.parent)) : py::object(py::none());
+  return d;
+}
+
+py::dict rowDict(const rt::ProfileRow &r) {
+  py::dict d = profileDict(r);
   d["calls"] = r.calls;
   d["total_ms"] = r.totalMs;
   d["ms_per_run"] = r.msPerRun;
@@ -423,16 +429,10 @@ py::dict rowDict(const rt::ProfileRow &r) {
 }
 
 py::dict recordDict(const rt::ProfileRecord &r) {
-  py::dict d;
-  d["name"] = r.name;
-  d["category"] = r.category;
-  d["nodes"] = r.nodes;
-  d["impl"] = r.impl;
+  py::dict d = profileDict(r);
   d["start_ns"] = r.startNs;
   d["duration_ns"] = r.durationNs;
   d["thread"] = r.thread;
-  d["step"] = r.step;
-  d["parent"] = r.parent >= 0 ? py::object(py::int_(r.parent)) : py::object(py::none());
   d["run"] = r.run;
   return d;
 }
