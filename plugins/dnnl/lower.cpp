@@ -801,17 +801,35 @@ void PlanBuilder::lowerLayerNorm(FNode &n, const OpInfo &info) {
   dnnl::layer_normalization_forward::desc desc(prop_kind::forward_inference, md2, info.epsilon,
                                                flags);
   dnnl::layer_normalization_forward::primitive_desc pd(desc, baseAttr(), cpuEngine());
+  const Dims innerDims(xs.begin() + info.axis, xs.end());
+  // A scale or shift of the normalised shape is bound as it is; one that
+  // broadcasts to it (InstanceNormalization's [1]) is expanded first, by a
+  // binary add onto zeros: oneDNN takes only [inner] vectors.
+  auto param = [&](int logical) {
+    const Dims &ps = logicals_[size_t(logical)].type.shape;
+    const int given = value(need(logical, plainMd(ps))).buffer;
+    if (ps == innerDims)
+      return given;
+    Dims padded(innerDims.size() - ps.size(), 1);
+    padded.insert(padded.end(), ps.begin(), ps.end());
+    const memory::desc full = plainMd(innerDims), part = plainMd(padded);
+    const std::vector<float> zeros(size_t(inner), 0.0f);
+    dnnl::binary::primitive_desc pd(dnnl::binary::desc(algorithm::binary_add, full, part, full),
+                                    baseAttr(), cpuEngine());
+    const int expanded = newBuffer(Buffer::Kind::Temp, full.get_size());
+    addStep(dnnl::binary(pd),
+            {{DNNL_ARG_SRC_0, constBuffer(full, zeros.data(), full), full},
+             {DNNL_ARG_SRC_1, given, part},
+             {DNNL_ARG_DST, expanded, full}},
+            n.where, pd);
+    return expanded;
+  };
   int src = value(need(n.ins[0], plainMd(xs))).buffer;
   int dst = newBuffer(Buffer::Kind::Temp, md2.get_size());
   std::vector<StepArg> args{
-      {DNNL_ARG_SRC, src, md2},
-      {DNNL_ARG_DST, dst, md2},
-      {DNNL_ARG_SCALE,
-       value(need(n.ins[1], plainMd(logicals_[size_t(n.ins[1])].type.shape))).buffer, vec}};
+      {DNNL_ARG_SRC, src, md2}, {DNNL_ARG_DST, dst, md2}, {DNNL_ARG_SCALE, param(n.ins[1]), vec}};
   if (info.hasShift)
-    args.push_back({DNNL_ARG_SHIFT,
-                    value(need(n.ins[2], plainMd(logicals_[size_t(n.ins[2])].type.shape))).buffer,
-                    vec});
+    args.push_back({DNNL_ARG_SHIFT, param(n.ins[2]), vec});
   // Statistics, when the implementation wants somewhere to put them.
   for (auto [arg, md] :
        {std::pair{DNNL_ARG_MEAN, pd.mean_desc()}, std::pair{DNNL_ARG_VARIANCE, pd.variance_desc()}})

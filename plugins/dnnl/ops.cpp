@@ -102,10 +102,17 @@ void analyzeLayerNorm(const OpDesc &op, OpInfo &info) {
     throw Error("data must have rank >= 1");
   int64_t axis = normalizeAxis(intAttr(op, "axis", -1), xs.size());
   Dims inner(xs.begin() + axis, xs.end());
-  for (size_t i = 1; i < op.inputs.size(); ++i)
-    if (inputShape(op, i) != inner)
-      throw Error("input " + std::to_string(i) + " must have shape " + shapeStr(inner) + ", got " +
-                  op.inputs[i].str());
+  // Scale and shift of the normalised shape, or broadcasting to it
+  // (InstanceNormalization's [1]: the plan expands them, lower.cpp).
+  for (size_t i = 1; i < op.inputs.size(); ++i) {
+    const Dims &ps = inputShape(op, i);
+    bool broadcasts = ps.size() <= inner.size();
+    for (size_t d = 0; broadcasts && d < ps.size(); ++d)
+      broadcasts = ps[d] == 1 || ps[d] == inner[inner.size() - ps.size() + d];
+    if (!broadcasts)
+      throw Error("input " + std::to_string(i) + " must have shape " + shapeStr(inner) +
+                  " or broadcast to it, got " + op.inputs[i].str());
+  }
   requireOutput(op, xs);
   info.kind = OpKind::LayerNorm;
   info.axis = axis;

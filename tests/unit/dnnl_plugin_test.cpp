@@ -436,6 +436,34 @@ TEST_CASE("dnnl plugin: deconvolutions to few channels (a mask head) and odd siz
   plugin().checkAgainstReference(b);
 }
 
+TEST_CASE("dnnl plugin: layer_norm with a scale and shift that broadcast", "[dnnl_plugin]") {
+  // InstanceNormalization (a wav2vec2 GroupNorm(512, 512)) imports as a
+  // layer_norm over the time axis with scale [1]: once left to the host,
+  // between two dnnl regions. Also [1, W] over [H, W] and a computed scale.
+  {
+    GraphBuilder b("tessera_instance_norm");
+    int64_t x = b.input("x", {1, 17, 33});
+    b.output(b.op("layer_norm", {x, b.constant("one", {1}, 1.0, 1.0), b.constant("zero", {1})},
+                  {{"axis", int64_t(2)}, {"epsilon", 1e-5}}));
+    plugin().checkAgainstReference(b);
+  }
+  {
+    GraphBuilder b("tessera_norm_rows");
+    int64_t x = b.input("x", {2, 3, 5, 7});
+    int64_t g = b.op("relu", {b.input("g", {1, 7})});
+    b.output(b.op("layer_norm", {x, g, b.constant("beta", {5, 1})},
+                  {{"axis", int64_t(2)}, {"epsilon", 1e-3}}));
+    plugin().checkAgainstReference(b);
+  }
+  tessera_attr_t axis1{};
+  axis1.struct_size = sizeof axis1;
+  axis1.name = "axis";
+  axis1.kind = TESSERA_ATTR_INT;
+  axis1.i = 1;
+  CHECK(plugin().checkOp("layer_norm", {{2, 3, 4}, {3}}, {2, 3, 4}, {axis1}).reason ==
+        "dnnl: layer_norm: input 1 must have shape [3, 4] or broadcast to it, got f32[3]");
+}
+
 TEST_CASE("dnnl plugin: one module runs on several threads at once", "[dnnl_plugin]") {
   GraphBuilder b("tessera_threads");
   int64_t x = b.input("x", {1, 8, 12, 12});
