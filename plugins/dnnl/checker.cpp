@@ -96,6 +96,17 @@ bool DnnlChecker::check(const sdk::OpDesc &symbolic, std::string &reason) const 
   // does not depend on the sizes of the dims the exporters leave free
   // (batch, height, width), only on ranks, channels, kernels and attributes.
   const sdk::OpDesc op = symbolic.symbols.empty() ? symbolic : sdk::exampleOp(symbolic);
+  // A nearest resize other than half_pixel is taken only by a whole factor
+  // (ops.cpp), which an example shape cannot promise for every size.
+  if (!symbolic.symbols.empty() && op.op == "resize2d") {
+    const sdk::AttrValue *coord = op.attrs.find("coordinate_transformation_mode");
+    const auto *s = coord ? std::get_if<std::string>(coord) : nullptr;
+    if (s && *s != "half_pixel") {
+      reason = declineReason(op.op, "coordinate_transformation_mode \"" + *s +
+                                        "\" over symbolic sizes (oneDNN resamples half_pixel)");
+      return false;
+    }
+  }
   try {
     analyzeOp(op);
   } catch (const sdk::Error &e) {

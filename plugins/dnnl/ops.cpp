@@ -280,15 +280,26 @@ void analyzeResize(const OpDesc &op, OpInfo &info) {
   std::string mode = stringAttr(op, "mode", "nearest");
   std::string coord = stringAttr(op, "coordinate_transformation_mode", "half_pixel");
   std::string nearest = stringAttr(op, "nearest_mode", "round_prefer_floor");
-  if (coord != "half_pixel")
+  // Nearest by a whole factor s (torch's nn.Upsample(scale_factor=2): an
+  // "asymmetric" resize with nearest_mode floor) reads floor(x / s), and so
+  // does oneDNN's half_pixel: (x + 0.5) / s - 0.5 is floor(x / s) plus less
+  // than a half either way, never a tie, so it rounds to it whichever way
+  // ties go.
+  const bool wholeFactor =
+      mode == "nearest" && size[0] % xs[2] == 0 && size[1] % xs[3] == 0 && size[0] >= xs[2] &&
+      size[1] >= xs[3] &&
+      ((coord == "asymmetric" && nearest == "floor") ||
+       (coord == "half_pixel" && (nearest == "round_prefer_floor" || nearest == "round_prefer_ceil")));
+  if (coord != "half_pixel" && !wholeFactor)
     throw Error("coordinate_transformation_mode \"" + coord +
-                "\" unsupported (oneDNN resamples half_pixel)");
+                "\" unsupported (oneDNN resamples half_pixel; asymmetric only for nearest "
+                "with floor by a whole factor)");
   if (mode == "linear") {
     if (boolAttr(op, "exclude_outside", false))
       throw Error("attribute 'exclude_outside' unsupported");
     info.alg = algorithm::resampling_linear;
   } else if (mode == "nearest") {
-    if (nearest != "round_prefer_ceil")
+    if (nearest != "round_prefer_ceil" && !wholeFactor)
       throw Error("nearest_mode \"" + nearest +
                   "\" unsupported (oneDNN rounds half_pixel ties up: round_prefer_ceil)");
     info.alg = algorithm::resampling_nearest;
