@@ -443,6 +443,12 @@ void PlanBuilder::lowerProduct(size_t index, const OpInfo &info, bool fuse) {
       throw;
     return lowerProduct(index, info, false);
   }
+  // A chain oneDNN runs only with its reference kernel (a YOLO bottleneck:
+  // conv, SiLU as x * sigmoid(x) and a residual add made convolutions
+  // "ref:any", 1.1-1.7 s each against 12 ms unfused) is given up too: the
+  // product runs alone, its followers as their own steps.
+  if (fuse && !absorbed.empty() && isReference(*pdHolder))
+    return lowerProduct(index, info, false);
   consumed(p);
   for (FNode *n : absorbed)
     consumed(*n);
