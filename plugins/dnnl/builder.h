@@ -100,6 +100,9 @@ private:
   bool lowerAffine(size_t index);
   std::optional<Eltwise> scalarLinear(const FNode &n, int cur) const;
   std::optional<std::vector<float>> perChannel(int constant, const Dims &shape) const;
+  bool lowerDeconvAsMatmul(FNode &p, const OpInfo &info, int bias,
+                           const dnnl::primitive_attr &attr,
+                           const std::vector<FNode *> &absorbed, int cur);
   void lowerBatchNorm(FNode &n, const OpInfo &info);
   void lowerLayerNorm(FNode &n, const OpInfo &info);
   void lowerSoftmax(FNode &n, const OpInfo &info);
