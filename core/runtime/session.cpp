@@ -378,7 +378,9 @@ void SessionImpl::nameSteps() {
            profile.intern(plugin)};
       break;
     }
-    case StepKind::Copy: n = {profile.intern(step.label.empty() ? "copy" : step.label), "copy", ""}; break;
+    case StepKind::Copy:
+      n = {profile.intern(step.label.empty() ? "copy" : step.label), "copy", ""};
+      break;
     case StepKind::SetSymbol:
       n = {profile.intern(step.label.empty() ? "set symbol" : step.label), "shape", ""};
       break;
@@ -396,6 +398,7 @@ template <bool Profiled> Status SessionImpl::execute() {
   struct RunRecord {
     Profile *profile = nullptr;
     int32_t index = -1;
+    uint32_t run = 0;
     int64_t start = 0;
     ~RunRecord() {
       if (profile)
@@ -404,18 +407,18 @@ template <bool Profiled> Status SessionImpl::execute() {
   } runRecord;
   auto record = [&](const char *name, const char *category, const char *impl, int32_t step,
                     int64_t start, int64_t end) {
-    tessera_profile_record_t r{sizeof r, name, category, "", impl, profile.sinceStart(start),
-                               end - start, currentThreadId(), step, runRecord.index, 0};
-    r.run = profile.events()[size_t(runRecord.index)].run;
-    return profile.add(r);
+    return profile.add(tessera_profile_record_t{sizeof(tessera_profile_record_t), name, category,
+                                                "", impl, profile.sinceStart(start), end - start,
+                                                currentThreadId(), step, runRecord.index,
+                                                runRecord.run});
   };
   if constexpr (Profiled) {
     nameSteps();
     const int64_t start = monotonicNs();
-    const uint32_t run = profile.beginRun();
+    runRecord.run = profile.beginRun();
     runRecord.index = profile.add(tessera_profile_record_t{
         sizeof(tessera_profile_record_t), "run", "run", "", "", profile.sinceStart(start), 0,
-        currentThreadId(), -1, -1, run});
+        currentThreadId(), -1, -1, runRecord.run});
     runRecord.profile = &profile;
     runRecord.start = start;
   }
@@ -490,12 +493,13 @@ template <bool Profiled> Status SessionImpl::execute() {
     if constexpr (Profiled) {
       const StepNames &n = stepNames[at];
       if (*n.category) {
-        const int32_t parent = record(n.name, n.category, n.impl, int32_t(at), start, monotonicNs());
+        const int32_t parent =
+            record(n.name, n.category, n.impl, int32_t(at), start, monotonicNs());
         if (e.kind == StepKind::External)
           for (tessera_profile_record_t k : profile.takeCalls()) {
             k.step = int32_t(at);
             k.parent = parent;
-            k.run = profile.events()[size_t(parent)].run;
+            k.run = runRecord.run;
             profile.add(k);
           }
       }

@@ -441,13 +441,14 @@ void bindProfile(py::module_ &m) {
   py::class_<PyProfiling>(m, "Profile",
                           "Where the profiled runs' time went (Session.profile()); the same "
                           "records and table as `tessera run --profile`")
-      .def("__enter__",
-           [](PyProfiling &p) -> PyProfiling & {
-             p.session->setProfiling(true);
-             p.active = true;
-             return p;
-           },
-           py::return_value_policy::reference)
+      .def(
+          "__enter__",
+          [](PyProfiling &p) -> PyProfiling & {
+            p.session->setProfiling(true);
+            p.active = true;
+            return p;
+          },
+          py::return_value_policy::reference)
       .def("__exit__",
            [](PyProfiling &p, py::args) {
              if (!p.active)
@@ -483,21 +484,25 @@ void bindProfile(py::module_ &m) {
             return out;
           },
           "Every record (runs, steps, kernels) as a dict")
-      .def("format", [](const PyProfiling &p) { return p.current().format(); },
-           "The table as text, as `tessera run --profile` prints it")
-      .def("chrome_trace", [](const PyProfiling &p) { return p.current().chromeTrace(); },
-           "A Chrome trace (JSON text) for Perfetto or chrome://tracing")
-      .def("save",
-           [](const PyProfiling &p, const py::object &where) {
-             const std::string path =
-                 py::str(py::module_::import("os").attr("fspath")(where)).cast<std::string>();
-             std::ofstream out(path, std::ios::binary);
-             out << p.current().chromeTrace();
-             out.close();
-             if (!out)
-               raise(TESSERA_STATUS_INVALID_ARGUMENT, cat("profile.save: cannot write '", path, "'"));
-           },
-           py::arg("path"), "Writes chrome_trace() to `path` (str or os.PathLike)")
+      .def(
+          "format", [](const PyProfiling &p) { return p.current().format(); },
+          "The table as text, as `tessera run --profile` prints it")
+      .def(
+          "chrome_trace", [](const PyProfiling &p) { return p.current().chromeTrace(); },
+          "A Chrome trace (JSON text) for Perfetto or chrome://tracing")
+      .def(
+          "save",
+          [](const PyProfiling &p, const py::object &where) {
+            const std::string path =
+                py::str(py::module_::import("os").attr("fspath")(where)).cast<std::string>();
+            std::ofstream out(path, std::ios::binary);
+            out << p.current().chromeTrace();
+            out.close();
+            if (!out)
+              raise(TESSERA_STATUS_INVALID_ARGUMENT,
+                    cat("profile.save: cannot write '", path, "'"));
+          },
+          py::arg("path"), "Writes chrome_trace() to `path` (str or os.PathLike)")
       .def("__repr__", [](const PyProfiling &p) { return p.current().format(); });
 }
 
