@@ -359,6 +359,16 @@ Status Lowerer::addHostStep(const CallNode &call, codegen::HostStepSpec spec, st
     out_.plan.buffers[step.args.back()].info.shape = {runtime::symbolDim(
         symbols_.addFormula(spec.symbol + ".scratch", *scratch, "the scratch of " + label))};
   step.label = std::move(label);
+  // The nodes it computes: a fused step's named op calls (root last), or the call's.
+  std::vector<std::string> nodes;
+  if (call.localFn()) {
+    for (const ExprNode *e : postOrder(call.localFn()->body()))
+      if (const auto *c = e->as<CallNode>(); c && c->op() && !c->name().empty())
+        nodes.push_back(c->name());
+  } else if (!call.name().empty()) {
+    nodes.push_back(call.name());
+  }
+  step.nodes = fmt::format("{}", fmt::join(nodes, ", "));
   out_.plan.steps.push_back(std::move(step));
   out_.hostSteps.push_back(std::move(spec));
   values_[&call] = std::move(result);

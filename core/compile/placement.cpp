@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 
 namespace tessera::compile {
 
@@ -114,17 +115,98 @@ public:
     return times[times.size() / 2];
   }
 
+  /// Each graph node's time per run in `runs` profiled runs: every record
+  /// of `category` ("kernel": what a plugin reported; "host": host steps)
+  /// split among the nodes it names in proportion to their `work`.
+  Expected<std::map<std::string, double>>
+  nodeTimes(std::string_view category, const std::map<std::string, double> &work, int runs = 3) {
+    session_->setProfiling(true);
+    struct Off {
+      runtime::Session &s;
+      ~Off() { s.setProfiling(false); }
+    } off{*session_};
+    for (int i = 0; i < runs; ++i)
+      TS_RETURN_IF_ERROR(session_->run());
+    std::map<std::string, double> out;
+    for (const tessera_profile_record_t &r : session_->profile()) {
+      if (category != r.category)
+        continue;
+      std::vector<std::string> nodes;
+      for (std::string_view rest = r.nodes; !rest.empty();) {
+        const size_t comma = rest.find(", ");
+        if (comma)
+          nodes.emplace_back(rest.substr(0, comma));
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
+      }
+      auto weight = [&](const std::string &n) {
+        auto it = work.find(n);
+        return it == work.end() ? 1.0 : it->second;
+      };
+      double total = 0;
+      for (const std::string &n : nodes)
+        total += weight(n);
+      for (const std::string &n : nodes)
+        out[n] += double(r.duration_ns) / 1e6 * weight(n) / total / runs;
+    }
+    return out;
+  }
+
 private:
   std::shared_ptr<const runtime::LoadedModel> model_;
   std::unique_ptr<runtime::Session> session_;
   std::vector<std::vector<uint64_t>> storage_;
 };
 
-/// The median time of a compiled artifact's run, in milliseconds: one
-/// warm-up run, then runs until 7 of them and 100 ms have passed.
-Expected<double> timeArtifact(std::string bytes, int32_t threads, const std::string &what) {
-  TS_ASSIGN_OR_RETURN(auto timed, Timed::load(std::move(bytes), threads, what));
-  return timed->median(7, 100);
+/// A region compiled on its own and timed: its median time and each of its
+/// nodes' time from a profiled run (empty when nothing named them).
+struct RegionRun {
+  double ms = 0;
+  std::map<std::string, double> nodeMs;
+};
+
+/// A node loses on a plugin when it takes this much longer there than on the
+/// host, and the difference is at least kLosingShare of the region's time
+/// on the plugin (a node's time is a split of a kernel's or a step's, so
+/// small differences are noise).
+constexpr double kLosingRatio = 1.25;
+constexpr double kLosingShare = 0.01;
+
+/// The nodes of region `fn` that lose on its plugin (`plugin`) against the
+/// host (`host`); none when the plugin reported no kernels, or when every
+/// named node loses (then the region loses as a whole).
+std::vector<NodeTiming> losingNodes(const ir::Function &fn, const RegionRun &plugin,
+                                    const RegionRun &host) {
+  std::vector<NodeTiming> out;
+  if (plugin.nodeMs.empty())
+    return out;
+  const std::vector<const ir::CallNode *> calls = opCalls(fn);
+  size_t named = 0;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const std::string &name = calls[i]->name();
+    if (name.empty())
+      continue;
+    ++named;
+    auto at = [&](const RegionRun &r) {
+      auto it = r.nodeMs.find(name);
+      return it == r.nodeMs.end() ? 0.0 : it->second;
+    };
+    const double p = at(plugin), h = at(host);
+    if (p > kLosingRatio * h && p - h >= kLosingShare * plugin.ms)
+      out.push_back(NodeTiming{int32_t(i), name, p, h});
+  }
+  if (out.size() == named)
+    out.clear();
+  return out;
+}
+
+/// The work of each named node of a region (partition::estimateFlops, at
+/// least 1): how a kernel's or step's time is split among its nodes.
+std::map<std::string, double> workOf(const ir::Function &fn) {
+  std::map<std::string, double> work;
+  for (const ir::CallNode *c : opCalls(fn))
+    if (!c->name().empty())
+      work[c->name()] = std::max(1.0, partition::estimateFlops(*c));
+  return work;
 }
 
 /// Whole-model candidates are timed in this many interleaved rounds (each
@@ -199,13 +281,14 @@ public:
                                      std::chrono::duration<double>(options.budgetSeconds))) {}
   ~Measurer() { cache_.save(); }
 
-  partition::RegionRule rule() {
-    return [this](const ir::Function &fn,
-                  const std::string &target) -> Expected<std::optional<RegionVerdict>> {
+  partition::RegionRule rule(bool withholdKept) {
+    return [this, withholdKept](
+               const ir::Function &fn,
+               const std::string &target) -> Expected<std::optional<RegionVerdict>> {
       TS_ASSIGN_OR_RETURN(std::string key, regionKey(fn, target, registry_));
       visited_.push_back(key);
       if (auto it = out_.regions.find(key); it != out_.regions.end())
-        return verdictOf(it->second);
+        return verdictOf(it->second, fn, withholdKept);
       RegionTiming t;
       t.target = target;
       t.ops = opsOf(fn);
@@ -228,14 +311,17 @@ public:
         t.how = "not measured: over the budget (--tune-budget)";
       } else {
         auto plugin = timeRegion(fn, target);
-        auto host = plugin.ok() ? timeRegion(fn, "") : Expected<double>(plugin.error());
+        auto host = plugin.ok() ? timeRegion(fn, "") : Expected<RegionRun>(plugin.error());
         if (plugin.ok() && host.ok()) {
-          t.pluginMs = *plugin;
-          t.hostMs = *host;
+          t.pluginMs = plugin->ms;
+          t.hostMs = host->ms;
+          t.losing = losingNodes(fn, *plugin, *host);
           t.how = "measured";
-          cache_.put("regions", key + tag_,
-                     {{"target", t.target}, {"ops", t.ops}, {"plugin_ms", t.pluginMs},
-                      {"host_ms", t.hostMs}});
+          Json entry = {{"target", t.target}, {"ops", t.ops}, {"plugin_ms", t.pluginMs},
+                        {"host_ms", t.hostMs}};
+          if (!t.losing.empty())
+            entry["losing"] = losingJson(t.losing);
+          cache_.put("regions", key + tag_, std::move(entry));
         } else {
           t.how = "not measured: " + (plugin.ok() ? host : plugin).error().message();
         }
@@ -243,7 +329,7 @@ public:
       t.keep = keeps(t);
       if (options_.progress)
         options_.progress(describeRegion(t));
-      return verdictOf(out_.regions[key] = std::move(t));
+      return verdictOf(out_.regions[key] = std::move(t), fn, withholdKept);
     };
   }
 
@@ -254,39 +340,50 @@ public:
     std::string key;                    // in the cache
     std::vector<std::string> regionKeys; // the regions it formed
     std::unique_ptr<Timed> timed;        // null: cached, or not compiled
+    size_t digest = 0;                   // of its artifact (0: unknown)
   };
 
   /// The whole model compiled for `targets` with the measured rule and
   /// loaded (or its time taken from the cache); timed by timeCandidates.
   Candidate candidate(const ir::Module &m, const std::vector<std::string> &targets,
-                      const std::string &modelHash) {
+                      const std::string &modelHash, CandidateRule rule = CandidateRule::Measured) {
     Candidate out;
     CandidateTiming &c = out.timing;
     c.targets = targets;
-    // "r2": candidates partitioned with re-offering (a sent-back region's
-    // ops go to the next target); times cached before it mean another thing.
-    out.key = modelHash + "/" + cpuName() + tag_ + "/r2";
+    c.rule = rule;
+    // "r3": candidates partitioned with re-offering (a sent-back region's
+    // ops go to the next target) and regions sent back in part; times
+    // cached before it mean another thing.
+    out.key = modelHash + "/" + cpuName() + tag_ + "/r3";
     for (const std::string &t : targets) {
       auto p = registry_.find(t);
       out.key += fmt::format("/{}@{}", t, p ? p->version() : "?");
     }
+    if (rule != CandidateRule::Measured)
+      out.key += std::string("/") + ruleName(rule);
     if (const Json *cached = cache_.find("candidates", out.key); cached && cached->is_object()) {
       c.ms = cached->value("ms", -1.0);
       c.regions = cached->value("regions", int64_t(-1));
-      c.note = "cache";
+      c.note = cached->value("note", std::string("cache"));
+      out.digest = cached->value("digest", size_t(0));
       for (const auto &k : cached->value("region_keys", Json::array()))
         if (const Json *r =
-                k.is_string() ? cache_.find("regions", k.get<std::string>() + tag_) : nullptr)
+                k.is_string() ? cache_.find("regions", k.get<std::string>() + tag_) : nullptr) {
           remember(k.get<std::string>(), *r);
+          out.regionKeys.push_back(k.get<std::string>());
+        }
     } else if (Clock::now() > deadline_) {
       c.note = "not timed: over the budget (--tune-budget)";
     } else {
       CompileOptions o;
       o.targets = targets;
       o.codegen = options_.codegen;
-      o.regionRule = rule();
+      if (rule != CandidateRule::Priority)
+        o.regionRule = this->rule(rule == CandidateRule::Withheld);
       visited_.clear();
       auto compiled = compileModule(m, o, &registry_);
+      if (compiled.ok())
+        out.digest = std::hash<std::string>()(compiled->artifact);
       auto timed = compiled.ok() ? Timed::load(std::move(compiled->artifact), options_.threads,
                                                "placement candidate")
                                  : Expected<std::unique_ptr<Timed>>(compiled.error());
@@ -303,14 +400,28 @@ public:
     return out;
   }
 
+  /// A candidate whose artifact is the same as `same`'s (a rule that
+  /// changed nothing) is not timed: it is said so, and cached as such.
+  void sameAs(Candidate &c, const Candidate &same) {
+    c.timed.reset();
+    c.timing.ms = -1;
+    c.timing.note = fmt::format("not timed: the same artifact as {}{}",
+                                describe(same.timing.targets), describeRule(same.timing.rule));
+    cache_.put("candidates", c.key, {{"ms", -1}, {"note", c.timing.note}, {"digest", c.digest}});
+    report(c.timing);
+  }
+
   /// Times the candidates compiled now, in interleaved rounds (the first
-  /// round always, the others within the budget), and caches their times.
-  void timeCandidates(std::vector<Candidate> &candidates) {
+  /// round always, the others within the budget), and caches their times;
+  /// those in `only` (when given), else all. Their sessions stay loaded
+  /// until release().
+  void timeCandidates(std::vector<Candidate> &candidates, const std::set<size_t> *only = nullptr) {
     for (int round = 0; round < kCandidateRounds; ++round) {
       if (round > 0 && Clock::now() > deadline_)
         break;
-      for (Candidate &c : candidates) {
-        if (!c.timed)
+      for (size_t i = 0; i < candidates.size(); ++i) {
+        Candidate &c = candidates[i];
+        if (!c.timed || (only && !only->count(i)))
           continue;
         auto ms = c.timed->median(5, 50);
         if (!ms.ok()) {
@@ -324,25 +435,36 @@ public:
           c.timing.ms = *ms;
       }
     }
-    for (Candidate &c : candidates) {
-      if (!c.timed)
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      Candidate &c = candidates[i];
+      if (!c.timed || (only && !only->count(i)))
         continue;
-      c.timed.reset(); // its memory back before the final compile
       c.timing.note = "measured";
       cache_.put("candidates", c.key,
                  {{"ms", c.timing.ms}, {"regions", c.timing.regions},
-                  {"region_keys", c.regionKeys}});
+                  {"region_keys", c.regionKeys}, {"digest", c.digest}});
       report(c.timing);
     }
   }
 
+  /// Whether the regions candidate `c` formed hold nodes that lost in a
+  /// region kept: worth trying with them withheld.
+  bool keptLosing(const Candidate &c) const {
+    for (const std::string &k : c.regionKeys)
+      if (auto it = out_.regions.find(k);
+          it != out_.regions.end() && it->second.keep && !it->second.losing.empty())
+        return true;
+    return false;
+  }
+
 private:
   void report(const CandidateTiming &c) const {
-    if (options_.progress)
-      options_.progress(c.ms < 0 ? fmt::format("candidate {}: {}", describe(c.targets), c.note)
-                                 : fmt::format("candidate {}: {:.3f} ms, {} ({})",
-                                               describe(c.targets), c.ms, regionCount(c),
-                                               c.note));
+    if (!options_.progress)
+      return;
+    const std::string what = describe(c.targets) + describeRule(c.rule);
+    options_.progress(c.ms < 0 ? fmt::format("candidate {}: {}", what, c.note)
+                               : fmt::format("candidate {}: {:.3f} ms, {} ({})", what, c.ms,
+                                             regionCount(c), c.note));
   }
 
   static RegionTiming timingOf(const Json &c, std::string how) {
@@ -352,6 +474,8 @@ private:
     t.pluginMs = c.value("plugin_ms", -1.0);
     t.hostMs = c.value("host_ms", -1.0);
     t.estimate = c.value("estimate", 0.0);
+    if (auto losing = losingFromJson(c.value("losing", Json::array()), "the cache"); losing.ok())
+      t.losing = std::move(losing).value(); // a damaged entry: the region as a whole
     t.keep = keeps(t);
     t.how = std::move(how);
     return t;
@@ -374,8 +498,9 @@ private:
   }
 
   /// A region compiled on its own and timed: through `target`'s plugin (a
-  /// @main that calls it), or host-only (target "": its ops as @main).
-  Expected<double> timeRegion(const ir::Function &fn, const std::string &target) {
+  /// @main that calls it), or host-only (target "": its ops as @main); then
+  /// profiled for its nodes' times.
+  Expected<RegionRun> timeRegion(const ir::Function &fn, const std::string &target) {
     ir::Module m("placement");
     if (target.empty()) {
       TS_ASSIGN_OR_RETURN(ir::Function plain, partition::withoutComposites(fn));
@@ -399,8 +524,13 @@ private:
     CompileOptions o;
     o.codegen = options_.codegen;
     TS_ASSIGN_OR_RETURN(CompileResult r, compileModule(m, o, &registry_));
-    return timeArtifact(std::move(r.artifact), options_.threads,
-                        target.empty() ? "region on the host" : "region on " + target);
+    TS_ASSIGN_OR_RETURN(auto timed,
+                        Timed::load(std::move(r.artifact), options_.threads,
+                                    target.empty() ? "region on the host" : "region on " + target));
+    RegionRun run;
+    TS_ASSIGN_OR_RETURN(run.ms, timed->median(7, 100));
+    TS_ASSIGN_OR_RETURN(run.nodeMs, timed->nodeTimes(target.empty() ? "host" : "kernel", workOf(fn)));
+    return run;
   }
 
   const plugin::PluginRegistry &registry_;
@@ -449,7 +579,42 @@ Expected<Placement> measurePlacement(const ir::Module &m, const std::vector<std:
     std::vector<Measurer::Candidate> candidates;
     for (const auto &list : lists)
       candidates.push_back(measurer.candidate(m, list, modelHash));
+    // Each target alone in priority order too (what `--target t` gives), unless
+    // measuring changed nothing there.
+    for (const std::string &t : targets) {
+      Measurer::Candidate c = measurer.candidate(m, {t}, modelHash, CandidateRule::Priority);
+      auto same = std::find_if(candidates.begin(), candidates.end(), [&](const auto &o) {
+        return c.digest && o.digest == c.digest;
+      });
+      if (same != candidates.end())
+        measurer.sameAs(c, *same);
+      candidates.push_back(std::move(c));
+    }
     measurer.timeCandidates(candidates);
+    // The best measured candidate with the losing nodes of its kept regions
+    // withheld, timed against it again (interleaved).
+    auto bestOf = [&] {
+      const Measurer::Candidate *best = nullptr;
+      for (const Measurer::Candidate &c : candidates)
+        if (c.timing.ms >= 0 && (!best || c.timing.ms < best->timing.ms))
+          best = &c;
+      return best;
+    };
+    if (const Measurer::Candidate *best = bestOf();
+        best && best->timing.rule == CandidateRule::Measured && best->timing.regions != 0 &&
+        measurer.keptLosing(*best)) {
+      const size_t b = size_t(best - candidates.data());
+      Measurer::Candidate w =
+          measurer.candidate(m, best->timing.targets, modelHash, CandidateRule::Withheld);
+      if (w.digest && w.digest == best->digest) {
+        measurer.sameAs(w, *best);
+        candidates.push_back(std::move(w));
+      } else {
+        candidates.push_back(std::move(w));
+        const std::set<size_t> pair = {b, candidates.size() - 1};
+        measurer.timeCandidates(candidates, &pair);
+      }
+    }
     for (Measurer::Candidate &c : candidates)
       p.candidates.push_back(std::move(c.timing));
   }
@@ -457,12 +622,15 @@ Expected<Placement> measurePlacement(const ir::Module &m, const std::vector<std:
   for (const CandidateTiming &c : p.candidates)
     if (c.ms >= 0 && (!best || c.ms < best->ms))
       best = &c;
-  if (!best) // nothing timed: the priority order
+  if (!best) { // nothing timed: the priority order
     p.targets = targets;
-  else if (best->regions == 0) // every region went back: the host alone
+    p.chosenRule = CandidateRule::Priority;
+  } else if (best->regions == 0) { // every region went back: the host alone
     p.targets = {};
-  else
+  } else {
     p.targets = best->targets;
+    p.chosenRule = best->rule;
+  }
   // The chosen partition's regions are among those its candidate formed
   // (measured, or remembered from the cache with it), so the final compile
   // and the placement file find every verdict they need in p.regions.

@@ -7,8 +7,13 @@
 //     kept only when its plugin is faster (PartitionState::regionRule); the
 //     ops of a region sent back are offered to the next target listed
 //     (PartitionState::withheld), else they run on the host;
+//   - a region that loses is sent back in part when a profile of both runs
+//     shows which of its nodes lose: only they are withheld, and the rest is
+//     offered to the target again (bounded rounds);
 //   - the candidates host-only, each target alone and the list as given are
-//     compiled with those verdicts and timed whole; the fastest wins.
+//     compiled with those verdicts and timed whole, with each target alone
+//     in priority order, and the best with the losing nodes of its kept
+//     regions withheld too; the fastest wins.
 // Measurements are cached on disk (by the region's structure, the plugin's
 // name and version and the CPU), so a second compile measures nothing; a
 // decision written to a placement file is replayed without measuring.
@@ -49,6 +54,15 @@ struct PlacementOptions {
   std::function<void(std::string_view)> progress;
 };
 
+/// A node of a region that ran slower on the region's plugin than on the
+/// host, from a profiled run of each (the plugin's reported kernels and the
+/// host's steps, each split among the nodes it computes by their work).
+struct NodeTiming {
+  int32_t at = -1;  // its position among the region's op calls (post order)
+  std::string node; // its name in the region measured
+  double pluginMs = 0, hostMs = 0;
+};
+
 /// One region's measurement and verdict.
 struct RegionTiming {
   std::string target;
@@ -60,7 +74,18 @@ struct RegionTiming {
   double estimate = 0;
   bool keep = true;
   std::string how;        // "measured", "cache", "placement file", the hint, or why not measured
+  /// Its nodes that lose clearly on the plugin (none when the plugin reports
+  /// no kernels, or when every node loses). A region that loses with some is
+  /// sent back in part: only they are withheld from its target, which is
+  /// offered the rest again; a kept region's are withheld in the candidate
+  /// that tries it ("withheld").
+  std::vector<NodeTiming> losing;
 };
+
+/// How a candidate's regions are decided: by their measured verdicts,
+/// by the priority rules alone (what `--target` gives without measuring),
+/// or measured with the losing nodes of kept regions withheld too.
+enum class CandidateRule { Measured, Priority, Withheld };
 
 /// One candidate partition's whole-model time.
 struct CandidateTiming {
@@ -68,6 +93,7 @@ struct CandidateTiming {
   double ms = -1;                   // -1: not timed (budget, or it failed: see note)
   int64_t regions = -1;             // plugin regions it kept (-1: unknown)
   std::string note;
+  CandidateRule rule = CandidateRule::Measured;
 };
 
 /// A decision: the target list to compile with and the verdict on every
@@ -76,11 +102,13 @@ struct Placement {
   std::string mode = "measured";    // how the decision was made
   std::string source;               // the placement file it was read from, if any
   std::vector<std::string> targets; // the chosen list (empty: host only)
+  CandidateRule chosenRule = CandidateRule::Measured; // the chosen candidate's
   std::map<std::string, RegionTiming> regions;
   std::vector<CandidateTiming> candidates;
 
-  /// The partitioner's rule for these verdicts (regions not in the map
-  /// follow the priority rules); keys are computed over `registry`.
+  /// The partitioner's rule for these verdicts and the chosen rule (regions
+  /// not in the map follow the priority rules; none for the priority rule);
+  /// keys are computed over `registry`.
   partition::RegionRule rule(const plugin::PluginRegistry &registry) const;
   /// The decision as JSON (the placement file, and the artifact's
   /// metadata `placement`).

@@ -8,6 +8,7 @@
 #include "compile/placement_internal.h"
 
 #include "ir/structural.h"
+#include "ir/visit.h"
 #include "plugin/registry.h"
 #include "runtime/sha256.h"
 
@@ -85,12 +86,58 @@ static std::string timesOf(const RegionTiming &t) {
                      t.target);
 }
 
-/// The verdict on a region (nullopt when it was not measured: the priority
-/// rules decide).
-std::optional<RegionVerdict> verdictOf(const RegionTiming &t) {
+std::vector<const ir::CallNode *> opCalls(const ir::Function &fn) {
+  std::vector<const ir::CallNode *> calls;
+  for (const ir::ExprNode *e : ir::postOrder(fn->body()))
+    if (const auto *c = e->as<ir::CallNode>(); c && c->op())
+      calls.push_back(c);
+  return calls;
+}
+
+std::optional<RegionVerdict> verdictOf(const RegionTiming &t, const ir::Function &fn,
+                                       bool withholdKept) {
   if (!decided(t))
     return std::nullopt;
-  return RegionVerdict{t.keep, fmt::format("placement: {} ({})", timesOf(t), t.how)};
+  RegionVerdict v{t.keep, fmt::format("placement: {} ({})", timesOf(t), t.how)};
+  if (t.losing.empty() || (t.keep && !withholdKept))
+    return v;
+  // Sent back in part: its losing nodes withheld (named as in `fn`, which
+  // has the structure of the region measured), the rest offered again.
+  const std::vector<const ir::CallNode *> calls = opCalls(fn);
+  for (const NodeTiming &n : t.losing)
+    if (n.at >= 0 && size_t(n.at) < calls.size() && !calls[size_t(n.at)]->name().empty())
+      v.withhold[calls[size_t(n.at)]->name()] = fmt::format(
+          "placement: {:.3f} ms on '{}', {:.3f} ms on the host, profiled in a region "
+          "{} ({} on '{}', {:.3f} ms on the host)",
+          n.pluginMs, t.target, n.hostMs, t.keep ? "kept" : "sent back",
+          t.pluginMs >= 0 ? fmt::format("{:.3f} ms", t.pluginMs) : std::string("?"), t.target,
+          t.hostMs);
+  v.keep = false;
+  return v;
+}
+
+std::string describeRule(CandidateRule rule) {
+  switch (rule) {
+  case CandidateRule::Priority: return " (priority order)";
+  case CandidateRule::Withheld: return " (losing nodes withheld)";
+  default: return "";
+  }
+}
+
+const char *ruleName(CandidateRule rule) {
+  switch (rule) {
+  case CandidateRule::Priority: return "priority";
+  case CandidateRule::Withheld: return "withheld";
+  default: return "measured";
+  }
+}
+
+std::optional<CandidateRule> ruleNamed(std::string_view name) {
+  for (CandidateRule r : {CandidateRule::Measured, CandidateRule::Priority,
+                          CandidateRule::Withheld})
+    if (name == ruleName(r))
+      return r;
+  return std::nullopt;
 }
 
 /// "dnnl,ccompiler", or "host only".
@@ -102,12 +149,40 @@ std::string describe(const std::vector<std::string> &targets) {
 std::string describeRegion(const RegionTiming &t) {
   if (!decided(t))
     return fmt::format("region {} ({}): {}", t.target, t.ops, t.how);
-  const char *verdict = t.keep ? "kept" : "sent back";
+  std::string verdict = t.keep ? "kept" : t.losing.empty() ? "sent back" : "sent back in part";
+  if (!t.losing.empty()) {
+    std::vector<std::string> nodes;
+    for (const NodeTiming &n : t.losing)
+      nodes.push_back(fmt::format("'{}' {:.3f} ms, host {:.3f} ms", n.node, n.pluginMs, n.hostMs));
+    verdict += fmt::format(" (losing: {})", fmt::join(nodes, "; "));
+  }
   if (t.pluginMs < 0)
     return fmt::format("region {} ({}): estimated {:.3g}x the host's speed ({}): {}", t.target,
                        t.ops, t.estimate, t.how, verdict);
   return fmt::format("region {} ({}): {:.3f} ms, host {:.3f} ms ({}): {}", t.target, t.ops,
                      t.pluginMs, t.hostMs, t.how, verdict);
+}
+
+nlohmann::json losingJson(const std::vector<NodeTiming> &nodes) {
+  Json a = Json::array();
+  for (const NodeTiming &n : nodes)
+    a.push_back({{"at", n.at}, {"node", n.node}, {"plugin_ms", n.pluginMs},
+                 {"host_ms", n.hostMs}});
+  return a;
+}
+
+Expected<std::vector<NodeTiming>> losingFromJson(const nlohmann::json &a,
+                                                 const std::string &source) {
+  std::vector<NodeTiming> out;
+  if (!a.is_array())
+    return Error::format("{}: 'losing' must be an array", source);
+  for (const Json &n : a) {
+    if (!n.is_object() || !n.contains("at") || !n["at"].is_number_integer())
+      return Error::format("{}: a 'losing' entry needs its position 'at'", source);
+    out.push_back(NodeTiming{n["at"].get<int32_t>(), n.value("node", std::string()),
+                             n.value("plugin_ms", 0.0), n.value("host_ms", 0.0)});
+  }
+  return out;
 }
 
 std::string regionCount(const CandidateTiming &c) {
@@ -130,12 +205,15 @@ Expected<std::string> regionKey(const ir::Function &region, const std::string &t
 partition::RegionRule Placement::rule(const plugin::PluginRegistry &registry) const {
   // A copy of the verdicts: the rule may outlive this placement.
   std::map<std::string, RegionTiming> verdicts = regions;
-  return [verdicts = std::move(verdicts), &registry](
+  if (chosenRule == CandidateRule::Priority)
+    return nullptr;
+  return [verdicts = std::move(verdicts), &registry,
+          withholdKept = chosenRule == CandidateRule::Withheld](
              const ir::Function &fn,
              const std::string &target) -> Expected<std::optional<RegionVerdict>> {
     TS_ASSIGN_OR_RETURN(std::string key, regionKey(fn, target, registry));
     auto it = verdicts.find(key);
-    return it == verdicts.end() ? std::nullopt : verdictOf(it->second);
+    return it == verdicts.end() ? std::nullopt : verdictOf(it->second, fn, withholdKept);
   };
 }
 
@@ -144,14 +222,21 @@ std::string Placement::json() const {
   j["mode"] = mode;
   j["cpu"] = cpuName();
   j["targets"] = targets;
+  j["rule"] = ruleName(chosenRule);
   Json rs = Json::object();
-  for (const auto &[key, t] : regions)
+  for (const auto &[key, t] : regions) {
     rs[key] = {{"target", t.target}, {"ops", t.ops},   {"plugin_ms", t.pluginMs},
                {"host_ms", t.hostMs}, {"keep", t.keep}, {"estimate", t.estimate}};
+    if (!t.losing.empty())
+      rs[key]["losing"] = losingJson(t.losing);
+  }
   j["regions"] = rs;
   Json cs = Json::array();
   for (const CandidateTiming &c : candidates)
-    cs.push_back({{"targets", c.targets}, {"ms", c.ms}, {"regions", c.regions}});
+    cs.push_back({{"targets", c.targets},
+                  {"ms", c.ms},
+                  {"regions", c.regions},
+                  {"rule", ruleName(c.rule)}});
   j["candidates"] = cs;
   return j.dump(1);
 }
@@ -169,6 +254,12 @@ Expected<Placement> Placement::fromJson(std::string_view text, const std::string
   try {
     p.mode = j.value("mode", std::string("measured"));
     p.targets = j["targets"].get<std::vector<std::string>>();
+    const std::string rule = j.value("rule", std::string("measured"));
+    auto chosen = ruleNamed(rule);
+    if (!chosen)
+      return Error::format("{}: 'rule' must be measured, priority or withheld, not '{}'", source,
+                           rule);
+    p.chosenRule = *chosen;
     for (const auto &[key, r] : j["regions"].items()) {
       RegionTiming t;
       t.target = r.at("target").get<std::string>();
@@ -177,6 +268,7 @@ Expected<Placement> Placement::fromJson(std::string_view text, const std::string
       t.hostMs = r.at("host_ms").get<double>();
       t.keep = r.at("keep").get<bool>();
       t.estimate = r.value("estimate", 0.0);
+      TS_ASSIGN_OR_RETURN(t.losing, losingFromJson(r.value("losing", Json::array()), source));
       t.how = "placement file";
       p.regions[key] = std::move(t);
     }
@@ -185,6 +277,7 @@ Expected<Placement> Placement::fromJson(std::string_view text, const std::string
       t.targets = c.at("targets").get<std::vector<std::string>>();
       t.ms = c.at("ms").get<double>();
       t.regions = c.value("regions", int64_t(-1));
+      t.rule = ruleNamed(c.value("rule", std::string("measured"))).value_or(CandidateRule::Measured);
       t.note = "placement file";
       p.candidates.push_back(std::move(t));
     }
@@ -197,19 +290,21 @@ Expected<Placement> Placement::fromJson(std::string_view text, const std::string
 std::string Placement::report() const {
   std::string s = fmt::format("Placement ({}{}):\n", mode,
                               source.empty() ? "" : fmt::format(", replayed from {}", source));
-  for (const CandidateTiming &c : candidates)
-    s += c.ms < 0 ? fmt::format("  {:<28} {}\n", describe(c.targets), c.note)
-                  : fmt::format("  {:<28} {:9.3f} ms, {} ({})\n", describe(c.targets),
-                                c.ms, regionCount(c), c.note);
+  for (const CandidateTiming &c : candidates) {
+    const std::string what = describe(c.targets) + describeRule(c.rule);
+    s += c.ms < 0 ? fmt::format("  {:<28} {}\n", what, c.note)
+                  : fmt::format("  {:<28} {:9.3f} ms, {} ({})\n", what, c.ms, regionCount(c),
+                                c.note);
+  }
   size_t kept = 0, dropped = 0, undecided = 0, estimated = 0;
   for (const auto &[key, t] : regions) {
     (!decided(t) ? undecided : t.keep ? kept : dropped) += 1;
     estimated += decided(t) && t.pluginMs < 0;
     s += "  " + describeRegion(t) + "\n";
   }
-  s += fmt::format("  chosen: {}; regions: {} kept, {} sent back (slower there than on the "
+  s += fmt::format("  chosen: {}{}; regions: {} kept, {} sent back (slower there than on the "
                    "host; their ops offered to the next target listed, else the host){}{}\n",
-                   describe(targets), kept, dropped,
+                   describe(targets), describeRule(chosenRule), kept, dropped,
                    estimated ? fmt::format(", {} of them by the plugin's estimate", estimated)
                              : std::string(),
                    undecided ? fmt::format(", {} not measured (priority rules)", undecided)

@@ -8,6 +8,8 @@
 
 #include "compile/placement.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,13 +33,26 @@ bool decided(const RegionTiming &t);
 /// Whether a region is kept: faster on its plugin, as measured (which wins)
 /// or as its plugin clearly estimates.
 bool keeps(const RegionTiming &t);
-/// The verdict on a region (nullopt when it is not decided: the priority
-/// rules decide).
-std::optional<partition::RegionVerdict> verdictOf(const RegionTiming &t);
+/// The verdict on region `fn` measured as `t` (nullopt when it is not
+/// decided: the priority rules decide); `withholdKept`: a kept region's
+/// losing nodes are withheld too (CandidateRule::Withheld).
+std::optional<partition::RegionVerdict> verdictOf(const RegionTiming &t, const ir::Function &fn,
+                                                  bool withholdKept);
+/// The op calls of a region in post order (composites' bodies included):
+/// what NodeTiming::at counts.
+std::vector<const ir::CallNode *> opCalls(const ir::Function &fn);
+/// " (priority order)", " (losing nodes withheld)" or "".
+std::string describeRule(CandidateRule rule);
+const char *ruleName(CandidateRule rule);
+std::optional<CandidateRule> ruleNamed(std::string_view name);
 /// "dnnl,ccompiler", or "host only".
 std::string describe(const std::vector<std::string> &targets);
 /// A region's line in the progress and the report.
 std::string describeRegion(const RegionTiming &t);
+/// A region's losing nodes as JSON (the cache, the placement file), and back.
+nlohmann::json losingJson(const std::vector<NodeTiming> &nodes);
+Expected<std::vector<NodeTiming>> losingFromJson(const nlohmann::json &array,
+                                                 const std::string &source);
 /// "1 region", "3 regions".
 std::string regionCount(const CandidateTiming &c);
 

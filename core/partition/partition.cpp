@@ -59,6 +59,23 @@ bool PartitionState::withhold(const std::string &global, const ir::CallNode &cal
   return added;
 }
 
+bool PartitionState::withholdNamed(const std::string &global, const ir::CallNode &call,
+                                   const std::string &target,
+                                   const std::map<std::string, std::string> &reasons) {
+  if (call.op()) {
+    auto it = reasons.find(call.name());
+    return it != reasons.end() && !call.name().empty() &&
+           withheld.emplace(std::tuple{global, call.name(), call.op()->name, target}, it->second)
+               .second;
+  }
+  bool added = false;
+  if (call.calleeKind() == ir::CallNode::CalleeKind::Local && call.localFn())
+    for (const ir::ExprNode *n : ir::postOrder(call.localFn()->body(), /*intoFunctions=*/false))
+      if (const auto *inner = n->as<ir::CallNode>())
+        added = withholdNamed(global, *inner, target, reasons) || added;
+  return added;
+}
+
 const Target *PartitionState::find(std::string_view name) const {
   for (const Target &t : targets)
     if (t.name == name)

@@ -181,6 +181,10 @@ struct PartitionLog {
 struct RegionVerdict {
   bool keep = true;
   std::string reason;
+  /// Sent back in part (keep false): only the op calls of these names are
+  /// withheld from the target, each with its reason; the region's other ops
+  /// are offered to it again (the `partition` pass partitions once more).
+  std::map<std::string, std::string> withhold = {};
 };
 /// Asked by prune-regions before the plugin's keep_region rule, with the
 /// region as a function and its target; nullopt defers to the usual rules.
@@ -209,6 +213,10 @@ struct PartitionState {
   /// composite call) from `target`; true when one was not withheld yet.
   bool withhold(const std::string &global, const ir::CallNode &call, const std::string &target,
                 const std::string &reason);
+  /// The same for the op calls of `call` named in `reasons` only, each with
+  /// its reason.
+  bool withholdNamed(const std::string &global, const ir::CallNode &call,
+                     const std::string &target, const std::map<std::string, std::string> &reasons);
   /// Calls of regions the region rule kept, by (global function, position):
   /// its reason, for the log's RegionInfo::placement.
   std::map<std::pair<std::string, int>, std::string> kept;

@@ -59,10 +59,17 @@ const passes::PassInfo kPartitionInfo{
         {"regions-pruned", "regions sent back to the host"},
         {"rounds-reoffered", "functions partitioned again to offer the calls of regions a "
                              "measured verdict sent back to the later targets"},
+        {"rounds-refined", "functions partitioned again to offer a target the rest of a "
+                           "region a measured verdict sent back in part"},
         {"regions-lifted", "regions lifted into global functions"},
         {"params-merged", "region parameters that read the same value, merged"},
         {"constants-as-inputs", "constants passed to a region as inputs"},
     }};
+
+/// Rounds that offer a target the rest of regions sent back in part (each
+/// withholds at least one more call, so the rounds end anyway; this bounds
+/// the measurements a compile makes).
+constexpr size_t kRefineRounds = 4;
 
 class PartitionPass : public passes::Pass {
 public:
@@ -180,6 +187,7 @@ private:
   static Expected<Labels> decide(bool &formed, const Module &m, Work &w, const Prep &prep,
                                  PartitionState &state, Logs &logs, passes::PassContext &ctx) {
     const size_t logged = state.log.host.size();
+    size_t reoffered = 0, refined = 0;
     for (size_t round = 0;; ++round) {
       if (round > 0) { // the withheld calls' composites dissolved
         PartitionLog scratch; // the first round's pattern records stand
@@ -195,24 +203,33 @@ private:
         return annotated.error();
       Labels labels = std::move(annotated).value();
       std::vector<std::string> ruledBack;
+      bool withheldPart = false;
       formed = labels.numRegions() > 0;
       if (formed) {
         MergeCounts merged = mergeLabels(index, labels);
         ctx.stat("regions-before") += merged.regionsBefore;
         ctx.stat("regions-after") += merged.regionsAfter;
         auto pruned = pruneLabels(index, labels,
-                                  PruneScope{&state, m.name(), w.global, &ruledBack}, ctx);
+                                  PruneScope{&state, m.name(), w.global, &ruledBack,
+                                             &withheldPart},
+                                  ctx);
         take(state, logged, here.prune);
         if (!pruned.ok())
           return pruned.error();
         mergeLabels(index, labels); // neighbours of pruned regions may merge now
       }
-      const bool again =
-          round + 1 < state.targets.size() &&
+      // Again when a region went back from a target not the last (its ops
+      // to the targets after it), or in part (the rest to its own target);
+      // each kind of round bounded.
+      const bool reoffer =
+          reoffered + 1 < state.targets.size() &&
           std::any_of(ruledBack.begin(), ruledBack.end(),
                       [&](const std::string &t) { return t != state.targets.back().name; });
-      if (again) {
-        ++ctx.stat("rounds-reoffered");
+      const bool refine = withheldPart && refined < kRefineRounds;
+      if (reoffer || refine) {
+        ++ctx.stat(reoffer ? "rounds-reoffered" : "rounds-refined");
+        reoffered += reoffer;
+        refined += refine && !reoffer;
         continue;
       }
       for (auto [from, to] : {std::pair{&here.annotate, &logs.annotate},

@@ -10,7 +10,9 @@
 //   - before both, PartitionState::regionRule when set (placement by
 //     measurement) may decide; the calls of a region it sends back are
 //     recorded in PartitionState::withheld, so that the `partition` pass
-//     can offer them to the targets after this one.
+//     can offer them to the targets after this one; a region it sends back
+//     in part withholds only the calls it names, so that the `partition`
+//     pass can offer the rest to the same target again.
 // A pruned region is inlined back: its ops return to the host, and
 // composite calls among them are inlined too (the host runs plain ops).
 // Each op of it gets a HostDecision{Pruned} in the log when there is a
@@ -50,6 +52,7 @@ struct Verdict {
   bool keep = true;
   std::string reason;
   bool ruled = false; // by PartitionState::regionRule
+  std::map<std::string, std::string> withhold = {}; // sent back in part: RegionVerdict's
 };
 
 /// The plugin's rule when it has one, else the default rule.
@@ -65,7 +68,7 @@ Expected<Verdict> decide(const NodeIndex &index, RegionBuilder &builder, int r,
           .error();
     TS_ASSIGN_OR_RETURN(std::optional<RegionVerdict> v, state->regionRule(*fn, target));
     if (v)
-      return Verdict{v->keep, v->reason, true};
+      return Verdict{v->keep, v->reason, true, v->withhold};
   }
   const Target *t = state ? state->find(target) : nullptr;
   if (t && t->plugin && t->plugin->hasRegionRule()) {
@@ -189,10 +192,15 @@ Expected<int64_t> pruneLabels(const NodeIndex &index, Labels &labels, const Prun
                                          : nullptr)
           reason += fmt::format("; before that, sent back from '{}': {}", t.name, *why);
       logOp(*index.node(size_t(m)), scope.function, target, reason, *scope.state);
-      if (v.ruled && call)
+      if (!v.ruled || !call)
+        continue;
+      if (v.withhold.empty())
         scope.state->withhold(scope.function, *call, target, v.reason);
+      else if (scope.state->withholdNamed(scope.function, *call, target, v.withhold) &&
+               scope.withheldPart)
+        *scope.withheldPart = true;
     }
-    if (v.ruled && scope.ruledBack)
+    if (v.ruled && v.withhold.empty() && scope.ruledBack)
       scope.ruledBack->push_back(target);
   }
   if (pruned)

@@ -108,6 +108,9 @@ struct PruneScope {
   std::string function;            // the global function, for the log
   /// Optional: the target of each region the state's region rule sent back.
   std::vector<std::string> *ruledBack = nullptr;
+  /// Optional: set when the region rule sent a region back in part and
+  /// withheld a call that was not withheld before (RegionVerdict::withhold).
+  bool *withheldPart = nullptr;
 };
 
 /// Labels kPruned every region not worth offloading (prune_regions.cpp) and

@@ -859,6 +859,8 @@ std::string serializePlan(const Plan &plan) {
     js["args"] = s.args;
     js["num_inputs"] = s.numInputs;
     js["label"] = s.label;
+    if (!s.nodes.empty())
+      js["nodes"] = s.nodes;
     steps.push_back(std::move(js));
   }
   j["steps"] = std::move(steps);
@@ -966,6 +968,7 @@ Expected<Plan> parsePlan(std::string_view text) {
       return Error::format("{}.num_inputs: {} but only {} args", path, numInputs, s.args.size());
     s.numInputs = uint32_t(numInputs);
     TS_ASSIGN_OR_RETURN(s.label, Reader::str(js, path, "label", false));
+    TS_ASSIGN_OR_RETURN(s.nodes, Reader::str(js, path, "nodes", false));
     plan.steps.push_back(std::move(s));
   }
 

@@ -179,6 +179,10 @@ struct Step {
   uint32_t target = 0; // Jump, LoopTest: the step to go to; SetSymbol: the symbol;
                        // Sequence: the axis of concat_/stack_from_seq
   std::string label;
+  /// Host: the graph nodes it computes ("conv1, relu1": a fused step's every
+  /// named op call, root last), for the profile and placement's per-op
+  /// times; empty when unnamed (or in artifacts written before it).
+  std::string nodes;
   /// External: the plan symbols whose values a symbolic region's function
   /// takes, in its order (empty: a static function).
   std::vector<uint32_t> symbols;

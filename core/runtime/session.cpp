@@ -367,7 +367,7 @@ void SessionImpl::nameSteps() {
     switch (step.kind) {
     case StepKind::Host:
       n = {profile.intern(step.label.empty() ? step.symbol : step.label), "host",
-           profile.intern(step.symbol)};
+           profile.intern(step.symbol), profile.intern(step.nodes)};
       break;
     case StepKind::External: {
       const std::string plugin =
@@ -406,9 +406,9 @@ template <bool Profiled> Status SessionImpl::execute() {
     }
   } runRecord;
   auto record = [&](const char *name, const char *category, const char *impl, int32_t step,
-                    int64_t start, int64_t end) {
+                    int64_t start, int64_t end, const char *nodes = "") {
     return profile.add(tessera_profile_record_t{sizeof(tessera_profile_record_t), name, category,
-                                                "", impl, profile.sinceStart(start), end - start,
+                                                nodes, impl, profile.sinceStart(start), end - start,
                                                 currentThreadId(), step, runRecord.index,
                                                 runRecord.run});
   };
@@ -494,7 +494,7 @@ template <bool Profiled> Status SessionImpl::execute() {
       const StepNames &n = stepNames[at];
       if (*n.category) {
         const int32_t parent =
-            record(n.name, n.category, n.impl, int32_t(at), start, monotonicNs());
+            record(n.name, n.category, n.impl, int32_t(at), start, monotonicNs(), n.nodes);
         if (e.kind == StepKind::External)
           for (tessera_profile_record_t k : profile.takeCalls()) {
             k.step = int32_t(at);

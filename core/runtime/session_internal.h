@@ -208,7 +208,7 @@ public:
   template <bool Profiled> Status execute();
   /// Per step: what its records say (made when profiling is first on).
   struct StepNames {
-    const char *name, *category, *impl;
+    const char *name, *category, *impl, *nodes = "";
   };
   void nameSteps();
   Profile profile;

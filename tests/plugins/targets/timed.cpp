@@ -5,15 +5,18 @@
 // "timed_slow" sleeps TIMED_SLEEP_MS (30) milliseconds in every call of a
 // region, "timed_fast" does not; "timed_hinted" sleeps too and gives a cost
 // hint (ABI 1.5's estimate_region) of TIMED_ESTIMATE (0.01) times the host's
-// speed, which placement takes without measuring. Both take relu, tanh, sigmoid and same-shape
-// add and multiply on f32, keep every region they form (their keep_region
-// says yes, so priority order gives them everything they take), and run a
-// region node by node with plain loops (tessera::sdk::JsonRuntime), with
-// exact results.
+// speed, which placement takes without measuring; "timed_picky" sleeps
+// TIMED_OP_SLEEP_MS (30) in each of its tanh nodes only, so that a profile
+// shows which node of a region loses. All take relu, tanh, sigmoid and
+// same-shape add and multiply on f32, keep every region they form (their
+// keep_region says yes, so priority order gives them everything they take),
+// and run a region node by node with plain loops (tessera::sdk::JsonRuntime),
+// with exact results, reporting each node to the profiler (ABI 1.6).
 //
 //===----------------------------------------------------------------------===//
 #include <tessera/sdk/json_runtime.hpp>
 #include <tessera/sdk/plugin.hpp>
+#include <tessera/sdk/profile.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -22,7 +25,7 @@
 #include <thread>
 
 #ifndef TIMED_NAME
-#error "define TIMED_NAME, TIMED_SLEEP_MS and TIMED_ESTIMATE"
+#error "define TIMED_NAME, TIMED_SLEEP_MS, TIMED_OP_SLEEP_MS and TIMED_ESTIMATE"
 #endif
 
 namespace {
@@ -75,6 +78,10 @@ protected:
     std::map<int64_t, std::vector<float>> values;
     for (size_t i = 0, param = 0; i < g.nodes.size(); ++i) {
       const Node &n = g.nodes[i];
+      ProfileScope scope(n.kind == Node::Kind::Op ? n.op.c_str() : nullptr, n.name.c_str(),
+                         TIMED_NAME); // a null name reports nothing
+      if (TIMED_OP_SLEEP_MS > 0 && n.op == "tanh")
+        std::this_thread::sleep_for(std::chrono::milliseconds(TIMED_OP_SLEEP_MS));
       const size_t count = size_t(n.outputs[0].numel());
       std::vector<float> out(count);
       auto in = [&](size_t k) -> const std::vector<float> & {

@@ -269,7 +269,8 @@ typedef struct tessera_profile_record {
   const char *category; /* "run", "host", "plugin", "copy", "shape", "sequence"
                            (a step), or "kernel" (reported by a plugin from
                            inside a plugin step) */
-  const char *nodes;    /* a kernel's graph nodes ("conv1, relu1") */
+  const char *nodes;    /* the graph nodes a kernel or host step computes
+                           ("conv1, relu1") */
   const char *impl;     /* a kernel's implementation ("jit:avx2"); a plugin
                            step's plugin; a host step's function */
   int64_t start_ns;     /* since profiling was switched on */
