@@ -180,12 +180,11 @@ std::vector<NodeTiming> losingNodes(const ir::Function &fn, const RegionRun &plu
   if (plugin.nodeMs.empty())
     return out;
   const std::vector<const ir::CallNode *> calls = opCalls(fn);
-  size_t named = 0;
+  std::set<std::string> named; // an ONNX node may become several calls: the first stands
   for (size_t i = 0; i < calls.size(); ++i) {
     const std::string &name = calls[i]->name();
-    if (name.empty())
+    if (name.empty() || !named.insert(name).second)
       continue;
-    ++named;
     auto at = [&](const RegionRun &r) {
       auto it = r.nodeMs.find(name);
       return it == r.nodeMs.end() ? 0.0 : it->second;
@@ -194,18 +193,19 @@ std::vector<NodeTiming> losingNodes(const ir::Function &fn, const RegionRun &plu
     if (p > kLosingRatio * h && p - h >= kLosingShare * plugin.ms)
       out.push_back(NodeTiming{int32_t(i), name, p, h});
   }
-  if (out.size() == named)
+  if (out.size() == named.size())
     out.clear();
   return out;
 }
 
-/// The work of each named node of a region (partition::estimateFlops, at
-/// least 1): how a kernel's or step's time is split among its nodes.
+/// The work of each named node of a region (partition::estimateFlops of its
+/// calls, at least 1 each): how a kernel's or step's time is split among
+/// its nodes.
 std::map<std::string, double> workOf(const ir::Function &fn) {
   std::map<std::string, double> work;
-  for (const ir::CallNode *c : opCalls(fn))
+  for (const ir::CallNode *c : opCalls(fn)) // an ONNX node may become several calls
     if (!c->name().empty())
-      work[c->name()] = std::max(1.0, partition::estimateFlops(*c));
+      work[c->name()] += std::max(1.0, partition::estimateFlops(*c));
   return work;
 }
 

@@ -239,18 +239,30 @@ void printText(const json &d, bool steps) {
   }
   // How the placement was chosen (tessera compile --placement measure).
   if (const json place = meta.value("placement", json()); place.is_object()) {
-    std::cout << fmt::format("Placement: {} on {}, chose {}\n",
+    // How a candidate's regions were decided (compile/placement.h's CandidateRule).
+    auto rule = [](const json &j) {
+      const std::string r = j.value("rule", std::string("measured"));
+      return r == "priority"   ? std::string(" (priority order)")
+             : r == "withheld" ? std::string(" (losing nodes withheld)")
+                               : std::string();
+    };
+    std::cout << fmt::format("Placement: {} on {}, chose {}{}\n",
                              place.value("mode", std::string("?")),
                              place.value("cpu", std::string("?")),
                              place.value("targets", json::array()).empty()
                                  ? std::string("the host alone")
-                                 : place["targets"].dump());
-    for (const json &c : place.value("candidates", json::array()))
-      std::cout << fmt::format("  candidate {}: {:.3f} ms, {} region(s)\n",
+                                 : place["targets"].dump(),
+                             rule(place));
+    for (const json &c : place.value("candidates", json::array())) {
+      const double ms = c.value("ms", -1.0);
+      std::cout << fmt::format("  candidate {}{}: {}, {} region(s)\n",
                                c.value("targets", json::array()).empty()
                                    ? std::string("host only")
                                    : c["targets"].dump(),
-                               c.value("ms", -1.0), c.value("regions", int64_t(-1)));
+                               rule(c),
+                               ms < 0 ? std::string("not timed") : fmt::format("{:.3f} ms", ms),
+                               c.value("regions", int64_t(-1)));
+    }
     const json placed = place.value("regions", json::object());
     for (const auto &[key, r] : placed.items()) {
       const double ms = r.value("plugin_ms", -1.0), estimate = r.value("estimate", 0.0);
@@ -261,6 +273,10 @@ void printText(const json &d, bool steps) {
               ? fmt::format("estimated {:.3g}x the host's speed by its plugin", estimate)
               : fmt::format("{:.3f} ms, host {:.3f} ms", ms, r.value("host_ms", -1.0)),
           r.value("keep", false) ? "kept" : "sent back");
+      for (const json &n : r.value("losing", json::array())) // nodes slower on the plugin
+        std::cout << fmt::format("    losing node '{}': {:.3f} ms, host {:.3f} ms\n",
+                                 n.value("node", std::string("?")), n.value("plugin_ms", -1.0),
+                                 n.value("host_ms", -1.0));
     }
   }
   const size_t control = plan.value("control_steps", size_t(0)),
