@@ -162,6 +162,7 @@ Expected<CompileResult> compileModule(const ir::Module &input, const CompileOpti
     partition::PartitionOptions po;
     po.targets = options.targets;
     po.regionRule = options.regionRule;
+    po.hostNodes = options.hostNodes;
     TS_ASSIGN_OR_RETURN(auto parted, partition::partitionModule(std::move(m), po, *registry));
     result.partitionSummary = partition::summaryText(parted);
     m = std::move(parted.module);

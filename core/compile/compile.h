@@ -49,6 +49,8 @@ struct CompileOptions {
   /// prune rules; and the placement's record for the metadata (JSON).
   partition::RegionRule regionRule;
   std::string placementJson;
+  /// Node names kept on the host whatever the targets take (`--on-host`).
+  std::vector<std::string> hostNodes;
 };
 
 struct CompileResult {

@@ -378,6 +378,7 @@ public:
       CompileOptions o;
       o.targets = targets;
       o.codegen = options_.codegen;
+      o.hostNodes = options_.hostNodes;
       if (rule != CandidateRule::Priority)
         o.regionRule = this->rule(rule == CandidateRule::Withheld);
       visited_.clear();
@@ -560,8 +561,10 @@ Expected<Placement> measurePlacement(const ir::Module &m, const std::vector<std:
     return Error("the module has no function '@main'");
   Placement p;
   p.mode = "measured";
-  const std::string modelHash =
+  std::string modelHash =
       hex(ir::structuralHash(std::static_pointer_cast<const ir::ExprNode>(main)));
+  if (!options.hostNodes.empty()) // other candidates
+    modelHash += fmt::format("/on-host:{}", fmt::join(options.hostNodes, ","));
   if (options.progress)
     options.progress(options.threads > 0
                          ? fmt::format("timing on {} thread{}", options.threads,
@@ -663,6 +666,7 @@ Expected<std::optional<Placement>> applyPlacement(const ir::Module &m,
     po.budgetSeconds = request.budgetSeconds;
     po.threads = request.threads;
     po.codegen = options.codegen;
+    po.hostNodes = options.hostNodes;
     po.progress = request.progress;
     TS_ASSIGN_OR_RETURN(p, measurePlacement(m, options.targets, *registry, po));
     if (!request.file.empty())

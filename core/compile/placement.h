@@ -50,6 +50,8 @@ struct PlacementOptions {
   std::string cacheDir;
   /// Threads of the timed sessions (0: every core, as an app's default).
   int32_t threads = 0;
+  /// Node names every candidate keeps on the host (`--on-host`).
+  std::vector<std::string> hostNodes;
   /// Lines of progress ("measuring region dnnl 3 ops: 0.21 ms, host 0.35 ms").
   std::function<void(std::string_view)> progress;
 };

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -104,6 +105,20 @@ Expected<PartitionResult> partitionModule(Module module, const PartitionOptions 
                                           const plugin::PluginRegistry &registry) {
   TS_ASSIGN_OR_RETURN(auto state, PartitionState::fromNames(options.targets, registry));
   state->regionRule = options.regionRule;
+  if (!options.hostNodes.empty()) {
+    std::set<std::string, std::less<>> names;
+    for (const auto &[global, fn] : module.functions())
+      for (const ExprNode *e : postOrder(fn->body()))
+        if (const auto *c = e->as<CallNode>(); c && c->op() && !c->name().empty())
+          names.insert(c->name());
+    for (const std::string &n : options.hostNodes) {
+      if (!names.count(n))
+        return Error::format("--on-host: no node named '{}' in the model (node names as "
+                             "`tessera partition --report` lists them)",
+                             n);
+      state->hostNodes.insert(n);
+    }
+  }
 
   passes::PassManagerOptions pm = options.pm;
   if (!options.pipeline.empty()) {

@@ -27,6 +27,8 @@ struct PartitionOptions {
   passes::PassManagerOptions pm;
   /// Measured verdicts on regions, asked before the prune rules (optional).
   RegionRule regionRule;
+  /// Node names no target is offered (`--on-host`); each must name a call.
+  std::vector<std::string> hostNodes;
 };
 
 /// An op call left in a global function that is not a region.

@@ -40,7 +40,13 @@ PartitionState::fromNames(const std::vector<std::string> &names,
 const std::string *PartitionState::withheldFrom(const std::string &global,
                                                const ir::CallNode &call,
                                                const std::string &target) const {
-  if (withheld.empty() || !call.op())
+  if (!call.op())
+    return nullptr;
+  if (!hostNodes.empty() && !call.name().empty() && hostNodes.count(call.name())) {
+    static const std::string reason = kOnHostReason;
+    return &reason;
+  }
+  if (withheld.empty())
     return nullptr;
   auto it = withheld.find({global, call.name(), call.op()->name, target});
   return it == withheld.end() ? nullptr : &it->second;

@@ -63,6 +63,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -191,6 +192,9 @@ struct RegionVerdict {
 using RegionRule = std::function<Expected<std::optional<RegionVerdict>>(
     const ir::Function &region, const std::string &target)>;
 
+/// Why a call named by `--on-host` runs on the host (the partition log's reason).
+inline constexpr const char *kOnHostReason = "kept on the host by --on-host";
+
 /// The state the partition passes share in one pipeline run.
 struct PartitionState {
   /// In priority order (`--target dnnl,ccompiler`: dnnl first).
@@ -217,6 +221,9 @@ struct PartitionState {
   /// its reason.
   bool withholdNamed(const std::string &global, const ir::CallNode &call,
                      const std::string &target, const std::map<std::string, std::string> &reasons);
+  /// Node names the user keeps on the host (`--on-host`): no target is
+  /// offered their calls (withheldFrom gives kOnHostReason).
+  std::set<std::string, std::less<>> hostNodes;
   /// Calls of regions the region rule kept, by (global function, position):
   /// its reason, for the log's RegionInfo::placement.
   std::map<std::pair<std::string, int>, std::string> kept;

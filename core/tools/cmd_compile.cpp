@@ -38,7 +38,7 @@ namespace {
 
 struct CompileArgs {
   std::string model, out;
-  std::vector<std::string> targets, inputShapes;
+  std::vector<std::string> targets, inputShapes, onHost;
   std::string cpu = codegen::CodegenOptions{}.cpu;
   int optLevel = 2;
   unsigned jobs = 0;
@@ -132,6 +132,7 @@ Status run(const CompileArgs &a) {
 
   compile::CompileOptions options;
   options.targets = a.targets;
+  options.hostNodes = a.onHost;
   options.codegen.cpu = a.cpu;
   options.codegen.optLevel = a.optLevel;
   options.codegen.threads = a.jobs;
@@ -193,6 +194,7 @@ Subcommand addCompileCommand(CLI::App &app) {
   cmd->add_option("--input-shape", args->inputShapes,
                   "ONNX input shape, NAME=D0,D1,... (repeatable)")
       ->allow_extra_args(false);
+  addOnHostOption(*cmd, args->onHost);
   addPluginTimeoutOption(*cmd);
   cmd->add_option("--mcpu", args->cpu,
                   "CPU the host code is for: an x86-64 level (x86-64, x86-64-v2, x86-64-v3, "

@@ -40,7 +40,7 @@ struct PartitionArgs {
   bool report = false;
   std::string dot, html, out, function = "main";
   std::string pipeline = std::string(passes::kDefaultPipeline);
-  std::vector<std::string> inputShapes;
+  std::vector<std::string> inputShapes, onHost;
   std::shared_ptr<PlacementArgs> placement = std::make_shared<PlacementArgs>();
 };
 
@@ -53,6 +53,7 @@ Status run(const PartitionArgs &a) {
   // and the regions' verdicts, as `tessera compile` does.
   compile::CompileOptions placed;
   placed.targets = a.targets;
+  placed.hostNodes = a.onHost;
   TS_ASSIGN_OR_RETURN(std::optional<compile::Placement> placement,
                       compile::applyPlacement(module, placementRequest(*a.placement), placed,
                                               &plugin::PluginRegistry::global()));
@@ -63,6 +64,7 @@ Status run(const PartitionArgs &a) {
   // measured verdicts, so that the report says why.
   options.targets = placed.targets.empty() ? a.targets : placed.targets;
   options.regionRule = placed.regionRule;
+  options.hostNodes = a.onHost;
   options.pipeline = a.pipeline;
   TS_ASSIGN_OR_RETURN(auto result, partition::partitionModule(std::move(module), options,
                                                               plugin::PluginRegistry::global()));
@@ -97,6 +99,7 @@ Subcommand addPartitionCommand(CLI::App &app) {
   cmd->add_flag("--report", args->report,
                 "Print every region, every op left on the host with the reason, and the "
                 "pattern matches (composites, vetoes)");
+  addOnHostOption(*cmd, args->onHost);
   addPluginTimeoutOption(*cmd);
   addPlacementOptions(*cmd, args->placement);
   cmd->add_option("--dot", args->dot, "Write the partitioned graph as Graphviz DOT");

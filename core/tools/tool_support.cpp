@@ -57,6 +57,15 @@ void addTargetOption(CLI::App &app, std::vector<std::string> &targets) {
       ->delimiter(',');
 }
 
+void addOnHostOption(CLI::App &app, std::vector<std::string> &nodes) {
+  app.add_option("--on-host", nodes,
+                 "Keep these nodes on the host whatever the targets take (ONNX node names, "
+                 "comma-separated, repeatable; `tessera partition --report` lists them): to "
+                 "compare by hand, or to keep an op away from a plugin that is slow or wrong "
+                 "on it")
+      ->delimiter(',');
+}
+
 void addPluginTimeoutOption(CLI::App &app) {
   app.add_option_function<double>(
          "--plugin-timeout",

@@ -35,6 +35,10 @@ struct PipelineFlags {
 /// Adds `--target a,b` (plugins to partition for, in priority order).
 void addTargetOption(CLI::App &app, std::vector<std::string> &targets);
 
+/// Adds --on-host NODE[,NODE...] (repeatable): node names no target is
+/// offered, kept on the host (partition::PartitionOptions::hostNodes).
+void addOnHostOption(CLI::App &app, std::vector<std::string> &nodes);
+
 /// Adds --plugin-timeout SECONDS: how long one plugin call (a checker call,
 /// one codegen) may run in its child process before it is killed and
 /// reported (plugin::CallIsolation). Applied as it is parsed.

@@ -133,10 +133,16 @@ std::vector<std::string> targetList(const py::object &targets) {
 py::tuple compileModel(const py::object &model, const py::object &targets,
                        const py::object &inputShapes, const py::object &mcpu,
                        const py::object &optLevel, const std::string &placement,
-                       const py::object &placementFile, double tuneBudget, int tuneThreads) {
+                       const py::object &placementFile, double tuneBudget, int tuneThreads,
+                       const py::object &onHost) {
   ModelSource source = ModelSource::from(model, inputShapes);
   compile::CompileOptions options;
   options.targets = targetList(targets);
+  if (!onHost.is_none()) {
+    if (py::isinstance<py::str>(onHost))
+      throw py::type_error("on_host must be a list of node names, e.g. ['/final/ConvTranspose']");
+    options.hostNodes = onHost.cast<std::vector<std::string>>();
+  }
   if (!mcpu.is_none())
     options.codegen.cpu = mcpu.cast<std::string>();
   if (!optLevel.is_none()) {
@@ -348,7 +354,7 @@ PYBIND11_MODULE(_compiler, m) {
   registerErrorTranslator();
   m.def("compile", &compileModel, py::arg("model"), py::arg("targets"), py::arg("input_shapes"),
         py::arg("mcpu"), py::arg("opt_level"), py::arg("placement"), py::arg("placement_file"),
-        py::arg("tune_budget"), py::arg("tune_threads"));
+        py::arg("tune_budget"), py::arg("tune_threads"), py::arg("on_host"));
   m.def("partition", &partitionModel, py::arg("model"), py::arg("targets"), py::arg("input_shapes"),
         py::arg("title"));
   m.def("plugins", &listPlugins);

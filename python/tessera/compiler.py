@@ -28,7 +28,8 @@ def _targets(targets):
 
 
 def compile(model, targets=DEFAULT_TARGETS, input_shapes=None, mcpu=None, opt_level=None,
-            placement="priority", placement_file=None, tune_budget=120.0, tune_threads=0):
+            placement="priority", placement_file=None, tune_budget=120.0, tune_threads=0,
+            on_host=None):
     """Compiles a model into an Artifact.
 
     model: a path (.onnx, or text IR), the bytes of an ONNX model, or an onnx.ModelProto.
@@ -44,10 +45,12 @@ def compile(model, targets=DEFAULT_TARGETS, input_shapes=None, mcpu=None, opt_le
     tune_budget: seconds measuring may take.
     tune_threads: the threads measuring times with, those the artifact will run with (0:
         every core, the runtime's default).
+    on_host: node names kept on the host whatever the targets take (ONNX node names), as
+        `tessera compile --on-host`.
     """
     data, summary = _compiler.compile(_model_source(model), _targets(targets), input_shapes,
                                       mcpu, opt_level, placement, placement_file,
-                                      float(tune_budget), int(tune_threads))
+                                      float(tune_budget), int(tune_threads), on_host)
     artifact = Artifact(data, os.fspath(model) if isinstance(model, (str, os.PathLike))
                         else "<compiled>")
     artifact.partition_summary = summary

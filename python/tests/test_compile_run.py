@@ -168,8 +168,9 @@ def test_placement_by_measurement_and_replay(models, tmp_path, monkeypatch):
                           placement_file=decision, tune_budget=60)
     placed = art.metadata["placement"]
     assert placed["mode"] == "measured"
-    assert [c["targets"] for c in placed["candidates"]] == [["dnnl"], []]
-    assert all(c["ms"] > 0 for c in placed["candidates"])
+    got = [(c["targets"], c["rule"]) for c in placed["candidates"]]
+    assert got[:3] == [(["dnnl"], "measured"), ([], "measured"), (["dnnl"], "priority")]
+    assert all(c["ms"] > 0 for c in placed["candidates"] if c["rule"] == "measured")
     assert "Placement (measured)" in art.partition_summary
     replayed = tessera.compile(models["cnn"], targets=["dnnl"], placement_file=decision)
     assert replayed.to_bytes() == art.to_bytes()
@@ -181,6 +182,24 @@ def test_placement_by_measurement_and_replay(models, tmp_path, monkeypatch):
         tessera.compile(models["cnn"], targets=["dnnl"], placement="fastest")
     with pytest.raises(tessera.Error, match="needs targets"):
         tessera.compile(models["cnn"], targets=[], placement="measure")
+
+
+def test_on_host_keeps_named_nodes_on_the_host(models):
+    # on_host is `tessera compile --on-host`: the named nodes run on the host, the rest on
+    # the target; an unknown name is refused naming it.
+    art = tessera.compile(models["cnn"], targets=["dnnl"], on_host=["conv"])
+    plain = tessera.compile(models["cnn"], targets=["dnnl"])
+    # The ONNX Conv is two calls (conv2d, bias_add): both stay on the host.
+    assert [r["ops"] for r in plain.metadata["regions"]] == [7]
+    assert [r["ops"] for r in art.metadata["regions"]] == [5]
+    x = np.random.default_rng(6).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    want = tessera.interpret(models["cnn"], {"x": x})
+    got = rt.Session(art).run({"x": x})
+    np.testing.assert_allclose(got["logits"], want["logits"], rtol=1e-4, atol=1e-4)
+    with pytest.raises(tessera.Error, match="no node named 'nope'"):
+        tessera.compile(models["cnn"], targets=["dnnl"], on_host=["nope"])
+    with pytest.raises(TypeError, match="on_host must be a list"):
+        tessera.compile(models["cnn"], targets=["dnnl"], on_host="conv")
 
 
 def test_sequence_inputs_and_outputs_are_lists(tmp_path):

@@ -321,6 +321,22 @@ def main():
     c.ok(regions(starved) == regions(prio), "an exhausted budget falls back to priority order",
          f"{regions(starved)} vs {regions(prio)}")
 
+    # --on-host: a named node stays on the host whatever the targets take.
+    onhost = c.path("on_host.tsr")
+    c.tool("compile", path, "-o", onhost, "--target", "timed_fast", "--on-host", "tanh")
+    c.ok(regions(onhost) == ["timed_fast", "timed_fast"],
+         "--on-host tanh splits timed_fast's region around tanh", str(regions(onhost)))
+    np.savez(npz, x=x, y=y)
+    c.tool("run", onhost, "--inputs", npz, "--outputs", res)
+    c.close(np.load(res)["z"], reference(x, y), 1e-5, 1e-6, "the output with tanh on the host")
+    r = c.tool("partition", path, "--target", "timed_fast", "--on-host", "tanh", "--report")
+    c.ok(re.search(r"kept on the host by --on-host \(1\):\n\s+@main\s+tanh\s+tanh", r.stdout)
+         is not None, "tessera partition --report says why tanh is on the host", r.stdout)
+    r = c.tool("compile", path, "-o", c.path("bad.tsr"), "--target", "timed_fast",
+               "--on-host", "tan", rc=None)
+    c.ok(r.returncode != 0 and "--on-host: no node named 'tan'" in r.stderr,
+         "an --on-host name that is not a node is refused naming it", r.stderr)
+
     # Errors.
     for args, words in (
             (["--placement", "measure"], "needs targets"),
