@@ -14,6 +14,8 @@ missing ones only; export.py needs python3-torch and python3-torchvision):
                   to the first plugin that takes it)
        measure    the same with --placement measure (docs/design/0015: regions
                   and candidate partitions timed, the fastest kept)
+       dnnl_measure  --target dnnl --placement measure --tune-threads 1 (nodes
+                  that lose on dnnl withheld)
   2. in --rounds interleaved rounds (each round runs every configuration once
      at every thread count T of --threads, in order, then the next round),
      with OMP_NUM_THREADS=T and OpenMP's default wait policy (its threads
@@ -76,7 +78,10 @@ ZOO = ["resnet50", "mobilenet_v2", "mobilenet_v3_large", "efficientnet_b0", "den
 # measurement (docs/design/0015) among the three plugins and the host.
 CONFIGS = {"host": [], "dnnl": ["--target", "dnnl"], "ccompiler": ["--target", "ccompiler"],
            "json": ["--target", "json"], "best": ["--target", "dnnl,ccompiler,json"],
-           "measure": ["--target", "dnnl,ccompiler,json", "--placement", "measure"]}
+           "measure": ["--target", "dnnl,ccompiler,json", "--placement", "measure"],
+           # dnnl alone, placed by measurement at one thread (issue 40: regions that lose
+           # withheld node by node; the 1-thread column is the one it is tuned for).
+           "dnnl_measure": ["--target", "dnnl", "--placement", "measure", "--tune-threads", "1"]}
 TESSERA_LATENCY = re.compile(r"median ([0-9.]+) ms")
 ORT_LATENCY = re.compile(r"latency_ms median=([0-9.]+)")
 RTOL = 1e-3
@@ -300,7 +305,8 @@ def render(records, args, ort_ok):
     list of failures."""
     configs = args.configs
     impls = configs + ["ort"]
-    short = {"host": "h", "dnnl": "d", "ccompiler": "c", "json": "j", "best": "b", "measure": "m"}
+    short = {"host": "h", "dnnl": "d", "ccompiler": "c", "json": "j", "best": "b", "measure": "m",
+             "dnnl_measure": "dm"}
     head = (["model", "T"] + [f"{c} ms" for c in configs] + ["ORT ms"]
             + [f"{c}/ORT" for c in configs]
             + [f"compile s ({'/'.join(short[c] for c in configs)})", "match", "flag"])
@@ -351,6 +357,9 @@ def render(records, args, ort_ok):
                 flags.append(f"dnnl slower than host ({ms['dnnl'] / ms['host']:.2f}x)")
             if "dnnl" in ms and ms.get("ort", 0) > 0 and ms["dnnl"] > ms["ort"]:
                 flags.append(f"dnnl above ORT ({ms['dnnl'] / ms['ort']:.2f}x)")
+            for c in ("measure", "dnnl_measure"):  # placement must never lose to the host
+                if c in ms and ms.get("host", 0) > 0 and ms[c] > ms["host"]:
+                    flags.append(f"{c} slower than host ({ms[c] / ms['host']:.2f}x)")
             flag = "; ".join(flags)
             if i == 0 and "chose" in rec:
                 chose = f"measure chose {rec['chose']}"

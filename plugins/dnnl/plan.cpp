@@ -122,14 +122,36 @@ namespace {
 /// `step`'s primitive created again under the calling thread's OpenMP
 /// thread count: the same implementation over the same memory descs, with
 /// a scratchpad that fits in `scratchpadBytes`; else the step's own
-/// primitive (still correct, on the threads it was made for). Only the
-/// GEMM-based kinds fix their thread count at creation; the others split
-/// their work over the current threads at each execution.
+/// primitive (still correct, on the threads it was made for). Not only the
+/// GEMM-based kinds fix their thread count at creation: oneDNN's jit
+/// pooling does too (a U-Net's max pools ran on two threads in a
+/// one-thread session, waking a second OpenMP thread that then spun through
+/// every run: issue 41).
 dnnl::primitive recreated(const Step &step, size_t scratchpadBytes) {
-  if (!threadsFixedAtCreation(step.prim.get_kind()))
+  // Every kind, in case its implementation fixes its threads: the jit
+  // reorders do too. Concats and sums split their work over the current
+  // threads at each execution.
+  using Kind = dnnl::primitive::kind;
+  const Kind kind = step.prim.get_kind();
+  if (kind == Kind::concat || kind == Kind::sum)
     return step.prim;
   try {
     const_dnnl_primitive_desc_t old = step.prim.get_primitive_desc();
+    if (kind == Kind::reorder) { // made from its two memory descs, not an op desc
+      const dnnl::primitive_desc_base base(const_cast<dnnl_primitive_desc_t>(old), true);
+      const_dnnl_primitive_attr_t oldAttr = nullptr;
+      dnnl_primitive_attr_t attrCopy = nullptr;
+      if (dnnl_primitive_desc_get_attr(old, &oldAttr) != dnnl_success ||
+          dnnl_primitive_attr_clone(&attrCopy, oldAttr) != dnnl_success)
+        return step.prim;
+      dnnl::primitive_attr attr(attrCopy);
+      dnnl::reorder::primitive_desc pd(cpuEngine(), base.src_desc(), cpuEngine(),
+                                       base.dst_desc(), attr, /*allow_empty=*/true);
+      if (!pd || pd.impl_info_str() != step.impl ||
+          pd.scratchpad_desc().get_size() > scratchpadBytes)
+        return step.prim;
+      return dnnl::reorder(pd);
+    }
     const_dnnl_op_desc_t op = nullptr;
     const_dnnl_primitive_attr_t oldAttr = nullptr;
     dnnl_primitive_attr_t attrCopy = nullptr;
@@ -442,8 +464,11 @@ void PlanBuilder::addStep(dnnl::primitive prim, std::vector<StepArg> args, std::
 
 bool threadsFixedAtCreation(dnnl::primitive::kind kind) {
   using Kind = dnnl::primitive::kind;
-  return kind == Kind::convolution || kind == Kind::deconvolution ||
-         kind == Kind::inner_product || kind == Kind::matmul;
+  // Elementwise and binary kernels split their work over the current
+  // threads at each execution; the GEMM-based kinds, jit pooling and jit
+  // reorders were seen to run on the threads they were made for (issue 41),
+  // and the rest are assumed to.
+  return kind != Kind::eltwise && kind != Kind::binary;
 }
 
 bool isReference(std::string_view impl) {

@@ -64,7 +64,7 @@ struct Step {
   std::string nodes; // the graph nodes `what` names ("conv1"), for profiles
   // Too little work to wake other threads for (kSerialBytes): run on the
   // calling thread alone. Only kinds that split their work over the
-  // current thread count at execution (not the GEMM-based ones).
+  // current thread count at execution (!threadsFixedAtCreation).
   bool serial = false;
 };
 
@@ -74,8 +74,10 @@ struct Step {
 /// threads: 11.8 -> 9.3 ms; the CNNs' times did not move).
 inline constexpr size_t kSerialBytes = size_t(1) << 15;
 
-/// Whether oneDNN fixes a primitive of this kind's thread count when it is
-/// created (the GEMM-based ones) rather than at each execution.
+/// Whether oneDNN may fix a primitive of this kind's thread count when it is
+/// created (the GEMM-based ones, jit pooling, jit reorders: all but the
+/// elementwise and binary kinds) rather than at each execution; then running
+/// it alone needs a primitive made for one thread, so it is not `serial`.
 bool threadsFixedAtCreation(dnnl::primitive::kind kind);
 
 /// Whether oneDNN picked one of its reference implementations ("ref:any"):
