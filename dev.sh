@@ -10,6 +10,10 @@
 #                      build (release), install python3-torch and python3-torchvision if
 #                      missing, and run the benchmark zoo of real exported models against
 #                      ONNX Runtime (bench/zoo/run.py ARGS; bench/zoo/README.md)
+#   ./dev.sh tsan      build libtessera_runtime and tests/threads under ThreadSanitizer
+#                      (tsan preset; the artifact compiled by the dev build's tessera) and
+#                      check 8 threads x 500 runs on one shared session, and two threads
+#                      misusing the stateful calls: no report, the same outputs
 #   ./dev.sh fuzz [TARGET [SECONDS]]
 #                      build a libFuzzer target (fuzz preset, clang) and run it for
 #                      SECONDS (default 300); no TARGET lists them (fuzz/README.md)
@@ -72,6 +76,20 @@ case "${1:-}" in
     # Issue 7's comparison: Tessera+dnnl, host only, hand-written oneDNN and
     # ONNX Runtime (npm onnxruntime-node, installed on first use).
     /usr/bin/python3 bench/models/compare.py --build build/release --threads 1,2
+    ;;
+  tsan)
+    # Only the runtime and the check are instrumented (a second full build does
+    # not fit beside the suite); host-only artifacts on one-thread sessions:
+    # oneDNN and libgomp are not instrumented, and their threads would be noise.
+    bash cmake/install-deps.sh
+    cmake --preset dev >/dev/null
+    cmake --build --preset dev -j "$jobs" --target tessera
+    cmake --preset tsan >/dev/null
+    cmake --build --preset tsan -j "$jobs"
+    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" cmake \
+      -DTESSERA=build/dev/core/tools/tessera -DCHECK=build/tsan/tests/threads/tessera_threads_check \
+      -DMODEL=examples/models/tiny_cnn.tir -DWORK_DIR=build/tsan/threads -DTARGETS=host \
+      -P tests/threads/check_threads.cmake
     ;;
   fuzz)
     targets="text_ir passes partition compile onnx pattern npy plan artifact json_module"

@@ -17,6 +17,8 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <atomic>
+#include <thread>
 #include <unordered_set>
 
 struct tessera_model {
@@ -25,6 +27,12 @@ struct tessera_model {
 
 struct tessera_session {
   std::unique_ptr<tessera::runtime::Session> session;
+  /// The thread inside one of its stateful calls (none: no thread).
+  std::atomic<std::thread::id> user{};
+};
+
+struct tessera_run_result {
+  std::unique_ptr<tessera::runtime::RunResult> result;
 };
 
 namespace {
@@ -66,6 +74,37 @@ LiveHandles &liveHandles() {
 
 tessera_status_t *statusOf(tessera_status_code_t code, const std::string &message) {
   return tessera_status_create(code, message.c_str());
+}
+
+/// Holds a session's stateful calls for the calling thread while it is in
+/// one (a call that calls another, as the by-name ones do, holds it once);
+/// false when another thread is in one.
+class InUse {
+public:
+  explicit InUse(tessera_session &s) : s_(s) {
+    std::thread::id none;
+    const std::thread::id me = std::this_thread::get_id();
+    owner_ = s.user.compare_exchange_strong(none, me);
+    ok_ = owner_ || none == me;
+  }
+  ~InUse() {
+    if (owner_)
+      s_.user.store(std::thread::id());
+  }
+  InUse(const InUse &) = delete;
+  InUse &operator=(const InUse &) = delete;
+  explicit operator bool() const { return ok_; }
+
+private:
+  tessera_session &s_;
+  bool owner_ = false, ok_ = false;
+};
+
+tessera_status_t *inUseElsewhere() {
+  return statusOf(TESSERA_STATUS_FAILED_PRECONDITION,
+                  "the session is in use by another thread: its stateful calls (set_input, run, "
+                  "get_output, ...) are for one thread at a time; tessera_session_run_with runs "
+                  "one session from many threads at once");
 }
 
 tessera_status_t *fromStatus(const Status &s, tessera_status_code_t code) {
@@ -185,6 +224,9 @@ template <typename F>
 tessera_status_t *atOutputNamed(tessera_session_t *session, const char *name, F &&call) {
   if (tessera_status_t *bad = badSession(session))
     return bad;
+  const InUse inUse(*session);
+  if (!inUse)
+    return inUseElsewhere();
   if (!name)
     return nullArgument("name");
   return guard([&]() -> tessera_status_t * {
@@ -377,6 +419,9 @@ tessera_status_t *tessera_session_set_input(tessera_session_t *session, size_t i
                                             const DLTensor *tensor) {
   if (tessera_status_t *bad = badSession(session))
     return bad;
+  const InUse inUse(*session);
+  if (!inUse)
+    return inUseElsewhere();
   if (!tensor)
     return nullArgument("tensor");
   return guard([&] {
@@ -388,6 +433,9 @@ tessera_status_t *tessera_session_set_input_by_name(tessera_session_t *session, 
                                                     const DLTensor *tensor) {
   if (tessera_status_t *bad = badSession(session))
     return bad;
+  const InUse inUse(*session);
+  if (!inUse)
+    return inUseElsewhere();
   if (!name)
     return nullArgument("name");
   if (!tensor)
@@ -406,6 +454,9 @@ tessera_status_t *tessera_session_set_input_sequence(tessera_session_t *session,
                                                      const DLTensor *elements, size_t count) {
   if (tessera_status_t *bad = badSession(session))
     return bad;
+  const InUse inUse(*session);
+  if (!inUse)
+    return inUseElsewhere();
   if (!elements && count > 0)
     return nullArgument("elements");
   return guard([&] {
@@ -420,6 +471,9 @@ tessera_status_t *tessera_session_get_output_sequence(tessera_session_t *session
                                                       size_t *out_count) {
   if (tessera_status_t *bad = badSession(session))
     return bad;
+  const InUse inUse(*session);
+  if (!inUse)
+    return inUseElsewhere();
   if (!out_elements)
     return nullArgument("out_elements");
   if (!out_count)
@@ -438,6 +492,9 @@ tessera_status_t *tessera_session_set_output(tessera_session_t *session, size_t 
                                              const DLTensor *tensor) {
   if (tessera_status_t *bad = badSession(session))
     return bad;
+  const InUse inUse(*session);
+  if (!inUse)
+    return inUseElsewhere();
   return guard([&] {
     return fromStatus(session->session->setOutput(index, tensor), TESSERA_STATUS_INVALID_ARGUMENT);
   });
@@ -446,6 +503,9 @@ tessera_status_t *tessera_session_set_output(tessera_session_t *session, size_t 
 tessera_status_t *tessera_session_run(tessera_session_t *session) {
   if (tessera_status_t *bad = badSession(session))
     return bad;
+  const InUse inUse(*session);
+  if (!inUse)
+    return inUseElsewhere();
   return guard([&] {
     Status st = session->session->run();
     if (st.ok())
@@ -460,6 +520,9 @@ tessera_status_t *tessera_session_get_output(tessera_session_t *session, size_t 
                                              const DLTensor **out_tensor) {
   if (tessera_status_t *bad = badSession(session))
     return bad;
+  const InUse inUse(*session);
+  if (!inUse)
+    return inUseElsewhere();
   if (!out_tensor)
     return nullArgument("out_tensor");
   return guard([&]() -> tessera_status_t * {
@@ -475,6 +538,9 @@ tessera_status_t *tessera_session_set_input_checked(tessera_session_t *session, 
                                                     const DLTensor *tensor, size_t buffer_bytes) {
   if (tessera_status_t *bad = badSession(session))
     return bad;
+  const InUse inUse(*session);
+  if (!inUse)
+    return inUseElsewhere();
   if (!tensor)
     return nullArgument("tensor");
   return guard([&]() -> tessera_status_t * {
@@ -491,6 +557,9 @@ tessera_status_t *tessera_session_set_input_by_name_checked(tessera_session_t *s
                                                             size_t buffer_bytes) {
   if (tessera_status_t *bad = badSession(session))
     return bad;
+  const InUse inUse(*session);
+  if (!inUse)
+    return inUseElsewhere();
   if (!name)
     return nullArgument("name");
   if (!tensor)
@@ -506,6 +575,9 @@ tessera_status_t *tessera_session_set_output_checked(tessera_session_t *session,
                                                      const DLTensor *tensor, size_t buffer_bytes) {
   if (tessera_status_t *bad = badSession(session))
     return bad;
+  const InUse inUse(*session);
+  if (!inUse)
+    return inUseElsewhere();
   return guard([&]() -> tessera_status_t * {
     const std::string what = labelOf(session->session->model().outputs(), "output", index);
     if (tensor)
@@ -534,6 +606,9 @@ tessera_status_t *tessera_session_set_output_by_name(tessera_session_t *session,
 tessera_status_t *tessera_session_set_profiling(tessera_session_t *session, int enabled) {
   if (tessera_status_t *bad = badSession(session))
     return bad;
+  const InUse inUse(*session);
+  if (!inUse)
+    return inUseElsewhere();
   return guard([&]() -> tessera_status_t * {
     session->session->setProfiling(enabled != 0);
     return nullptr;
@@ -545,10 +620,107 @@ tessera_status_t *tessera_session_get_profile(tessera_session_t *session,
                                               size_t *out_count) {
   if (tessera_status_t *bad = badSession(session))
     return bad;
+  const InUse inUse(*session);
+  if (!inUse)
+    return inUseElsewhere();
   if (!out_records || !out_count)
     return nullArgument(!out_records ? "out_records" : "out_count");
   const auto records = session->session->profile();
   *out_records = records.data();
   *out_count = records.size();
   return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Running from many threads
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+tessera_status_t *badResult(const tessera_run_result_t *r) {
+  return badHandle(r, "run result", "tessera_session_run_with");
+}
+
+} // namespace
+
+tessera_status_t *tessera_session_run_with(tessera_session_t *session, const DLTensor *inputs,
+                                           size_t num_inputs, tessera_run_result_t **out_result) {
+  if (tessera_status_t *bad = badSession(session)) // no InUse: many threads at once
+    return bad;
+  if (!inputs && num_inputs > 0)
+    return nullArgument("inputs");
+  if (!out_result)
+    return nullArgument("out_result");
+  return guard([&]() -> tessera_status_t * {
+    auto result =
+        session->session->runShared(std::span<const DLTensor>(inputs, inputs ? num_inputs : 0));
+    if (!result.ok()) {
+      // Binding errors name an input ("input 'x': ..."); the rest is a step's failure.
+      const std::string &m = result.error().message();
+      const bool bad = m.find(" given; the model has ") != std::string::npos ||
+                       m.rfind("input ", 0) == 0;
+      return statusOf(bad ? TESSERA_STATUS_INVALID_ARGUMENT : TESSERA_STATUS_INTERNAL,
+                      result.error().str());
+    }
+    auto *r = new tessera_run_result{std::move(result).value()};
+    liveHandles().add(r);
+    *out_result = r;
+    return nullptr;
+  });
+}
+
+tessera_status_t *tessera_run_result_get_output(const tessera_run_result_t *result, size_t index,
+                                                const DLTensor **out_tensor) {
+  if (tessera_status_t *bad = badResult(result))
+    return bad;
+  if (!out_tensor)
+    return nullArgument("out_tensor");
+  return guard([&]() -> tessera_status_t * {
+    auto view = result->result->output(index);
+    if (!view.ok())
+      return statusOf(TESSERA_STATUS_INVALID_ARGUMENT, view.error().str());
+    *out_tensor = *view;
+    return nullptr;
+  });
+}
+
+tessera_status_t *tessera_run_result_get_output_by_name(const tessera_run_result_t *result,
+                                                        const char *name,
+                                                        const DLTensor **out_tensor) {
+  if (tessera_status_t *bad = badResult(result))
+    return bad;
+  if (!name)
+    return nullArgument("name");
+  const auto &outputs = result->result->model().outputs();
+  std::string names;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].name == name)
+      return tessera_run_result_get_output(result, i, out_tensor);
+    names += (i ? ", '" : "'") + outputs[i].name + "'";
+  }
+  return statusOf(TESSERA_STATUS_NOT_FOUND, "no output named '" + std::string(name) +
+                                                "' (the model's outputs: " + names + ")");
+}
+
+tessera_status_t *tessera_run_result_get_output_sequence(const tessera_run_result_t *result,
+                                                         size_t index,
+                                                         const DLTensor **out_elements,
+                                                         size_t *out_count) {
+  if (tessera_status_t *bad = badResult(result))
+    return bad;
+  if (!out_elements || !out_count)
+    return nullArgument(!out_elements ? "out_elements" : "out_count");
+  return guard([&]() -> tessera_status_t * {
+    auto elements = result->result->outputSequence(index);
+    if (!elements.ok())
+      return statusOf(TESSERA_STATUS_INVALID_ARGUMENT, elements.error().str());
+    *out_elements = elements->data();
+    *out_count = elements->size();
+    return nullptr;
+  });
+}
+
+void tessera_run_result_release(tessera_run_result_t *result) {
+  if (result && liveHandles().remove(result))
+    delete result;
 }

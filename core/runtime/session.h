@@ -13,12 +13,18 @@
 // dlopen RTLD_LOCAL), checks its ABI version and resolves every host step's
 // symbol, and loads each plugin module through its plugin's factory.
 //
-// Session: one per thread. It owns its activations (the arena) and its
-// output storage; per step, the argument arrays are built at creation so
-// that run() only calls functions. Inputs are zero-copy: the steps read the
-// caller's memory directly, which must stay valid and unchanged until run()
-// returns. Outputs live in the session (valid until the next run() or the
-// session's end) unless setOutput binds caller memory.
+// Session: its stateful calls (setInput, run, output) are for one thread at
+// a time. It owns its activations (the arena) and its output storage; per
+// step, the argument arrays are built at creation so that run() only calls
+// functions. Inputs are zero-copy: the steps read the caller's memory
+// directly, which must stay valid and unchanged until run() returns. Outputs
+// live in the session (valid until the next run() or the session's end)
+// unless setOutput binds caller memory.
+//
+// runShared() is the call for many threads: it takes the inputs and returns
+// the outputs, each call in state of its own (activations, outputs) leased
+// from the session's pool, made when every state is busy and kept for the
+// next call; the RunResult holds the state until it goes.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -75,6 +81,33 @@ struct SessionOptions {
 };
 
 class SessionImpl;
+class Session;
+
+namespace detail {
+struct SessionPool;
+}
+
+/// The outputs of one Session::runShared: views into the state the call ran
+/// in, which it holds (leased from the session's pool) until it goes. It may
+/// outlive the session.
+class TESSERA_RT_EXPORT RunResult {
+public:
+  ~RunResult();
+  RunResult(const RunResult &) = delete;
+  RunResult &operator=(const RunResult &) = delete;
+
+  /// A view of output `index` (errors as Session::output's).
+  Expected<const DLTensor *> output(size_t index) const;
+  /// The elements of sequence output `index`.
+  Expected<std::span<const DLTensor>> outputSequence(size_t index) const;
+  const LoadedModel &model() const;
+
+private:
+  friend class Session;
+  RunResult(std::shared_ptr<detail::SessionPool> pool, std::unique_ptr<Session> state);
+  std::shared_ptr<detail::SessionPool> pool_;
+  std::unique_ptr<Session> state_;
+};
 
 class TESSERA_RT_EXPORT Session {
 public:
@@ -101,6 +134,14 @@ public:
   /// Runs every step. Every input must be set.
   Status run();
 
+  /// Runs the model on `inputs` (one tensor per model input, in order, each
+  /// as setInput checks it; read in place until the call returns) and
+  /// returns the outputs. Safe to call from many threads at once: each call
+  /// runs in state of its own from the session's pool (none of the stateful
+  /// calls' bindings, outputs or profiling). Sequence inputs: the stateful
+  /// calls.
+  Expected<std::unique_ptr<RunResult>> runShared(std::span<const DLTensor> inputs) const;
+
   /// A view of output `index`, valid until the next run() or the session's
   /// end (or of the caller's tensor bound by setOutput).
   Expected<const DLTensor *> output(size_t index) const;
@@ -126,6 +167,7 @@ public:
 private:
   Session();
   std::unique_ptr<SessionImpl> impl_;
+  std::shared_ptr<detail::SessionPool> pool_; // runShared's states
 };
 
 } // namespace tessera::runtime

@@ -27,6 +27,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -274,6 +276,39 @@ struct SessionOptions {
   int32_t numThreads = 0; // 0: every core
 };
 
+/// The outputs of one Session::runWith (tessera_run_result_t): views valid
+/// while it lives; movable, not copyable. It may outlive its session.
+class RunResult {
+public:
+  /// Output `index` (or the one named `name`).
+  const DLTensor &output(size_t index) const {
+    const DLTensor *t = nullptr;
+    check(tessera_run_result_get_output(get(), index, &t));
+    return *t;
+  }
+  const DLTensor &output(const std::string &name) const {
+    const DLTensor *t = nullptr;
+    check(tessera_run_result_get_output_by_name(get(), name.c_str(), &t));
+    return *t;
+  }
+  /// A sequence output's elements.
+  std::vector<DLTensor> outputSequence(size_t index) const {
+    const DLTensor *elements = nullptr;
+    size_t count = 0;
+    check(tessera_run_result_get_output_sequence(get(), index, &elements, &count));
+    return std::vector<DLTensor>(elements, elements + count);
+  }
+  tessera_run_result_t *get() const { return handle_.get(); }
+
+private:
+  friend class Session;
+  explicit RunResult(tessera_run_result_t *r) : handle_(r) {}
+  struct Release {
+    void operator()(tessera_run_result_t *r) const { tessera_run_result_release(r); }
+  };
+  std::unique_ptr<tessera_run_result_t, Release> handle_;
+};
+
 class Session {
 public:
   explicit Session(const Model &model, SessionOptions options = {}) {
@@ -325,6 +360,22 @@ public:
   }
 
   void run() { check(tessera_session_run(get())); }
+
+  /// Runs on `inputs` (one per model input, in order; read in place until
+  /// it returns) and returns the outputs. Safe to call from many threads at
+  /// once on one session (tessera_session_run_with), unlike the stateful
+  /// setInput / run / output, which are for one thread at a time.
+  RunResult runWith(const std::vector<DLTensor> &inputs) const {
+    tessera_run_result_t *r = nullptr;
+    check(tessera_session_run_with(get(), inputs.data(), inputs.size(), &r));
+    return RunResult(r);
+  }
+  RunResult runWith(std::initializer_list<std::reference_wrapper<const Tensor>> inputs) const {
+    std::vector<DLTensor> dl;
+    for (const Tensor &t : inputs)
+      dl.push_back(t.dl());
+    return runWith(dl);
+  }
 
   /// Profiling (tessera/profile.hpp): on, each run records where its time
   /// goes (what was recorded before is dropped); off, runs cost nothing more.

@@ -30,8 +30,19 @@
  *
  * THREADS
  *   Model functions may be called from any number of threads at once.
- *   A session is used by one thread at a time (one session per thread);
- *   sessions of the same model run concurrently.
+ *   tessera_session_run_with may be called on one session from any number of
+ *   threads at once (as ONNX Runtime's Run): it takes the inputs, returns the
+ *   outputs in a tessera_run_result_t, and each call runs in state of its
+ *   own (activations and outputs, from the session's pool: made when every
+ *   state is busy, kept for later calls; each holds the session's
+ *   activation memory once more). The stateful calls (set_input, run,
+ *   get_output, set_output and their variants, set_profiling, get_profile)
+ *   are for one thread at a time: while one thread is inside one of them,
+ *   another thread's stateful call on the same session returns
+ *   FAILED_PRECONDITION instead of corrupting it (a thread that interleaves
+ *   them with another's between calls is not detected: keep a session's
+ *   stateful calls to one thread, or guard them). Sessions of the same model
+ *   run concurrently.
  *
  * PROFILING
  *   A session can record where each run's time goes: one record per step it
@@ -256,6 +267,42 @@ tessera_session_get_output_sequence(tessera_session_t *session, size_t index,
 /* The same for the output named `name` (NOT_FOUND for an unknown one). */
 TESSERA_RUNTIME_API tessera_status_t *tessera_session_get_output_by_name(
     tessera_session_t *session, const char *name, const DLTensor **out_tensor);
+
+/*===-- Running from many threads -------------------------------------------===*/
+
+/* The outputs of one tessera_session_run_with: views into the state the call
+ * ran in, valid until tessera_run_result_release (which gives the state back
+ * to the session's pool). A result may outlive its session. */
+typedef struct tessera_run_result tessera_run_result_t;
+
+/* Runs the model on `inputs` (`num_inputs` DLTensors, one per model input in
+ * order, each as tessera_session_set_input checks it; read in place until
+ * the call returns) and gives its outputs in *out_result. Safe to call from
+ * many threads at once on one session (see THREADS). INVALID_ARGUMENT: the
+ * wrong number of inputs, a bad input, a sequence input (bind those with
+ * tessera_session_set_input_sequence and tessera_session_run); INTERNAL when
+ * a step fails (the message names it). */
+TESSERA_RUNTIME_API tessera_status_t *tessera_session_run_with(tessera_session_t *session,
+                                                               const DLTensor *inputs,
+                                                               size_t num_inputs,
+                                                               tessera_run_result_t **out_result);
+/* *out_tensor views output `index` of the result (valid until its release).
+ * INVALID_ARGUMENT: an index out of range, a sequence output (use
+ * tessera_run_result_get_output_sequence). */
+TESSERA_RUNTIME_API tessera_status_t *
+tessera_run_result_get_output(const tessera_run_result_t *result, size_t index,
+                              const DLTensor **out_tensor);
+/* The same for the output named `name` (NOT_FOUND for an unknown one). */
+TESSERA_RUNTIME_API tessera_status_t *
+tessera_run_result_get_output_by_name(const tessera_run_result_t *result, const char *name,
+                                      const DLTensor **out_tensor);
+/* Sequence output `index`: *out_count elements viewed by the DLTensors at
+ * *out_elements (valid until the result's release). */
+TESSERA_RUNTIME_API tessera_status_t *
+tessera_run_result_get_output_sequence(const tessera_run_result_t *result, size_t index,
+                                       const DLTensor **out_elements, size_t *out_count);
+/* Gives the result's state back to its session's pool (NULL: nothing). */
+TESSERA_RUNTIME_API void tessera_run_result_release(tessera_run_result_t *result);
 
 /*===-- Profiling ----------------------------------------------------------===*/
 
