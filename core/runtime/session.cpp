@@ -21,7 +21,6 @@
 #include <fmt/ranges.h>
 
 #include <cstring>
-#include <mutex>
 
 namespace tessera::runtime {
 
@@ -272,35 +271,6 @@ void SessionImpl::patch(const detail::Slots &slots, void *ptr) {
     dlArgs[i].data = ptr;
 }
 
-namespace detail {
-
-/// runShared's states: sessions of the same model and thread count, free
-/// for the next call (made when every one is busy).
-struct SessionPool {
-  std::shared_ptr<const LoadedModel> model;
-  SessionOptions options;
-  std::mutex mutex;
-  std::vector<std::unique_ptr<Session>> free;
-
-  Expected<std::unique_ptr<Session>> acquire() {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (!free.empty()) {
-        std::unique_ptr<Session> s = std::move(free.back());
-        free.pop_back();
-        return s;
-      }
-    }
-    return Session::create(model, options);
-  }
-  void release(std::unique_ptr<Session> s) {
-    std::lock_guard<std::mutex> lock(mutex);
-    free.push_back(std::move(s));
-  }
-};
-
-} // namespace detail
-
 Session::Session() = default;
 Session::~Session() = default;
 
@@ -309,48 +279,13 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const LoadedM
   if (!model)
     return Error("no model");
   std::unique_ptr<Session> s(new Session());
-  s->pool_ = std::make_shared<detail::SessionPool>();
-  s->pool_->model = model;
-  s->pool_->options = SessionOptions{resolveNumThreads(options.numThreads)};
+  s->pool_ = detail::makeSessionPool(model, SessionOptions{resolveNumThreads(options.numThreads)});
   s->impl_ = std::make_unique<SessionImpl>(std::move(model), resolveNumThreads(options.numThreads));
   TS_RETURN_IF_ERROR(s->impl_->build());
   return s;
 }
 
-Expected<std::unique_ptr<RunResult>> Session::runShared(std::span<const DLTensor> inputs) const {
-  const auto &infos = impl_->model->inputs();
-  if (inputs.size() != infos.size())
-    return Error::format("{} input{} given; the model has {}", inputs.size(),
-                         inputs.size() == 1 ? "" : "s", infos.size());
-  TS_ASSIGN_OR_RETURN(std::unique_ptr<Session> state, pool_->acquire());
-  // Back to the pool however this ends: a RunResult, or an error.
-  std::unique_ptr<RunResult> result(new RunResult(pool_, std::move(state)));
-  Session &s = *result->state_;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (infos[i].sequence)
-      return Error::format("{} is a sequence ({}): bind it with setInputSequence and run()",
-                           tensorName("input", infos[i], i), infos[i].str());
-    TS_RETURN_IF_ERROR(s.setInput(i, inputs[i]));
-  }
-  TS_RETURN_IF_ERROR(s.run());
-  return result;
-}
 
-RunResult::RunResult(std::shared_ptr<detail::SessionPool> pool, std::unique_ptr<Session> state)
-    : pool_(std::move(pool)), state_(std::move(state)) {}
-
-RunResult::~RunResult() {
-  if (state_)
-    pool_->release(std::move(state_));
-}
-
-Expected<const DLTensor *> RunResult::output(size_t index) const { return state_->output(index); }
-
-Expected<std::span<const DLTensor>> RunResult::outputSequence(size_t index) const {
-  return state_->outputSequence(index);
-}
-
-const LoadedModel &RunResult::model() const { return state_->model(); }
 
 Status Session::setInput(size_t index, const DLTensor &tensor) {
   const auto &inputs = impl_->model->inputs();

@@ -122,6 +122,13 @@ class LoadedModel;
 /// once; run() only calls functions. A plan with symbols (session_shapes.cpp)
 /// also keeps each buffer's shape for this run's symbol values and re-plans
 /// memory when they change.
+namespace detail {
+struct SessionPool;
+/// runShared's pool of states for `model` (session_shared.cpp).
+std::shared_ptr<SessionPool> makeSessionPool(std::shared_ptr<const LoadedModel> model,
+                                             SessionOptions options);
+} // namespace detail
+
 class SessionImpl {
 public:
   SessionImpl(std::shared_ptr<const LoadedModel> m, int32_t threads);

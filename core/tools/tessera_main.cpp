@@ -395,6 +395,8 @@ int main(int argc, char **argv) {
   supportCmd->add_flag("--markdown", supportMarkdown,
                        "Print the table as Markdown (docs/onnx-support.md)");
   auto *version = app.add_subcommand("version", "Print the version");
+  app.set_version_flag("--version", std::string("tessera ") + tessera_runtime_version(),
+                       "Print the version and exit");
   const tools::Subcommand more[] = {tools::addPluginsCommand(app),
                                     tools::addPluginCheckCommand(app),
                                     tools::addPartitionCommand(app),
