@@ -4,6 +4,10 @@
 #include "ir/parser.h"
 #include "support/log.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
 namespace tessera::frontend {
 
 namespace {
@@ -29,9 +33,46 @@ Expected<InputShapes> parseInputShapes(const std::vector<std::string> &specs) {
   return shapes;
 }
 
+namespace {
+
+/// Whether the file at `path` is text IR rather than ONNX: by its name
+/// (.tir, .onnx), else by its content: text whose first word, after blank
+/// and '#' comment lines, is `module` or `def`. ONNX is binary protobuf (a
+/// model not named .onnx is still one).
+bool isTextIr(const std::string &path) {
+  auto endsWith = [&](std::string_view ext) {
+    return path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
+  };
+  if (endsWith(".onnx"))
+    return false;
+  std::error_code ec;
+  if (endsWith(".tir") || !std::filesystem::is_regular_file(path, ec))
+    return true; // the parser says what is wrong with a folder, a FIFO, a missing file
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), std::streamsize(head.size()));
+  head.resize(size_t(std::max<std::streamsize>(in.gcount(), 0)));
+  if (head.empty())
+    return true; // the parser says what is wrong with an empty or unreadable file
+  if (head.find('\0') != std::string::npos)
+    return false;
+  for (size_t at = 0; at < head.size();) {
+    const size_t end = std::min(head.find('\n', at), head.size());
+    std::string_view line(head.data() + at, end - at);
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first != std::string_view::npos && line[first] != '#') {
+      line.remove_prefix(first);
+      return line.starts_with("module") || line.starts_with("def");
+    }
+    at = end + 1;
+  }
+  return true; // only comments: text
+}
+
+} // namespace
+
 Expected<ir::Module> loadModelFile(const std::string &path, const InputShapes &shapes) {
-  const bool isOnnx = path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
-  if (!isOnnx) {
+  if (isTextIr(path)) {
     if (!shapes.empty())
       return Error::format("--input-shape applies to ONNX models only, not '{}'", path);
     return ir::parseModuleFile(path);

@@ -27,8 +27,9 @@ using InputShapes = std::map<std::string, std::vector<int64_t>>;
 /// error.
 Expected<InputShapes> parseInputShapes(const std::vector<std::string> &specs);
 
-/// A model file: ONNX by its .onnx suffix, else text IR (then `shapes` must
-/// be empty).
+/// A model file: ONNX or text IR (then `shapes` must be empty), by its
+/// suffix (.onnx, .tir), else by its content (text IR is text whose first
+/// word, after comments, is `module` or `def`; anything else is ONNX).
 Expected<ir::Module> loadModelFile(const std::string &path, const InputShapes &shapes);
 
 /// Imports an ONNX file and notes every dim left unbound

@@ -9,6 +9,7 @@
 
 #include "plugin/registry.h"
 #include "runtime/artifact.h"
+#include "runtime/thread_pool.h"
 
 #include <algorithm>
 #include <cstring>
@@ -270,6 +271,8 @@ tessera_status_t *tessera_session_create(const tessera_model_t *model,
         offsetof(tessera_session_options_t, num_threads) + sizeof(options->num_threads))
       opts.numThreads = options->num_threads;
   }
+  if (tessera::Status st = tessera::runtime::checkNumThreads(opts.numThreads); !st.ok())
+    return statusOf(TESSERA_STATUS_INVALID_ARGUMENT, "num_threads: " + st.error().str());
   return guard([&]() -> tessera_status_t * {
     auto session = tessera::runtime::Session::create(model->model, opts);
     if (!session.ok())

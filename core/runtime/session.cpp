@@ -278,6 +278,7 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const LoadedM
                                                    const SessionOptions &options) {
   if (!model)
     return Error("no model");
+  TS_RETURN_IF_ERROR(checkNumThreads(options.numThreads));
   std::unique_ptr<Session> s(new Session());
   s->pool_ = detail::makeSessionPool(model, SessionOptions{resolveNumThreads(options.numThreads)});
   s->impl_ = std::make_unique<SessionImpl>(std::move(model), resolveNumThreads(options.numThreads));

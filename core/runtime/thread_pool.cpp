@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <thread>
 
 namespace tessera::runtime {
 
@@ -30,6 +31,16 @@ int32_t resolveNumThreads(int32_t requested) {
   if (requested > 0)
     return requested;
   return std::max(1, omp_get_max_threads());
+}
+
+Status checkNumThreads(int32_t requested) {
+  const int32_t cores = int32_t(std::max(1u, std::thread::hardware_concurrency()));
+  const int32_t most = std::max(256, 4 * cores);
+  if (requested < 0 || requested > most)
+    return Error::format("the number of threads must be 0 (every core) to {} (4x this machine's "
+                         "{} cores, at least 256), not {}",
+                         most, cores, requested);
+  return okStatus();
 }
 
 ThreadPool::ThreadPool(int32_t numThreads) {

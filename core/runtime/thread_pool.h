@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "support/error.h"
+
 #include "runtime/host_abi.h"
 
 #include <cstdint>
@@ -21,6 +23,9 @@ namespace tessera::runtime {
 /// The number of threads a session with `requested` threads uses: 0 means
 /// every core (omp_get_max_threads()); negative values count as 0.
 int32_t resolveNumThreads(int32_t requested);
+/// Whether `requested` is a thread count a session takes: 0 (every core) up
+/// to 4x this machine's cores (at least 256); the error says why not.
+Status checkNumThreads(int32_t requested);
 
 /// A host context with `numThreads` threads (>= 1; see resolveNumThreads).
 class ThreadPool {

@@ -272,10 +272,6 @@ Expected<Array> parseNpy(std::string_view bytes, const std::string &display) {
   Array a;
   HeaderScanner scanner(bytes.substr(headerStart, headerLen), display);
   TS_RETURN_IF_ERROR(scanner.scan(descr, fortran, a.shape));
-  if (fortran)
-    return Error::format("{}: the array is in Fortran order (fortran_order: True); only C-order "
-                         "arrays are supported (use numpy.ascontiguousarray)",
-                         display);
   auto dtype = dtypeOfDescr(descr);
   if (!dtype)
     return Error::format("{}: {}", display, dtype.error().str());
@@ -290,7 +286,26 @@ Expected<Array> parseNpy(std::string_view bytes, const std::string &display) {
     return Error::format("{}: {} data: expected {} bytes for shape ({}), found {}", display,
                          data.size() < want ? "truncated" : "extra", want, fmt::join(a.shape, ", "),
                          data.size());
-  a.data.assign(data);
+  if (!fortran || a.shape.size() < 2) {
+    a.data.assign(data);
+    return a;
+  }
+  // Fortran order (column-major, as NumPy writes an F-contiguous array):
+  // read into C order, as Python's tessera does with numpy.
+  const size_t rank = a.shape.size(), element = a.elementSize();
+  a.data.assign(data.size(), '\0');
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t c = 0, n = a.numel(); c < n; ++c) { // c: the C-order position of `index`
+    int64_t f = 0; // its Fortran-order position: the first dim varies fastest
+    for (size_t d = rank; d-- > 0;)
+      f = f * a.shape[d] + index[d];
+    std::memcpy(a.data.data() + size_t(c) * element, data.data() + size_t(f) * element, element);
+    for (size_t d = rank; d-- > 0;) { // the next C-order index: the last dim fastest
+      if (++index[d] < a.shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
   return a;
 }
 

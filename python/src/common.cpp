@@ -174,7 +174,14 @@ bool bindBuffer(BoundInput &b, const py::object &value, const std::string &name)
 /// A DLPack tensor from `value.__dlpack__()` when it is a dense, aligned
 /// CPU tensor; false otherwise (the capsule is dropped, unconsumed).
 bool bindDlpack(BoundInput &b, const py::object &value, const std::string &name) {
-  py::object capsule = value.attr("__dlpack__")();
+  py::object capsule;
+  try {
+    capsule = value.attr("__dlpack__")();
+  } catch (py::error_already_set &e) { // torch: a tensor that requires grad, ...
+    raise(TESSERA_STATUS_INVALID_ARGUMENT,
+          cat("input '", name, "': a ", typeName(value), " refused to export itself (",
+              e.what(), ")"));
+  }
   if (!PyCapsule_IsValid(capsule.ptr(), "dltensor"))
     raise(TESSERA_STATUS_INVALID_ARGUMENT,
           cat("input '", name, "': __dlpack__() of a ", typeName(value),

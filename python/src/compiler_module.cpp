@@ -19,6 +19,7 @@
 #include "interp/interpreter.h"
 #include "ir/dtype.h"
 #include "ir/printer.h"
+#include "ir/symbol.h"
 #include "partition/driver.h"
 #include "partition/report.h"
 #include "plugin/registry.h"
@@ -304,7 +305,18 @@ py::dict interpretModel(const py::object &model, const py::dict &feeds,
       return ir::Tensor::copyOf(b.tensor);
     };
     if (!p->type().isSequence()) {
-      inputs.push_back(interp::Value::ofTensor(tensorOf(feed, p->name())));
+      ir::Tensor t = tensorOf(feed, p->name());
+      // The shape the model takes (a symbolic dim takes any size), checked
+      // here: the interpreter's own type check would say less.
+      const ir::Shape &want = p->type().shape();
+      bool fits = p->type().isTensor() && want.size() == t.shape().size();
+      for (size_t d = 0; fits && d < want.size(); ++d)
+        fits = ir::isSymbol(want[d]) || want[d] == t.shape()[d];
+      if (!fits)
+        raise(TESSERA_STATUS_INVALID_ARGUMENT,
+              cat("interpret: input '", p->name(), "': expected ", p->type().str(), ", got ",
+                  t.type().str()));
+      inputs.push_back(interp::Value::ofTensor(std::move(t)));
       continue;
     }
     if (!py::isinstance<py::list>(feed) && !py::isinstance<py::tuple>(feed))

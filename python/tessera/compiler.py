@@ -10,7 +10,8 @@ from typing import List, NamedTuple
 from . import _compiler
 from .artifact import Artifact
 
-DEFAULT_TARGETS = ("dnnl", "ccompiler")
+# As `tessera compile`: no targets means the host alone (name the plugins you want).
+DEFAULT_TARGETS = ()
 
 
 def _model_source(model):
@@ -33,7 +34,8 @@ def compile(model, targets=DEFAULT_TARGETS, input_shapes=None, mcpu=None, opt_le
     """Compiles a model into an Artifact.
 
     model: a path (.onnx, or text IR), the bytes of an ONNX model, or an onnx.ModelProto.
-    targets: plugins to offload to, in priority order ([] or None: everything on the host).
+    targets: plugins to offload to, in priority order (default none: everything on the host,
+        as `tessera compile` without --target).
     input_shapes: {input name: shape} for an ONNX model's symbolic dims.
     mcpu: the CPU the host code is for ("x86-64-v3", "native", ...); None: the default.
     opt_level: host code optimisation level 0-3; None: 2.
@@ -124,7 +126,7 @@ class PartitionReport:
         return f"<tessera.PartitionReport: {self.summary.strip()}>"
 
 
-def partition(model, targets=DEFAULT_TARGETS, input_shapes=None, title=None):
+def partition(model, targets=None, input_shapes=None, title=None):
     """Partitions a model among plugins (as ``tessera partition``) and returns a PartitionReport."""
     return PartitionReport(_compiler.partition(_model_source(model), _targets(targets),
                                                input_shapes, title or ""))

@@ -1,6 +1,7 @@
 """tessera.compile / load / Artifact / runtime.Session against `tessera run` and the
 reference interpreter (tessera.interpret)."""
 import json
+import subprocess
 
 import numpy as np
 import onnx
@@ -182,6 +183,17 @@ def test_placement_by_measurement_and_replay(models, tmp_path, monkeypatch):
         tessera.compile(models["cnn"], targets=["dnnl"], placement="fastest")
     with pytest.raises(tessera.Error, match="needs targets"):
         tessera.compile(models["cnn"], targets=[], placement="measure")
+
+
+def test_no_targets_means_the_host_as_in_the_cli(models, cli, tmp_path):
+    # One rule for both: without targets, everything runs on the host.
+    art = tessera.compile(models["cnn"])
+    assert art.plugins == [] and art.metadata.get("regions", []) == []
+    subprocess.run([cli, "compile", str(models["cnn"]), "-o", str(tmp_path / "cli.tsr")],
+                   check=True, capture_output=True)
+    assert tessera.load(tmp_path / "cli.tsr").to_bytes() == art.to_bytes()
+    with pytest.raises(tessera.InvalidArgument, match="targets"):
+        tessera.partition(models["cnn"])  # as `tessera partition`, which needs --target
 
 
 def test_on_host_keeps_named_nodes_on_the_host(models):

@@ -119,6 +119,24 @@ def check_onnx_cnn(c, source):
                                ["--inputs", "x=" + c.path("cnn_x.npy")])
         c.ok(list(got.keys()) == [out_name], f"onnx cnn {label}: output name", str(list(got.keys())))
         c.close(got[out_name], want, 1e-3, 1e-4, f"onnx cnn {label}: run vs numpy")
+    # The format by content when the name says nothing: ONNX under another name, text IR
+    # under another name, and a file that is neither (refused as ONNX, saying so).
+    import shutil
+    renamed = c.path("cnn_model.bin")
+    shutil.copy(path, renamed)
+    got, _ = c.compile_run(renamed, "cnn_renamed", ["--input-shape", "x=2,3,17,19"],
+                           ["--inputs", "x=" + c.path("cnn_x.npy")])
+    c.close(got[out_name], want, 1e-3, 1e-4, "an ONNX file named .bin is read as ONNX")
+    tir = c.path("tiny_cnn.model")
+    shutil.copy(os.path.join(source, "examples", "models", "tiny_cnn.tir"), tir)
+    r = c.tool("compile", tir, "-o", c.path("tiny_renamed.tsr"))
+    c.ok("Wrote" in r.stdout, "text IR named .model is read as text IR", r.stdout)
+    junk = c.path("junk.model")
+    with open(junk, "wb") as f:
+        f.write(b"\x08\x07\xff\xff not a model")
+    r = c.tool("compile", junk, "-o", c.path("junk.tsr"), rc=1)
+    c.ok("not an ONNX model" in r.stderr, "a binary file that is no model is refused as ONNX",
+         r.stderr)
 
 
 def check_symbolic_batch(c, source):
@@ -286,11 +304,17 @@ def check_errors(c):
     error(["run", tsr, "--inputs", "y=" + ints],
           f"tessera run: error: {ints}: the model has no input 'y' (inputs: 'x')",
           "an unknown input name")
-    fortran = c.path("x_fortran.npy")
-    np.save(fortran, np.asfortranarray(np.zeros((1, 3, 16, 16), np.float32)))
-    error(["run", tsr, "--inputs", "x=" + fortran],
-          f"tessera run: error: {fortran}: the array is in Fortran order (fortran_order: True); "
-          "only C-order arrays are supported (use numpy.ascontiguousarray)", "a Fortran-order input")
+    # A Fortran-order input is read into C order, as Python's tessera reads it.
+    x = np.random.default_rng(4).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    corder, fortran = c.path("x_corder.npy"), c.path("x_fortran.npy")
+    np.save(corder, x)
+    np.save(fortran, np.asfortranarray(x))
+    outs = []
+    for f in (corder, fortran):
+        c.tool("run", tsr, "--inputs", "x=" + f, "--outputs", c.path("fortran_out.npz"))
+        outs.append(dict(np.load(c.path("fortran_out.npz"))))
+    c.ok(all(np.array_equal(outs[0][k], outs[1][k]) for k in outs[0]),
+         "a Fortran-order input gives the outputs of the same array in C order")
 
 
 def check_foreign_cpu(c, source):

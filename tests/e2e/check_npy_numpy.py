@@ -27,7 +27,8 @@ def main():
     for version in (1, 2, 3):
         with open(os.path.join(a.dir, f"v{version}.npy"), "wb") as f:
             np.lib.format.write_array(f, x, version=(version, 0))
-    np.save(os.path.join(a.dir, "fortran.npy"), np.asfortranarray(np.ones((2, 3), np.float32)))
+    np.save(os.path.join(a.dir, "fortran.npy"),
+            np.asfortranarray(np.arange(24, dtype=np.float32).reshape(2, 3, 4)))
     np.save(os.path.join(a.dir, "big.npy"), x.astype(">f4"))
 
     members = {}

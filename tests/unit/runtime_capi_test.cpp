@@ -59,6 +59,17 @@ TEST_CASE("C API: load, query, run, outputs", "[runtime]") {
   CHECK(bad.second == "output index 5 out of range (the model has 2)");
   CHECK(std::string(tessera_model_metadata_json(model)).find("\"format\": 1") != std::string::npos);
 
+  // A thread count no machine runs well is refused, not taken silently.
+  for (int32_t wrong : {-1, 100000}) {
+    tessera_session_options_t bad{sizeof bad, wrong};
+    tessera_session_t *none = nullptr;
+    auto refused = take(tessera_session_create(model, &bad, &none));
+    CHECK(refused.first == TESSERA_STATUS_INVALID_ARGUMENT);
+    CHECK(refused.second.starts_with("num_threads: the number of threads must be 0 (every core) "
+                                     "to "));
+    CHECK(refused.second.ends_with(", not " + std::to_string(wrong)));
+    CHECK(none == nullptr);
+  }
   tessera_session_options_t options{sizeof options, 2};
   tessera_session_t *session = nullptr;
   REQUIRE(take(tessera_session_create(model, &options, &session)).second == "");
