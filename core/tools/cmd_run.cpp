@@ -57,23 +57,36 @@ struct RunArgs {
   std::vector<std::string> dims; // NAME=VALUE for random inputs of symbolic shapes
 };
 
-/// The values of the model's symbols for random inputs: --dim NAME=VALUE,
-/// else each symbol's lower bound (at least 1).
-Expected<std::vector<int64_t>> symbolValues(const RunArgs &a, const rt::Model &model) {
-  std::vector<int64_t> values;
+/// The symbols of random inputs: the model's inputs' symbolic dims (the
+/// user's: the others, derived or internal, follow from them when it runs),
+/// each at its --dim value, else chosen (`chosen`): from its lower bound (at
+/// least 1) up, doubled while the model says the inputs are too small.
+struct Dims {
+  std::vector<int64_t> values;  // per model symbol
+  std::vector<size_t> inputs;   // the symbols of input dims, in first-use order
+  std::vector<size_t> chosen;   // those not given by --dim
+};
+
+Expected<Dims> symbolValues(const RunArgs &a, const rt::Model &model) {
+  Dims dims;
+  for (size_t k = 0; k < model.numSymbols(); ++k)
+    dims.values.push_back(std::max<int64_t>(model.symbol(k).lo, 1));
   std::vector<std::string> names;
-  for (size_t k = 0; k < model.numSymbols(); ++k) {
-    rt::Model::Symbol sym = model.symbol(k);
-    values.push_back(std::max<int64_t>(sym.lo, 1));
-    names.push_back(sym.name);
-  }
+  for (size_t i = 0; i < model.numInputs(); ++i)
+    for (int64_t d : model.input(i).shape)
+      if (d < 0 && std::find(dims.inputs.begin(), dims.inputs.end(), size_t(-1 - d)) ==
+                       dims.inputs.end()) {
+        dims.inputs.push_back(size_t(-1 - d));
+        names.push_back(model.symbol(size_t(-1 - d)).name);
+      }
+  dims.chosen = dims.inputs;
   for (const std::string &spec : a.dims) {
     const size_t eq = spec.find('=');
     const std::string name = spec.substr(0, eq);
     auto it = std::find(names.begin(), names.end(), name);
     if (eq == std::string::npos || it == names.end())
-      return Error::format("--dim '{}': expected NAME=VALUE with NAME one of the model's "
-                           "symbols ({})",
+      return Error::format("--dim '{}': expected NAME=VALUE with NAME a symbolic dim of the "
+                           "model's inputs ({})",
                            spec, names.empty() ? std::string("it has none")
                                                : fmt::format("{}", fmt::join(names, ", ")));
     const std::string v = spec.substr(eq + 1);
@@ -81,9 +94,25 @@ Expected<std::vector<int64_t>> symbolValues(const RunArgs &a, const rt::Model &m
     auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), value);
     if (ec != std::errc() || end != v.data() + v.size() || value < 0)
       return Error::format("--dim '{}': '{}' is not a non-negative integer", spec, v);
-    values[size_t(it - names.begin())] = value;
+    const size_t k = dims.inputs[size_t(it - names.begin())];
+    dims.values[k] = value;
+    std::erase(dims.chosen, k);
   }
-  return values;
+  return dims;
+}
+
+/// The chosen symbols doubled (within their upper bounds, up to 4096):
+/// false when none can grow.
+bool growChosen(Dims &dims, const rt::Model &model) {
+  bool grew = false;
+  for (size_t k : dims.chosen) {
+    const rt::Model::Symbol sym = model.symbol(k);
+    const int64_t most = sym.hi >= 0 ? std::min<int64_t>(sym.hi, 4096) : 4096;
+    const int64_t next = std::min(dims.values[k] * 2, most);
+    grew |= next > dims.values[k];
+    dims.values[k] = std::max(next, dims.values[k]);
+  }
+  return grew;
 }
 
 /// `info` at the symbol values `values` (a negative dim d is symbol -1 - d).
@@ -240,7 +269,7 @@ std::optional<size_t> elementIndex(const std::string &member, const std::string 
 
 /// The arrays to bind, per model input (a sequence input's elements), from
 /// --inputs.
-Expected<std::vector<std::vector<npy::Array>>> loadInputs(const RunArgs &a,
+Expected<std::vector<std::vector<npy::Array>>> loadInputs(const RunArgs &a, const Dims &dims,
                                                           const rt::Model &model) {
   std::vector<rt::TensorInfo> infos;
   for (size_t i = 0; i < model.numInputs(); ++i)
@@ -253,9 +282,7 @@ Expected<std::vector<std::vector<npy::Array>>> loadInputs(const RunArgs &a,
   };
   std::vector<std::vector<npy::Array>> out;
   if (a.inputs.empty()) {
-    TS_ASSIGN_OR_RETURN(std::vector<int64_t> values, symbolValues(a, model));
-    for (size_t k = 0; k < values.size(); ++k)
-      std::cout << fmt::format("symbol {} = {}\n", model.symbol(k).name, values[k]);
+    const std::vector<int64_t> &values = dims.values;
     std::mt19937_64 rng(a.seed);
     for (const auto &info : infos) {
       std::vector<npy::Array> arrays;
@@ -366,17 +393,69 @@ Status runModel(const RunArgs &a) {
   const bool profiling = a.profile || !a.profileJson.empty();
   try {
     rt::Model model = rt::Model::load(a.model);
-    TS_ASSIGN_OR_RETURN(auto inputs, loadInputs(a, model));
-    rt::Session session(model, rt::SessionOptions{a.threads});
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      std::vector<DLTensor> tensors;
-      for (npy::Array &arr : inputs[i])
-        tensors.push_back(rt::makeTensor(arr.data.data(), arr.dtype, arr.shape));
-      if (model.input(i).sequence)
-        session.setInputSequence(i, tensors);
-      else
-        session.setInput(i, tensors.at(0));
+    TS_ASSIGN_OR_RETURN(Dims dims, symbolValues(a, model));
+    std::vector<std::vector<npy::Array>> inputs;
+    std::optional<rt::Session> held;
+    // Inputs and a session for `dims`; with `probe`, run once and say
+    // whether the model took the sizes (false: "the inputs are too small").
+    auto prepare = [&](const Dims &d, bool probe) -> Expected<bool> {
+      TS_ASSIGN_OR_RETURN(inputs, loadInputs(a, d, model));
+      held.emplace(model, rt::SessionOptions{a.threads});
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        std::vector<DLTensor> tensors;
+        for (npy::Array &arr : inputs[i])
+          tensors.push_back(rt::makeTensor(arr.data.data(), arr.dtype, arr.shape));
+        if (model.input(i).sequence)
+          held->setInputSequence(i, tensors);
+        else
+          held->setInput(i, tensors.at(0));
+      }
+      if (!probe)
+        return true;
+      try {
+        held->run();
+        return true;
+      } catch (const rt::Error &e) {
+        if (std::string_view(e.what()).find("the inputs are too small for this model") ==
+            std::string_view::npos)
+          throw;
+        return false;
+      }
+    };
+    // Random inputs of symbolic dims not given by --dim: from their lower
+    // bounds up, all doubled while the model says they are too small (a CNN
+    // over unbounded H and W does not run at 1x1), then each back to its
+    // lower bound where the model still runs (a batch N stays 1).
+    if (a.inputs.empty() && !dims.chosen.empty()) {
+      for (;;) {
+        TS_ASSIGN_OR_RETURN(bool ran, prepare(dims, true));
+        if (ran)
+          break;
+        if (!growChosen(dims, model))
+          return Error::format("the model runs at none of the sizes tried for its symbolic "
+                               "dims (up to 4096 or their bounds): give them with --dim");
+      }
+      for (size_t k : dims.chosen) {
+        const int64_t grown = dims.values[k];
+        dims.values[k] = std::max<int64_t>(model.symbol(k).lo, 1);
+        if (dims.values[k] == grown)
+          continue;
+        TS_ASSIGN_OR_RETURN(bool ran, prepare(dims, true));
+        if (!ran)
+          dims.values[k] = grown;
+      }
     }
+    if (auto ready = prepare(dims, false); !ready.ok())
+      return std::move(ready).error();
+    for (size_t k : dims.inputs) {
+      const bool chosen = std::find(dims.chosen.begin(), dims.chosen.end(), k) != dims.chosen.end();
+      std::cout << fmt::format("symbol {} = {}{}\n", model.symbol(k).name, dims.values[k],
+                               chosen && a.inputs.empty()
+                                   ? " (chosen: doubled from its lower bound until the model "
+                                     "runs; --dim sets it)"
+                                   : "");
+    }
+    rt::Session &session = *held;
 
     std::vector<double> ms;
     if (a.printTime || profiling)

@@ -9,6 +9,7 @@ with no --input-shape at all, the dims then unbounded), and run by
 (float64; |a-b| <= 1e-4 + 1e-4 |b|). An input too small for the model is an
 error naming the op; an input above its bound names the input and symbol."""
 import os
+import re
 import sys
 
 import numpy as np
@@ -155,6 +156,17 @@ def check_heads(c):
             args = ["compile", path, "-o", tsr] + (["--target", target] if target else [])
             if c.step(f"compile {label}", lambda: c.tool(*args)) is None:
                 continue
+            # No inputs: random ones at sizes the model runs at, chosen and said so;
+            # only the inputs' dims are printed (no derived or internal symbol).
+            r = c.tool("run", tsr)
+            syms = re.findall(r"^symbol (\S+) = (\d+)(.*)$", r.stdout, re.M)
+            c.ok(sorted(n for n, _, _ in syms) == ["H", "W"]
+                 and all("chosen: doubled" in note for _, _, note in syms)
+                 and "output 'y': f32[1, " in r.stdout,
+                 f"{label}: `tessera run` with no inputs chooses H and W it runs at", r.stdout)
+            r = c.tool("run", tsr, "--dim", "H=9", "--dim", "W=5")
+            c.ok(re.search(r"^symbol H = 9$", r.stdout, re.M) is not None,
+                 f"{label}: --dim sets a dim", r.stdout)
             for h, w in ((1, 1), (2, 7), (64, 64), (33, 100)):
                 x = RNG.standard_normal((1, 3, h, w)).astype(np.float32)
                 xp, out = c.path(f"head_x_{h}_{w}.npy"), c.path(f"head_{h}_{w}.npz")
