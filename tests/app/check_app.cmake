@@ -1,4 +1,4 @@
-# cmake -DBUILD_DIR=... -DEXAMPLE_DIR=... -DMODEL=... -DWORK_DIR=... -P check_app.cmake
+# cmake -DBUILD_DIR=... -DEXAMPLE_DIR=... -DMODEL=... -DWORK_DIR=... -DPYTHON=... -P check_app.cmake
 #
 # 1. cmake --install BUILD_DIR into WORK_DIR/prefix;
 # 2. the installed `tessera compile MODEL -o WORK_DIR/model.tsr`;
@@ -7,7 +7,9 @@
 # 4. run it on the artifact (no TESSERA_PLUGIN_PATH): it prints every output
 #    and the latency;
 # 5. the same with the model compiled for the json plugin, which the
-#    installed runtime finds in <prefix>/lib/tessera/plugins.
+#    installed runtime finds in <prefix>/lib/tessera/plugins;
+# 6. examples/app/README.md's dynamic model: compiled with symbolic N, H, W,
+#    run on a .npy file (the dims from its shape) and on --dim values.
 include(${CMAKE_CURRENT_LIST_DIR}/../check_run.cmake)
 
 file(REMOVE_RECURSE ${WORK_DIR})
@@ -66,4 +68,23 @@ run(${CMAKE_COMMAND} -E env --unset=TESSERA_PLUGIN_PATH ${app} ${model_json} --r
 message(STATUS "tessera_app (json plugin):\n${out}")
 if(NOT out MATCHES "output '[^']*': f32\\[1, 10\\] \\[[-0-9.e]+, ")
   message(FATAL_ERROR "tessera_app did not run the json-compiled model:\n${out}")
+endif()
+
+# The README's dynamic model: dims from a .npy file's shape, and from --dim.
+get_filename_component(models ${MODEL} DIRECTORY)
+set(dynamic ${WORK_DIR}/dynamic.tsr)
+run(${prefix}/bin/tessera compile ${models}/tiny_cnn_dynamic.tir -o ${dynamic})
+# (no ';' in the code: CMake would split the argument there)
+run(${PYTHON} -c "__import__('numpy').save('${WORK_DIR}/x.npy', __import__('numpy').random.default_rng(0).random((2, 3, 40, 24)).astype('float32'))")
+run(${CMAKE_COMMAND} -E env --unset=TESSERA_PLUGIN_PATH ${app} ${dynamic} --input x=${WORK_DIR}/x.npy --repeat 2)
+message(STATUS "tessera_app (dynamic, x.npy):\n${out}")
+if(NOT out MATCHES "input 'x': f32\\[N, 3, H, W\\], bound to the .npy file's \\[2, 3, 40, 24\\]" OR
+   NOT out MATCHES "output '[^']*': f32\\[2, 10\\] \\[[-0-9.e]+, ")
+  message(FATAL_ERROR "tessera_app did not run the dynamic model on x.npy:\n${out}")
+endif()
+run(${CMAKE_COMMAND} -E env --unset=TESSERA_PLUGIN_PATH ${app} ${dynamic} --dim H=64 --dim W=48 --repeat 2)
+message(STATUS "tessera_app (dynamic, --dim):\n${out}")
+if(NOT out MATCHES "bound to a generated \\[1, 3, 64, 48\\]" OR
+   NOT out MATCHES "output '[^']*': f32\\[1, 10\\] ")
+  message(FATAL_ERROR "tessera_app did not run the dynamic model at --dim H=64 W=48:\n${out}")
 endif()

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -152,8 +153,17 @@ public:
     std::fill(data_.get(), data_.get() + allocated, static_cast<unsigned char>(0));
     dl_ = makeTensor(data_.get(), dtype, shape_);
   }
-  /// Zeros of an input's or output's dtype and shape.
-  static Tensor zeros(const TensorInfo &info) { return Tensor(info.dtype, info.shape); }
+  /// Zeros of an input's or output's dtype and shape; a symbolic input's
+  /// dims come from Model::shape: `Tensor(info.dtype, model.shape(info,
+  /// {{"H", 224}, {"W", 224}}))`.
+  static Tensor zeros(const TensorInfo &info) {
+    for (int64_t d : info.shape)
+      if (d < 0)
+        throw Error(TESSERA_STATUS_INVALID_ARGUMENT,
+                    "rt::Tensor::zeros: '" + info.name + "' has symbolic dims: make it with "
+                    "Tensor(info.dtype, model.shape(info, {{\"H\", 224}, ...}))");
+    return Tensor(info.dtype, info.shape);
+  }
 
   Tensor(Tensor &&other) noexcept { *this = std::move(other); }
   Tensor &operator=(Tensor &&other) noexcept {
@@ -238,6 +248,30 @@ public:
     out.name = name ? name : "";
     return out;
   }
+  /// `info`'s shape with its symbolic dims given by name (`{{"N", 1},
+  /// {"H", 224}, {"W", 224}}`), for an input's tensor: INVALID_ARGUMENT when
+  /// one is missing or outside its bounds.
+  std::vector<int64_t> shape(const TensorInfo &info,
+                             const std::map<std::string, int64_t> &dims) const {
+    std::vector<int64_t> out = info.shape;
+    for (int64_t &d : out) {
+      if (d >= 0)
+        continue;
+      const Symbol sym = symbol(size_t(-1 - d));
+      auto it = dims.find(sym.name);
+      if (it == dims.end())
+        throw Error(TESSERA_STATUS_INVALID_ARGUMENT,
+                    "'" + info.name + "' (" + str(info) + "): give dim '" + sym.name + "'");
+      if (it->second < sym.lo || (sym.hi >= 0 && it->second > sym.hi))
+        throw Error(TESSERA_STATUS_INVALID_ARGUMENT,
+                    "'" + info.name + "': dim " + sym.name + " = " + std::to_string(it->second) +
+                        " is outside " + std::to_string(sym.lo) + ".." +
+                        (sym.hi >= 0 ? std::to_string(sym.hi) : std::string()));
+      d = it->second;
+    }
+    return out;
+  }
+
   /// "f32[N, 3, 224, 224]": `info` with its symbols by name.
   std::string str(const TensorInfo &info) const {
     if (info.sequence)
