@@ -92,7 +92,7 @@ case "${1:-}" in
       -P tests/threads/check_threads.cmake
     ;;
   fuzz)
-    targets="text_ir passes partition compile onnx pattern npy plan artifact json_module"
+    targets="text_ir passes partition compile symbolic onnx pattern npy plan artifact json_module"
     target=${2:-}
     if [ -z "$target" ] || ! [[ " $targets " == *" $target "* ]]; then
       echo "usage: ./dev.sh fuzz TARGET [SECONDS]; targets: $targets (fuzz/README.md)" >&2

@@ -37,19 +37,22 @@ public:
     auto [base, fresh] = bases_.emplace(name, 0);
     if (fresh)
       base->second = 256 + 64 * (int64_t(bases_.size() - 1) % kBases);
-    SymbolInfo info{name, lo, hi, {}};
+    SymbolInfo info{name, lo, hi, {}, false, {}, {}};
     for (size_t j = 0; j < kProbes; ++j)
       info.probes[j] = base->second + kOffsets[j];
-    return named_[key] = add(std::move(info));
+    const int64_t dim = named_[key] = add(std::move(info));
+    entries_.back().named = {dim};
+    return dim;
   }
 
   int64_t derived(const std::array<int64_t, kProbes> &probes, int64_t lo, int64_t hi,
-                  std::vector<int64_t> roots) {
+                  std::vector<int64_t> roots, std::vector<int64_t> named) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto key = std::make_tuple(probes, lo, hi, roots);
+    auto key = std::make_tuple(probes, lo, hi, roots, named);
     if (auto it = derived_.find(key); it != derived_.end())
       return it->second;
-    return derived_[key] = add(SymbolInfo{"", lo, hi, probes, false, std::move(roots)});
+    return derived_[key] =
+               add(SymbolInfo{"", lo, hi, probes, false, std::move(roots), std::move(named)});
   }
 
   /// Run-time symbols take bases above the named ones' (each its own, so
@@ -61,7 +64,7 @@ public:
       name = fmt::format("{}_{}", stem, n);
     taken_.insert(name);
     const int64_t base = 256 + 64 * (kBases + int64_t(taken_.size() - 1) % kRuntimeBases);
-    SymbolInfo info{name, 0, hi, {}, true, {}};
+    SymbolInfo info{name, 0, hi, {}, true, {}, {}};
     for (size_t j = 0; j < kProbes; ++j)
       info.probes[j] = base + kOffsets[j];
     const int64_t dim = add(std::move(info));
@@ -100,7 +103,8 @@ private:
   std::mutex mu_;
   std::deque<SymbolInfo> entries_;
   std::map<std::tuple<std::string, int64_t, int64_t>, int64_t> named_;
-  std::map<std::tuple<std::array<int64_t, kProbes>, int64_t, int64_t, std::vector<int64_t>>,
+  std::map<std::tuple<std::array<int64_t, kProbes>, int64_t, int64_t, std::vector<int64_t>,
+                      std::vector<int64_t>>,
            int64_t>
       derived_;
   std::map<std::string, int64_t> bases_;
@@ -150,8 +154,8 @@ Expected<int64_t> runtimeSymbol(std::string_view name, int64_t hi) {
 }
 
 int64_t derivedSymbol(const std::array<int64_t, kProbes> &probes, int64_t lo, int64_t hi,
-                      std::vector<int64_t> roots) {
-  return SymbolTable::get().derived(probes, lo, hi, std::move(roots));
+                      std::vector<int64_t> roots, std::vector<int64_t> named) {
+  return SymbolTable::get().derived(probes, lo, hi, std::move(roots), std::move(named));
 }
 
 int64_t readBackDim(const std::array<int64_t, kProbes> &values, std::optional<int64_t> atLo,
@@ -165,13 +169,18 @@ int64_t readBackDim(const std::array<int64_t, kProbes> &values, std::optional<in
   for (int64_t d : inputs)
     if (symbolInfo(d).probes == values && (!atLo || *atLo == symbolInfo(d).lo))
       return d;
-  std::vector<int64_t> roots;
-  for (int64_t d : inputs)
-    roots.insert(roots.end(), symbolInfo(d).roots.begin(), symbolInfo(d).roots.end());
-  std::sort(roots.begin(), roots.end());
-  roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+  std::vector<int64_t> roots, named;
+  for (int64_t d : inputs) {
+    const SymbolInfo &s = symbolInfo(d);
+    roots.insert(roots.end(), s.roots.begin(), s.roots.end());
+    named.insert(named.end(), s.named.begin(), s.named.end());
+  }
+  for (std::vector<int64_t> *list : {&roots, &named}) {
+    std::sort(list->begin(), list->end());
+    list->erase(std::unique(list->begin(), list->end()), list->end());
+  }
   return derivedSymbol(values, std::max<int64_t>(atLo.value_or(0), 0), atHi.value_or(kUnbounded),
-                       std::move(roots));
+                       std::move(roots), std::move(named));
 }
 
 std::optional<int64_t> valueNearLo(int64_t dim) {
@@ -246,7 +255,7 @@ const SymbolInfo &symbolInfo(int64_t dim) {
   if (!info) {
     // Only dims made by namedSymbol/derivedSymbol reach here (checkShape
     // refuses others); anything else is a bug in Tessera.
-    static const SymbolInfo unknown{"<unknown symbol>", 0, kUnbounded, {}};
+    static const SymbolInfo unknown{"<unknown symbol>", 0, kUnbounded, {}, false, {}, {}};
     return unknown;
   }
   return *info;

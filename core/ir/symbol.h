@@ -63,6 +63,11 @@ struct SymbolInfo {
   std::array<int64_t, kProbes> probes{};
   bool runtime = false;       // set while the model runs (runtimeSymbol)
   std::vector<int64_t> roots; // the run-time symbols a derived one depends on (sorted)
+  /// The named symbols it comes from (sorted; a named symbol: itself). Part
+  /// of a derived symbol's identity: H(1..) and H(3..) share probe values
+  /// (those follow the name), and a dim derived from one is not one derived
+  /// from the other (a process compiling two models kept the first's).
+  std::vector<int64_t> named;
   bool derived() const { return name.empty(); }
   bool bounded() const { return hi != kUnbounded; }
 };
@@ -102,7 +107,7 @@ Expected<int64_t> runtimeSymbol(std::string_view name, int64_t hi);
 /// The dim of the derived symbol with these probe values, bounds and
 /// run-time roots (interned by them).
 int64_t derivedSymbol(const std::array<int64_t, kProbes> &probes, int64_t lo, int64_t hi,
-                      std::vector<int64_t> roots = {});
+                      std::vector<int64_t> roots = {}, std::vector<int64_t> named = {});
 /// A dim read back from evaluations at the probes (ir/op.cpp for types, the
 /// ONNX importer for shape values): `values[j]` at probe j, `atLo`/`atHi` at
 /// the symbols' lower/upper bounds (nullopt where that evaluation failed or a

@@ -208,7 +208,7 @@ TEST_CASE("non_max_suppression: hundreds of boxes kept; the selection is a box-b
     const double y = cy + u(rng) * 8, x = cx + u(rng) * 8;
     const double h = 10 + u(rng) * 20;
     if (scenario == 1 && i % 25 == 0) // 800 wide at x 0-20, or at x 150-170 (IoU 0.68)
-      bv.insert(bv.end(), {0, (i % 50 ? 150 : 0) + u(rng) * 20, 800, 800 + (i % 50 ? 150 : 0)});
+      bv.insert(bv.end(), {0, (i % 50 ? 150 : 0) + u(rng) * 20, 800, 800.0 + (i % 50 ? 150 : 0)});
     else if (scenario == 2 && i % 101 == 0)
       bv.insert(bv.end(), {y, i % 2 ? -INFINITY : x, y + h, i % 3 ? INFINITY : x + h});
     else if (i % 97 == 0)

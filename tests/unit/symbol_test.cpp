@@ -57,6 +57,31 @@ TEST_CASE("symbols: named symbols are interned by name and bounds", "[symbol]") 
   CHECK_FALSE(Type::tensor(DType::F32, {n, 3}).isStatic());
 }
 
+// Found by fuzz/symbolic.cpp: H(1..) and H(3..) share probe values (they
+// follow the name), so the pooled dim of one model was the interned derived
+// symbol of another, whose formula named the other H, and a process that
+// compiled both refused the second ("symbol 'H' is no input's dim").
+TEST_CASE("symbols: a dim derived from a symbol is not one derived from another of its name",
+          "[symbol]") {
+  const int64_t h1 = sym("Hd"), h3 = sym("Hd", 3);
+  REQUIRE(h1 != h3);
+  auto pooled = [](int64_t h) {
+    Var x = makeVar("x", Type::tensor(DType::F32, {1, 1, h, 4}));
+    Attrs a;
+    a.set("pool_size", AttrValue(std::vector<int64_t>{2, 2}));
+    a.set("strides", AttrValue(std::vector<int64_t>{2, 2}));
+    auto call = makeCall("max_pool2d", {x}, a);
+    REQUIRE(call.ok());
+    return (*call)->type().shape()[2];
+  };
+  const int64_t p1 = pooled(h1), p3 = pooled(h3);
+  REQUIRE((isSymbol(p1) && isSymbol(p3)));
+  CHECK(p1 != p3);
+  CHECK(symbolInfo(p1).named == std::vector<int64_t>{h1});
+  CHECK(symbolInfo(p3).named == std::vector<int64_t>{h3});
+  CHECK(pooled(h1) == p1); // still interned within one symbol's dims
+}
+
 TEST_CASE("symbols: relations keep symbols that pass through and derive the others",
           "[symbol]") {
   const int64_t n = sym("N", 1, 8), h = sym("H", 32, 640), w = sym("W", 32, 640);
