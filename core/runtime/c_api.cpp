@@ -101,15 +101,7 @@ tessera_status_t *atOutputNamed(tessera_session_t *session, const char *name, F 
   if (!name)
     return nullArgument("name");
   return guard([&]() -> tessera_status_t * {
-    const auto &outputs = session->session->model().outputs();
-    std::string names;
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      if (outputs[i].name == name)
-        return call(i);
-      names += (i ? ", '" : "'") + outputs[i].name + "'";
-    }
-    return statusOf(TESSERA_STATUS_NOT_FOUND,
-                    "no output named '" + std::string(name) + "' (the outputs: " + names + ")");
+    return atOutputNamedIn(session->session->model().outputs(), name, call);
   });
 }
 
@@ -351,13 +343,8 @@ tessera_status_t *tessera_session_get_output_sequence(tessera_session_t *session
     return nullArgument("out_elements");
   if (!out_count)
     return nullArgument("out_count");
-  return guard([&]() -> tessera_status_t * {
-    auto elements = session->session->outputSequence(index);
-    if (!elements.ok())
-      return statusOf(TESSERA_STATUS_INVALID_ARGUMENT, elements.error().str());
-    *out_elements = elements->data();
-    *out_count = elements->size();
-    return nullptr;
+  return guard([&] {
+    return elementsInto(session->session->outputSequence(index), out_elements, out_count);
   });
 }
 
@@ -398,13 +385,7 @@ tessera_status_t *tessera_session_get_output(tessera_session_t *session, size_t 
     return inUseElsewhere();
   if (!out_tensor)
     return nullArgument("out_tensor");
-  return guard([&]() -> tessera_status_t * {
-    auto view = session->session->output(index);
-    if (!view.ok())
-      return statusOf(TESSERA_STATUS_INVALID_ARGUMENT, view.error().str());
-    *out_tensor = *view;
-    return nullptr;
-  });
+  return guard([&] { return viewInto(session->session->output(index), out_tensor); });
 }
 
 tessera_status_t *tessera_session_set_input_checked(tessera_session_t *session, size_t index,

@@ -19,7 +19,9 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <span>
 #include <unordered_set>
+#include <vector>
 
 struct tessera_model {
   std::shared_ptr<const tessera::runtime::LoadedModel> model;
@@ -149,5 +151,38 @@ inline bool liveModel(const tessera_model_t *m) {
   return m && liveHandles().contains(m);
 }
 
+
+/// The output of `outputs` named `name`: `call(index)`, else NOT_FOUND
+/// listing the outputs.
+template <typename F>
+tessera_status_t *atOutputNamedIn(const std::vector<runtime::TensorInfo> &outputs,
+                                  const char *name, F &&call) {
+  std::string names;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].name == name)
+      return call(i);
+    names += (i ? ", '" : "'") + outputs[i].name + "'";
+  }
+  return statusOf(TESSERA_STATUS_NOT_FOUND,
+                  "no output named '" + std::string(name) + "' (the outputs: " + names + ")");
+}
+
+/// *out = an output's view, else its error as INVALID_ARGUMENT.
+inline tessera_status_t *viewInto(Expected<const DLTensor *> view, const DLTensor **out) {
+  if (!view.ok())
+    return statusOf(TESSERA_STATUS_INVALID_ARGUMENT, view.error().str());
+  *out = *view;
+  return nullptr;
+}
+
+/// The same for a sequence output's elements.
+inline tessera_status_t *elementsInto(Expected<std::span<const DLTensor>> elements,
+                                      const DLTensor **out, size_t *count) {
+  if (!elements.ok())
+    return statusOf(TESSERA_STATUS_INVALID_ARGUMENT, elements.error().str());
+  *out = elements->data();
+  *count = elements->size();
+  return nullptr;
+}
 
 } // namespace tessera::capi

@@ -77,13 +77,7 @@ tessera_status_t *tessera_run_result_get_output(const tessera_run_result_t *resu
     return bad;
   if (!out_tensor)
     return nullArgument("out_tensor");
-  return guard([&]() -> tessera_status_t * {
-    auto view = result->result->output(index);
-    if (!view.ok())
-      return statusOf(TESSERA_STATUS_INVALID_ARGUMENT, view.error().str());
-    *out_tensor = *view;
-    return nullptr;
-  });
+  return guard([&] { return viewInto(result->result->output(index), out_tensor); });
 }
 
 tessera_status_t *tessera_run_result_get_output_by_name(const tessera_run_result_t *result,
@@ -93,15 +87,11 @@ tessera_status_t *tessera_run_result_get_output_by_name(const tessera_run_result
     return bad;
   if (!name)
     return nullArgument("name");
-  const auto &outputs = result->result->model().outputs();
-  std::string names;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    if (outputs[i].name == name)
-      return tessera_run_result_get_output(result, i, out_tensor);
-    names += (i ? ", '" : "'") + outputs[i].name + "'";
-  }
-  return statusOf(TESSERA_STATUS_NOT_FOUND, "no output named '" + std::string(name) +
-                                                "' (the model's outputs: " + names + ")");
+  return guard([&] {
+    return atOutputNamedIn(result->result->model().outputs(), name, [&](size_t index) {
+      return tessera_run_result_get_output(result, index, out_tensor);
+    });
+  });
 }
 
 tessera_status_t *tessera_run_result_get_output_sequence(const tessera_run_result_t *result,
@@ -112,13 +102,8 @@ tessera_status_t *tessera_run_result_get_output_sequence(const tessera_run_resul
     return bad;
   if (!out_elements || !out_count)
     return nullArgument(!out_elements ? "out_elements" : "out_count");
-  return guard([&]() -> tessera_status_t * {
-    auto elements = result->result->outputSequence(index);
-    if (!elements.ok())
-      return statusOf(TESSERA_STATUS_INVALID_ARGUMENT, elements.error().str());
-    *out_elements = elements->data();
-    *out_count = elements->size();
-    return nullptr;
+  return guard([&] {
+    return elementsInto(result->result->outputSequence(index), out_elements, out_count);
   });
 }
 
