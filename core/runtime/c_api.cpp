@@ -93,11 +93,7 @@ tessera_status_t *tensorInfo(const std::vector<tessera::runtime::TensorInfo> &li
 /// naming the outputs.
 template <typename F>
 tessera_status_t *atOutputNamed(tessera_session_t *session, const char *name, F &&call) {
-  if (tessera_status_t *bad = badSession(session))
-    return bad;
-  const InUse inUse(*session);
-  if (!inUse)
-    return inUseElsewhere();
+  TESSERA_STATEFUL_ENTRY(session);
   if (!name)
     return nullArgument("name");
   return guard([&]() -> tessera_status_t * {
@@ -282,11 +278,7 @@ void tessera_session_release(tessera_session_t *session) {
 
 tessera_status_t *tessera_session_set_input(tessera_session_t *session, size_t index,
                                             const DLTensor *tensor) {
-  if (tessera_status_t *bad = badSession(session))
-    return bad;
-  const InUse inUse(*session);
-  if (!inUse)
-    return inUseElsewhere();
+  TESSERA_STATEFUL_ENTRY(session);
   if (!tensor)
     return nullArgument("tensor");
   return guard([&] {
@@ -296,11 +288,7 @@ tessera_status_t *tessera_session_set_input(tessera_session_t *session, size_t i
 
 tessera_status_t *tessera_session_set_input_by_name(tessera_session_t *session, const char *name,
                                                     const DLTensor *tensor) {
-  if (tessera_status_t *bad = badSession(session))
-    return bad;
-  const InUse inUse(*session);
-  if (!inUse)
-    return inUseElsewhere();
+  TESSERA_STATEFUL_ENTRY(session);
   if (!name)
     return nullArgument("name");
   if (!tensor)
@@ -317,11 +305,7 @@ tessera_status_t *tessera_session_set_input_by_name(tessera_session_t *session, 
 
 tessera_status_t *tessera_session_set_input_sequence(tessera_session_t *session, size_t index,
                                                      const DLTensor *elements, size_t count) {
-  if (tessera_status_t *bad = badSession(session))
-    return bad;
-  const InUse inUse(*session);
-  if (!inUse)
-    return inUseElsewhere();
+  TESSERA_STATEFUL_ENTRY(session);
   if (!elements && count > 0)
     return nullArgument("elements");
   return guard([&] {
@@ -334,11 +318,7 @@ tessera_status_t *tessera_session_set_input_sequence(tessera_session_t *session,
 tessera_status_t *tessera_session_get_output_sequence(tessera_session_t *session, size_t index,
                                                       const DLTensor **out_elements,
                                                       size_t *out_count) {
-  if (tessera_status_t *bad = badSession(session))
-    return bad;
-  const InUse inUse(*session);
-  if (!inUse)
-    return inUseElsewhere();
+  TESSERA_STATEFUL_ENTRY(session);
   if (!out_elements)
     return nullArgument("out_elements");
   if (!out_count)
@@ -350,22 +330,14 @@ tessera_status_t *tessera_session_get_output_sequence(tessera_session_t *session
 
 tessera_status_t *tessera_session_set_output(tessera_session_t *session, size_t index,
                                              const DLTensor *tensor) {
-  if (tessera_status_t *bad = badSession(session))
-    return bad;
-  const InUse inUse(*session);
-  if (!inUse)
-    return inUseElsewhere();
+  TESSERA_STATEFUL_ENTRY(session);
   return guard([&] {
     return fromStatus(session->session->setOutput(index, tensor), TESSERA_STATUS_INVALID_ARGUMENT);
   });
 }
 
 tessera_status_t *tessera_session_run(tessera_session_t *session) {
-  if (tessera_status_t *bad = badSession(session))
-    return bad;
-  const InUse inUse(*session);
-  if (!inUse)
-    return inUseElsewhere();
+  TESSERA_STATEFUL_ENTRY(session);
   return guard([&] {
     Status st = session->session->run();
     if (st.ok())
@@ -378,11 +350,7 @@ tessera_status_t *tessera_session_run(tessera_session_t *session) {
 
 tessera_status_t *tessera_session_get_output(tessera_session_t *session, size_t index,
                                              const DLTensor **out_tensor) {
-  if (tessera_status_t *bad = badSession(session))
-    return bad;
-  const InUse inUse(*session);
-  if (!inUse)
-    return inUseElsewhere();
+  TESSERA_STATEFUL_ENTRY(session);
   if (!out_tensor)
     return nullArgument("out_tensor");
   return guard([&] { return viewInto(session->session->output(index), out_tensor); });
@@ -390,11 +358,7 @@ tessera_status_t *tessera_session_get_output(tessera_session_t *session, size_t 
 
 tessera_status_t *tessera_session_set_input_checked(tessera_session_t *session, size_t index,
                                                     const DLTensor *tensor, size_t buffer_bytes) {
-  if (tessera_status_t *bad = badSession(session))
-    return bad;
-  const InUse inUse(*session);
-  if (!inUse)
-    return inUseElsewhere();
+  TESSERA_STATEFUL_ENTRY(session);
   if (!tensor)
     return nullArgument("tensor");
   return guard([&]() -> tessera_status_t * {
@@ -409,11 +373,7 @@ tessera_status_t *tessera_session_set_input_by_name_checked(tessera_session_t *s
                                                             const char *name,
                                                             const DLTensor *tensor,
                                                             size_t buffer_bytes) {
-  if (tessera_status_t *bad = badSession(session))
-    return bad;
-  const InUse inUse(*session);
-  if (!inUse)
-    return inUseElsewhere();
+  TESSERA_STATEFUL_ENTRY(session);
   if (!name)
     return nullArgument("name");
   if (!tensor)
@@ -427,11 +387,7 @@ tessera_status_t *tessera_session_set_input_by_name_checked(tessera_session_t *s
 
 tessera_status_t *tessera_session_set_output_checked(tessera_session_t *session, size_t index,
                                                      const DLTensor *tensor, size_t buffer_bytes) {
-  if (tessera_status_t *bad = badSession(session))
-    return bad;
-  const InUse inUse(*session);
-  if (!inUse)
-    return inUseElsewhere();
+  TESSERA_STATEFUL_ENTRY(session);
   return guard([&]() -> tessera_status_t * {
     const std::string what = labelOf(session->session->model().outputs(), "output", index);
     if (tensor)

@@ -103,6 +103,16 @@ private:
   bool owner_ = false, ok_ = false;
 };
 
+/// The start of a stateful session entry point: a bad handle is an error,
+/// and the session is held for this thread until the entry returns (another
+/// thread inside one: FAILED_PRECONDITION).
+#define TESSERA_STATEFUL_ENTRY(session)                                                            \
+  if (tessera_status_t *bad = ::tessera::capi::badSession(session))                                \
+    return bad;                                                                                    \
+  const ::tessera::capi::InUse inUse(*(session));                                                  \
+  if (!inUse)                                                                                      \
+  return ::tessera::capi::inUseElsewhere()
+
 inline tessera_status_t *inUseElsewhere() {
   return statusOf(TESSERA_STATUS_FAILED_PRECONDITION,
                   "the session is in use by another thread: its stateful calls (set_input, run, "

@@ -10,11 +10,7 @@
 using namespace tessera::capi;
 
 tessera_status_t *tessera_session_set_profiling(tessera_session_t *session, int enabled) {
-  if (tessera_status_t *bad = badSession(session))
-    return bad;
-  const InUse inUse(*session);
-  if (!inUse)
-    return inUseElsewhere();
+  TESSERA_STATEFUL_ENTRY(session);
   return guard([&]() -> tessera_status_t * {
     session->session->setProfiling(enabled != 0);
     return nullptr;
@@ -24,11 +20,7 @@ tessera_status_t *tessera_session_set_profiling(tessera_session_t *session, int 
 tessera_status_t *tessera_session_get_profile(tessera_session_t *session,
                                               const tessera_profile_record_t **out_records,
                                               size_t *out_count) {
-  if (tessera_status_t *bad = badSession(session))
-    return bad;
-  const InUse inUse(*session);
-  if (!inUse)
-    return inUseElsewhere();
+  TESSERA_STATEFUL_ENTRY(session);
   if (!out_records || !out_count)
     return nullArgument(!out_records ? "out_records" : "out_count");
   const auto records = session->session->profile();
