@@ -60,6 +60,7 @@ def main():
     models = [m for m in args.models.split(",") if m]
     if not models:
         sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
+        sys.path.insert(0, os.path.join(args.build, "python"))  # test_threads imports tessera
         from test_threads import unet_block  # noqa: E402  (needs numpy and onnx)
         models = [unet_block(os.path.join(work, "block.onnx"))]
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
