@@ -212,6 +212,13 @@ TEST_CASE("conv2d host kernel", "[host-kernels][host-kernels-nn]") {
     // stride 2 without a left pad: phase 1 starts at input column 1
     CHECK_CASE("conv2d", dw(3, {0, 0, 1, 1}, {2, 2}),
                {in(T(DType::F32, {1, 3, 12, 12})), cst(T(DType::F32, {3, 1, 3, 3}))});
+    // a 1x1 window strided down the rows: one row group (KH = 1) that still
+    // steps sh rows per output row (fuzz/symbolic.cpp found it reading rows
+    // 0, 1, 2 for 0, 2, 4), one channel and depthwise
+    CHECK_CASE("conv2d", dw(1, {0, 0, 0, 0}, {2, 2}),
+               {in(T(DType::F32, {2, 1, 6, 12})), cst(T(DType::F32, {1, 1, 1, 1}))});
+    CHECK_CASE("conv2d", dw(3, {0, 1, 0, 1}, {3, 1}),
+               {in(T(DType::F32, {1, 3, 10, 9})), cst(T(DType::F32, {3, 1, 1, 2}))});
     // rows too wide for the stack buffer: the plane-by-plane loop
     CHECK_CASE("conv2d", dw(2, {1, 1, 1, 1}),
                {in(T(DType::F32, {1, 2, 3, 3000})), cst(T(DType::F32, {2, 1, 3, 3}))});

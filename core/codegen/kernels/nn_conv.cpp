@@ -175,7 +175,9 @@ void directLines(const Direct<T> &job, const DirectLayout &d, int64_t begin, int
   int64_t tapAt[kDirectTaps];
   for (int64_t kh = 0; kh < s.KH; ++kh)
     for (int64_t kw = 0; kw < s.KW; ++kw) {
-      int64_t off = kw * s.dw, group = d.G == 1 ? 0 : kh, row = d.G == 1 ? kh * s.dh : 0;
+      // Stride 1 down the rows: one group, kernel row kh kh*dh rows down;
+      // else a group per kernel row (G is 1 there too when KH is 1).
+      int64_t off = kw * s.dw, group = s.sh == 1 ? 0 : kh, row = s.sh == 1 ? kh * s.dh : 0;
       tapAt[kh * s.KW + kw] = (group * s.sw + off % s.sw) * d.lineLen + row * d.Qp + off / s.sw;
     }
   for (int64_t plane = begin; plane < end; ++plane) {
@@ -188,7 +190,7 @@ void directLines(const Direct<T> &job, const DirectLayout &d, int64_t begin, int
       int64_t rowsIn = rows + (d.rowsIn - d.R);
       for (int64_t g = 0; g < d.G; ++g)
         for (int64_t t = 0; t < rowsIn; ++t) {
-          int64_t ih = d.G == 1 ? oh0 * s.sh - s.pt + t : (oh0 + t) * s.sh - s.pt + g * s.dh;
+          int64_t ih = s.sh == 1 ? oh0 - s.pt + t : (oh0 + t) * s.sh - s.pt + g * s.dh;
           bool inside = ih >= 0 && ih < s.H;
           const T *xrow = inside ? x + ih * s.W - s.pl : x; // (not read outside)
           for (int64_t ph = 0; ph < s.sw; ++ph) {
