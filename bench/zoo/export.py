@@ -148,12 +148,15 @@ class Detections(torch.nn.Module):
     list of dicts; users export one image and its boxes, scores and labels
     (post-processing included: per-class score threshold, top-k, NMS)."""
 
-    def __init__(self, model):
+    def __init__(self, model, masks=False):
         super().__init__()
         self.model = model
+        self.masks = masks
 
     def forward(self, x):
         out = self.model([x])[0]
+        if self.masks:
+            return out["boxes"], out["scores"], out["labels"], out["masks"]
         return out["boxes"], out["scores"], out["labels"]
 
 
@@ -479,6 +482,22 @@ MODELS = {
     "regnet_x_1_6gf": (classifier("regnet_x_1_6gf"), image(), ["logits"]),
     "mnasnet1_0": (classifier("mnasnet1_0"), image(), ["logits"]),
     "maxvit_t": (classifier("maxvit_t"), image(), ["logits"]),
+    # Two-stage and dense detectors as users export them: one image, post-processing
+    # included, the score threshold lowered so random weights still give boxes.
+    "fasterrcnn_mobilenet_v3_large_320_fpn": (
+        lambda: Detections(torchvision.models.detection.fasterrcnn_mobilenet_v3_large_320_fpn(
+            weights=None, weights_backbone=None, box_score_thresh=0.0)),
+        {"x": ((3, 320, 320), torch.float32)}, ["boxes", "scores", "labels"]),
+    "retinanet_resnet50_fpn": (
+        lambda: Detections(torchvision.models.detection.retinanet_resnet50_fpn(
+            weights=None, weights_backbone=None, score_thresh=0.0, min_size=512,
+            max_size=512)),
+        {"x": ((3, 512, 512), torch.float32)}, ["boxes", "scores", "labels"]),
+    "maskrcnn_resnet50_fpn": (
+        lambda: Detections(torchvision.models.detection.maskrcnn_resnet50_fpn(
+            weights=None, weights_backbone=None, box_score_thresh=0.0, min_size=512,
+            max_size=512), masks=True),
+        {"x": ((3, 512, 512), torch.float32)}, ["boxes", "scores", "labels", "masks"]),
 }
 
 

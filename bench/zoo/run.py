@@ -73,7 +73,10 @@ ZOO = ["resnet50", "mobilenet_v2", "mobilenet_v3_large", "efficientnet_b0", "den
        "ssdlite320_mobilenet_v3_large", "bert_encoder", "lstm", "gru", "rnn",
        # Issue 40: classes users bring that nobody tuned for.
        "unet", "dbnet", "wav2vec2_frontend", "yolov5s_body", "gpt_decoder", "r3d_18",
-       "maxvit_t", "fcn_resnet50", "efficientnet_v2_s", "regnet_x_1_6gf", "mnasnet1_0"]
+       "maxvit_t", "fcn_resnet50", "efficientnet_v2_s", "regnet_x_1_6gf", "mnasnet1_0",
+       # Issue 41: two-stage and dense detectors (run-time counts through RoI pooling).
+       "fasterrcnn_mobilenet_v3_large_320_fpn", "retinanet_resnet50_fpn",
+       "maskrcnn_resnet50_fpn"]
 # Each configuration's arguments to `tessera compile`. "measure" places by
 # measurement (docs/design/0015) among the three plugins and the host.
 CONFIGS = {"host": [], "dnnl": ["--target", "dnnl"], "ccompiler": ["--target", "ccompiler"],
@@ -129,17 +132,34 @@ def median_of(stdout, pattern):
 
 
 # Detections are sorted by score, and two of nearly equal score (1e-6 apart,
-# the rounding of another summation order) may come in either order: rows
-# are compared in the order of (label, score) on both sides.
-ROWS_BY = {"ssdlite320_mobilenet_v3_large": ("labels", "scores")}
+# the rounding of another summation order) may come in either order: each of
+# ORT's rows is paired with the row of Tessera's of the same label whose box
+# and score are nearest (greedily, ORT's rows by descending score), and rows
+# are compared in that pairing.
+ROWS_BY = {name: ("labels", "scores", "boxes") for name in (
+    "ssdlite320_mobilenet_v3_large", "fasterrcnn_mobilenet_v3_large_320_fpn",
+    "retinanet_resnet50_fpn", "maskrcnn_resnet50_fpn")}
 
 
-def row_order(arrays, keys):
-    """The row permutation sorting by keys[0], then keys[1] (None: none)."""
-    if not keys or any(k not in arrays for k in keys):
+def row_pairing(mine, theirs, keys):
+    """The permutation of `mine`'s rows that pairs them with `theirs`' (see
+    ROWS_BY); None when a key is missing or the row counts differ."""
+    if not keys or any(k not in a for a in (mine, theirs) for k in keys):
         return None
-    first, second = (np.asarray(arrays[k], np.float64) for k in keys)
-    return np.lexsort((-second, first)) if first.shape == second.shape else None
+    labels, scores, boxes = ([np.asarray(a[k], np.float64) for a in (mine, theirs)] for k in keys)
+    if labels[0].shape != labels[1].shape or boxes[0].shape != boxes[1].shape:
+        return None
+    free = np.ones(len(labels[0]), bool)
+    pairing = np.zeros(len(labels[1]), np.int64)
+    for i in np.argsort(-scores[1], kind="stable"):
+        candidates = np.flatnonzero(free & (labels[0] == labels[1][i]))
+        if candidates.size == 0:
+            return None
+        cost = (np.abs(boxes[0][candidates] - boxes[1][i]).reshape(candidates.size, -1).sum(1)
+                + 1e3 * np.abs(scores[0][candidates] - scores[1][i]))
+        pairing[i] = candidates[int(np.argmin(cost))]
+        free[pairing[i]] = False
+    return pairing
 
 
 def compare(tessera_npz, ort_dir, names, model=None):
@@ -149,14 +169,14 @@ def compare(tessera_npz, ort_dir, names, model=None):
     worst = 0.0
     with np.load(tessera_npz) as got:
         refs = {n: np.load(os.path.join(ort_dir, n + ".npy")) for n in names}
-        mine, theirs = (row_order(a, ROWS_BY.get(model)) for a in (got, refs))
+        pairing = row_pairing(got, refs, ROWS_BY.get(model))
         for name in names:
             ref = refs[name].astype(np.float64)
             if name not in got.files:
                 return worst, f"no output '{name}' (has {', '.join(got.files)})"
             out = got[name].astype(np.float64)
-            if mine is not None and theirs is not None and out.shape == ref.shape:
-                out, ref = out[mine], ref[theirs]
+            if pairing is not None and out.shape == ref.shape and out.ndim >= 1:
+                out = out[pairing]
             if out.shape != ref.shape:
                 return worst, f"'{name}' shape {list(out.shape)}, ORT {list(ref.shape)}"
             if np.isnan(out).any() and not np.isnan(ref).any():

@@ -181,112 +181,19 @@ Expected<ir::Tensor> NodeContext::attrTensor(std::string_view name) const {
   return error("attribute '{}' must be a tensor, got {}", name, kindName(*a));
 }
 
-/// The kernel of `call` on constants that hold symbols: run once per probe
-/// (and at the bounds) with every symbol replaced, each output element read
-/// back as a constant, an input symbol or a derived symbol.
-Expected<std::vector<ir::Tensor>>
-NodeContext::foldOverSymbols(const ir::CallNode &call, const std::vector<ir::Tensor> &values,
-                             const std::vector<int64_t> &symbols) {
-  // By value: a derived result keeps it as its definition (ir/symbol.h).
-  auto at = [op = call.op(), attrs = call.attrs(), type = call.type(),
-             values](const std::function<int64_t(int64_t)> &value)
-      -> Expected<std::vector<ir::Tensor>> {
-    std::vector<ir::Tensor> concrete;
-    for (const ir::Tensor &v : values) {
-      if (v.dtype() != ir::DType::I64) {
-        concrete.push_back(v);
-        continue;
-      }
-      std::vector<int64_t> xs = v.toInts();
-      for (int64_t &x : xs)
-        if (ir::isKnownSymbol(x))
-          x = value(x);
-      concrete.push_back(ir::Tensor::fromInts(ir::DType::I64, v.shape(), xs));
-    }
-    return op->kernel(concrete, attrs, type);
-  };
-  auto refuse = [&](std::string_view why) {
-    return error("{} on a shape value holding the symbolic dim {}: {}", call.op()->name,
-                 ir::dimStr(symbols[0]), why);
-  };
-  std::array<std::vector<ir::Tensor>, ir::kProbes> probed;
-  for (size_t j = 0; j < ir::kProbes; ++j) {
-    auto r = at([&](int64_t d) { return ir::symbolInfo(d).probes[j]; });
-    if (!r.ok())
-      return refuse(r.error().str());
-    probed[j] = std::move(r).value();
-  }
-  bool bounded = true;
-  for (int64_t d : symbols)
-    bounded = bounded && ir::symbolInfo(d).bounded();
-  auto lo = at([](int64_t d) { return ir::symbolInfo(d).lo; });
-  // Named symbols at lo + 1, derived ones computed from those (ir/symbol.h).
-  const auto nearLo = ir::valuesNearLo(symbols);
-  auto next = nearLo ? at([&](int64_t d) {
-    return (*nearLo)[size_t(std::find(symbols.begin(), symbols.end(), d) - symbols.begin())];
-  })
-                     : Expected<std::vector<ir::Tensor>>(Error("no value near the lower bounds"));
-  auto hi = bounded ? at([](int64_t d) { return ir::symbolInfo(d).hi; })
-                    : Expected<std::vector<ir::Tensor>>(Error("unbounded"));
-  std::vector<ir::Tensor> out;
-  for (size_t k = 0; k < probed[0].size(); ++k) {
-    // A comparison or a cast away from i64 cannot hold a symbol, and the
-    // probes (which lie outside small bounds) cannot stand for every value.
-    if (probed[0][k].dtype() != ir::DType::I64)
-      return refuse(fmt::format("its {} result depends on the symbol's value, known only at "
-                                "run time (not supported yet, docs/design/0013)",
-                                ir::dtypeName(probed[0][k].dtype())));
-    std::array<std::vector<int64_t>, ir::kProbes> ints;
-    for (size_t j = 0; j < ir::kProbes; ++j)
-      ints[j] = probed[j][k].toInts();
-    const std::vector<int64_t> loInts = lo.ok() ? (*lo)[k].toInts() : std::vector<int64_t>{};
-    const std::vector<int64_t> hiInts = hi.ok() ? (*hi)[k].toInts() : std::vector<int64_t>{};
-    const std::vector<int64_t> nextInts =
-        next.ok() && k < next->size() ? (*next)[k].toInts() : std::vector<int64_t>{};
-    std::vector<int64_t> result(ints[0].size());
-    for (size_t e = 0; e < result.size(); ++e) {
-      std::array<int64_t, ir::kProbes> vals;
-      for (size_t j = 0; j < ir::kProbes; ++j)
-        vals[j] = ints[j][e];
-      const bool varies =
-          std::any_of(vals.begin(), vals.end(), [&](int64_t v) { return v != vals[0]; });
-      if (varies && std::any_of(vals.begin(), vals.end(), [](int64_t v) { return v < 0; }))
-        return refuse("a negative result at the probe values");
-      result[e] = ir::readBackDim(
-          vals, loInts.size() == result.size() ? std::optional<int64_t>(loInts[e]) : std::nullopt,
-          hiInts.size() == result.size() ? std::optional<int64_t>(hiInts[e]) : std::nullopt,
-          symbols,
-          nextInts.size() == result.size() ? std::optional<int64_t>(nextInts[e]) : std::nullopt);
-      if (ir::isSymbol(result[e]) && ir::symbolInfo(result[e]).derived()) {
-        ir::SymbolDefinition def;
-        def.sources = symbols;
-        def.what = fmt::format("node '{}' ({}), element {} of its shape value", nodeName_,
-                               opType_, e);
-        def.key = def.what;
-        def.eval = [at, symbols, k, e](std::span<const int64_t> v) -> std::optional<int64_t> {
-          auto r = at([&](int64_t d) {
-            return v[size_t(std::find(symbols.begin(), symbols.end(), d) - symbols.begin())];
-          });
-          if (!r.ok() || k >= r->size() || int64_t(e) >= (*r)[k].numel())
-            return std::nullopt;
-          return (*r)[k].toInts()[e];
-        };
-        ir::defineSymbol(result[e], std::move(def));
-      }
-    }
-    out.push_back(ir::Tensor::fromInts(ir::DType::I64, probed[0][k].shape(), result));
-  }
-  return out;
-}
-
 Expected<ir::Expr> NodeContext::call(std::string_view opName, std::vector<ir::Expr> args,
                                      ir::Attrs attrs) {
   for (size_t i = 0; i < args.size(); ++i)
     if (!args[i])
       return error("internal: argument {} of {} is null", i, opName);
-  auto built = ir::makeCall(opName, std::move(args), std::move(attrs), nodeName_, span_);
-  if (!built.ok())
+  const std::vector<ir::Expr> given = args;
+  auto built = ir::makeCall(opName, std::move(args), attrs, nodeName_, span_);
+  if (!built.ok()) {
+    // Dims the data decides may be equal although nothing shows it here.
+    if (auto checked = callCheckingDimsAtRunTime(opName, given, attrs))
+      return *checked;
     return std::move(built).withLocation(fmt::format("node '{}' ({})", nodeName_, opType_));
+  }
   const auto *c = (*built)->as<ir::CallNode>();
   if (c->args().empty() && c->attrs().holdsSymbols())
     return built; // symbol_values: run time computes it
@@ -324,6 +231,9 @@ Expected<ir::Expr> NodeContext::call(std::string_view opName, std::vector<ir::Ex
     const bool intsOnly = std::all_of(results.begin(), results.end(), [](const ir::Type &t) {
       return t.isTensor() && t.dtype() == ir::DType::I64;
     });
+    if (!symbols.empty())
+      if (auto decided = compareByRanges(c->op()->name, values, c->type()))
+        return constant(std::move(*decided));
     if (!symbols.empty() && !intsOnly)
       return callOnSymbolValues(opName, {c->args().begin(), c->args().end()}, c->attrs());
     if (!symbols.empty()) {
@@ -348,20 +258,6 @@ Expected<ir::Expr> NodeContext::call(std::string_view opName, std::vector<ir::Ex
   for (auto &t : *out)
     fields.push_back(ir::makeConstant(std::move(t), nodeName_, span_));
   return ir::makeTuple(std::move(fields), nodeName_, span_);
-}
-
-Expected<ir::Expr> NodeContext::callOnSymbolValues(std::string_view opName,
-                                                   std::vector<ir::Expr> args, ir::Attrs attrs) {
-  for (ir::Expr &a : args)
-    if (const auto *k = a->as<ir::ConstantNode>(); k && holdsSymbols(k->data())) {
-      const ir::Tensor &t = k->data();
-      TS_ASSIGN_OR_RETURN(a, call("symbol_values", {},
-                                  {{"values", t.toInts()}, {"shape", ir::Shape(t.shape())}}));
-    }
-  auto built = ir::makeCall(opName, std::move(args), std::move(attrs), nodeName_, span_);
-  if (!built.ok())
-    return std::move(built).withLocation(fmt::format("node '{}' ({})", nodeName_, opType_));
-  return built;
 }
 
 ir::Expr NodeContext::constant(ir::Tensor t) const {

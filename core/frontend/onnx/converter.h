@@ -154,6 +154,26 @@ private:
   Expected<std::vector<ir::Tensor>> foldOverSymbols(const ir::CallNode &call,
                                                     const std::vector<ir::Tensor> &values,
                                                     const std::vector<int64_t> &symbols);
+  /// A comparison (equal, less, ...) of i64 shape values holding symbols,
+  /// decided where the symbols' ranges decide every element; nullopt for
+  /// any other op or where an element depends on the values. Operands of
+  /// one shape, or one of a single element.
+  static std::optional<ir::Tensor> compareByRanges(std::string_view op,
+                                                   const std::vector<ir::Tensor> &values,
+                                                   const ir::Type &result);
+  /// The call of `opName` whose rule failed on `args`, made with dims that
+  /// the data decides (different symbols at compile time) checked equal when
+  /// the model runs: an argument gathered at range(dim) of another's dim,
+  /// behind a check that the two values agree. Nullopt when no such
+  /// rewrite makes the rule hold.
+  std::optional<ir::Expr> callCheckingDimsAtRunTime(std::string_view opName,
+                                                    const std::vector<ir::Expr> &args,
+                                                    const ir::Attrs &attrs);
+  /// `x` (argument `which`) with its dims at `axes` those of `like`
+  /// (argument `likeWhich`), checked equal when the model runs.
+  Expected<ir::Expr> withDimsOf(const ir::Expr &x, const ir::Type &like,
+                                const std::vector<int64_t> &axes, size_t which,
+                                size_t likeWhich);
 
   std::string opType_;
   std::string nodeName_;
