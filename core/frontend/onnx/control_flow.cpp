@@ -265,71 +265,6 @@ Expected<Outputs> unrollLoop(NodeContext &ctx) {
   return result;
 }
 
-/// The elements' dtype and rank of the sequence values `types` (tuples of
-/// tensors, sequences), or nullopt when none has an element.
-std::optional<std::pair<DType, int64_t>> elementsOf(std::initializer_list<ir::Type> types) {
-  std::optional<std::pair<DType, int64_t>> out;
-  auto add = [&](DType dtype, int64_t rank) {
-    if (!out)
-      out = {dtype, rank};
-    else if (out->second != rank)
-      out->second = -1;
-  };
-  for (const ir::Type &t : types) {
-    if (t.isSequence())
-      add(t.dtype(), t.elementRank());
-    else if (t.isTuple())
-      for (const ir::Type &f : t.fields())
-        if (f.isTensor())
-          add(f.dtype(), int64_t(f.rank()));
-  }
-  return out;
-}
-
-/// For each carried value of the body `o` (leading parameter 2 + i, loop
-/// argument 3 + i) that enters as a sequence (a tuple, or a sequence of
-/// run-time length) and leaves as another type: its parameter becomes a
-/// sequence of run-time length of the elements both hold, and a tuple
-/// argument the sequence of its fields. Whether anything changed (the body
-/// must be outlined again).
-Expected<bool> carrySequences(NodeContext &ctx, const OutlinedSubgraphs &o,
-                              std::vector<ir::Type> &leading, std::vector<Expr> &args) {
-  const ir::Type &result = o.functions[0]->body()->type();
-  bool changed = false;
-  for (size_t p = 2; p < leading.size() && p - 1 < result.fields().size(); ++p) {
-    const ir::Type in = leading[p], out = result.fields()[p - 1];
-    if (in == out || !(in.isTuple() || in.isSequence()) || !(out.isTuple() || out.isSequence()))
-      continue;
-    const auto elems = elementsOf({in, out});
-    if (!elems)
-      continue; // empty in and out: nothing says what it holds
-    const ir::Type seq = ir::Type::sequence(elems->first, elems->second);
-    if (seq == in)
-      continue;
-    Expr &arg = args[p + 1];
-    if (arg->type().isTuple()) {
-      std::vector<Expr> fields;
-      if (const auto *t = arg->as<ir::TupleNode>()) {
-        fields.assign(t->fields().begin(), t->fields().end());
-      } else {
-        for (size_t k = 0; k < arg->type().fields().size(); ++k) {
-          TS_ASSIGN_OR_RETURN(Expr item, ir::makeTupleGetItem(arg, int(k), ctx.nodeName()));
-          fields.push_back(std::move(item));
-        }
-      }
-      if (fields.empty()) {
-        TS_ASSIGN_OR_RETURN(arg, ctx.call("seq_empty", {},
-                                          {{"dtype", elems->first}, {"rank", elems->second}}));
-      } else {
-        TS_ASSIGN_OR_RETURN(arg, ctx.call("seq_construct", std::move(fields)));
-      }
-    }
-    leading[p] = seq;
-    changed = true;
-  }
-  return changed;
-}
-
 // A Loop run at run time: one `loop` op over the body as a closed function.
 // Scan outputs have a run-time length (the iterations run): a run-time
 // symbol bounded by the trip count when it is a constant (their buffers are
@@ -388,11 +323,21 @@ Expected<Outputs> runtimeLoop(NodeContext &ctx) {
       return std::move(outlined).error();
   }
   OutlinedSubgraphs o = std::move(outlined).value();
+  // A carried tensor that the body grows by a concat is scanned instead.
+  TS_ASSIGN_OR_RETURN(std::vector<GrownCarry> grown, scanGrownCarries(ctx, o, n));
+  if (!grown.empty() && k == 0) {
+    const int64_t bound = m && m->numel() == 1 && !symbolic ? std::max<int64_t>(m->getInt(0), 0)
+                          : symbolic && m->numel() == 1 && ir::symbolInfo(m->getInt(0)).bounded()
+                              ? ir::symbolInfo(m->getInt(0)).hi
+                              : ir::kUnbounded;
+    TS_ASSIGN_OR_RETURN(count, countSymbol(ctx, bound));
+  }
+  const size_t scans = k + grown.size();
   args[2] = o.functions[0];
   args.insert(args.end(), o.captured.begin(), o.captured.end());
   ir::Attrs attrs{{"carried", int64_t(n)}};
-  if (k > 0) {
-    attrs.set("scans", int64_t(k));
+  if (scans > 0) {
+    attrs.set("scans", int64_t(scans));
     attrs.set("count", count);
   }
   Expected<Expr> loop = ctx.call("loop", std::move(args), std::move(attrs));
@@ -400,7 +345,14 @@ Expected<Outputs> runtimeLoop(NodeContext &ctx) {
     wishConstants(ctx, {0, 1});
     return std::move(loop).error();
   }
-  return itemsOf(ctx, *loop, n + k); // the count (last) is not an ONNX output
+  TS_ASSIGN_OR_RETURN(Outputs items, itemsOf(ctx, *loop, n + scans));
+  for (size_t g = 0; g < grown.size(); ++g) {
+    TS_ASSIGN_OR_RETURN(items[grown[g].carried],
+                        appendScanned(ctx, items[grown[g].carried], items[n + k + g],
+                                      grown[g].axis));
+  }
+  items.resize(n + k); // the count (last) is not an ONNX output
+  return items;
 }
 
 // Loop (1-17): inputs M (trip count), cond, v_initial...; the body maps

@@ -195,8 +195,14 @@ Expected<ir::Expr> NodeContext::call(std::string_view opName, std::vector<ir::Ex
     return std::move(built).withLocation(fmt::format("node '{}' ({})", nodeName_, opType_));
   }
   const auto *c = (*built)->as<ir::CallNode>();
-  if (c->args().empty() && c->attrs().holdsSymbols())
-    return built; // symbol_values: run time computes it
+  noteSetter(*built);
+  if (c->args().empty() && c->attrs().holdsSymbols()) {
+    // symbol_values: run time computes it, after the ops that set its symbols.
+    if (c->op()->name == "symbol_values")
+      if (std::vector<ir::Expr> after = settersOf(c->attrs().getInts("values")); !after.empty())
+        return ir::makeCall(c->op(), std::move(after), c->attrs(), nodeName_, span_);
+    return built;
+  }
   std::vector<ir::Tensor> values;
   bool constants = true, symbolic = false;
   for (const auto &a : c->args()) {

@@ -61,6 +61,19 @@ using SubgraphOutliner = std::function<Expected<OutlinedSubgraphs>(
 /// time.
 bool holdsSymbols(const ir::Tensor &t);
 
+/// While alive, the calls converted belong to a closed function (an outlined
+/// sub-graph, importer_nodes.cpp): a read of a run-time symbol's value
+/// (symbol_values) is ordered after the op that sets the symbol only when
+/// that op is in the same function; one set outside has its value before
+/// the function runs. Scopes nest; one thread's conversions only.
+class SymbolScope {
+public:
+  SymbolScope();
+  ~SymbolScope();
+  SymbolScope(const SymbolScope &) = delete;
+  SymbolScope &operator=(const SymbolScope &) = delete;
+};
+
 class NodeContext {
 public:
   NodeContext(std::string opType, std::string nodeName, int64_t opset,
@@ -108,6 +121,14 @@ public:
   /// argument is a constant it is evaluated at once (reference kernel) and a
   /// constant is returned instead.
   Expected<ir::Expr> call(std::string_view op, std::vector<ir::Expr> args, ir::Attrs attrs = {});
+  /// `x` with its dims at `axes` those of `like` (symbols or sizes the data
+  /// may make equal), checked equal when the model runs: x gathered at
+  /// range(dim) along each axis behind a check whose error says
+  /// `rule(axis, x's dim, like's dim)` ("dim 1 of argument 2 (N) must equal
+  /// ..."), located at this node.
+  Expected<ir::Expr> withDimsOf(const ir::Expr &x, const ir::Type &like,
+                                const std::vector<int64_t> &axes,
+                                const std::function<std::string(int64_t, int64_t, int64_t)> &rule);
   /// A constant annotated with the node name.
   ir::Expr constant(ir::Tensor t) const;
 
@@ -154,6 +175,13 @@ private:
   Expected<std::vector<ir::Tensor>> foldOverSymbols(const ir::CallNode &call,
                                                     const std::vector<ir::Tensor> &values,
                                                     const std::vector<int64_t> &symbols);
+  /// Records `call` as the setter of the run-time symbols it decides
+  /// (attribute 'count' of a data-dependent op, range_count or a loop;
+  /// 'joins' of an if) in the current SymbolScope.
+  static void noteSetter(const ir::Expr &call);
+  /// The results that set the run-time symbols `values` depend on, in the
+  /// current SymbolScope: what a symbol_values of them must run after.
+  static std::vector<ir::Expr> settersOf(const std::vector<int64_t> &values);
   /// A comparison (equal, less, ...) of i64 shape values holding symbols,
   /// decided where the symbols' ranges decide every element; nullopt for
   /// any other op or where an element depends on the values. Operands of
@@ -169,8 +197,7 @@ private:
   std::optional<ir::Expr> callCheckingDimsAtRunTime(std::string_view opName,
                                                     const std::vector<ir::Expr> &args,
                                                     const ir::Attrs &attrs);
-  /// `x` (argument `which`) with its dims at `axes` those of `like`
-  /// (argument `likeWhich`), checked equal when the model runs.
+  /// withDimsOf for argument `which` taking argument `likeWhich`'s dims.
   Expected<ir::Expr> withDimsOf(const ir::Expr &x, const ir::Type &like,
                                 const std::vector<int64_t> &axes, size_t which,
                                 size_t likeWhich);

@@ -20,6 +20,8 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
+#include <unordered_map>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -42,6 +44,64 @@ std::pair<int64_t, int64_t> dimRange(int64_t d) {
 }
 
 } // namespace
+
+namespace {
+
+/// Per open SymbolScope (the first: the model's main graph), the result
+/// that sets each run-time symbol.
+using Setters = std::unordered_map<int64_t, std::weak_ptr<const ir::ExprNode>>;
+thread_local std::vector<Setters> scopes(1);
+
+} // namespace
+
+SymbolScope::SymbolScope() { scopes.emplace_back(); }
+SymbolScope::~SymbolScope() { scopes.pop_back(); }
+
+void NodeContext::noteSetter(const ir::Expr &e) {
+  const auto *c = e->as<ir::CallNode>();
+  if (!c || !(c->op()->dataDependent || c->op()->controlFlow)) // not iota, which reads one
+    return;
+  std::vector<int64_t> set;
+  if (c->attrs().has("count")) {
+    const int64_t d = c->attrs().getInt("count");
+    if (ir::isKnownSymbol(d) && ir::symbolInfo(d).runtime)
+      set.push_back(d);
+  }
+  if (c->attrs().has("joins"))
+    for (int64_t d : c->attrs().getInts("joins"))
+      if (ir::isKnownSymbol(d) && ir::symbolInfo(d).runtime)
+        set.push_back(d);
+  for (int64_t d : set)
+    scopes.back()[d] = e;
+}
+
+std::vector<ir::Expr> NodeContext::settersOf(const std::vector<int64_t> &values) {
+  std::vector<ir::Expr> out;
+  for (int64_t v : values) {
+    if (!ir::isKnownSymbol(v))
+      continue;
+    const ir::SymbolInfo &s = ir::symbolInfo(v);
+    std::vector<int64_t> roots = s.runtime ? std::vector<int64_t>{v} : s.roots;
+    for (int64_t r : roots) {
+      auto it = scopes.back().find(r);
+      if (it == scopes.back().end())
+        continue;
+      ir::Expr setter = it->second.lock();
+      if (!setter)
+        continue;
+      // A tuple's last field is the count (or the joins' values) it returns.
+      if (setter->type().isTuple() && !setter->type().fields().empty()) {
+        auto last = ir::makeTupleGetItem(setter, int(setter->type().fields().size()) - 1,
+                                         setter->name());
+        if (!last.ok())
+          continue;
+        setter = *last;
+      }
+      out.push_back(std::move(setter));
+    }
+  }
+  return out;
+}
 
 std::optional<ir::Tensor> NodeContext::compareByRanges(std::string_view op,
                                                        const std::vector<ir::Tensor> &values,
@@ -204,21 +264,28 @@ bool decidedByData(int64_t d) {
   return s.runtime || !s.roots.empty();
 }
 
-/// The axes where `a` and `b` (tensors of one rank) hold different symbols,
-/// one of them decided by data; empty when they differ anywhere else too.
+/// The axes where `a` and `b` (tensors of one rank) hold different dims
+/// that may be equal when the model runs: one of them decided by data, the
+/// other a symbol or a size other than 1 (a 1 may broadcast).
 std::vector<int64_t> axesEqualOnlyAtRunTime(const ir::Type &a, const ir::Type &b) {
   if (!a.isTensor() || !b.isTensor() || a.rank() != b.rank())
     return {};
   std::vector<int64_t> axes;
   for (int64_t k = 0; k < int64_t(a.rank()); ++k) {
     const int64_t x = a.shape()[size_t(k)], y = b.shape()[size_t(k)];
-    if (x == y)
-      continue;
-    if (!ir::isSymbol(x) || !ir::isSymbol(y) || !(decidedByData(x) || decidedByData(y)))
-      return {};
-    axes.push_back(k);
+    const bool comparable = (ir::isSymbol(x) || x != 1) && (ir::isSymbol(y) || y != 1);
+    if (x != y && comparable && (decidedByData(x) || decidedByData(y)))
+      axes.push_back(k);
   }
   return axes;
+}
+
+/// `t` with its dims at `axes` those of `like`.
+ir::Type withDims(const ir::Type &t, const ir::Type &like, const std::vector<int64_t> &axes) {
+  ir::Shape shape = t.shape();
+  for (int64_t k : axes)
+    shape[size_t(k)] = like.shape()[size_t(k)];
+  return ir::Type::tensor(t.dtype(), std::move(shape));
 }
 
 } // namespace
@@ -226,23 +293,31 @@ std::vector<int64_t> axesEqualOnlyAtRunTime(const ir::Type &a, const ir::Type &b
 Expected<ir::Expr> NodeContext::withDimsOf(const ir::Expr &x, const ir::Type &like,
                                            const std::vector<int64_t> &axes, size_t which,
                                            size_t likeWhich) {
+  return withDimsOf(x, like, axes, [&](int64_t k, int64_t have, int64_t want) {
+    return fmt::format("dim {} of argument {} ({}) must equal dim {} of argument {} ({})", k,
+                       which, ir::dimStr(have), k, likeWhich, ir::dimStr(want));
+  });
+}
+
+Expected<ir::Expr> NodeContext::withDimsOf(
+    const ir::Expr &x, const ir::Type &like, const std::vector<int64_t> &axes,
+    const std::function<std::string(int64_t, int64_t, int64_t)> &rule) {
   ir::Expr y = x;
   for (int64_t k : axes) {
     const int64_t have = y->type().shape()[size_t(k)], want = like.shape()[size_t(k)];
-    TS_ASSIGN_OR_RETURN(ir::Expr haveValue,
-                        call("symbol_values", {}, {{"values", std::vector<int64_t>{have}},
-                                                   {"shape", ir::Shape{1}}}));
-    TS_ASSIGN_OR_RETURN(ir::Expr wantValue,
-                        call("symbol_values", {}, {{"values", std::vector<int64_t>{want}},
-                                                   {"shape", ir::Shape{1}}}));
+    auto valueOf = [&](int64_t d) -> Expected<ir::Expr> {
+      if (!ir::isSymbol(d))
+        return constant(ir::Tensor::fromInts(ir::DType::I64, ir::Shape{1}, std::vector<int64_t>{d}));
+      return call("symbol_values", {}, {{"values", std::vector<int64_t>{d}},
+                                        {"shape", ir::Shape{1}}});
+    };
+    TS_ASSIGN_OR_RETURN(ir::Expr haveValue, valueOf(have));
+    TS_ASSIGN_OR_RETURN(ir::Expr wantValue, valueOf(want));
     TS_ASSIGN_OR_RETURN(ir::Expr same, call("equal", {haveValue, wantValue}));
-    TS_ASSIGN_OR_RETURN(ir::Expr index, call("range", {}, {{"start", int64_t(0)},
-                                                           {"limit", want},
-                                                           {"delta", int64_t(1)}}));
-    const std::string message = fmt::format(
-        "node '{}' ({}): dim {} of argument {} ({}) must equal dim {} of argument {} ({}); "
-        "the data decides both, and they differ in this run",
-        nodeName_, opType_, k, which, ir::dimStr(have), k, likeWhich, ir::dimStr(want));
+    TS_ASSIGN_OR_RETURN(ir::Expr index, call("iota", {wantValue}, {{"count", want}}));
+    const std::string message =
+        fmt::format("node '{}' ({}): {}; the data decides them, and they differ in this run",
+                    nodeName_, opType_, rule(k, have, want));
     TS_ASSIGN_OR_RETURN(index, call("check", {index, same}, {{"message", message}}));
     TS_ASSIGN_OR_RETURN(y, call("gather", {y, index}, {{"axis", k}}));
   }
@@ -252,41 +327,76 @@ Expected<ir::Expr> NodeContext::withDimsOf(const ir::Expr &x, const ir::Type &li
 std::optional<ir::Expr> NodeContext::callCheckingDimsAtRunTime(std::string_view opName,
                                                                const std::vector<ir::Expr> &args,
                                                                const ir::Attrs &attrs) {
-  // One argument at a time takes an earlier one's dims (the nearest first:
-  // scatter_elements' updates take its indices' dims, not its data's);
-  // then every argument takes the first's (a concat of three).
-  auto attempt = [&](std::vector<ir::Expr> rewritten) -> std::optional<ir::Expr> {
-    if (!ir::makeCall(opName, rewritten, attrs, nodeName_, span_).ok())
-      return std::nullopt;
+  // A rewrite is tried on placeholders of the rewritten types first: the
+  // fewest dims that make the rule hold (a concat's own axis differs and
+  // stays), one argument at a time taking an earlier one's dims, the
+  // nearest first (scatter_elements' updates take its indices' dims, not
+  // its data's); then every argument taking the first's (a concat of three).
+  using Rewrite = std::vector<std::pair<size_t, std::vector<int64_t>>>; // (arg, axes)
+  auto holds = [&](size_t from, const Rewrite &rewrite) {
+    std::vector<ir::Expr> placeholders = args;
+    for (const auto &[j, axes] : rewrite)
+      placeholders[j] = ir::makeVar("rewritten", withDims(args[j]->type(), args[from]->type(), axes));
+    return ir::makeCall(opName, std::move(placeholders), attrs, nodeName_, span_).ok();
+  };
+  auto make = [&](size_t from, const Rewrite &rewrite) -> std::optional<ir::Expr> {
+    std::vector<ir::Expr> rewritten = args;
+    for (const auto &[j, axes] : rewrite) {
+      auto y = withDimsOf(args[j], args[from]->type(), axes, j, from);
+      if (!y.ok())
+        return std::nullopt;
+      rewritten[j] = *y;
+    }
     auto made = call(opName, std::move(rewritten), attrs);
     return made.ok() ? std::optional<ir::Expr>(*made) : std::nullopt;
   };
-  for (size_t j = args.size(); j-- > 1;)
-    for (size_t i = j; i-- > 0;) {
-      const std::vector<int64_t> axes = axesEqualOnlyAtRunTime(args[i]->type(), args[j]->type());
-      if (axes.empty())
-        continue;
-      std::vector<ir::Expr> rewritten = args;
-      auto y = withDimsOf(args[j], args[i]->type(), axes, j, i);
-      if (!y.ok())
-        continue;
-      rewritten[j] = *y;
-      if (auto made = attempt(std::move(rewritten)))
-        return made;
+  // Subsets of `axes`, fewest first.
+  auto subsets = [](const std::vector<int64_t> &axes) {
+    const size_t n = std::min<size_t>(axes.size(), 8);
+    std::vector<uint32_t> masks;
+    for (uint32_t m = 1; m < (1u << n); ++m)
+      masks.push_back(m);
+    std::stable_sort(masks.begin(), masks.end(), [](uint32_t a, uint32_t b) {
+      return __builtin_popcount(a) < __builtin_popcount(b);
+    });
+    std::vector<std::vector<int64_t>> out;
+    for (uint32_t m : masks) {
+      std::vector<int64_t> chosen;
+      for (size_t b = 0; b < n; ++b)
+        if (m & (1u << b))
+          chosen.push_back(axes[b]);
+      out.push_back(std::move(chosen));
     }
-  std::vector<ir::Expr> rewritten = args;
-  bool changed = false;
-  for (size_t j = 1; j < args.size(); ++j) {
-    const std::vector<int64_t> axes = axesEqualOnlyAtRunTime(args[0]->type(), args[j]->type());
-    if (axes.empty())
-      continue;
-    auto y = withDimsOf(args[j], args[0]->type(), axes, j, 0);
-    if (!y.ok())
-      return std::nullopt;
-    rewritten[j] = *y;
-    changed = true;
+    return out;
+  };
+  for (size_t j = args.size(); j-- > 1;)
+    for (size_t i = j; i-- > 0;)
+      for (const std::vector<int64_t> &chosen :
+           subsets(axesEqualOnlyAtRunTime(args[i]->type(), args[j]->type())))
+        if (holds(i, {{j, chosen}}))
+          return make(i, {{j, chosen}});
+  // Every argument taking the first's dims on the same axes (where they
+  // differ): a concat of three whose other axis the data decides.
+  std::vector<int64_t> any;
+  for (size_t j = 1; j < args.size(); ++j)
+    for (int64_t k : axesEqualOnlyAtRunTime(args[0]->type(), args[j]->type()))
+      if (std::find(any.begin(), any.end(), k) == any.end())
+        any.push_back(k);
+  std::sort(any.begin(), any.end());
+  for (const std::vector<int64_t> &chosen : subsets(any)) {
+    Rewrite all;
+    for (size_t j = 1; j < args.size(); ++j) {
+      std::vector<int64_t> axes;
+      for (int64_t k : axesEqualOnlyAtRunTime(args[0]->type(), args[j]->type()))
+        if (std::find(chosen.begin(), chosen.end(), k) != chosen.end())
+          axes.push_back(k);
+      if (!axes.empty())
+        all.emplace_back(j, std::move(axes));
+    }
+    if (all.size() > 1 && holds(0, all))
+      return make(0, all);
   }
-  return changed ? attempt(std::move(rewritten)) : std::nullopt;
+  return std::nullopt;
 }
 
 } // namespace tessera::frontend::onnx

@@ -436,6 +436,7 @@ Importer::outlineSubgraphs(const std::vector<const ::onnx::GraphProto *> &gs,
       bindings[capturedNames[c]] = p;
       params.push_back(std::move(p));
     }
+    SymbolScope scope; // symbols set outside have their values when it runs
     TS_ASSIGN_OR_RETURN(std::vector<ir::Expr> results,
                         convertSubgraph(*gs[i], std::move(inputs), &bindings)
                             .withContext(fmt::format("sub-graph '{}'", gs[i]->name())));

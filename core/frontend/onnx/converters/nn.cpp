@@ -194,6 +194,57 @@ Expected<Expr> resizeLastTwo(NodeContext &ctx, const Expr &x, const std::vector<
   return reshapeTo(ctx, y4, ys);
 }
 
+/// Resize to `sizes` of data values (torchvision's paste of a mask into its
+/// box interpolates to the box's size): each of the two output dims is a
+/// run-time symbol <node>_dim<k> counted by range_count from the value, set
+/// before the resize runs (a check on the counts orders it after them); the
+/// leading values are checked to be the input's dims.
+Expected<Expr> resizeToSizesOfData(NodeContext &ctx, const Expr &x, ir::Attrs attrs) {
+  TS_ASSIGN_OR_RETURN(Expr s, tensorInput(ctx, 3, "sizes"));
+  const ir::Type &st = s->type();
+  const int64_t r = rankOf(x);
+  if (st.rank() != 1 || !st.isStatic() || st.shape()[0] != r || st.dtype() != ir::DType::I64)
+    return ctx.error("input 3 ('sizes') must be an i64 vector of {} values, got {}", r, st.str());
+  if (r < 2)
+    return ctx.error("input X must have rank >= 2, got {}", x->type().str());
+  const Expr zero = scalar(ctx, ir::DType::I64, 0), one = scalar(ctx, ir::DType::I64, 1);
+  std::vector<double> sizes(static_cast<size_t>(r), 0.0);
+  Expr ok;
+  for (int64_t k = 0; k < r; ++k) {
+    TS_ASSIGN_OR_RETURN(Expr sk, ctx.call("slice", {s}, {{"starts", Ints{k}}, {"ends", Ints{k + 1}}}));
+    Expr holds;
+    if (k < r - 2) {
+      const int64_t d = shapeOf(x)[size_t(k)];
+      Expr dim = scalar(ctx, ir::DType::I64, double(d));
+      if (ir::isSymbol(d)) {
+        TS_ASSIGN_OR_RETURN(dim, ctx.call("symbol_values", {},
+                                          {{"values", Ints{d}}, {"shape", ir::Shape{1}}}));
+      }
+      TS_ASSIGN_OR_RETURN(holds, ctx.call("equal", {sk, dim}));
+      sizes[size_t(k)] = double(d);
+    } else {
+      TS_ASSIGN_OR_RETURN(int64_t n, countSymbol(ctx, ir::kUnbounded, fmt::format("dim{}", k)));
+      TS_ASSIGN_OR_RETURN(Expr scalarSize, reshapeTo(ctx, sk, {}));
+      TS_ASSIGN_OR_RETURN(Expr counted,
+                          ctx.call("range_count", {zero, scalarSize, one}, {{"count", n}}));
+      TS_ASSIGN_OR_RETURN(Outputs count, unpackTuple(ctx, counted));
+      TS_ASSIGN_OR_RETURN(holds, ctx.call("greater_equal", {count[0], one}));
+      sizes[size_t(k)] = double(n);
+    }
+    if (ok) {
+      TS_ASSIGN_OR_RETURN(ok, ctx.call("logical_and", {ok, holds}));
+    } else {
+      ok = holds;
+    }
+  }
+  const std::string message = fmt::format(
+      "node '{}' (Resize): 'sizes' must keep the input's leading dims ({}) and give the last "
+      "two at least 1",
+      ctx.nodeName(), x->type().str());
+  TS_ASSIGN_OR_RETURN(Expr checked, ctx.call("check", {x, ok}, {{"message", message}}));
+  return resizeLastTwo(ctx, checked, {}, sizes, std::move(attrs));
+}
+
 Expected<Outputs> convertResize(NodeContext &ctx) {
   const Expr &x = ctx.input(0);
   bool v10 = ctx.opset() < 11;
@@ -222,6 +273,11 @@ Expected<Outputs> convertResize(NodeContext &ctx) {
     TS_ASSIGN_OR_RETURN(scales, optionalFloats(ctx, 1, "scales"));
   } else {
     TS_ASSIGN_OR_RETURN(scales, optionalFloats(ctx, 2, "scales"));
+    if (scales.empty() && ctx.hasInput(3) && !ctx.constantInput(3) &&
+        coord != "tf_crop_and_resize") {
+      TS_ASSIGN_OR_RETURN(Expr y, resizeToSizesOfData(ctx, x, attrs));
+      return Outputs{y};
+    }
     TS_ASSIGN_OR_RETURN(sizes, optionalFloats(ctx, 3, "sizes"));
     if (coord == "tf_crop_and_resize") {
       TS_ASSIGN_OR_RETURN(std::vector<double> roi, optionalFloats(ctx, 1, "roi"));
