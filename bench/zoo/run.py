@@ -88,6 +88,12 @@ CONFIGS = {"host": [], "dnnl": ["--target", "dnnl"], "ccompiler": ["--target", "
 TESSERA_LATENCY = re.compile(r"median ([0-9.]+) ms")
 ORT_LATENCY = re.compile(r"latency_ms median=([0-9.]+)")
 RTOL = 1e-3
+# Outputs that carry more rounding than RTOL allows between any two correct
+# implementations: Mask R-CNN's masks are the sigmoid of logits summed
+# through four 256-channel convolutions and a deconvolution of random
+# weights, bilinearly pasted; host, dnnl and ORT differ pairwise by up to
+# 2e-3 of the range there (2026-12-07), while boxes and scores agree to 1e-5.
+RTOL_OF = {("maskrcnn_resnet50_fpn", "masks"): 3e-3}
 
 
 def log(msg):
@@ -188,7 +194,7 @@ def compare(tessera_npz, ort_dir, names, model=None):
             else:
                 rel = diff / spread
             worst = max(worst, rel)
-            if not rel <= RTOL:
+            if not rel <= RTOL_OF.get((model, name), RTOL):
                 return worst, f"'{name}' max|diff| = {diff:.3g} = {rel:.2g} x ORT's range"
     return worst, None
 
@@ -401,7 +407,9 @@ def render(records, args, ort_ok):
         "`--placement measure` (docs/design/0015). X/ORT = Tessera's median / ORT's: below 1 Tessera is faster. "
         "compile s = wall seconds of `tessera compile` per configuration (x: failed). "
         f"match: every output of every configuration within {RTOL:g} x (max - min) of ORT's "
-        "at the same T; ok (e) gives the largest max|diff| / ORT's range. flag: the dnnl "
+        "at the same T" + "".join(f" ({m}'s {o}: {t:g})" for (m, o), t in RTOL_OF.items()) +
+        "; detections paired row by row (same label, nearest box and score); "
+        "ok (e) gives the largest max|diff| / ORT's range. flag: the dnnl "
         "build is slower than the host-only one, or slower than ORT; what measure chose, and the single "
         "configuration whose partition its artifact has (the same regions: their times differ "
         "by run-to-run noise only). Timings compare only within one run.",

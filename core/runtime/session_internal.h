@@ -145,7 +145,9 @@ public:
   /// errors naming both); then, when they changed, every buffer's shape,
   /// the memory plan at those sizes, pointers and copy sizes.
   Status prepareShapes();
-  Status resize();
+  /// Every buffer's shape at symbolValues, memory planned (and grown) at
+  /// `planAt` (each symbol at least its value), pointers and copy sizes.
+  Status resize(const std::vector<int64_t> &planAt);
   /// Run-time symbols (runtime/plan.h SetSymbol): which derived symbols,
   /// buffers and copies follow each; built once.
   void indexRuntimeSymbols();
@@ -194,6 +196,10 @@ public:
   std::vector<uint32_t> externalSymbols; // StepExec::symFirst indexes these two
   std::vector<int64_t> externalValues;
   std::vector<int64_t> plannedValues; // what memory is planned for (empty: nothing yet)
+  /// Per unbounded run-time symbol, the most it was set to since the last
+  /// run began (a loop's iterations set it many times; the last value says
+  /// little about what the next run needs).
+  std::vector<int64_t> runMax;
   std::vector<std::vector<int64_t>> shapes;      // per buffer, at plannedValues
   std::vector<std::vector<int64_t>> givenShapes; // per input, as bound
   std::vector<void *> inputPtr, outputPtr;       // as bound (outputPtr null: session storage)

@@ -69,14 +69,16 @@ Status SessionImpl::prepareShapes() {
     } else if (plannedValues.empty()) {
       values[k] = kFirstRows;
     } else {
-      const int64_t used = std::max(kFirstRows, symbolValues[k]);
+      const int64_t last = k < runMax.size() ? std::max(runMax[k], symbolValues[k]) : symbolValues[k];
+      const int64_t used = std::max(kFirstRows, last);
       values[k] = used * 4 <= plannedValues[k] ? used : std::max(kFirstRows, plannedValues[k]);
     }
   }
+  runMax.assign(plan.symbols.size(), 0);
   TS_RETURN_IF_ERROR(deriveSymbolValues(plan.symbols, values));
   std::copy(values.begin(), values.end(), symbolValues.begin()); // host steps hold its address
   if (symbolValues != plannedValues)
-    TS_RETURN_IF_ERROR(resize());
+    TS_RETURN_IF_ERROR(resize(symbolValues));
   else if (!midRunBuffers.empty()) // the last run's SetSymbol steps changed them
     refreshShapes(midRunBuffers);
   for (size_t o = 0; o < plan.outputs.size(); ++o) {
@@ -94,11 +96,11 @@ Status SessionImpl::prepareShapes() {
   return okStatus();
 }
 
-Status SessionImpl::resize() {
+Status SessionImpl::resize(const std::vector<int64_t> &planAt) {
   const LoadedModelImpl &m = *model->impl_;
   const Plan &plan = m.plan;
-  Plan sized = plan; // the offsets at this run's sizes
-  TS_RETURN_IF_ERROR(planMemory(sized, symbolValues));
+  Plan sized = plan; // the offsets at the planned sizes
+  TS_RETURN_IF_ERROR(planMemory(sized, planAt));
   for (size_t b = 0; b < plan.buffers.size(); ++b) {
     const TensorInfo &info = plan.buffers[b].info;
     for (size_t d = 0; d < info.shape.size(); ++d) // same length: DLTensors keep the address
@@ -110,11 +112,18 @@ Status SessionImpl::resize() {
     t.shape = shapes[b];
     return t.bytes();
   };
+  auto plannedBytesOf = [&](uint32_t b) {
+    TensorInfo t = plan.buffers[b].info;
+    for (int64_t &d : t.shape)
+      if (isSymbolDim(d))
+        d = planAt[symbolIndexOf(d)];
+    return t.bytes();
+  };
   std::vector<uint64_t> outOffset;
   uint64_t outBytes = 0;
   for (uint32_t id : plan.outputs) {
     outOffset.push_back(outBytes);
-    outBytes += (bytesOf(id) + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+    outBytes += (plannedBytesOf(id) + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
   }
   // Memory grows to what a run needs, and is given back when a run needs a
   // quarter of it or less (the inputs' sizes dropped).
@@ -164,7 +173,7 @@ Status SessionImpl::resize() {
       if (plan.steps[s].args.size() == 3)
         steps[s].rowsBytes = bytesOf(plan.steps[s].args[2]);
     }
-  plannedValues = symbolValues;
+  plannedValues = planAt;
   return okStatus();
 }
 
@@ -240,6 +249,8 @@ Status SessionImpl::setSymbolAt(size_t step, uint32_t k, int64_t value) {
   if (sym.hi < 0 && value > plannedValues[k])
     TS_RETURN_IF_ERROR(grow(step, k, value));
   symbolValues[k] = value;
+  if (k < runMax.size())
+    runMax[k] = std::max(runMax[k], value);
   TS_RETURN_IF_ERROR(deriveFollowers(step, k, /*withinPlan=*/true));
   refreshShapes(reshaped[k]);
   return okStatus();
@@ -275,9 +286,23 @@ Status SessionImpl::grow(size_t step, uint32_t k, int64_t needed) {
   std::vector<uint64_t> oldBytes(plan.buffers.size());
   for (size_t b = 0; b < plan.buffers.size(); ++b)
     oldBytes[b] = bytesAt(b);
-  symbolValues[k] = std::max(needed, 2 * std::max<int64_t>(symbolValues[k], 1));
+  // Geometric growth over what was planned: a symbol set many times (a
+  // loop's) grows O(log) times, each one moving every live buffer.
+  const int64_t planned = k < plannedValues.size() ? plannedValues[k] : 0;
+  symbolValues[k] = std::max(needed, 2 * std::max<int64_t>({symbolValues[k], planned, 1}));
   TS_RETURN_IF_ERROR(deriveFollowers(step, k, /*withinPlan=*/false)); // planned next
-  TS_RETURN_IF_ERROR(resize());
+  // Memory is planned at the most each symbol has been planned for this
+  // run, not at the values of the moment: a loop's iterations set several
+  // unbounded symbols in turn, and planning at one iteration's values would
+  // grow (and copy every live buffer) again at the next.
+  std::vector<int64_t> planAt = symbolValues;
+  for (size_t s = 0; s < planAt.size(); ++s)
+    if (plan.symbols[s].runtime && plan.symbols[s].hi < 0 && s < plannedValues.size())
+      planAt[s] = std::max(planAt[s], plannedValues[s]);
+    else if (plan.symbols[s].runtime && plan.symbols[s].hi >= 0)
+      planAt[s] = plan.symbols[s].hi;
+  TS_RETURN_IF_ERROR(deriveSymbolValues(plan.symbols, planAt));
+  TS_RETURN_IF_ERROR(resize(planAt));
   for (size_t b = 0; b < plan.buffers.size(); ++b) {
     const Buffer &buf = plan.buffers[b];
     const bool moves =

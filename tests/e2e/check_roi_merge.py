@@ -21,7 +21,12 @@ NonZero count R.
 
 Compiled host-only and with --target dnnl, run by `tessera run` in fresh
 processes, against NumPy (exact: the result is a permutation of scaled
-inputs), with levels spread over the three, and with one level empty."""
+inputs), with levels spread over the three, and with one level empty.
+
+The same rule for the inputs' own symbols: x [N, 4] + y [M, 4] (two names
+for what is one batch), and a U-Net-style skip: x [1, 2, H, W] + upsample(
+maxpool(x)), whose dims 2 floor(H / 2) equal H only for even H. Both compile;
+they run where the dims agree and stop, naming the node, where not."""
 import os
 import sys
 
@@ -103,6 +108,61 @@ def model(variant):
     return m
 
 
+def named_dims_models():
+    """{name: model} for the two models over the inputs' own symbols."""
+    two_names = helper.make_graph(
+        [helper.make_node("Add", ["x", "y"], ["z"], name="/skip/Add")], "two_names",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4]),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, ["M", 4])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", 4])])
+    skip = helper.make_graph(
+        [helper.make_node("MaxPool", ["x"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+         helper.make_node("Resize", ["p", "", "scales"], ["u"], mode="nearest"),
+         helper.make_node("Add", ["x", "u"], ["z"], name="/skip/Add")], "skip",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, "H", "W"])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 2, "H", "W"])],
+        [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")])
+    return {name: helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+            for name, g in (("two_names", two_names), ("skip", skip))}
+
+
+def skip_reference(x):
+    n, ch, h, w = x.shape
+    p = x.reshape(n, ch, h // 2, 2, w // 2, 2).max(axis=(3, 5))
+    return x + p.repeat(2, axis=2).repeat(2, axis=3)
+
+
+def named_dims_checks(c):
+    rng = np.random.default_rng(3)
+    for name, m in named_dims_models().items():
+        path = c.path(name + ".onnx")
+        onnx.save(m, path)
+        tsr = c.path(name + ".tsr")
+        if c.step(name, lambda: c.tool("compile", path, "-o", tsr)) is None:
+            continue
+        if name == "two_names":
+            cases = [({"x": (3, 4), "y": (3, 4)}, True), ({"x": (3, 4), "y": (5, 4)}, False)]
+        else:
+            cases = [({"x": (1, 2, 8, 6)}, True), ({"x": (1, 2, 7, 6)}, False)]
+        for shapes, agree in cases:
+            arrays = {k: rng.standard_normal(v).astype(np.float32) for k, v in shapes.items()}
+            args = []
+            for k, v in arrays.items():
+                np.save(c.path(f"{name}_{k}.npy"), v)
+                args += ["--inputs", f"{k}={c.path(f'{name}_{k}.npy')}"]
+            out = c.path(name + "_out.npz")
+            r = c.tool("run", tsr, *args, "--outputs", out, rc=None)
+            what = f"{name} at {shapes}"
+            if agree:
+                if c.ok(r.returncode == 0, what + ": runs", r.stderr):
+                    want = (arrays["x"] + arrays["y"] if name == "two_names"
+                            else skip_reference(arrays["x"]))
+                    c.close(np.load(out)["z"], want, 0, 0, what)
+            else:
+                c.ok(r.returncode != 0 and "/skip/Add" in r.stderr and "must equal" in r.stderr,
+                     what + ": the run stops, naming the node and the dims", r.stderr)
+
+
 def reference(score, feats):
     levels = (score > 0).astype(np.int64) + (score > 1).astype(np.int64)
     return feats * (levels + 1).astype(np.float32)[:, None, None, None]
@@ -147,6 +207,7 @@ def main():
                 if not c.ok(run.returncode == 0, what + ": runs", run.stdout + run.stderr):
                     continue
                 c.close(np.load(out)["merged"], reference(score, feats), 0, 0, what)
+    named_dims_checks(c)
     return c.summary()
 
 

@@ -254,27 +254,22 @@ Expected<ir::Expr> NodeContext::callOnSymbolValues(std::string_view opName,
 
 namespace {
 
-/// Whether the data decides `d` (a run-time symbol, or a dim computed from
-/// one): two such dims may be equal when the model runs although their
-/// probes differ.
-bool decidedByData(int64_t d) {
-  if (!ir::isKnownSymbol(d))
-    return false;
-  const ir::SymbolInfo &s = ir::symbolInfo(d);
-  return s.runtime || !s.roots.empty();
-}
-
-/// The axes where `a` and `b` (tensors of one rank) hold different dims
-/// that may be equal when the model runs: one of them decided by data, the
-/// other a symbol or a size other than 1 (a 1 may broadcast).
+/// The axes where `a` and `b` (tensors of one rank) hold different dims that
+/// compile time cannot show equal or different but the model's run can
+/// make equal: a symbol against another symbol or a size other than 1 (a 1
+/// may broadcast), their ranges overlapping (a count the data decides
+/// against another, 2 floor(H / 2) against H, N against 3 where N may be 3).
 std::vector<int64_t> axesEqualOnlyAtRunTime(const ir::Type &a, const ir::Type &b) {
   if (!a.isTensor() || !b.isTensor() || a.rank() != b.rank())
     return {};
   std::vector<int64_t> axes;
   for (int64_t k = 0; k < int64_t(a.rank()); ++k) {
     const int64_t x = a.shape()[size_t(k)], y = b.shape()[size_t(k)];
-    const bool comparable = (ir::isSymbol(x) || x != 1) && (ir::isSymbol(y) || y != 1);
-    if (x != y && comparable && (decidedByData(x) || decidedByData(y)))
+    if (x == y || !(ir::isSymbol(x) || ir::isSymbol(y)) || x == 1 || y == 1)
+      continue;
+    const auto [xlo, xhi] = dimRange(x);
+    const auto [ylo, yhi] = dimRange(y);
+    if (xlo <= yhi && ylo <= xhi)
       axes.push_back(k);
   }
   return axes;
