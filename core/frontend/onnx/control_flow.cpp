@@ -456,7 +456,8 @@ Status registerControlFlowConverters(ConverterRegistry &r) {
   TS_RETURN_IF_ERROR(r.add({"Loop", 1, 17, convertLoop,
                             "constant M (at most 64, or 10000 with scan outputs) and cond with a "
                             "folding body cond: unrolled; otherwise run at run time (scan "
-                            "outputs of run-time length, bounded by M when it is a constant)"}));
+                            "outputs of run-time length, bounded by M when it is a constant; a "
+                            "carried tensor the body grows by Concat becomes a scan output)"}));
   TS_RETURN_IF_ERROR(r.add({"Scan", 8, 17, convertScan,
                             "unrolled over a static sequence length; over a symbolic one (opset "
                             "9+), one loop over windows of the scan inputs; opset 8 without "

@@ -419,7 +419,8 @@ Status registerNNConverters(ConverterRegistry &r) {
       "first maximum (reduce_max, equal, cumsum); opset < 13: 2-D coercion at axis"));
   TS_RETURN_IF_ERROR(
       add("Resize", 1, 10, 17, convertResize,
-          "the last two dims of any rank >= 2; scales or sizes; nearest/linear/cubic, "
+          "the last two dims of any rank >= 2; scales or sizes (constants, Shape values, or data "
+          "decided at run time: each of the two dims then a run-time value); nearest/linear/cubic, "
           "every coordinate_transformation_mode incl. tf_crop_and_resize, "
           "nearest_mode, cubic_coeff_a, exclude_outside, extrapolation_value"));
   TS_RETURN_IF_ERROR(add("Upsample", 1, 7, 17, convertUpsample,
