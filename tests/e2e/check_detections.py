@@ -21,7 +21,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_checker import checker_from_args  # noqa: E402
+from e2e_checker import GraphParts, checker_from_args  # noqa: E402
 
 H, W, F = 6, 10, 8  # feature map and channels: 60 anchors
 THRESHOLD, TOPK, IOU, KEEP = 0.3, 6, 0.45, 20
@@ -43,14 +43,8 @@ def weights(classes, seed):
 
 def model(classes, seed):
     wc, bc, wb = weights(classes, seed)
-    inits, nodes = [], []
-
-    def c(name, value):
-        inits.append(numpy_helper.from_array(np.asarray(value), name))
-        return name
-
-    def n(op, ins, outs, **kw):
-        nodes.append(helper.make_node(op, ins, outs, **kw))
+    g = GraphParts()
+    inits, nodes, c, n = g.inits, g.nodes, g.const, g.node
 
     c("wc", wc), c("bc", bc), c("wb", wb), c("anchors", anchors())
     n("Conv", ["x", "wc", "bc"], ["logits"], name="/head/cls")

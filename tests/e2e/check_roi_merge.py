@@ -35,21 +35,14 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_checker import checker_from_args  # noqa: E402
+from e2e_checker import GraphParts, checker_from_args  # noqa: E402
 
 N, C, S, LEVELS = 12, 3, 2, 3
 
 
 def model(variant):
-    inits, nodes = [], []
-
-    def c(name, value):
-        inits.append(numpy_helper.from_array(np.asarray(value), name))
-        return name
-
-    def n(op, ins, outs, **kw):
-        nodes.append(helper.make_node(op, ins, outs, **kw))
-        return outs[0]
+    g = GraphParts()
+    inits, nodes, c, n = g.inits, g.nodes, g.const, g.node
 
     # levels = (score > 0) + (score > 1): 0, 1 or 2 per RoI, decided by data.
     c("zero", np.float32(0)), c("one_f", np.float32(1))

@@ -17,6 +17,25 @@ import sys
 import numpy as np
 
 
+class GraphParts:
+    """The initializers and nodes of an ONNX graph being written with
+    onnx.helper: const() adds an initializer, node() a node; each returns the
+    name of what it made (a node: its first output), so calls nest."""
+
+    def __init__(self):
+        self.inits, self.nodes = [], []
+
+    def const(self, name, value):
+        from onnx import numpy_helper
+        self.inits.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def node(self, op, ins, outs, **kw):
+        from onnx import helper
+        self.nodes.append(helper.make_node(op, ins, outs, **kw))
+        return outs[0]
+
+
 class Checker:
     def __init__(self, tessera, out):
         self.tessera = tessera
