@@ -277,13 +277,15 @@ Expected<Outputs> runtimeLoop(NodeContext &ctx) {
   const size_t k = ctx.numOutputs() - n;
   const ir::Tensor *m = ctx.hasInput(0) ? ctx.constantInput(0) : nullptr;
   const bool symbolic = m && holdsSymbols(*m); // a symbol: its value when the model runs
+  // The scan outputs' count: bounded by a constant trip count, or by the
+  // bound of a symbolic one.
+  int64_t bound = ir::kUnbounded;
+  if (m && m->numel() == 1 && !symbolic)
+    bound = std::max<int64_t>(m->getInt(0), 0);
+  else if (symbolic && m->numel() == 1 && ir::symbolInfo(m->getInt(0)).bounded())
+    bound = ir::symbolInfo(m->getInt(0)).hi;
   int64_t count = -1;
   if (k > 0) {
-    int64_t bound = ir::kUnbounded;
-    if (m && m->numel() == 1 && !symbolic)
-      bound = std::max<int64_t>(m->getInt(0), 0);
-    else if (symbolic && m->numel() == 1 && ir::symbolInfo(m->getInt(0)).bounded())
-      bound = ir::symbolInfo(m->getInt(0)).hi;
     TS_ASSIGN_OR_RETURN(count, countSymbol(ctx, bound));
   }
   Expr trip = ctx.hasInput(0) ? ctx.input(0)
@@ -326,10 +328,6 @@ Expected<Outputs> runtimeLoop(NodeContext &ctx) {
   // A carried tensor that the body grows by a concat is scanned instead.
   TS_ASSIGN_OR_RETURN(std::vector<GrownCarry> grown, scanGrownCarries(ctx, o, n));
   if (!grown.empty() && k == 0) {
-    const int64_t bound = m && m->numel() == 1 && !symbolic ? std::max<int64_t>(m->getInt(0), 0)
-                          : symbolic && m->numel() == 1 && ir::symbolInfo(m->getInt(0)).bounded()
-                              ? ir::symbolInfo(m->getInt(0)).hi
-                              : ir::kUnbounded;
     TS_ASSIGN_OR_RETURN(count, countSymbol(ctx, bound));
   }
   const size_t scans = k + grown.size();

@@ -43,10 +43,6 @@ std::pair<int64_t, int64_t> dimRange(int64_t d) {
   return {s.lo, s.bounded() ? s.hi : kAny};
 }
 
-} // namespace
-
-namespace {
-
 /// Per open SymbolScope (the first: the model's main graph), the result
 /// that sets each run-time symbol.
 using Setters = std::unordered_map<int64_t, std::weak_ptr<const ir::ExprNode>>;
@@ -77,6 +73,7 @@ void NodeContext::noteSetter(const ir::Expr &e) {
 
 std::vector<ir::Expr> NodeContext::settersOf(const std::vector<int64_t> &values) {
   std::vector<ir::Expr> out;
+  std::vector<const ir::ExprNode *> seen; // one argument per setter
   for (int64_t v : values) {
     if (!ir::isKnownSymbol(v))
       continue;
@@ -87,8 +84,9 @@ std::vector<ir::Expr> NodeContext::settersOf(const std::vector<int64_t> &values)
       if (it == scopes.back().end())
         continue;
       ir::Expr setter = it->second.lock();
-      if (!setter)
+      if (!setter || std::find(seen.begin(), seen.end(), setter.get()) != seen.end())
         continue;
+      seen.push_back(setter.get());
       // A tuple's last field is the count (or the joins' values) it returns.
       if (setter->type().isTuple() && !setter->type().fields().empty()) {
         auto last = ir::makeTupleGetItem(setter, int(setter->type().fields().size()) - 1,
