@@ -108,6 +108,7 @@ Status SessionImpl::build() {
       if (plan.buffers[b].kind == BufferKind::Constant)
         bufferPtr[b] = m.weights.data() + plan.buffers[b].offset;
     symbolValues.assign(plan.symbols.size(), 0);
+    runMax.assign(plan.symbols.size(), 0);
     shapes.resize(plan.buffers.size());
     for (size_t b = 0; b < plan.buffers.size(); ++b)
       shapes[b] = plan.buffers[b].info.shape;

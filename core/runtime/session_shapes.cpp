@@ -69,12 +69,11 @@ Status SessionImpl::prepareShapes() {
     } else if (plannedValues.empty()) {
       values[k] = kFirstRows;
     } else {
-      const int64_t last = k < runMax.size() ? std::max(runMax[k], symbolValues[k]) : symbolValues[k];
-      const int64_t used = std::max(kFirstRows, last);
+      const int64_t used = std::max({kFirstRows, runMax[k], symbolValues[k]});
       values[k] = used * 4 <= plannedValues[k] ? used : std::max(kFirstRows, plannedValues[k]);
     }
   }
-  runMax.assign(plan.symbols.size(), 0);
+  std::fill(runMax.begin(), runMax.end(), 0);
   TS_RETURN_IF_ERROR(deriveSymbolValues(plan.symbols, values));
   std::copy(values.begin(), values.end(), symbolValues.begin()); // host steps hold its address
   if (symbolValues != plannedValues)
@@ -249,8 +248,7 @@ Status SessionImpl::setSymbolAt(size_t step, uint32_t k, int64_t value) {
   if (sym.hi < 0 && value > plannedValues[k])
     TS_RETURN_IF_ERROR(grow(step, k, value));
   symbolValues[k] = value;
-  if (k < runMax.size())
-    runMax[k] = std::max(runMax[k], value);
+  runMax[k] = std::max(runMax[k], value);
   TS_RETURN_IF_ERROR(deriveFollowers(step, k, /*withinPlan=*/true));
   refreshShapes(reshaped[k]);
   return okStatus();
