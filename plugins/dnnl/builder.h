@@ -14,8 +14,10 @@
 //             per-channel constant scale and shift (a batch_norm that could
 //             not fold) runs as oneDNN's batch_normalization (+ relu);
 //             everything else maps to one primitive, in the layout its input
-//             has unless oneDNN would run its reference kernel there
-//             (lower.cpp);
+//             has unless oneDNN would run its reference kernel there; a
+//             concat whose inputs are contiguous pieces of its result (batch
+//             1 along the channels) has its producers write them there, as
+//             views of its buffer, and no step of its own (lower.cpp);
 //   outputs   each function output is bound to the caller's tensor: the
 //             producer writes there directly when its layout is plain,
 //             otherwise a reorder does (plan.cpp);
@@ -108,6 +110,8 @@ private:
   void lowerSoftmax(FNode &n, const OpInfo &info);
   static dnnl::memory::desc matmulView(const Dims &logical, bool transposed);
   void lowerConcat(FNode &n, const OpInfo &info);
+  bool concatInPlace(FNode &n, const OpInfo &info, const std::vector<dnnl::memory::desc> &mds,
+                     const std::vector<int> &bufs, const dnnl::memory::desc &dst);
   void lowerResample(FNode &n, const OpInfo &info);
   void lowerView(FNode &n);
   void lowerStridedCopy(FNode &n, const OpInfo &info);

@@ -101,13 +101,19 @@ void PlanBuilder::consumed(FNode &n) {
 /// (no consumer left to lower; the fused add was consumed already) and none
 /// may be a function output.
 bool PlanBuilder::freeAfter(int buffer) const {
-  const Buffer &b = plan_->buffers[size_t(buffer)];
-  if (b.kind != Buffer::Kind::Temp)
+  // A view shares its root's bytes, and so with the root's other views:
+  // every logical on any of them counts.
+  const int root = rootOf(plan_->buffers, buffer).first;
+  if (plan_->buffers[size_t(root)].kind != Buffer::Kind::Temp)
     return false;
-  for (int l : owners_[size_t(buffer)]) {
-    const Logical &lg = logicals_[size_t(l)];
-    if (lg.output || lg.remaining > 0)
-      return false;
+  for (size_t b = 0; b < plan_->buffers.size(); ++b) {
+    if (int(b) != root && plan_->buffers[b].parent != root)
+      continue;
+    for (int l : owners_[b]) {
+      const Logical &lg = logicals_[size_t(l)];
+      if (lg.output || lg.remaining > 0)
+        return false;
+    }
   }
   return true;
 }
@@ -484,8 +490,12 @@ void PlanBuilder::lowerProduct(size_t index, const OpInfo &info, bool fuse) {
     memory::desc resMd = rowsLast ? plainMd(yt.shape) : dstMd;
     int rv = need(residual, resMd);
     int rb = value(rv).buffer;
-    // In place only when this step does not also read the buffer.
-    if (rb != srcBuf && rb != wBuf && rb != biasBuf && freeAfter(rb)) {
+    // In place only when this step does not also read those bytes (a
+    // concat's input is a view of the concat's result).
+    auto shares = [&](int other) {
+      return other >= 0 && rootOf(plan_->buffers, other).first == rootOf(plan_->buffers, rb).first;
+    };
+    if (!shares(srcBuf) && !shares(wBuf) && !shares(biasBuf) && freeAfter(rb)) {
       dstBuf = value(rv).buffer;
     } else {
       dstBuf = newBuffer(Buffer::Kind::Temp, resMd.get_size());
@@ -985,6 +995,8 @@ void PlanBuilder::lowerConcat(FNode &n, const OpInfo &info) {
     relayout([&](size_t i) { return plainMd(logicals_[size_t(n.ins[i])].type.shape); });
     pd = dnnl::concat::primitive_desc(int(info.axis), mds, cpuEngine(), baseAttr());
   }
+  if (concatInPlace(n, info, mds, bufs, pd->dst_desc()))
+    return;
   std::vector<StepArg> args;
   for (size_t i = 0; i < mds.size(); ++i)
     args.push_back({DNNL_ARG_MULTIPLE_SRC + int(i), bufs[i], mds[i]});
@@ -992,6 +1004,83 @@ void PlanBuilder::lowerConcat(FNode &n, const OpInfo &info) {
   args.push_back({DNNL_ARG_DST, dst, pd->dst_desc()});
   addStep(dnnl::concat(*pd), std::move(args), n.where, *pd);
   addValue(n.out, dst, pd->dst_desc());
+}
+
+/// A concat whose producers write its inputs into its result. Possible
+/// where each input is one contiguous piece of the result in the layout the
+/// input has: every dim before the axis is 1 (batch 1 along the channels),
+/// and the layout is plain, or blocked over the channels (nChw8c) by a
+/// block that divides every input's channels (no padding inside). Input i
+/// then starts (its offset on the axis) x (the elements after the axis)
+/// into the result. An input alone in a Temp buffer of its size becomes a
+/// view of its piece: its producer writes there and nothing is copied (a
+/// U-Net's skip and upsampled halves, a YOLO neck's branches). Another one
+/// (a function input, a constant, a tensor already part of another
+/// concat's result) is copied to its piece by a reorder. Returns false,
+/// adding nothing, where the layout does not allow it or no input can be a
+/// view (then the concat primitive copies them all as fast).
+bool PlanBuilder::concatInPlace(FNode &n, const OpInfo &info, const std::vector<memory::desc> &mds,
+                                const std::vector<int> &bufs, const memory::desc &dst) {
+  const Dims &ys = n.node->outputs[0].shape;
+  const size_t axis = size_t(info.axis);
+  if (axis >= ys.size() || mds.size() != n.ins.size())
+    return false;
+  for (size_t d = 0; d < axis; ++d)
+    if (ys[d] != 1)
+      return false;
+  const bool plain = dst == plainMd(ys);
+  int64_t block = 1;
+  if (!plain) {
+    const dnnl_blocking_desc_t &blk = dst.data.format_desc.blocking;
+    if (axis != 1 || dst.data.format_kind != dnnl_blocked || blk.inner_nblks != 1 ||
+        blk.inner_idxs[0] != 1 || sameLayout(dst, dnnlDims(ys)) != std::optional(dst))
+      return false;
+    block = blk.inner_blks[0];
+  }
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < ys.size(); ++d)
+    inner *= ys[d];
+  std::vector<size_t> within; // bytes into the result
+  int64_t along = 0;
+  for (size_t i = 0; i < mds.size(); ++i) {
+    const Dims &xs = logicals_[size_t(n.ins[i])].type.shape;
+    if (xs[axis] % block != 0)
+      return false;
+    if (plain ? !(mds[i] == plainMd(xs)) : sameLayout(dst, dnnlDims(xs)) != std::optional(mds[i]))
+      return false;
+    within.push_back(size_t(along * inner) * sizeof(float));
+    along += xs[axis];
+  }
+  // Inputs that can be views: Temp, not views already and with no views
+  // of their own, of exactly the input's size, each read once here.
+  std::vector<bool> view(mds.size(), false);
+  for (size_t i = 0; i < mds.size(); ++i) {
+    const Buffer &b = plan_->buffers[size_t(bufs[i])];
+    bool alone = b.kind == Buffer::Kind::Temp && b.parent < 0 && b.bytes == mds[i].get_size() &&
+                 std::count(bufs.begin(), bufs.end(), bufs[i]) == 1;
+    for (const Buffer &o : plan_->buffers)
+      alone = alone && o.parent != bufs[i];
+    view[i] = alone;
+  }
+  const size_t views = size_t(std::count(view.begin(), view.end(), true));
+  if (views == 0)
+    return false;
+  const int result = newBuffer(Buffer::Kind::Temp, dst.get_size());
+  for (size_t i = 0; i < mds.size(); ++i) {
+    int piece = bufs[i];
+    if (!view[i]) {
+      piece = newBuffer(Buffer::Kind::Temp, mds[i].get_size());
+      addReorder(bufs[i], mds[i], piece, mds[i],
+                 "copy of input " + std::to_string(i) + " of " + n.where);
+    }
+    // (freeAfter counts the logicals on the piece as the result's.)
+    plan_->buffers[size_t(piece)].parent = result;
+    plan_->buffers[size_t(piece)].within = within[i];
+  }
+  plan_->inPlace.push_back(n.where + ": " + std::to_string(views) + " of " +
+                           std::to_string(mds.size()) + " inputs written in place");
+  addValue(n.out, result, dst);
+  return true;
 }
 
 void PlanBuilder::lowerResample(FNode &n, const OpInfo &info) {

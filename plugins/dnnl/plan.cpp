@@ -210,6 +210,8 @@ std::string describePlan(const PrimitivePlan &plan, const sdk::JsonFunction &fn,
   for (size_t i = 0; i < plan.steps.size(); ++i)
     s += "  step " + std::to_string(i) + ": " + shortName(plan.steps[i].what) + " [" +
          plan.steps[i].impl + "]" + (plan.steps[i].serial ? " on one thread" : "") + "\n";
+  for (const std::string &c : plan.inPlace)
+    s += "  " + shortName(c) + "\n";
   size_t plain = 0, copies = 0;
   for (const sdk::JsonConstant &k : fn.constants)
     plain += k.data() ? k.bytes() : 0;
@@ -513,7 +515,8 @@ void PlanBuilder::bindOutputs() {
       Buffer &b = plan_->buffers[size_t(value(plainValue).buffer)];
       // Computed here, plain, not yet anyone's output: write it in place.
       // (The same bytes under another logical are dead by then, or equal.)
-      if (b.kind == Buffer::Kind::Temp && b.bytes == plain.get_size()) {
+      // Not a view: its bytes are part of another tensor's.
+      if (b.kind == Buffer::Kind::Temp && b.parent < 0 && b.bytes == plain.get_size()) {
         b.kind = Buffer::Kind::Output;
         b.index = int(k);
         continue;
@@ -536,9 +539,17 @@ void PlanBuilder::bindOutputs() {
 /// First fit by decreasing size: each Temp buffer takes the lowest offset
 /// that no buffer with an overlapping lifetime occupies.
 void PlanBuilder::planArena() {
+  // A view's steps keep its root's bytes alive.
+  for (const Buffer &v : plan_->buffers)
+    if (v.parent >= 0 && v.first >= 0) {
+      Buffer &root = plan_->buffers[size_t(v.parent)];
+      root.first = root.first < 0 ? v.first : std::min(root.first, v.first);
+      root.last = std::max(root.last, v.last);
+    }
   std::vector<int> temps;
   for (size_t i = 0; i < plan_->buffers.size(); ++i)
-    if (plan_->buffers[i].kind == Buffer::Kind::Temp && plan_->buffers[i].first >= 0)
+    if (plan_->buffers[i].kind == Buffer::Kind::Temp && plan_->buffers[i].parent < 0 &&
+        plan_->buffers[i].first >= 0)
       temps.push_back(int(i));
   std::sort(temps.begin(), temps.end(), [&](int a, int b) {
     return plan_->buffers[size_t(a)].bytes > plan_->buffers[size_t(b)].bytes;

@@ -32,6 +32,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tessera::dnnl_plugin {
@@ -47,7 +48,19 @@ struct Buffer {
   size_t bytes = 0;           // the largest desc viewing it
   size_t offset = 0;          // Temp: in the arena
   int first = -1, last = -1;  // Temp: the steps that touch it
+  // A view: these bytes are `within` bytes into buffer `parent` (never a
+  // view itself), whose kind and place they take. A concat's inputs are
+  // views of its result when their producers can write there (lower.cpp).
+  int parent = -1;
+  size_t within = 0;
 };
+
+/// Where a buffer's bytes are: its root (itself, or the buffer it views)
+/// and the byte offset into it.
+inline std::pair<int, size_t> rootOf(const std::vector<Buffer> &buffers, int buffer) {
+  const Buffer &b = buffers[size_t(buffer)];
+  return b.parent < 0 ? std::pair{buffer, size_t(0)} : std::pair{b.parent, b.within};
+}
 
 struct StepArg {
   int arg = 0;     // DNNL_ARG_*
@@ -124,6 +137,9 @@ struct PrimitivePlan {
   size_t scratchpadBytes = 0;
   std::vector<AlignedBytes> owned; // reordered and folded constants
   std::vector<ReorderedConstant> reordered;
+  // Concats whose inputs were written into the result by their producers
+  // ("node 7 ('cat', concat): 2 of 2 inputs in place"), for the plan text.
+  std::vector<std::string> inPlace;
 };
 
 /// The plan's primitives for the calling thread's OpenMP thread count

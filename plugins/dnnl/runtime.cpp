@@ -27,6 +27,7 @@ struct DnnlModule::Context {
     dnnl::memory mem;
     bool input;
     int index;
+    size_t within; // bytes into the caller's tensor (a view of an output)
   };
   std::vector<Binding> bindings; // memory objects over the caller's tensors
 
@@ -37,16 +38,22 @@ struct DnnlModule::Context {
       std::unordered_map<int, dnnl::memory> map;
       for (const StepArg &a : step.args) {
         void *ptr = nullptr;
-        const Buffer *b = a.buffer >= 0 ? &plan.buffers[size_t(a.buffer)] : nullptr;
+        const Buffer *b = nullptr;
+        size_t within = 0;
+        if (a.buffer >= 0) {
+          auto [root, offset] = rootOf(plan.buffers, a.buffer);
+          b = &plan.buffers[size_t(root)];
+          within = offset;
+        }
         if (!b)
           ptr = scratchpad.get();
         else if (b->kind == Buffer::Kind::Temp)
-          ptr = arena.get() + b->offset;
+          ptr = arena.get() + b->offset + within;
         else if (b->kind == Buffer::Kind::Const)
           ptr = const_cast<void *>(b->data);
         dnnl::memory mem(a.md, cpuEngine(), ptr);
         if (b && (b->kind == Buffer::Kind::Input || b->kind == Buffer::Kind::Output))
-          bindings.push_back(Binding{mem, b->kind == Buffer::Kind::Input, b->index});
+          bindings.push_back(Binding{mem, b->kind == Buffer::Kind::Input, b->index, within});
         map.emplace(a.arg, mem);
       }
       args.push_back(std::move(map));
@@ -56,14 +63,16 @@ struct DnnlModule::Context {
   /// Where a buffer's bytes are during this call.
   const void *where(const PrimitivePlan &plan, int buffer, std::span<const DLTensor *const> inputs,
                     std::span<const DLTensor *const> outputs) const {
-    const Buffer &b = plan.buffers[size_t(buffer)];
+    auto [root, within] = rootOf(plan.buffers, buffer);
+    const Buffer &b = plan.buffers[size_t(root)];
+    const void *at = nullptr;
     switch (b.kind) {
-    case Buffer::Kind::Input: return sdk::tensorData(*inputs[size_t(b.index)]);
-    case Buffer::Kind::Output: return sdk::tensorData(*outputs[size_t(b.index)]);
-    case Buffer::Kind::Const: return b.data;
-    case Buffer::Kind::Temp: return arena.get() + b.offset;
+    case Buffer::Kind::Input: at = sdk::tensorData(*inputs[size_t(b.index)]); break;
+    case Buffer::Kind::Output: at = sdk::tensorData(*outputs[size_t(b.index)]); break;
+    case Buffer::Kind::Const: at = b.data; break;
+    case Buffer::Kind::Temp: at = arena.get() + b.offset; break;
     }
-    return nullptr;
+    return at ? static_cast<const std::byte *>(at) + within : nullptr;
   }
 };
 
@@ -141,8 +150,10 @@ void DnnlModule::Runner::run(std::span<const DLTensor *const> inputs,
   } ret{this, ctx};
 
   for (Context::Binding &b : ctx->bindings)
-    b.mem.set_data_handle(b.input ? sdk::tensorData(*inputs[size_t(b.index)])
-                                  : sdk::tensorData(*outputs[size_t(b.index)]));
+    b.mem.set_data_handle(
+        static_cast<std::byte *>(b.input ? sdk::tensorData(*inputs[size_t(b.index)])
+                                         : sdk::tensorData(*outputs[size_t(b.index)])) +
+        b.within);
   // Profiled (plugin ABI 1.6): each primitive is reported with oneDNN's
   // implementation. Execution on the CPU engine returns when it is done.
   const bool profiled = sdk::profiling();
