@@ -85,6 +85,9 @@ private:
                   const dnnl::memory::desc &dstMd);
   void addStep(dnnl::primitive prim, std::vector<StepArg> args, std::string what,
                const dnnl::primitive_desc_base &pd);
+  void addOwnStep(OwnKernel kernel, std::vector<StepArg> args, std::string what, std::string kind,
+                  std::string impl);
+  void pushStep(Step step, bool threadsFixed);
   void addReorder(int srcBuffer, const dnnl::memory::desc &srcMd, int dstBuffer,
                   const dnnl::memory::desc &dstMd, const std::string &what);
   void touch(int buffer, int step);
@@ -97,6 +100,7 @@ private:
   void lower(size_t index);
   void lowerProduct(size_t index, const OpInfo &info, bool fuse = true);
   void lowerPool(FNode &n, const OpInfo &info);
+  bool lowerOwnMaxPool(FNode &n, const OpInfo &info);
   void lowerEltwise(FNode &n, const OpInfo &info);
   void lowerBinary(FNode &n, const OpInfo &info);
   bool lowerAffine(size_t index);

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "builder.h"
+#include "max_pool.h"
 
 #include <algorithm>
 #include <cmath>
@@ -580,7 +581,48 @@ bool PlanBuilder::lowerDeconvAsMatmul(FNode &p, const OpInfo &info, int bias,
 // Other ops
 //===----------------------------------------------------------------------===//
 
+/// Max pooling by the plugin's own kernel (max_pool.h), in the layout the
+/// input has when it is NCHW, NHWC or channel-blocked by 8 or 16.
+bool PlanBuilder::lowerOwnMaxPool(FNode &n, const OpInfo &info) {
+  const Dims &xs = logicals_[size_t(n.ins[0])].type.shape, &ys = n.node->outputs[0].shape;
+  if (info.alg != algorithm::pooling_max || xs.size() != 4 || ys.size() != 4)
+    return false;
+  const Value src = value(producerValue(n.ins[0]));
+  const int64_t C = xs[1];
+  std::optional<ChannelBlocks> layout;
+  std::optional<memory::desc> dstMd;
+  for (auto [tag, block] : {std::pair{Tag::nchw, int64_t(1)}, std::pair{Tag::nChw8c, int64_t(8)},
+                            std::pair{Tag::nChw16c, int64_t(16)}, std::pair{Tag::nhwc, C}})
+    if (memory::desc(dnnlDims(xs), kF32, tag) == src.md) {
+      layout = ChannelBlocks{block, block == C ? 1 : (C + block - 1) / block};
+      dstMd = memory::desc(dnnlDims(ys), kF32, tag);
+      break;
+    }
+  if (!layout)
+    return false;
+  MaxPoolShape shape;
+  shape.N = xs[0], shape.H = xs[2], shape.W = xs[3], shape.OH = ys[2], shape.OW = ys[3];
+  shape.layout = *layout;
+  shape.KH = info.kernel[0], shape.KW = info.kernel[1];
+  shape.SH = info.strides[0], shape.SW = info.strides[1];
+  shape.DH = info.dilation[0] + 1, shape.DW = info.dilation[1] + 1;
+  shape.padTop = info.padL[0], shape.padLeft = info.padL[1];
+  consumed(n);
+  const int dst = newBuffer(Buffer::Kind::Temp, dstMd->get_size());
+  addOwnStep(
+      [shape](const std::unordered_map<int, memory> &args) {
+        maxPool2d(static_cast<const float *>(args.at(DNNL_ARG_SRC).get_data_handle()),
+                  static_cast<float *>(args.at(DNNL_ARG_DST).get_data_handle()), shape);
+      },
+      {{DNNL_ARG_SRC, src.buffer, src.md}, {DNNL_ARG_DST, dst, *dstMd}}, n.where, "pooling",
+      "tessera:max_pool");
+  addValue(n.out, dst, *dstMd);
+  return true;
+}
+
 void PlanBuilder::lowerPool(FNode &n, const OpInfo &info) {
+  if (lowerOwnMaxPool(n, info))
+    return;
   consumed(n);
   Value src = value(producerValue(n.ins[0]));
   const Dims &ys = n.node->outputs[0].shape;

@@ -132,6 +132,8 @@ dnnl::primitive recreated(const Step &step, size_t scratchpadBytes) {
   // reorders do too. Concats and sums split their work over the current
   // threads at each execution.
   using Kind = dnnl::primitive::kind;
+  if (!step.prim) // an own kernel: on the caller's threads already
+    return step.prim;
   const Kind kind = step.prim.get_kind();
   if (kind == Kind::concat || kind == Kind::sum)
     return step.prim;
@@ -435,16 +437,40 @@ void PlanBuilder::addStep(dnnl::primitive prim, std::vector<StepArg> args, std::
     args.push_back(StepArg{DNNL_ARG_SCRATCHPAD, -1, scratch});
     plan_->scratchpadBytes = std::max(plan_->scratchpadBytes, scratch.get_size());
   }
-  int step = int(plan_->steps.size());
+  const char *kind = dnnl_prim_kind2str(static_cast<dnnl_primitive_kind_t>(prim.get_kind()));
+  const bool fixed = threadsFixedAtCreation(prim.get_kind());
+  Step step;
+  step.prim = std::move(prim);
+  step.args = std::move(args);
+  step.what = std::move(what);
+  step.impl = pd.impl_info_str();
+  step.kind = kind ? kind : "primitive";
+  pushStep(std::move(step), fixed);
+}
+
+void PlanBuilder::addOwnStep(OwnKernel kernel, std::vector<StepArg> args, std::string what,
+                             std::string kind, std::string impl) {
+  Step step;
+  step.args = std::move(args);
+  step.what = std::move(what);
+  step.impl = std::move(impl);
+  step.kind = std::move(kind);
+  step.own = std::move(kernel);
+  pushStep(std::move(step), /*threadsFixed=*/true); // its own choice of threads
+}
+
+void PlanBuilder::pushStep(Step step, bool threadsFixed) {
+  const int index = int(plan_->steps.size());
   size_t largest = 0;
-  for (const StepArg &a : args)
+  for (const StepArg &a : step.args)
     if (a.buffer >= 0) {
-      touch(a.buffer, step);
+      touch(a.buffer, index);
       largest = std::max(largest, a.md.get_size());
     }
-  const bool serial = largest < kSerialBytes && !threadsFixedAtCreation(prim.get_kind());
+  step.serial = largest < kSerialBytes && !threadsFixed;
   // Profiles name a step by its primitive kind and the nodes in `what`
   // ("... node 3 ('conv1', conv2d)"), each once.
+  const std::string &what = step.what;
   std::vector<std::string> named;
   for (size_t at = what.find("('"); at != std::string::npos; at = what.find("('", at)) {
     const size_t end = what.find('\'', at + 2);
@@ -455,13 +481,9 @@ void PlanBuilder::addStep(dnnl::primitive prim, std::vector<StepArg> args, std::
       named.push_back(std::move(node));
     at = end;
   }
-  std::string nodes;
   for (const std::string &n : named)
-    nodes += (nodes.empty() ? "" : ", ") + n;
-  const char *kind = dnnl_prim_kind2str(static_cast<dnnl_primitive_kind_t>(prim.get_kind()));
-  plan_->steps.push_back(Step{std::move(prim), std::move(args), std::move(what),
-                              pd.impl_info_str(), kind ? kind : "primitive", std::move(nodes),
-                              serial});
+    step.nodes += (step.nodes.empty() ? "" : ", ") + n;
+  plan_->steps.push_back(std::move(step));
 }
 
 bool threadsFixedAtCreation(dnnl::primitive::kind kind) {

@@ -29,9 +29,11 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -68,8 +70,13 @@ struct StepArg {
   dnnl::memory::desc md;
 };
 
+/// A step the plugin runs with a kernel of its own (max_pool.h) where
+/// oneDNN's is slow: called with the step's arguments, on the calling
+/// thread's OpenMP threads.
+using OwnKernel = std::function<void(const std::unordered_map<int, dnnl::memory> &args)>;
+
 struct Step {
-  dnnl::primitive prim;
+  dnnl::primitive prim; // empty for an own kernel
   std::vector<StepArg> args;
   std::string what; // "node 3 ('conv1', conv2d)" or "reorder ..."
   std::string impl; // oneDNN's implementation ("jit:avx512_core", "ref:any")
@@ -79,6 +86,7 @@ struct Step {
   // calling thread alone. Only kinds that split their work over the
   // current thread count at execution (!threadsFixedAtCreation).
   bool serial = false;
+  OwnKernel own; // run instead of prim when set
 };
 
 /// A step whose tensors are all smaller than this (8K floats) runs

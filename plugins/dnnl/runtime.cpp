@@ -159,7 +159,9 @@ void DnnlModule::Runner::run(std::span<const DLTensor *const> inputs,
   const bool profiled = sdk::profiling();
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const int64_t start = profiled ? sdk::profileClockNs() : 0;
-    if (plan.steps[i].serial && ctx->threads > 1) {
+    if (plan.steps[i].own) {
+      plan.steps[i].own(ctx->args[i]);
+    } else if (plan.steps[i].serial && ctx->threads > 1) {
       omp_set_num_threads(1);
       ctx->prims[i].execute(ctx->stream, ctx->args[i]);
       omp_set_num_threads(ctx->threads);

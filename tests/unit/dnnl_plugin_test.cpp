@@ -581,6 +581,42 @@ TEST_CASE("dnnl plugin: concat inputs written in place into the result", "[dnnl_
   }
 }
 
+TEST_CASE("dnnl plugin: max pooling by the plugin's own kernel in every layout",
+          "[dnnl_plugin]") {
+  // After a convolution (channel-blocked, or plain for 1 and 3 channels),
+  // on the region's plain input, and global: windows clipped by padding,
+  // ceil_mode, strides, dilation, batch 2, odd sizes. (The kit's samples
+  // cover plain inputs too.)
+  const std::vector<std::pair<const char *, Attrs>> windows = {
+      {"3x3 stride 1 pad 1", {{"pool_size", ints({3, 3})}, {"pads", ints({1, 1, 1, 1})}}},
+      {"3x3 stride 2 ceil",
+       {{"pool_size", ints({3, 3})}, {"strides", ints({2, 2})}, {"ceil_mode", true}}},
+      {"2x3 stride 2x1 pads 1,0,0,2",
+       {{"pool_size", ints({2, 3})}, {"strides", ints({2, 1})}, {"pads", ints({1, 0, 0, 2})}}},
+      {"2x2 dilation 2", {{"pool_size", ints({2, 2})}, {"dilation", ints({2, 2})}}},
+      {"3x3 dilation 2 pads 3,1,1,2",
+       {{"pool_size", ints({3, 3})}, {"dilation", ints({2, 2})}, {"pads", ints({3, 1, 1, 2})}}},
+      {"5x5 stride 1 pad 2 (YOLO's SPPF)",
+       {{"pool_size", ints({5, 5})}, {"pads", ints({2, 2, 2, 2})}}}};
+  for (int64_t channels : {1, 3, 16, 17, 40}) {
+    for (const auto &[name, attrs] : windows) {
+      INFO(channels << " channels, " << name);
+      GraphBuilder b("tessera_max_pool");
+      int64_t x = b.input("x", {2, 5, 11, 9});
+      int64_t c = b.op("conv2d", {x, b.constant("w", {channels, 5, 3, 3}, -0.3, 0.3)},
+                       {{"pads", ints({1, 1, 1, 1})}});
+      b.output(b.op("max_pool2d", {c}, attrs));
+      b.output(b.op("max_pool2d", {x}, attrs));
+      b.output(b.op("global_max_pool2d", {c}));
+      const std::string plan = compiledPlan(b);
+      INFO(plan);
+      CHECK(plan.find("[tessera:max_pool]") != std::string::npos);
+      CHECK(plan.find("pooling_v2") == std::string::npos);
+      plugin().checkAgainstReference(b);
+    }
+  }
+}
+
 TEST_CASE("dnnl plugin: a fused chain oneDNN runs only by reference is not fused",
           "[dnnl_plugin]") {
   // A YOLOv5 bottleneck: conv + bias, SiLU (x * sigmoid(x), which the core
