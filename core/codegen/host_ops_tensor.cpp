@@ -1,8 +1,8 @@
 //===- codegen/host_ops_tensor.cpp - Lowerings of the tensor family -------===//
 //
 // Host lowerings (codegen/host_ops.h) of the tensor family: elementwise,
-// broadcast, cast, where, the injective data-movement ops, the index ops
-// and the image ops. Each lowering turns a call's normalised attributes and
+// broadcast, cast, where, the injective data-movement ops and the index
+// ops; the image ops are host_ops_image.cpp's. Each lowering turns a call's normalised attributes and
 // static types into a call of a kernel of codegen/kernels/{elementwise,
 // transform,index,image}.cpp, with everything that depends only on shapes
 // and attributes precomputed here: op codes (kernels/tensor_ops.h),
@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/host_ops.h"
+#include "codegen/host_ops_tensor_internal.h"
 
 #include "codegen/kernels/tensor_ops.h"
 #include "ir/ops/common.h"
@@ -32,111 +33,8 @@ namespace tessera::codegen {
 
 namespace {
 
-using Ints = std::vector<int64_t>;
 using ir::DType;
-
-// Must match TK_MAX_RANK of codegen/kernels/tensor_common.h.
-constexpr size_t kMaxRank = 16;
-
-int64_t numel(const Ints &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
-int64_t product(const Ints &shape, size_t begin, size_t end) {
-  int64_t n = 1;
-  for (size_t i = begin; i < end && i < shape.size(); ++i)
-    n *= shape[i];
-  return n;
-}
-
-int64_t elemSize(const ir::Type &t) {
-  return int64_t(ir::dtypeSize(t.dtype()));
-}
-
-Status checkRank(size_t rank) {
-  if (rank > kMaxRank)
-    return Error::format("rank {} exceeds the host kernels' maximum of {}", rank, kMaxRank);
-  return okStatus();
-}
-
-/// The bytes of `v` stored in `dtype` as ir::Tensor::setDouble stores it,
-/// little-endian in an int64 (the kernels copy the low elem-size bytes).
-int64_t fillBits(DType dtype, double v) {
-  ir::Tensor t(dtype, {1});
-  t.setDouble(0, v);
-  uint64_t bits = 0;
-  std::memcpy(&bits, t.bytes(), ir::dtypeSize(dtype));
-  return int64_t(bits);
-}
-
-/// An output shape and, per source, element strides per output dim.
-struct Walk {
-  Ints shape;
-  std::vector<Ints> strides;
-};
-
-/// Drops size-1 dims and merges neighbours that are contiguous for every
-/// source, so the innermost run is as long as possible; at least one dim.
-/// An empty output becomes [0].
-Expected<Walk> collapse(Walk w) {
-  if (numel(w.shape) == 0)
-    return Walk{{0}, std::vector<Ints>(w.strides.size(), Ints{0})};
-  Walk out;
-  out.strides.resize(w.strides.size());
-  for (size_t d = 0; d < w.shape.size(); ++d) {
-    if (w.shape[d] == 1)
-      continue;
-    bool merge = !out.shape.empty();
-    for (size_t k = 0; merge && k < w.strides.size(); ++k)
-      merge = out.strides[k].back() == w.strides[k][d] * w.shape[d];
-    if (merge) {
-      out.shape.back() *= w.shape[d];
-      for (size_t k = 0; k < w.strides.size(); ++k)
-        out.strides[k].back() = w.strides[k][d];
-    } else {
-      out.shape.push_back(w.shape[d]);
-      for (size_t k = 0; k < w.strides.size(); ++k)
-        out.strides[k].push_back(w.strides[k][d]);
-    }
-  }
-  if (out.shape.empty()) {
-    out.shape = {1};
-    for (Ints &s : out.strides)
-      s = {0};
-  }
-  TS_RETURN_IF_ERROR(checkRank(out.shape.size()));
-  return out;
-}
-
-/// Appends rank, shape, then each source's strides (tk_read_walk).
-void appendWalk(Ints &ia, const Walk &w) {
-  ia.push_back(int64_t(w.shape.size()));
-  ia.insert(ia.end(), w.shape.begin(), w.shape.end());
-  for (const Ints &s : w.strides)
-    ia.insert(ia.end(), s.begin(), s.end());
-}
-
-/// Numpy broadcasting: the element strides of an input of shape `in` per
-/// dim of `out` (0 where the input is broadcast).
-Ints broadcastStrides(const Ints &out, const Ints &in) {
-  Ints rowStrides = ir::rowMajorStrides(in);
-  Ints s(out.size(), 0);
-  size_t offset = out.size() - in.size();
-  for (size_t i = 0; i < in.size(); ++i)
-    s[offset + i] = in[i] == 1 ? 0 : rowStrides[i];
-  return s;
-}
-
-/// The collapsed broadcast walk of the output over every input.
-Expected<Walk> broadcastWalk(const HostOpTypes &t) {
-  Walk w{t.outputs[0].shape(), {}};
-  for (const ir::Type &in : t.inputs)
-    w.strides.push_back(broadcastStrides(w.shape, in.shape()));
-  return collapse(std::move(w));
-}
+using namespace tensor_lowering;
 
 //===----------------------------------------------------------------------===//
 // Elementwise
@@ -536,78 +434,6 @@ void addIndex(LoweringTable &table) {
               call.ia.insert(call.ia.end(), strides.begin(), strides.end());
               return call;
             });
-}
-
-//===----------------------------------------------------------------------===//
-// Image ops
-//===----------------------------------------------------------------------===//
-
-void addImage(LoweringTable &table) {
-  // resize2d: ia = [elem_size, nearest, H, W, OH, OW, fill_bits, (outside, n,
-  // idx[4]) per output row then per output column], fa = [w[4] per output
-  // row then per output column]. Over symbolic shapes (anySize), the taps
-  // are computed per run: resize2d_dyn, ia = [elem_size, mode, coord,
-  // nearest_mode, exclude_outside, fill_bits, has_scales], fa = [cubic_a,
-  // scale_h, scale_w, roi0_h, roi0_w, roi1_h, roi1_w], scratch = the taps.
-  table.add("resize2d", [](const ir::Attrs &attrs, const HostOpTypes &t) -> Expected<KernelCall> {
-    const Ints &xs = t.inputs[0].shape(), &ys = t.outputs[0].shape();
-    const ir::ops::ResizeSampling p = ir::ops::resizeSampling(attrs);
-    auto scales = attrs.getFloats("scales");
-    auto roi = attrs.getFloats("roi");
-    const int64_t fill = fillBits(t.outputs[0].dtype(), attrs.getFloat("extrapolation_value"));
-    if (t.anySize) {
-      const bool hasRoi = roi.size() == 4;
-      return KernelCall{"resize2d_dyn",
-                        {elemSize(t.inputs[0]), p.mode, p.coord, p.nearest, p.excludeOutside,
-                         fill, !scales.empty()},
-                        {p.cubicA, scales.empty() ? 0 : scales[0], scales.empty() ? 0 : scales[1],
-                         hasRoi ? roi[0] : 0, hasRoi ? roi[1] : 0, hasRoi ? roi[2] : 1,
-                         hasRoi ? roi[3] : 1},
-                        uint64_t(ys[2] + ys[3]) * TK_RESIZE_TAP_BYTES};
-    }
-    KernelCall call{"resize2d",
-                    {elemSize(t.inputs[0]), p.mode == ir::ops::kResizeNearest ? 1 : 0, xs[2], xs[3],
-                     ys[2], ys[3], fill},
-                    {},
-                    0};
-    for (size_t a = 0; a < 2; ++a) {
-      int64_t inSize = xs[2 + a], outSize = ys[2 + a];
-      double scale = scales.empty() ? double(outSize) / double(inSize) : scales[a];
-      double roi0 = roi.size() == 4 ? roi[a] : 0, roi1 = roi.size() == 4 ? roi[2 + a] : 1;
-      for (int64_t o = 0; o < outSize; ++o) {
-        ir::ops::Taps tp = ir::ops::resizeHostTaps(p, o, scale, inSize, outSize, roi0, roi1);
-        call.ia.insert(call.ia.end(),
-                       {tp.outside ? 1 : 0, tp.n, tp.idx[0], tp.idx[1], tp.idx[2], tp.idx[3]});
-        call.fa.insert(call.fa.end(), {tp.w[0], tp.w[1], tp.w[2], tp.w[3]});
-      }
-    }
-    return call;
-  });
-  // grid_sample: ia = [mode, padding_mode, align_corners] (tensor_ops.h).
-  table.add("grid_sample", [](const ir::Attrs &attrs, const HostOpTypes &) -> Expected<KernelCall> {
-    std::string mode = attrs.getString("mode"), pm = attrs.getString("padding_mode");
-    return KernelCall{"grid_sample",
-                      {mode == "nearest"   ? TK_GS_NEAREST
-                       : mode == "bicubic" ? TK_GS_BICUBIC
-                                           : TK_GS_BILINEAR,
-                       pm == "border"       ? TK_GS_BORDER
-                       : pm == "reflection" ? TK_GS_REFLECTION
-                                            : TK_GS_ZEROS,
-                       attrs.getBool("align_corners") ? 1 : 0},
-                      {},
-                      0};
-  });
-  // roi_align: ia = [output_height, output_width, sampling_ratio,
-  // half_pixel, max_mode], fa = [spatial_scale].
-  table.add("roi_align", [](const ir::Attrs &attrs, const HostOpTypes &) -> Expected<KernelCall> {
-    return KernelCall{"roi_align",
-                      {attrs.getInt("output_height"), attrs.getInt("output_width"),
-                       attrs.getInt("sampling_ratio"),
-                       attrs.getString("coordinate_transformation_mode") == "half_pixel" ? 1 : 0,
-                       attrs.getString("mode") == "max" ? 1 : 0},
-                      {attrs.getFloat("spatial_scale")},
-                      0};
-  });
 }
 
 } // namespace

@@ -17,7 +17,8 @@
 //             has unless oneDNN would run its reference kernel there; a
 //             concat whose inputs are contiguous pieces of its result (batch
 //             1 along the channels) has its producers write them there, as
-//             views of its buffer, and no step of its own (lower.cpp);
+//             views of its buffer, and no step of its own (lower.cpp,
+//             lower_ops.cpp, lower_concat.cpp);
 //   outputs   each function output is bound to the caller's tensor: the
 //             producer writes there directly when its layout is plain,
 //             otherwise a reorder does (plan.cpp);
@@ -96,7 +97,7 @@ private:
   void findReorderedConstants();
   const void *constData(int logical) const;
 
-  // lower.cpp
+  // lower.cpp, lower_ops.cpp, lower_concat.cpp
   void lower(size_t index);
   void lowerProduct(size_t index, const OpInfo &info, bool fuse = true);
   void lowerPool(FNode &n, const OpInfo &info);

@@ -103,7 +103,7 @@ void analyzeLayerNorm(const OpDesc &op, OpInfo &info) {
   int64_t axis = normalizeAxis(intAttr(op, "axis", -1), xs.size());
   Dims inner(xs.begin() + axis, xs.end());
   // Scale and shift of the normalised shape, or broadcasting to it
-  // (InstanceNormalization's [1]: the plan expands them, lower.cpp).
+  // (InstanceNormalization's [1]: the plan expands them, lower_ops.cpp).
   for (size_t i = 1; i < op.inputs.size(); ++i) {
     const Dims &ps = inputShape(op, i);
     bool broadcasts = ps.size() <= inner.size();

@@ -52,7 +52,7 @@ struct Buffer {
   int first = -1, last = -1;  // Temp: the steps that touch it
   // A view: these bytes are `within` bytes into buffer `parent` (never a
   // view itself), whose kind and place they take. A concat's inputs are
-  // views of its result when their producers can write there (lower.cpp).
+  // views of its result when their producers can write there (lower_concat.cpp).
   int parent = -1;
   size_t within = 0;
 };

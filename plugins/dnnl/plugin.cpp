@@ -12,7 +12,8 @@
 //                 oneDNN primitives (shared by checker and runtime)
 //   checker.cpp   ops, patterns, decline reasons
 //   plan.cpp      a function as primitives over buffers (values, layouts,
-//   lower.cpp     reorders, fusion, outputs, arena), built once at init
+//   lower*.cpp    reorders, fusion, outputs, arena), built once at init
+//   max_pool.cpp  the one kernel of the plugin's own (oneDNN's is slow)
 //   runtime.cpp   the module: per-call contexts, zero-copy binding, execute
 //   codegen.cpp   codegen and the "dnnl" module factory
 //
