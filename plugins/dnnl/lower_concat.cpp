@@ -103,7 +103,7 @@ bool PlanBuilder::concatInPlace(FNode &n, const OpInfo &info, const std::vector<
                                 const std::vector<int> &bufs, const memory::desc &dst) {
   const Dims &ys = n.node->outputs[0].shape;
   const size_t axis = size_t(info.axis);
-  if (axis >= ys.size() || mds.size() != n.ins.size())
+  if (axis >= ys.size())
     return false;
   for (size_t d = 0; d < axis; ++d)
     if (ys[d] != 1)

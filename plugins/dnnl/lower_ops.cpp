@@ -35,7 +35,7 @@ bool PlanBuilder::lowerOwnMaxPool(FNode &n, const OpInfo &info) {
   for (auto [tag, block] : {std::pair{Tag::nchw, int64_t(1)}, std::pair{Tag::nChw8c, int64_t(8)},
                             std::pair{Tag::nChw16c, int64_t(16)}, std::pair{Tag::nhwc, C}})
     if (memory::desc(dnnlDims(xs), kF32, tag) == src.md) {
-      layout = ChannelBlocks{block, block == C ? 1 : (C + block - 1) / block};
+      layout = ChannelBlocks{block, (C + block - 1) / block};
       dstMd = memory::desc(dnnlDims(ys), kF32, tag);
       break;
     }
@@ -44,10 +44,11 @@ bool PlanBuilder::lowerOwnMaxPool(FNode &n, const OpInfo &info) {
   MaxPoolShape shape;
   shape.N = xs[0], shape.H = xs[2], shape.W = xs[3], shape.OH = ys[2], shape.OW = ys[3];
   shape.layout = *layout;
-  shape.KH = info.kernel[0], shape.KW = info.kernel[1];
-  shape.SH = info.strides[0], shape.SW = info.strides[1];
-  shape.DH = info.dilation[0] + 1, shape.DW = info.dilation[1] + 1;
-  shape.padTop = info.padL[0], shape.padLeft = info.padL[1];
+  for (size_t i = 0; i < 2; ++i) { // (oneDNN's conventions: dilation 0 = dense)
+    shape.window.k[i] = info.kernel[i], shape.window.s[i] = info.strides[i];
+    shape.window.d[i] = info.dilation[i] + 1, shape.window.p0[i] = info.padL[i];
+    shape.window.p1[i] = info.padR[i];
+  }
   consumed(n);
   const int dst = newBuffer(Buffer::Kind::Temp, dstMd->get_size());
   addOwnStep(

@@ -41,24 +41,25 @@ __attribute__((always_inline)) inline void poolRow(const float *__restrict x, fl
                                                    int64_t oh, const MaxPoolShape &s,
                                                    const Taps *columns, int64_t lanes) {
   const int64_t L = B > 0 ? B : lanes;
-  const Taps rows = tapsInside(oh * s.SH - s.padTop, s.KH, s.DH, s.H);
-  const int64_t h0 = oh * s.SH - s.padTop;
+  const sdk::Window2d &win = s.window;
+  const int64_t h0 = oh * win.s[0] - win.p0[0];
+  const Taps rows = tapsInside(h0, win.k[0], win.d[0], s.H);
   for (int64_t ow = 0; ow < s.OW; ++ow) {
     float *__restrict out = y + ow * L;
-    const int64_t w0 = ow * s.SW - s.padLeft;
+    const int64_t w0 = ow * win.s[1] - win.p0[1];
     const Taps cols = columns[ow];
     if (rows.first == rows.end || cols.first == cols.end) {
       std::memset(out, 0, size_t(L) * sizeof(float)); // no input element: 0
       continue;
     }
-    const float *first = x + ((h0 + rows.first * s.DH) * s.W + w0 + cols.first * s.DW) * L;
+    const float *first = x + ((h0 + rows.first * win.d[0]) * s.W + w0 + cols.first * win.d[1]) * L;
     if constexpr (B > 0) {
       // The block in registers (GCC's vector extension: one or two AVX2
       // vectors, SSE2 pairs in the default clone): one max per tap.
       typedef float Block __attribute__((vector_size(B * sizeof(float))));
       Block m, p;
       std::memcpy(&m, first, sizeof m);
-      const int64_t rowStep = s.DH * s.W * B, tapStep = s.DW * B;
+      const int64_t rowStep = win.d[0] * s.W * B, tapStep = win.d[1] * B;
       const int64_t taps = cols.end - cols.first;
       const float *row = first;
       for (int64_t kh = rows.first; kh < rows.end; ++kh, row += rowStep) {
@@ -73,9 +74,9 @@ __attribute__((always_inline)) inline void poolRow(const float *__restrict x, fl
       for (int64_t l = 0; l < L; ++l)
         out[l] = first[l];
       for (int64_t kh = rows.first; kh < rows.end; ++kh) {
-        const float *row = x + (h0 + kh * s.DH) * s.W * L;
+        const float *row = x + (h0 + kh * win.d[0]) * s.W * L;
         for (int64_t kw = cols.first; kw < cols.end; ++kw) {
-          const float *p = row + (w0 + kw * s.DW) * L;
+          const float *p = row + (w0 + kw * win.d[1]) * L;
           for (int64_t l = 0; l < L; ++l)
             out[l] = p[l] > out[l] ? p[l] : out[l];
         }
@@ -132,7 +133,8 @@ void maxPool2d(const float *x, float *y, const MaxPoolShape &s) {
   // Each column's taps, once (two divisions each).
   std::vector<Taps> columns(size_t(s.OW));
   for (int64_t ow = 0; ow < s.OW; ++ow)
-    columns[size_t(ow)] = tapsInside(ow * s.SW - s.padLeft, s.KW, s.DW, s.W);
+    columns[size_t(ow)] =
+        tapsInside(ow * s.window.s[1] - s.window.p0[1], s.window.k[1], s.window.d[1], s.W);
   if (outputs < (int64_t(1) << 13) || omp_get_max_threads() == 1) {
     run(x, y, s, columns.data(), 0, tasks);
     return;

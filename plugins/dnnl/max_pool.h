@@ -18,6 +18,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "tessera/sdk/op_helpers.hpp"
+
 #include <cstdint>
 
 namespace tessera::dnnl_plugin {
@@ -33,9 +35,7 @@ struct ChannelBlocks {
 struct MaxPoolShape {
   int64_t N = 1, H = 1, W = 1, OH = 1, OW = 1;
   ChannelBlocks layout; // the input's and the output's
-  int64_t KH = 1, KW = 1, SH = 1, SW = 1;
-  int64_t DH = 1, DW = 1; // between taps (1: dense)
-  int64_t padTop = 0, padLeft = 0;
+  sdk::Window2d window; // kernel, strides, dilation (1: dense), pads
 };
 
 /// y = max_pool2d(x) over the calling thread's OpenMP threads.
