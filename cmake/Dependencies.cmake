@@ -3,6 +3,7 @@
 # ../shared/DEPENDENCIES.md.
 find_package(fmt CONFIG REQUIRED)
 find_package(spdlog CONFIG REQUIRED)
+find_package(ZLIB REQUIRED) # the runtime inflates compressed host code; tools read .npz
 find_package(dlpack CONFIG REQUIRED)          # its config says 0.1.0: ask for no version
 find_package(nlohmann_json 3 CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)

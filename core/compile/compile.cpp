@@ -16,6 +16,8 @@
 #include "partition/report.h"
 #include "plugin/registry.h"
 #include "runtime/artifact.h"
+#include "runtime/deflate.h"
+#include "runtime/host_levels.h"
 #include "tessera/c/runtime.h"
 
 #include <fmt/ranges.h>
@@ -60,11 +62,59 @@ nlohmann::json symbolsJson(const runtime::Plan &plan) {
   return out;
 }
 
+/// The host code built for one CPU.
+struct HostCodeLevel {
+  codegen::HostBuildInfo info;
+  std::string bytes;  // as written: raw for the first level, else compressed
+  uint64_t size = 0;  // the shared object's size
+  uint32_t section = 0;
+  bool zlib = false;
+};
+
+/// The host code for each CPU of `cpus`, best first (most ISA extensions;
+/// the most portable last). The most portable is the artifact's first host
+/// code section, raw; the others follow, compressed (runtime/host_levels.h).
+Expected<std::vector<HostCodeLevel>>
+buildHostLevels(const std::vector<codegen::HostStepSpec> &steps, const CompileOptions &options,
+                const std::function<void(std::string_view)> &progress) {
+  std::vector<std::string> cpus = options.hostCpus;
+  if (cpus.empty())
+    cpus.push_back(options.codegen.cpu);
+  std::vector<HostCodeLevel> levels(cpus.size());
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    codegen::CodegenOptions level = options.codegen;
+    level.cpu = cpus[i];
+    TS_ASSIGN_OR_RETURN(levels[i].bytes,
+                        codegen::buildHostLibrary(steps, level, &levels[i].info, progress));
+    levels[i].size = levels[i].bytes.size();
+  }
+  std::stable_sort(levels.begin(), levels.end(), [](const HostCodeLevel &a, const HostCodeLevel &b) {
+    return a.info.features.size() > b.info.features.size();
+  });
+  for (size_t i = 0; i + 1 < levels.size(); ++i) {
+    levels[i].section = uint32_t(levels.size() - 1 - i); // after the portable one
+    levels[i].zlib = true;
+    TS_ASSIGN_OR_RETURN(levels[i].bytes, runtime::deflateBytes(levels[i].bytes));
+  }
+  if (levels.size() > 1 && progress) {
+    std::vector<std::string> sizes;
+    for (const HostCodeLevel &l : levels)
+      sizes.push_back(l.zlib ? fmt::format("{} {} KiB ({} KiB compressed)", l.info.cpu,
+                                           l.size / 1024, l.bytes.size() / 1024)
+                             : fmt::format("{} {} KiB", l.info.cpu, l.size / 1024));
+    progress(fmt::format("host code for {} CPUs, the best one this CPU has runs: {}",
+                         levels.size(), fmt::join(sizes, ", ")));
+  }
+  return levels;
+}
+
 /// The metadata section: {"format", "tessera_version", "inputs", "outputs",
-/// "target", "plugins", "regions", "host_steps", "arena_bytes",
+/// "target", "host_code", "plugins", "regions", "host_steps", "arena_bytes",
 /// "weights_bytes"}, read by the runtime (runtime/session.h) and inspect.
+/// "target" is the most portable host code's.
 std::string metadataJson(const LoweredModel &lowered, const std::vector<CompiledRegion> &regions,
-                         const codegen::HostBuildInfo &host, const std::string &placement) {
+                         const std::vector<HostCodeLevel> &levels,
+                         const codegen::HostBuildInfo &portable, const std::string &placement) {
   const runtime::Plan &plan = lowered.plan;
   nlohmann::json inputs = nlohmann::json::array(), outputs = nlohmann::json::array();
   for (uint32_t id : plan.inputs)
@@ -98,12 +148,24 @@ std::string metadataJson(const LoweredModel &lowered, const std::vector<Compiled
                       {"inputs", inputs},
                       {"outputs", outputs},
                       {"target",
-                       {{"triple", host.triple}, {"cpu", host.cpu}, {"features", host.features}}},
+                       {{"triple", portable.triple},
+                        {"cpu", portable.cpu},
+                        {"features", portable.features}}},
                       {"plugins", plugins},
                       {"regions", regionList},
                       {"host_steps", lowered.hostSteps.size()},
                       {"arena_bytes", plan.arenaBytes},
                       {"weights_bytes", plan.weightsBytes}};
+  if (!levels.empty()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const HostCodeLevel &l : levels)
+      list.push_back({{"cpu", l.info.cpu},
+                      {"features", l.info.features},
+                      {"section", l.section},
+                      {"encoding", l.zlib ? "zlib" : "raw"},
+                      {"size", l.size}});
+    j["host_code"] = std::move(list);
+  }
   if (!plan.symbols.empty()) // absent from static artifacts
     j["symbols"] = symbolsJson(plan);
   if (!placement.empty()) // how the placement was chosen (compile/placement.h)
@@ -131,6 +193,47 @@ size_t countMainOps(const ir::Module &m) {
 }
 
 } // namespace
+
+Status setCpus(CompileOptions &options, std::string_view list) {
+  std::vector<std::string> cpus;
+  size_t fewest = SIZE_MAX;
+  std::string portable;
+  for (size_t start = 0; start <= list.size();) {
+    size_t comma = std::min(list.find(',', start), list.size());
+    std::string cpu(list.substr(start, comma - start));
+    start = comma + 1;
+    if (cpu.empty())
+      return Error::format("--mcpu '{}': an empty CPU name in the list", list);
+    if (std::find(cpus.begin(), cpus.end(), cpu) != cpus.end())
+      return Error::format("--mcpu '{}': '{}' is listed twice", list, cpu);
+    codegen::CodegenOptions one = options.codegen;
+    one.cpu = cpu;
+    TS_ASSIGN_OR_RETURN(std::vector<std::string> features, codegen::cpuFeatures(one));
+    if (features.size() < fewest)
+      fewest = features.size(), portable = cpu;
+    cpus.push_back(std::move(cpu));
+  }
+  options.codegen.cpu = portable;
+  options.hostCpus = cpus.size() > 1 ? std::move(cpus) : std::vector<std::string>{};
+  return okStatus();
+}
+
+std::string cpuRunHere(const CompileOptions &options) {
+  std::vector<runtime::HostLevel> levels;
+  for (const std::string &cpu : options.hostCpus) {
+    codegen::CodegenOptions one = options.codegen;
+    one.cpu = cpu;
+    auto features = codegen::cpuFeatures(one);
+    if (!features)
+      continue;
+    levels.push_back({cpu, std::move(*features)});
+  }
+  std::stable_sort(levels.begin(), levels.end(), [](const auto &a, const auto &b) {
+    return a.features.size() > b.features.size();
+  });
+  auto chosen = runtime::chooseHostLevel(levels);
+  return chosen ? levels[*chosen].cpu : options.codegen.cpu;
+}
 
 Expected<CompileResult> compileModule(const ir::Module &input, const CompileOptions &options,
                                       const plugin::PluginRegistry *registry) {
@@ -199,12 +302,12 @@ Expected<CompileResult> compileModule(const ir::Module &input, const CompileOpti
   TS_ASSIGN_OR_RETURN(LoweredModel lowered, lowerMain(m, regions));
 
   runtime::ArtifactWriter writer;
-  codegen::HostBuildInfo info;
-  info.cpu = options.codegen.cpu;
-  std::string hostCode;
+  std::vector<HostCodeLevel> levels;
+  codegen::HostBuildInfo portable;
+  portable.cpu = options.codegen.cpu;
   if (!lowered.hostSteps.empty()) {
-    TS_ASSIGN_OR_RETURN(
-        hostCode, codegen::buildHostLibrary(lowered.hostSteps, options.codegen, &info, progress));
+    TS_ASSIGN_OR_RETURN(levels, buildHostLevels(lowered.hostSteps, options, progress));
+    portable = levels.back().info;
   }
   const runtime::Plan &plan = lowered.plan;
   progress(fmt::format("memory: arena {} bytes ({} without reuse), weights {} bytes{}",
@@ -227,11 +330,13 @@ Expected<CompileResult> compileModule(const ir::Module &input, const CompileOpti
   }
 
   writer.add(runtime::SectionKind::Metadata,
-             metadataJson(lowered, regions, info, options.placementJson));
+             metadataJson(lowered, regions, levels, portable, options.placementJson));
   writer.add(runtime::SectionKind::Plan, runtime::serializePlan(plan));
   writer.add(runtime::SectionKind::Weights, std::move(lowered.weights));
-  if (!hostCode.empty())
-    writer.add(runtime::SectionKind::HostCode, std::move(hostCode));
+  for (size_t section = 0; section < levels.size(); ++section)
+    for (HostCodeLevel &l : levels)
+      if (l.section == section)
+        writer.add(runtime::SectionKind::HostCode, std::move(l.bytes));
   for (CompiledRegion &r : regions)
     writer.add(runtime::SectionKind::ExternalModule, std::move(r.moduleSection));
 

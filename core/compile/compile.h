@@ -36,9 +36,18 @@ class PluginRegistry;
 
 namespace tessera::compile {
 
+/// What `--mcpu` and Python's `mcpu` mean when not given: host code for
+/// x86-64-v3 (AVX2 and FMA: every x86-64 server since Haswell and Zen 1) and
+/// for x86-64-v4 (AVX-512), one shared object each; the runtime loads the
+/// best the CPU has (runtime/host_levels.h, docs/design/0022).
+inline constexpr std::string_view kDefaultCpus = "x86-64-v3,x86-64-v4";
+
 struct CompileOptions {
   std::vector<std::string> targets; // in priority order; empty: host only
+  /// codegen.cpu is the CPU of plugin modules (ccompiler's C), and of the
+  /// host code unless `hostCpus` lists several: one shared object each.
   codegen::CodegenOptions codegen;
+  std::vector<std::string> hostCpus;
   /// Called with a line per phase ("partitioning", "codegen dnnl (3 regions)",
   /// "host code: 41 steps", ...).
   std::function<void(std::string_view)> progress;
@@ -60,6 +69,18 @@ struct CompileResult {
   size_t hostSteps = 0, externalSteps = 0;
   uint64_t arenaBytes = 0, weightsBytes = 0;
 };
+
+/// Sets options.codegen.cpu and options.hostCpus from an `--mcpu` value: a
+/// CPU ("x86-64-v3", "native", "znver4") or a comma-separated list of them.
+/// codegen.cpu becomes the one with the fewest ISA extensions (the most
+/// portable: plugin modules are built for it). An error names an empty
+/// entry, a CPU LLVM does not know, or one listed twice.
+Status setCpus(CompileOptions &options, std::string_view list);
+
+/// The CPU of options' host code this machine runs (the runtime's choice,
+/// runtime/host_levels.h): what placement by measurement times. The most
+/// portable (codegen.cpu) when this machine runs none.
+std::string cpuRunHere(const CompileOptions &options);
 
 /// `m` must have @main with inferred types. Plugins come from `registry`
 /// (required when targets are given).

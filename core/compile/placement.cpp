@@ -449,6 +449,7 @@ Expected<std::optional<Placement>> applyPlacement(const ir::Module &m,
     po.budgetSeconds = request.budgetSeconds;
     po.threads = request.threads;
     po.codegen = options.codegen;
+    po.codegen.cpu = cpuRunHere(options); // the host code this machine runs
     po.hostNodes = options.hostNodes;
     po.progress = request.progress;
     TS_ASSIGN_OR_RETURN(p, measurePlacement(m, options.targets, *registry, po));

@@ -9,6 +9,9 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu_features.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -177,6 +180,16 @@ std::string cpuBrand() {
   }
 #endif
   return "this CPU";
+}
+
+Status requireCpuFeatures(const std::vector<std::string> &needed, std::string_view what) {
+  std::vector<std::string> missing = missingCpuFeatures(needed);
+  if (missing.empty())
+    return okStatus();
+  return Error::format("{} needs {}; this CPU ({}) lacks {}; recompile with --mcpu={} or for "
+                       "this machine (--mcpu=native)",
+                       what, fmt::join(missing, ", "), cpuBrand(),
+                       missing.size() == 1 ? "it" : "them", x86Level());
 }
 
 } // namespace tessera::runtime

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "support/error.h"
 #include "support/export.h"
 
 #include <optional>
@@ -41,5 +42,11 @@ TESSERA_RT_EXPORT std::string x86Level();
 
 /// The running CPU as CPUID names it ("AMD EPYC 9B14"), for messages.
 TESSERA_RT_EXPORT std::string cpuBrand();
+
+/// Refuses code that needs features of `needed` this CPU lacks: "`what`
+/// needs avx512f, avx512bw; this CPU (brand) lacks them; recompile with
+/// --mcpu=x86-64-v3 or for this machine (--mcpu=native)".
+TESSERA_RT_EXPORT Status requireCpuFeatures(const std::vector<std::string> &needed,
+                                            std::string_view what);
 
 } // namespace tessera::runtime

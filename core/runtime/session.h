@@ -68,6 +68,9 @@ public:
   const Plan &plan() const;
   /// Where the model came from (the path, or the display name).
   const std::string &display() const;
+  /// The CPU the host code loaded was built for (one of the artifact's
+  /// levels, runtime/host_levels.h); "" without host code.
+  const std::string &hostCpu() const;
 
 private:
   friend class SessionImpl;

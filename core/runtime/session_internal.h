@@ -241,6 +241,7 @@ public:
   Plan plan;
   detail::AlignedBytes weights;
   detail::HostLibrary host;
+  std::string hostCpu; // the level of host code loaded (runtime/host_levels.h)
   std::vector<tessera_host_fn_t> hostFns;               // per step (null unless Host)
   std::vector<std::unique_ptr<plugin::PluginModule>> modules; // per plan module
   std::vector<plugin::PluginFunction> functions;              // per step (unbound unless External)

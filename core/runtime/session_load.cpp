@@ -15,6 +15,8 @@
 #include "plugin/registry.h"
 #include "runtime/artifact.h"
 #include "runtime/cpu_features.h"
+#include "runtime/deflate.h"
+#include "runtime/host_levels.h"
 #include "runtime/host_abi.h"
 #include "runtime/session_internal.h"
 
@@ -133,15 +135,9 @@ Status requireCpuFeatures(const json &entry, std::string_view where,
     return Error::format("metadata: '{}.features' is not a list of strings", where);
   for (const json &f : list)
     needed.push_back(f.get<std::string>());
-  std::vector<std::string> missing = missingCpuFeatures(needed);
-  if (missing.empty())
-    return okStatus();
   const std::string cpu =
       entry.contains("cpu") && entry["cpu"].is_string() ? entry["cpu"].get<std::string>() : "";
-  return Error::format("{} needs {}; this CPU ({}) lacks {}; recompile with --mcpu={} or for "
-                       "this machine (--mcpu=native)",
-                       what(cpu), fmt::join(missing, ", "), cpuBrand(),
-                       missing.size() == 1 ? "it" : "them", x86Level());
+  return runtime::requireCpuFeatures(needed, what(cpu));
 }
 
 #if defined(__x86_64__)
@@ -150,24 +146,51 @@ constexpr std::string_view kArch = "x86_64";
 constexpr std::string_view kArch = "aarch64";
 #endif
 
-/// Refuses host code built for another architecture, or for CPU features
-/// this CPU lacks (metadata "target": triple and features), before any of
-/// it is mapped: it would die of SIGILL in the middle of a run.
-Status checkHostTarget(const json &meta) {
+/// Refuses host code built for another architecture (metadata "target":
+/// triple) before any of it is mapped; the CPU features of its levels are
+/// chosen among by chooseHostLevel (runtime/host_levels.h).
+Status checkHostTriple(const json &meta) {
+#if defined(__x86_64__) || defined(__aarch64__)
   if (!meta.contains("target") || !meta["target"].is_object())
     return okStatus(); // written before the target was recorded
   const json &target = meta["target"];
-#if defined(__x86_64__) || defined(__aarch64__)
   if (target.contains("triple") && target["triple"].is_string()) {
     const std::string triple = target["triple"].get<std::string>();
     if (std::string_view(triple).substr(0, triple.find('-')) != kArch)
       return Error::format("host code is for {}; this machine is {}: recompile the model here",
                            triple, kArch);
   }
+#else
+  (void)meta;
 #endif
-  return requireCpuFeatures(target, "target", [](std::string_view cpu) {
-    return cpu.empty() ? std::string("host code") : fmt::format("host code (compiled for {})", cpu);
-  });
+  return okStatus();
+}
+
+/// The bytes of the host code level this process runs (`chosen` names its
+/// CPU), inflated when compressed; empty when the artifact has none.
+Expected<std::string_view> chooseHostCode(const json &meta, std::string_view metaBytes,
+                                          const std::vector<Section> &sections,
+                                          std::string &inflated, std::string &chosen) {
+  TS_ASSIGN_OR_RETURN(std::vector<HostLevel> levels, hostLevels(metaBytes, sections.size()));
+  if (levels.empty())
+    return std::string_view();
+  TS_RETURN_IF_ERROR(checkHostTriple(meta));
+  TS_ASSIGN_OR_RETURN(size_t i, chooseHostLevel(levels));
+  const HostLevel &level = levels[i];
+  chosen = level.cpu;
+  std::string_view bytes = sections[level.section].bytes;
+  if (!level.zlib) {
+    if (level.size && level.size != bytes.size())
+      return Error::format("the host code for {} has {} bytes, the metadata says {}", level.cpu,
+                           bytes.size(), level.size);
+    return bytes;
+  }
+  auto out = inflateBytes(bytes, level.size);
+  if (!out)
+    return std::move(out).error().addContext(
+        fmt::format("the host code for {} (host code section {})", level.cpu, level.section));
+  inflated = std::move(*out);
+  return std::string_view(inflated);
 }
 
 /// The plugin modules' needs (metadata "regions": {"symbol", "plugin",
@@ -272,6 +295,9 @@ const Plan &LoadedModel::plan() const {
 const std::string &LoadedModel::display() const {
   return impl_->display;
 }
+const std::string &LoadedModel::hostCpu() const {
+  return impl_->hostCpu;
+}
 
 namespace {
 
@@ -334,13 +360,14 @@ loadVerified(const Artifact &artifact, std::shared_ptr<LoadedModel> model, Loade
                            "says '{}'",
                            i, ref.section, sections[ref.section].typeKey, ref.typeKey);
   }
-  TS_ASSIGN_OR_RETURN(std::string_view hostCode, one(SectionKind::HostCode, false));
+  std::string inflated;
+  TS_ASSIGN_OR_RETURN(std::string_view hostCode,
+                      chooseHostCode(meta, metaBytes, artifact.sectionsOf(SectionKind::HostCode),
+                                     inflated, m.hostCpu));
   const bool hasHostSteps = std::any_of(plan.steps.begin(), plan.steps.end(),
                                         [](const Step &s) { return s.kind == StepKind::Host; });
   if (hasHostSteps && hostCode.empty())
     return Error("the plan has host steps but the artifact has no host code section");
-  if (!hostCode.empty())
-    TS_RETURN_IF_ERROR(checkHostTarget(meta));
   TS_RETURN_IF_ERROR(checkModuleTargets(meta));
 
   // 3. A plugin for every module (discovering plugins only when needed).

@@ -1,7 +1,7 @@
 //===- tools/cmd_compile.cpp - `tessera compile` ---------------------------===//
 //
 //   tessera compile MODEL [--target LIST] [--input-shape NAME=D0,D1,...]...
-//                   [--mcpu CPU] [--opt-level N] [--jobs N] [--time-phases]
+//                   [--mcpu CPU[,CPU...]] [--opt-level N] [--jobs N] [--time-phases]
 //                   -o OUT.tsr
 //
 // MODEL is an ONNX file (.onnx, imported as `tessera import` does) or text
@@ -39,7 +39,7 @@ namespace {
 struct CompileArgs {
   std::string model, out;
   std::vector<std::string> targets, inputShapes, onHost;
-  std::string cpu = codegen::CodegenOptions{}.cpu;
+  std::string cpu{compile::kDefaultCpus};
   int optLevel = 2;
   unsigned jobs = 0;
   bool timePhases = false;
@@ -133,7 +133,7 @@ Status run(const CompileArgs &a) {
   compile::CompileOptions options;
   options.targets = a.targets;
   options.hostNodes = a.onHost;
-  options.codegen.cpu = a.cpu;
+  TS_RETURN_IF_ERROR(compile::setCpus(options, a.cpu));
   options.codegen.optLevel = a.optLevel;
   options.codegen.threads = a.jobs;
   options.progress = [&clock](std::string_view line) {
@@ -197,10 +197,11 @@ Subcommand addCompileCommand(CLI::App &app) {
   addOnHostOption(*cmd, args->onHost);
   addPluginTimeoutOption(*cmd);
   cmd->add_option("--mcpu", args->cpu,
-                  "CPU the host code is for: an x86-64 level (x86-64, x86-64-v2, x86-64-v3, "
-                  "x86-64-v4), an LLVM CPU name (znver4, skylake-avx512), or native (this "
-                  "machine's CPU and features). The artifact refuses to load on a CPU that "
-                  "lacks what it needs")
+                  "CPUs the host code is for, comma-separated: x86-64 levels (x86-64, "
+                  "x86-64-v2, x86-64-v3, x86-64-v4), LLVM CPU names (znver4, skylake-avx512), "
+                  "or native (this machine's CPU and features). One shared object each; the "
+                  "runtime loads the best one the CPU has (TESSERA_HOST_CPU forces one) and "
+                  "refuses a CPU that runs none. Plugins compile for the most portable one")
       ->capture_default_str();
   cmd->add_option("--opt-level", args->optLevel, "Host code optimisation level, 0-3")
       ->capture_default_str();

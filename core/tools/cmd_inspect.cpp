@@ -24,6 +24,7 @@
 #include "plugin/registry.h"
 #include "runtime/artifact.h"
 #include "runtime/cpu_features.h"
+#include "runtime/host_levels.h"
 #include "runtime/plan.h"
 
 #include <nlohmann/json.hpp>
@@ -98,6 +99,17 @@ Expected<json> describe(const std::string &path) {
   if (meta.is_discarded() || !meta.is_object())
     return Error::format("{}: the metadata section is not a JSON object", path);
   out["metadata"] = meta;
+  // Which host code level this machine runs (runtime/host_levels.h).
+  auto levels = runtime::hostLevels(meta.dump(),
+                                    artifact.sectionsOf(runtime::SectionKind::HostCode).size());
+  if (!levels)
+    return std::move(levels).error().addContext(path);
+  if (!levels->empty()) {
+    auto here = runtime::chooseHostLevel(*levels);
+    out["host_code_here"] = here ? json((*levels)[*here].cpu) : json(nullptr);
+    if (!here)
+      out["host_code_refused"] = here.error().str();
+  }
 
   auto plans = artifact.sectionsOf(runtime::SectionKind::Plan);
   if (plans.size() != 1)
@@ -212,8 +224,33 @@ void printText(const json &d, bool steps) {
       std::cout << fmt::format("  this CPU ({}) lacks: {}: the artifact will not load here\n",
                                runtime::cpuBrand(), fmt::join(missing, " "));
   };
-  if (meta.value("host_steps", 0) > 0)
+  const json hostLevels = meta.value("host_code", json::array());
+  if (meta.value("host_steps", 0) > 0 && hostLevels.size() <= 1) {
     needs(target, "host code");
+  } else if (meta.value("host_steps", 0) > 0) {
+    std::cout << fmt::format("Host code for {} CPUs, the first this CPU runs is loaded "
+                             "(TESSERA_HOST_CPU=CPU forces one):\n",
+                             hostLevels.size());
+    for (const json &l : hostLevels) {
+      std::vector<std::string> names;
+      for (const json &f : l.value("features", json::array()))
+        if (f.is_string())
+          names.push_back(f.get<std::string>());
+      std::cout << fmt::format("  {}, {} KiB{}\n    needs: {}\n", l.value("cpu", "?"),
+                               l.value("size", uint64_t(0)) / 1024,
+                               l.value("encoding", "") == "zlib" ? " (stored compressed)" : "",
+                               fmt::join(names, " "));
+      if (auto missing = runtime::missingCpuFeatures(names); !missing.empty())
+        std::cout << fmt::format("    this CPU ({}) lacks: {}\n", runtime::cpuBrand(),
+                                 fmt::join(missing, " "));
+    }
+    if (d.contains("host_code_here") && d["host_code_here"].is_string())
+      std::cout << fmt::format("  this machine runs the host code for {}\n",
+                               d["host_code_here"].get<std::string>());
+    else
+      std::cout << fmt::format("  the artifact will not load here: {}\n",
+                               d.value("host_code_refused", std::string()));
+  }
   for (const json &r : meta.value("regions", json::array()))
     if (r.is_object() && r.contains("cpu") && r["cpu"].is_string())
       needs(r, fmt::format("region {} ({}, compiled for {})", r.value("symbol", "?"),

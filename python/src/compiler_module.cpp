@@ -144,8 +144,10 @@ py::tuple compileModel(const py::object &model, const py::object &targets,
       throw py::type_error("on_host must be a list of node names, e.g. ['/final/ConvTranspose']");
     options.hostNodes = onHost.cast<std::vector<std::string>>();
   }
-  if (!mcpu.is_none())
-    options.codegen.cpu = mcpu.cast<std::string>();
+  const std::string cpus = mcpu.is_none() ? std::string(compile::kDefaultCpus)
+                                           : mcpu.cast<std::string>();
+  if (Status s = compile::setCpus(options, cpus); !s.ok())
+    raiseCompile(s.error());
   if (!optLevel.is_none()) {
     int level = optLevel.cast<int>();
     if (level < 0 || level > 3)

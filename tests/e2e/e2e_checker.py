@@ -51,9 +51,11 @@ class Checker:
             print(f"FAIL: {what}" + (f"\n  {detail}" if detail else ""))
         return cond
 
-    def tool(self, *args, rc=0):
-        """Runs tessera; its exit status must be `rc` (None: any)."""
-        r = subprocess.run([self.tessera, *args], capture_output=True, text=True)
+    def tool(self, *args, rc=0, env=None):
+        """Runs tessera (with `env` added to the environment); its exit
+        status must be `rc` (None: any)."""
+        r = subprocess.run([self.tessera, *args], capture_output=True, text=True,
+                           env=None if env is None else {**os.environ, **env})
         if rc is not None and r.returncode != rc:
             raise RuntimeError(f"tessera {' '.join(args)}: exit {r.returncode} (wanted {rc})\n"
                                f"{r.stdout}{r.stderr}")

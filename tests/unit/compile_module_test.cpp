@@ -16,6 +16,7 @@
 #include "ir/parser.h"
 #include "plugin/registry.h"
 #include "runtime/artifact.h"
+#include "runtime/cpu_features.h"
 #include "runtime/session.h"
 
 #include <nlohmann/json.hpp>
@@ -155,6 +156,42 @@ TEST_CASE("compileModule: portable CPU and every opt level", "[compile]") {
     options.codegen.optLevel = level;
     compile::CompileResult r = compileAndRun(kModel, options, nullptr);
     CHECK(metadataOf(r.artifact)["target"]["cpu"] == "x86-64");
+  }
+}
+
+TEST_CASE("compileModule: host code for several CPUs, the runtime loads one", "[compile]") {
+  compile::CompileOptions options;
+  // Given in any order; the lowest is x86-64-v2, whatever the machine.
+  REQUIRE(compile::setCpus(options, "x86-64-v3,x86-64-v2").ok());
+  CHECK(options.codegen.cpu == "x86-64-v2");
+  CHECK(options.hostCpus == std::vector<std::string>{"x86-64-v3", "x86-64-v2"});
+  compile::CompileResult r = compileAndRun(kModel, options, nullptr);
+  nlohmann::json meta = metadataOf(r.artifact);
+  REQUIRE(meta["host_code"].size() == 2);
+  CHECK(meta["host_code"][0]["cpu"] == "x86-64-v3");
+  CHECK(meta["host_code"][0]["encoding"] == "zlib");
+  CHECK(meta["host_code"][1]["cpu"] == "x86-64-v2");
+  CHECK(meta["host_code"][1]["section"] == 0);
+  CHECK(meta["target"]["cpu"] == "x86-64-v2");
+  auto artifact = runtime::Artifact::fromBytes(r.artifact, "levels");
+  REQUIRE(artifact.ok());
+  auto sections = artifact->sectionsOf(runtime::SectionKind::HostCode);
+  REQUIRE(sections.size() == 2);
+  CHECK(sections[0].bytes.size() == meta["host_code"][1]["size"].get<size_t>());
+  CHECK(sections[1].bytes.size() < meta["host_code"][0]["size"].get<size_t>() / 2);
+  // The runtime's choice: v3 where the CPU has it (compileAndRun ran it).
+  auto model = runtime::LoadedModel::load(r.artifact, "levels");
+  REQUIRE(model.ok());
+  CHECK((*model)->hostCpu() ==
+        (runtime::missingCpuFeatures(meta["host_code"][0]["features"]).empty() ? "x86-64-v3"
+                                                                               : "x86-64-v2"));
+  // One CPU: no list.
+  REQUIRE(compile::setCpus(options, "native").ok());
+  CHECK(options.codegen.cpu == "native");
+  CHECK(options.hostCpus.empty());
+  for (const char *bad : {"", "x86-64-v3,", "x86-64-v3,x86-64-v3", "x86-64-v3,pentium9000"}) {
+    INFO(bad);
+    CHECK(!compile::setCpus(options, bad).ok());
   }
 }
 
