@@ -33,9 +33,9 @@ struct CodegenOptions {
   /// LLVM CPU name, or an x86-64 level ("x86-64", "x86-64-v2", "-v3",
   /// "-v4"); "native" (or "") for the compiling machine's CPU and features.
   /// The default, x86-64-v3 (AVX2 + FMA: Haswell, Zen 1 and every x86
-  /// server since), makes artifacts that run where they are copied; code
-  /// for this machine alone is a few percent faster (ResNet-50 host-only on
-  /// Zen 4: 101 ms native, 105 ms x86-64-v3).
+  /// server since), makes code that runs where it is copied. One build is
+  /// for one CPU; `tessera compile` builds an artifact's host code for
+  /// several (compile::kDefaultCpus, docs/design/0017).
   std::string cpu = "x86-64-v3";
   /// Optimisation level (0-3).
   int optLevel = 2;

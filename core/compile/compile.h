@@ -39,7 +39,7 @@ namespace tessera::compile {
 /// What `--mcpu` and Python's `mcpu` mean when not given: host code for
 /// x86-64-v3 (AVX2 and FMA: every x86-64 server since Haswell and Zen 1) and
 /// for x86-64-v4 (AVX-512), one shared object each; the runtime loads the
-/// best the CPU has (runtime/host_levels.h, docs/design/0022).
+/// best the CPU has (runtime/host_levels.h, docs/design/0017).
 inline constexpr std::string_view kDefaultCpus = "x86-64-v3,x86-64-v4";
 
 struct CompileOptions {

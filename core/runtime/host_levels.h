@@ -20,7 +20,7 @@
 // environment variable TESSERA_HOST_CPU names one (as ONEDNN_MAX_CPU_ISA
 // caps oneDNN): for tests, and for users who want the same code on every
 // machine. A CPU that runs no level gets the lowest level's missing
-// features by name (docs/design/0010, 0022).
+// features by name (docs/design/0010, 0017).
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -37,7 +37,9 @@ def compile(model, targets=DEFAULT_TARGETS, input_shapes=None, mcpu=None, opt_le
     targets: plugins to offload to, in priority order (default none: everything on the host,
         as `tessera compile` without --target).
     input_shapes: {input name: shape} for an ONNX model's symbolic dims.
-    mcpu: the CPU the host code is for ("x86-64-v3", "native", ...); None: the default.
+    mcpu: the CPUs the host code is for, comma-separated ("x86-64-v3", "native", ...);
+        None: "x86-64-v3,x86-64-v4", one shared object each, the runtime loads the best
+        one the CPU has (TESSERA_HOST_CPU forces one).
     opt_level: host code optimisation level 0-3; None: 2.
     placement: "priority" (each op to the first target that takes it) or "measure" (regions
         and candidate partitions timed on this machine, the fastest kept; cached in
