@@ -231,6 +231,34 @@ TEST_CASE("conv2d host kernel", "[host-kernels][host-kernels-nn]") {
     CHECK_CASE("conv2d", A{{"pads", Ints{1, 1, 1, 1}}},
                {in(T(DType::F32, {1, 5, 6, 7})), cst(T(DType::F32, {150, 5, 3, 3}))});
   }
+  SECTION("taps gathered into the GEMM's panels, or by im2col") {
+    // The lowering gathers the taps in the GEMM (static sizes, up to 72
+    // output channels a group, column stride 1, output rows of whole
+    // 64-byte panels) or writes im2col: each geometry with 24 output
+    // channels a group and with 80 (always im2col). Padded edges, dilation,
+    // row strides, groups, f64 (8-lane panels), a 7x7 window.
+    for (int64_t o : {24, 80}) {
+      INFO("output channels " << o);
+      CHECK_CASE("conv2d", A{{"pads", Ints{1, 1, 1, 1}}},
+                 {in(T(DType::F32, {1, 3, 5, 64})), cst(T(DType::F32, {o, 3, 3, 3}))});
+      CHECK_CASE("conv2d", A{{"pads", Ints{0, 2, 1, 0}}, {"dilation", Ints{1, 2}}},
+                 {in(T(DType::F32, {2, 4, 6, 34})), cst(T(DType::F32, {o, 4, 2, 3}))});
+      CHECK_CASE("conv2d", A{{"strides", Ints{2, 1}}, {"pads", Ints{1, 1, 1, 1}}},
+                 {in(T(DType::F32, {1, 5, 9, 48})), cst(T(DType::F32, {o, 5, 3, 3}))});
+      CHECK_CASE("conv2d", A{{"groups", int64_t(2)}, {"pads", Ints{0, 1, 0, 0}}},
+                 {in(T(DType::F64, {1, 6, 7, 16})), cst(T(DType::F64, {2 * o, 3, 3, 2}))});
+      CHECK_CASE("conv2d", A{{"pads", Ints{3, 3, 3, 3}}},
+                 {in(T(DType::F32, {1, 3, 11, 32})), cst(T(DType::F32, {o, 3, 7, 7}))});
+      CHECK_CASE("conv2d",
+                 A{{"strides", Ints{3, 1}}, {"dilation", Ints{2, 1}}, {"pads", Ints{2, 1, 0, 1}}},
+                 {in(T(DType::F32, {1, 2, 20, 32})), cst(T(DType::F32, {o, 2, 3, 3}))});
+      // Not gathered whatever the channels: rows of 37, column stride 3.
+      CHECK_CASE("conv2d", A{{"pads", Ints{0, 2, 1, 0}}, {"dilation", Ints{1, 2}}},
+                 {in(T(DType::F32, {2, 4, 6, 39})), cst(T(DType::F32, {o, 4, 2, 3}))});
+      CHECK_CASE("conv2d", A{{"strides", Ints{2, 3}}, {"pads", Ints{1, 1, 1, 1}}},
+                 {in(T(DType::F32, {1, 5, 9, 50})), cst(T(DType::F32, {o, 5, 3, 3}))});
+    }
+  }
   SECTION("random geometries") {
     std::mt19937_64 rng(1234);
     auto pick = [&](int64_t lo, int64_t hi) {

@@ -226,6 +226,8 @@ template <typename T> struct Gemm {
   int64_t batches;
   int32_t brank;
   const int64_t *bshape, *a_bstride, *b_bstride;
+  /// What a B packer other than StridedB reads (a conv's shape).
+  const void *aux;
 };
 
 template <typename T>
@@ -296,6 +298,16 @@ inline void packB(const Gemm<T> &g, const T *B, int64_t k0, int64_t kc, int64_t 
       dst[jj] = jj < nr ? b[jj * g.b_ns] : T(0);
 }
 
+/// gemmTile's B panels packed from B with its strides (B[k, n] at
+/// B[k*b_ks + n*b_ns]); a kernel whose B is a function of another tensor
+/// (conv2d: the taps of the input, nn_conv.cpp) packs its own.
+template <typename T> struct StridedB {
+  static void pack(const Gemm<T> &g, const T *B, int64_t k0, int64_t kc, int64_t j, int64_t nr,
+                   T *dst) {
+    packB<T>(g, B, k0, kc, j, nr, dst);
+  }
+};
+
 /// One 64-byte vector of T (NR lanes); GCC and clang vector extensions.
 template <typename T> struct Vec64 {
   typedef T type __attribute__((vector_size(64)));
@@ -355,7 +367,7 @@ inline void microKernel(int64_t kc, const T *a, int64_t rs, int64_t ks, const T 
 }
 
 /// One tile of one batch: C[i0:i1, j0:j1].
-template <typename T>
+template <typename T, typename PackB>
 inline void gemmTile(const Gemm<T> &g, const T *A, const T *B, T *C, int64_t i0, int64_t i1,
                      int64_t j0, int64_t j1) {
   constexpr int NR = kNR<T>;
@@ -371,7 +383,7 @@ inline void gemmTile(const Gemm<T> &g, const T *A, const T *B, T *C, int64_t i0,
     packA<T>(g, A, iDirect, i1, k0, kc, ap);
     for (int64_t j = j0; j < j1; j += NR) {
       int64_t nr = tkMin<int64_t>(NR, j1 - j);
-      packB<T>(g, B, k0, kc, j, nr, bp);
+      PackB::pack(g, B, k0, kc, j, nr, bp);
       int64_t i = i0;
       for (; i < iDirect; i += kMR)
         microKernel<T>(kc, A + i * g.a_rs + k0, g.a_rs, 1, bp, C + i * g.c_rs + j, g.c_rs, kMR,
@@ -443,7 +455,7 @@ template <typename T> struct GemmRun {
   int64_t rows; // rows of a tile (gemmTile): M split evenly, a multiple of kMR
 };
 
-template <typename T> void gemmBody(void *closure, int64_t begin, int64_t end) {
+template <typename T, typename PackB> void gemmBody(void *closure, int64_t begin, int64_t end) {
   const GemmRun<T> &r = *(const GemmRun<T> *)closure;
   const Gemm<T> &g = *r.g;
   for (int64_t t = begin; t < end; ++t) {
@@ -458,7 +470,7 @@ template <typename T> void gemmBody(void *closure, int64_t begin, int64_t end) {
       gemmDotRow<T>(g, A, B, C, im, j0, j1);
     } else {
       int64_t i0 = im * r.rows, j0 = in * kNT;
-      gemmTile<T>(g, A, B, C, i0, tkMin(g.M, i0 + r.rows), j0, tkMin(g.N, j0 + kNT));
+      gemmTile<T, PackB>(g, A, B, C, i0, tkMin(g.M, i0 + r.rows), j0, tkMin(g.N, j0 + kNT));
     }
   }
 }
@@ -466,8 +478,9 @@ template <typename T> void gemmBody(void *closure, int64_t begin, int64_t end) {
 /// Runs the GEMM on the runtime's threads: tiles (or, with `dot`, rows by
 /// column blocks) of every batch are independent. The rows are split into
 /// tiles of equal height (64 rows are one tile of 64, not 60 and 4: each
-/// tile packs all of B once).
-template <typename T>
+/// tile packs all of B once). PackB makes B's panels (`dot` reads B as
+/// strided).
+template <typename T, typename PackB = StridedB<T>>
 inline void gemmRun(const Gemm<T> &g, bool dot, const tessera_host_ctx_t *ctx) {
   if (g.M <= 0 || g.N <= 0 || g.batches <= 0)
     return;
@@ -479,7 +492,7 @@ inline void gemmRun(const Gemm<T> &g, bool dot, const tessera_host_ctx_t *ctx) {
     r.rows = ((g.M + r.tm - 1) / r.tm + kMR - 1) / kMR * kMR; // <= kMT
     r.tm = (g.M + r.rows - 1) / r.rows;
   }
-  tk_parallel_for(ctx, g.batches * r.tm * r.tn, &gemmBody<T>, &r);
+  tk_parallel_for(ctx, g.batches * r.tm * r.tn, &gemmBody<T, PackB>, &r);
 }
 
 /// dst[c*rows + r] = src[r*cols + c] for `count` matrices of rows x cols.
