@@ -195,26 +195,29 @@ size_t countMainOps(const ir::Module &m) {
 } // namespace
 
 Status setCpus(CompileOptions &options, std::string_view list) {
-  std::vector<std::string> cpus;
-  size_t fewest = SIZE_MAX;
-  std::string portable;
+  std::vector<std::pair<std::string, size_t>> cpus; // with their feature counts
   for (size_t start = 0; start <= list.size();) {
     size_t comma = std::min(list.find(',', start), list.size());
     std::string cpu(list.substr(start, comma - start));
     start = comma + 1;
     if (cpu.empty())
       return Error::format("--mcpu '{}': an empty CPU name in the list", list);
-    if (std::find(cpus.begin(), cpus.end(), cpu) != cpus.end())
+    if (std::any_of(cpus.begin(), cpus.end(), [&](const auto &c) { return c.first == cpu; }))
       return Error::format("--mcpu '{}': '{}' is listed twice", list, cpu);
     codegen::CodegenOptions one = options.codegen;
     one.cpu = cpu;
     TS_ASSIGN_OR_RETURN(std::vector<std::string> features, codegen::cpuFeatures(one));
-    if (features.size() < fewest)
-      fewest = features.size(), portable = cpu;
-    cpus.push_back(std::move(cpu));
+    cpus.emplace_back(std::move(cpu), features.size());
   }
-  options.codegen.cpu = portable;
-  options.hostCpus = cpus.size() > 1 ? std::move(cpus) : std::vector<std::string>{};
+  // Best first, as buildHostLevels orders the levels: the last is the most
+  // portable.
+  std::stable_sort(cpus.begin(), cpus.end(),
+                   [](const auto &a, const auto &b) { return a.second > b.second; });
+  options.codegen.cpu = cpus.back().first;
+  options.hostCpus.clear();
+  if (cpus.size() > 1)
+    for (auto &c : cpus)
+      options.hostCpus.push_back(std::move(c.first));
   return okStatus();
 }
 

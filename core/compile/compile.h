@@ -71,10 +71,11 @@ struct CompileResult {
 };
 
 /// Sets options.codegen.cpu and options.hostCpus from an `--mcpu` value: a
-/// CPU ("x86-64-v3", "native", "znver4") or a comma-separated list of them.
-/// codegen.cpu becomes the one with the fewest ISA extensions (the most
-/// portable: plugin modules are built for it). An error names an empty
-/// entry, a CPU LLVM does not know, or one listed twice.
+/// CPU ("x86-64-v3", "native", "znver4") or a comma-separated list of them,
+/// kept best first (most ISA extensions; ties in the order given).
+/// codegen.cpu becomes the last, the most portable (plugin modules are
+/// built for it). An error names an empty entry, a CPU LLVM does not know,
+/// or one listed twice.
 Status setCpus(CompileOptions &options, std::string_view list);
 
 /// The CPU of options' host code this machine runs (the runtime's choice,

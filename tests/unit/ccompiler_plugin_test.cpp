@@ -13,6 +13,7 @@
 // are plugin_test_harness.h's (shared with the other plugins' tests).
 //
 //===----------------------------------------------------------------------===//
+#include "scoped_env.h"
 #include "plugin_test_harness.h"
 
 #include "plugin/registry.h"
@@ -42,25 +43,7 @@ const plugin::LoadedPlugin &thePlugin() {
   return *p;
 }
 
-/// Sets an environment variable for the scope, then restores it.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, const char *value) : name_(name) {
-    if (const char *old = std::getenv(name))
-      old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-
-private:
-  const char *name_;
-  std::optional<std::string> old_;
-};
+using test::ScopedEnv;
 
 /// Codegen of the builder's graph through the plugin; the error message or
 /// "".

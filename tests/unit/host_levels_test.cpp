@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include <catch2/catch.hpp>
 
+#include "scoped_env.h"
+
 #include "runtime/cpu_features.h"
 #include "runtime/deflate.h"
 #include "runtime/host_levels.h"
@@ -16,28 +18,12 @@
 
 using namespace tessera;
 using namespace tessera::runtime;
+using tessera::test::ScopedEnv;
 
 namespace {
 
-/// Sets an environment variable for one scope.
-struct ScopedEnv {
-  ScopedEnv(const char *name, const char *value) : name(name) {
-    if (const char *old = std::getenv(name))
-      saved = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (saved)
-      ::setenv(name, saved->c_str(), 1);
-    else
-      ::unsetenv(name);
-  }
-  const char *name;
-  std::optional<std::string> saved;
-};
-
-/// A known feature this CPU lacks (AVX-512 or AMX on every CPU that will
-/// run this test for years), so that a level needing it never runs here.
+/// A known feature this CPU lacks (no CPU has them all: AMD's xop and fma4
+/// against Intel's AMX), so that a level needing it never runs here.
 std::string lackedFeature() {
   for (std::string_view f : knownCpuFeatures())
     if (cpuHas(f) == false)
