@@ -419,6 +419,9 @@ TEST_CASE("pooling host kernels", "[host-kernels][host-kernels-nn]") {
       CHECK_CASE("global_avg_pool2d", A{}, {in(T(d, {2, 3, 5, 4}))});
   }
   CHECK_CASE("max_pool2d", A{{"pool_size", Ints{2, 2}}}, {in(T(DType::F32, {0, 3, 4, 4}))});
+  // Windows wider than 16 columns: the window loop instead of tap ranges.
+  CHECK_CASE("max_pool2d", A{{"pool_size", Ints{2, 17}}, {"pads", Ints{0, 3, 1, 2}}},
+             {in(T(DType::F32, {1, 2, 4, 21}))});
   // Interior rows as vectors of outputs, in chunks of 256 (Inception v3's
   // 3x3 stride-1 average pools), the border by the window loop.
   for (DType d : {DType::F32, DType::F64}) {

@@ -75,39 +75,91 @@ inline bool rowInside(const PoolJob &j, int64_t oh) {
   return ih0 >= 0 && ih0 + (j.KH - 1) * j.dh < j.H;
 }
 
+/// Where the taps of a window row read the input, the same for every
+/// output row: tap kw covers the outputs [lo, hi) whose input column it
+/// reads, and is the first tap of the window for [lo, firstHi): those left
+/// of the previous tap's range (the taps inside a window form one block, so
+/// an output inside tap kw's range and the previous one's has had its
+/// first). Outputs outside [coveredLo, coveredHi) read no input column.
+struct PoolColumns {
+  static constexpr int64_t kMaxTaps = 16;
+  int64_t lo[kMaxTaps], hi[kMaxTaps], firstHi[kMaxTaps];
+  int64_t coveredLo, coveredHi;
+};
+
+inline PoolColumns poolColumns(const PoolJob &j) {
+  PoolColumns c;
+  c.coveredLo = j.OW, c.coveredHi = 0;
+  int64_t prevLo = j.OW; // none yet
+  for (int64_t kw = 0; kw < j.KW; ++kw) {
+    const int64_t off = kw * j.dw - j.pl; // iw = ow*sw + off
+    const int64_t lo = tkMin(j.OW, tkMax<int64_t>(0, ceilDiv(-off, j.sw)));
+    const int64_t hi = tkMax(lo, tkMin(j.OW, ceilDiv(j.W - off, j.sw)));
+    c.lo[kw] = lo, c.hi[kw] = hi, c.firstHi[kw] = tkMin(hi, tkMax(lo, prevLo));
+    if (lo < hi) {
+      prevLo = lo;
+      c.coveredLo = tkMin(c.coveredLo, lo), c.coveredHi = tkMax(c.coveredHi, hi);
+    }
+  }
+  return c;
+}
+
+/// Output row oh of a plane of floats, tap by tap over ranges of outputs
+/// (vectorised), every output included: in the window's first row inside
+/// the input, a tap sets the outputs it is the first tap of, and every
+/// other tap keeps the greater, as windowMax does (a leading NaN sticks, a
+/// later one never wins). Outputs no tap covers get 0.
+template <typename S, bool UNIT>
+inline void maxPoolRow(const PoolJob &j, const PoolColumns &c, const S *x, S *y, int64_t oh) {
+  const int64_t sw = UNIT ? 1 : j.sw, ih0 = oh * j.sh - j.pt;
+  int64_t khLo = 0, khHi = j.KH; // the taps' rows inside the input
+  while (khLo < j.KH && ih0 + khLo * j.dh < 0)
+    ++khLo;
+  while (khHi > khLo && ih0 + (khHi - 1) * j.dh >= j.H)
+    --khHi;
+  if (khLo >= khHi || c.coveredLo >= c.coveredHi) {
+    for (int64_t ow = 0; ow < j.OW; ++ow)
+      y[ow] = S(0);
+    return;
+  }
+  for (int64_t ow = 0; ow < c.coveredLo; ++ow)
+    y[ow] = S(0);
+  for (int64_t ow = c.coveredHi; ow < j.OW; ++ow)
+    y[ow] = S(0);
+  for (int64_t kh = khLo; kh < khHi; ++kh) {
+    const S *row = x + (ih0 + kh * j.dh) * j.W;
+    for (int64_t kw = 0; kw < j.KW; ++kw) {
+      const S *tap = row + kw * j.dw - j.pl;
+      const int64_t lo = c.lo[kw], hi = c.hi[kw], firstHi = kh == khLo ? c.firstHi[kw] : lo;
+      for (int64_t ow = lo; ow < firstHi; ++ow)
+        y[ow] = tap[ow * sw];
+      for (int64_t ow = firstHi; ow < hi; ++ow) {
+        S v = tap[ow * sw];
+        y[ow] = v > y[ow] ? v : y[ow];
+      }
+    }
+  }
+}
+
 template <int DT> void maxPoolBody(void *closure, int64_t begin, int64_t end) {
   using D = Dt<DT>;
   const PoolJob &j = *(const PoolJob *)closure;
   const typename D::S *xall = (const typename D::S *)j.a->in[0].data;
   typename D::S *yall = (typename D::S *)j.a->out[0].data;
-  const auto [owLo, owHi] = interiorColumns(j);
+  constexpr bool kFloat = DT == TK_F32 || DT == TK_F64;
+  const bool byRanges = kFloat && j.KW <= PoolColumns::kMaxTaps;
+  const PoolColumns cols = byRanges ? poolColumns(j) : PoolColumns{};
   for (int64_t plane = begin; plane < end; ++plane) {
     const typename D::S *x = xall + plane * j.H * j.W;
     typename D::S *y = yall + plane * j.OH * j.OW;
     for (int64_t oh = 0; oh < j.OH; ++oh) {
-      int64_t ih0 = oh * j.sh - j.pt;
-      if constexpr (DT == TK_F32 || DT == TK_F64) {
-        if (rowInside(j, oh) && owLo < owHi) {
-          // Tap by tap over a row of interior outputs (vectorised): the
-          // first tap, then each later one where it is greater, as
-          // windowMax does (a leading NaN sticks, a later one never wins).
-          using S = typename D::S;
-          S *yrow = y + oh * j.OW;
-          for (int64_t ow = 0; ow < owLo; ++ow)
-            yrow[ow] = windowMax<DT>(j, x, oh, ow).best;
-          const S *first = x + ih0 * j.W - j.pl;
-          for (int64_t ow = owLo; ow < owHi; ++ow)
-            yrow[ow] = first[ow * j.sw];
-          for (int64_t kh = 0; kh < j.KH; ++kh)
-            for (int64_t kw = kh == 0 ? 1 : 0; kw < j.KW; ++kw) {
-              const S *tap = x + (ih0 + kh * j.dh) * j.W - j.pl + kw * j.dw;
-              for (int64_t ow = owLo; ow < owHi; ++ow) {
-                S v = tap[ow * j.sw];
-                yrow[ow] = v > yrow[ow] ? v : yrow[ow];
-              }
-            }
-          for (int64_t ow = owHi; ow < j.OW; ++ow)
-            yrow[ow] = windowMax<DT>(j, x, oh, ow).best;
+      if constexpr (kFloat) {
+        if (byRanges && j.sw == 1) {
+          maxPoolRow<typename D::S, true>(j, cols, x, y + oh * j.OW, oh);
+          continue;
+        }
+        if (byRanges) {
+          maxPoolRow<typename D::S, false>(j, cols, x, y + oh * j.OW, oh);
           continue;
         }
       }
