@@ -245,6 +245,10 @@ const char *tessera_model_metadata_json(const tessera_model_t *model) {
   return liveModel(model) ? model->model->metadataJson().c_str() : "";
 }
 
+const char *tessera_model_host_cpu(const tessera_model_t *model) {
+  return liveModel(model) ? model->model->hostCpu().c_str() : "";
+}
+
 tessera_status_t *tessera_session_create(const tessera_model_t *model,
                                          const tessera_session_options_t *options,
                                          tessera_session_t **out_session) {

@@ -530,7 +530,11 @@ PYBIND11_MODULE(_runtime, m) {
       .def_property_readonly("symbols", &PyModel::symbols,
                              "name -> (lo, hi) of each symbolic dim (hi None: unbounded)")
       .def_property_readonly("metadata_json",
-                             [](const PyModel &p) { return p.model.metadataJson(); });
+                             [](const PyModel &p) { return p.model.metadataJson(); })
+      .def_property_readonly(
+          "host_cpu", [](const PyModel &p) { return p.model.hostCpu(); },
+          "the CPU level of the host code loaded ('x86-64-v3'; TESSERA_HOST_CPU forces "
+          "one); '' without host code");
 
   bindProfile(m);
 

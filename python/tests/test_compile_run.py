@@ -48,6 +48,23 @@ def test_compile_from_bytes_and_modelproto(models):
         np.testing.assert_array_equal(rt.Session(art).run({"x": x})["y"], affine_reference(x))
 
 
+def test_host_code_levels(models):
+    """The default builds x86-64-v3 and v4; the model says which one it loaded."""
+    x = np.linspace(-2, 2, 6, dtype=np.float32).reshape(2, 3)
+    art = tessera.compile(models["affine"], targets=[])
+    meta = json.loads(rt.Model(art).metadata_json)
+    levels = [level["cpu"] for level in meta["host_code"]]
+    assert levels == ["x86-64-v4", "x86-64-v3"]
+    with open("/proc/cpuinfo") as f:
+        flags = next(line for line in f if line.startswith("flags")).split()
+    v4 = {"avx512f", "avx512dq", "avx512cd", "avx512bw", "avx512vl"} <= set(flags)
+    assert rt.Model(art).host_cpu == ("x86-64-v4" if v4 else "x86-64-v3")
+    one = tessera.compile(models["affine"], targets=[], mcpu="x86-64-v2")
+    assert rt.Model(one).host_cpu == "x86-64-v2"
+    assert "host_code" in json.loads(rt.Model(one).metadata_json)
+    np.testing.assert_array_equal(rt.Session(one).run({"x": x})["y"], affine_reference(x))
+
+
 def test_artifact_save_load_and_metadata(models, tmp_path):
     art = tessera.compile(models["cnn"], targets=["dnnl", "ccompiler"], opt_level=1,
                           mcpu="x86-64-v2")

@@ -18,6 +18,7 @@
 #include "runtime/artifact.h"
 #include "runtime/cpu_features.h"
 #include "runtime/session.h"
+#include "tessera/c/runtime.h"
 
 #include <nlohmann/json.hpp>
 
@@ -182,9 +183,15 @@ TEST_CASE("compileModule: host code for several CPUs, the runtime loads one", "[
   // The runtime's choice: v3 where the CPU has it (compileAndRun ran it).
   auto model = runtime::LoadedModel::load(r.artifact, "levels");
   REQUIRE(model.ok());
-  CHECK((*model)->hostCpu() ==
-        (runtime::missingCpuFeatures(meta["host_code"][0]["features"]).empty() ? "x86-64-v3"
-                                                                               : "x86-64-v2"));
+  const std::string here =
+      runtime::missingCpuFeatures(meta["host_code"][0]["features"]).empty() ? "x86-64-v3"
+                                                                            : "x86-64-v2";
+  CHECK((*model)->hostCpu() == here);
+  tessera_model_t *handle = nullptr; // what an app sees
+  tessera_status_t *status = tessera_model_load_bytes(r.artifact.data(), r.artifact.size(), &handle);
+  REQUIRE(status == nullptr);
+  CHECK(std::string(tessera_model_host_cpu(handle)) == here);
+  tessera_model_release(handle);
   // One CPU: no list.
   REQUIRE(compile::setCpus(options, "native").ok());
   CHECK(options.codegen.cpu == "native");

@@ -173,6 +173,7 @@ TEST_CASE("C API: short buffers, output names, released handles", "[runtime]") {
   CHECK(tessera_model_num_inputs(model) == 0);
   CHECK(tessera_model_input_name(model, 0) == nullptr);
   CHECK(std::string(tessera_model_metadata_json(model)).empty());
+  CHECK(std::string(tessera_model_host_cpu(model)).empty());
   auto modelGone = take(tessera_model_input_info(model, 0, nullptr, nullptr, nullptr));
   CHECK(modelGone.second ==
         "model is not a live handle (released already, or not from tessera_model_load)");

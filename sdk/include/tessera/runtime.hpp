@@ -233,6 +233,8 @@ public:
                 });
   }
   std::string metadataJson() const { return tessera_model_metadata_json(get()); }
+  /// The CPU level of host code loaded ("x86-64-v3"); "" without host code.
+  std::string hostCpu() const { return tessera_model_host_cpu(get()); }
 
   /// A symbolic dim: its name and inclusive bounds (hi < 0: none). A
   /// negative dim d of an input's or output's shape is symbol -1 - d.

@@ -191,6 +191,12 @@ TESSERA_RUNTIME_API tessera_status_t *tessera_model_symbol(const tessera_model_t
 /* The artifact's metadata (JSON: inputs, outputs, target, plugins, regions,
  * sizes), valid while the model lives. */
 TESSERA_RUNTIME_API const char *tessera_model_metadata_json(const tessera_model_t *model);
+/* The CPU the host code this process loaded was built for: one of the
+ * artifact's levels (x86-64-v3 or x86-64-v4 by default, the best this CPU
+ * runs; the environment variable TESSERA_HOST_CPU forces one). "" when the
+ * artifact has no host code or records no CPU, or for a handle that is not
+ * live. Valid while the model lives. */
+TESSERA_RUNTIME_API const char *tessera_model_host_cpu(const tessera_model_t *model);
 
 /*===-- Sessions -----------------------------------------------------------===*/
 
