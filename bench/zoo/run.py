@@ -455,8 +455,8 @@ def main():
                     help="do not npm-install onnxruntime-node when it is missing")
     ap.add_argument("--mcpu", default="native",
                     help="tessera compile --mcpu (default: native, tuned for this machine as ORT's "
-                         "kernels are, by dispatch at run time; tessera compile's own default "
-                         "is the portable x86-64-v3)")
+                         "kernels are, by dispatch at run time; tessera compile's own default, "
+                         "x86-64-v3,x86-64-v4, loads the best of the two levels the CPU runs)")
     ap.add_argument("--timeout", type=int, default=1800,
                     help="seconds before a compile or run counts as failed (default: 1800)")
     args = ap.parse_args()
