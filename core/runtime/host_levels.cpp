@@ -127,17 +127,15 @@ Expected<size_t> chooseHostLevel(const std::vector<HostLevel> &levels) {
   for (size_t i = 0; i < levels.size(); ++i)
     if (missingCpuFeatures(levels[i].features).empty())
       return i;
-  // The last level is the most portable one: what it needs is what to say.
+  // None fits, the last (the most portable) included: what it needs is what
+  // to say.
   std::string what = name(levels.back());
   if (levels.size() > 1) {
     cpus.pop_back();
     what = fmt::format("host code (compiled for {}, also for {})", levels.back().cpu,
                        fmt::join(cpus, ", "));
   }
-  Status s = requireCpuFeatures(levels.back().features, what);
-  if (s.ok()) // a lower level fits after all: cannot happen
-    return levels.size() - 1;
-  return std::move(s).error();
+  return requireCpuFeatures(levels.back().features, what).error();
 }
 
 } // namespace tessera::runtime
