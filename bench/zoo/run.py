@@ -85,6 +85,17 @@ CONFIGS = {"host": [], "dnnl": ["--target", "dnnl"], "ccompiler": ["--target", "
            # dnnl alone, placed by measurement at one thread (issue 40: regions that lose
            # withheld node by node; the 1-thread column is the one it is tuned for).
            "dnnl_measure": ["--target", "dnnl", "--placement", "measure", "--tune-threads", "1"]}
+
+
+def compile_flags(config, mcpu):
+    """`tessera compile`'s flags for a configuration: CONFIGS[base], and
+    --mcpu as the config's "@CPU" suffix says (`host@x86-64-v3`; @default:
+    no --mcpu, tessera compile's own default), else `mcpu` (run.py --mcpu)."""
+    base, at, cpu = config.partition("@")
+    cpu = cpu if at else mcpu
+    return CONFIGS[base] + ([] if cpu == "default" else ["--mcpu", cpu])
+
+
 TESSERA_LATENCY = re.compile(r"median ([0-9.]+) ms")
 ORT_LATENCY = re.compile(r"latency_ms median=([0-9.]+)")
 RTOL = 1e-3
@@ -233,8 +244,8 @@ def bench_model(name, args, paths, ort_ok):
     tsr = {}
     for config in args.configs:
         path = os.path.join(paths["out"], "tsr", f"{name}_{config}.tsr")
-        cmd = [paths["tessera"], "compile", onnx_path, "-o", path, "--mcpu", args.mcpu]
-        cmd += CONFIGS[config]
+        cmd = [paths["tessera"], "compile", onnx_path, "-o", path]
+        cmd += compile_flags(config, args.mcpu)
         try:
             # Placement measurements cached with the outputs (a second run reuses them).
             stdout, seconds = run(cmd, args.timeout,
@@ -333,9 +344,13 @@ def render(records, args, ort_ok):
     impls = configs + ["ort"]
     short = {"host": "h", "dnnl": "d", "ccompiler": "c", "json": "j", "best": "b", "measure": "m",
              "dnnl_measure": "dm"}
+
+    def abbrev(config):
+        base, at, cpu = config.partition("@")
+        return short[base] + at + cpu
     head = (["model", "T"] + [f"{c} ms" for c in configs] + ["ORT ms"]
             + [f"{c}/ORT" for c in configs]
-            + [f"compile s ({'/'.join(short[c] for c in configs)})", "match", "flag"])
+            + [f"compile s ({'/'.join(abbrev(c) for c in configs)})", "match", "flag"])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     failures, ratios = [], {(c, t): [] for c in configs for t in args.threads}
     for rec in records:
@@ -404,7 +419,8 @@ def render(records, args, ort_ok):
         f"Compiled with `--mcpu {args.mcpu}`. Configurations: host = no "
         "--target (all on the host); dnnl, ccompiler, json = `--target` that plugin; best = "
         "`--target dnnl,ccompiler,json`, plugins in priority order; measure = the same with "
-        "`--placement measure` (docs/design/0015). X/ORT = Tessera's median / ORT's: below 1 Tessera is faster. "
+        "`--placement measure` (docs/design/0015); X@CPU = X compiled with `--mcpu CPU` "
+        "(X@default: with tessera compile's own default, x86-64-v3,x86-64-v4). X/ORT = Tessera's median / ORT's: below 1 Tessera is faster. "
         "compile s = wall seconds of `tessera compile` per configuration (x: failed). "
         f"match: every output of every configuration within {RTOL:g} x (max - min) of ORT's "
         "at the same T" + "".join(f" ({m}'s {o}: {t:g})" for (m, o), t in RTOL_OF.items()) +
@@ -444,7 +460,9 @@ def main():
                     help="comma-separated models: export.py's, or any NAME with NAME.onnx and "
                          "NAME_inputs.npz in OUT/models (default: all of export.py's)")
     ap.add_argument("--configs", default=",".join(CONFIGS),
-                    help="comma-separated configurations (default: all): " + ", ".join(CONFIGS))
+                    help="comma-separated configurations (default: all): " + ", ".join(CONFIGS)
+                         + "; each may end in @CPU, compiled with --mcpu CPU instead of --mcpu's "
+                         "(host@default,host: tessera compile's default beside native)")
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts (default: 1,2)")
     ap.add_argument("--repeat", type=int, default=20, help="timed runs per median (default: 20)")
     ap.add_argument("--warmup", type=int, default=3, help="ORT's warm-up runs (default: 3)")
@@ -463,9 +481,11 @@ def main():
     args.models = [m for m in args.models.split(",") if m]
     args.configs = [c for c in args.configs.split(",") if c]
     args.threads = [int(t) for t in args.threads.split(",") if t]
-    unknown = [c for c in args.configs if c not in CONFIGS]
+    unknown = [c for c in args.configs if c.partition("@")[0] not in CONFIGS]
     if unknown:
-        sys.exit(f"run.py: unknown configs {', '.join(unknown)}; known: {', '.join(CONFIGS)}")
+        sys.exit(f"run.py: unknown configs {', '.join(unknown)}; known: {', '.join(CONFIGS)} "
+                 "(each may end in @CPU: compiled with --mcpu CPU; @default: with tessera "
+                 "compile's default)")
     out = args.out = args.out or os.path.join(args.build, "zoo")
     paths = {"tessera": os.path.join(args.build, "core", "tools", "tessera"),
              "ort": os.path.join(args.build, "ort"), "out": out,
@@ -499,7 +519,8 @@ def main():
         json.dump({"date": datetime.datetime.now().isoformat(timespec="seconds"),
                    "cpu": cpu_name(), "cpus": os.cpu_count(),
                    "options": {k: v for k, v in vars(args).items()},
-                   "configs": {c: CONFIGS[c] for c in args.configs}, "rtol": RTOL,
+                   "configs": {c: compile_flags(c, args.mcpu) for c in args.configs},
+                   "rtol": RTOL,
                    "records": records, "failures": failures}, f, indent=2)
     return 1 if failures else 0
 

@@ -214,7 +214,6 @@ public:
     }
     new llvm::GlobalVariable(m_, i32_, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
                              b_.getInt32(TESSERA_HOST_ABI_VERSION), "tessera_host_abi_version");
-    const std::string cpu = tm.getTargetCPU().str(), features = tm.getTargetFeatureString().str();
     for (llvm::Function &f : m_) {
       if (f.isDeclaration())
         continue;
@@ -229,10 +228,8 @@ public:
         f.removeFnAttr(llvm::Attribute::OptimizeNone);
         f.addFnAttr(llvm::Attribute::AlwaysInline);
       }
-      f.removeFnAttr("tune-cpu");
-      f.addFnAttr("target-cpu", cpu);
-      f.addFnAttr("target-features", features);
     }
+    retarget(m_, tm);
     // The library marks the fast_math.h exports used, so that its bitcode
     // keeps them; here only what the steps call is kept.
     for (const char *name : {"llvm.used", "llvm.compiler.used"})
@@ -426,19 +423,39 @@ Expected<std::vector<std::string>> cpuFeatures(const CodegenOptions &options) {
   return enabledCpuFeatures(*tm);
 }
 
-Expected<std::string> buildHostLibrary(const std::vector<HostStepSpec> &steps,
-                                       const CodegenOptions &options, HostBuildInfo *info,
-                                       const std::function<void(std::string_view)> &progress) {
+Expected<std::vector<std::string>>
+buildHostLibraries(const std::vector<HostStepSpec> &steps, const CodegenOptions &options,
+                   const std::vector<std::string> &cpus, std::vector<HostBuildInfo> *info,
+                   const std::function<void(std::string_view)> &progress) {
   auto say = [&](const std::string &line) {
     if (progress)
       progress(line);
   };
-  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, makeTargetMachine(options));
-  if (info) {
-    info->triple = tm->getTargetTriple().str();
-    info->cpu = tm->getTargetCPU().str();
-    info->features = enabledCpuFeatures(*tm);
+  if (cpus.empty())
+    return Error("internal error: host code for no CPU");
+  // Each CPU's options, the most portable (fewest ISA extensions) first:
+  // the steps are built and simplified once, for it, then copied for the
+  // others (optimiseAndEmitParallel).
+  std::vector<CodegenOptions> targets;
+  std::vector<HostBuildInfo> infos;
+  for (const std::string &cpu : cpus) {
+    CodegenOptions o = options;
+    o.cpu = cpu;
+    TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, makeTargetMachine(o));
+    targets.push_back(o);
+    infos.push_back({tm->getTargetTriple().str(), tm->getTargetCPU().str(),
+                     enabledCpuFeatures(*tm)});
   }
+  std::vector<size_t> order(cpus.size()); // order[k]: the k-th target's index in `cpus`
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return infos[a].features.size() < infos[b].features.size();
+  });
+  std::vector<CodegenOptions> sorted;
+  for (size_t i : order)
+    sorted.push_back(targets[i]);
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, makeTargetMachine(sorted[0]));
   llvm::LLVMContext ctx;
   auto m = std::make_unique<llvm::Module>("tessera_host", ctx);
   m->setTargetTriple(tm->getTargetTriple().str());
@@ -461,8 +478,11 @@ Expected<std::string> buildHostLibrary(const std::vector<HostStepSpec> &steps,
   }
   TS_RETURN_IF_ERROR(linkKernelLibrary(*m));
   TS_RETURN_IF_ERROR(builder.finish(*tm));
+  std::vector<std::string> names;
+  for (size_t i : order)
+    names.push_back(infos[i].cpu);
   say(fmt::format("host code: {} steps ({} distinct), optimising for {} at O{}", steps.size(),
-                  distinct, tm->getTargetCPU().str(), options.optLevel));
+                  distinct, fmt::join(names, ", "), options.optLevel));
   // Inline the kernels into the steps and fold their constants first, then
   // drop what no step reaches, so that the main pipeline only optimises the
   // code the steps run (not every dtype/op instantiation of the kernels).
@@ -477,14 +497,32 @@ Expected<std::string> buildHostLibrary(const std::vector<HostStepSpec> &steps,
       "sroa,early-cse,gvn,instcombine<no-verify-fixpoint>,sccp,simplifycfg",
       "globaldce",
   };
-  TS_ASSIGN_OR_RETURN(std::vector<std::string> objects,
-                      optimiseAndEmitParallel(*m, options, specialise, options.threads));
-  size_t bytes = 0;
-  for (const std::string &o : objects)
-    bytes += o.size();
-  say(fmt::format("host code: linking ({} KiB of object code from {} part{})", bytes / 1024,
-                  objects.size(), objects.size() == 1 ? "" : "s"));
-  return linkSharedObject(objects);
+  TS_ASSIGN_OR_RETURN(std::vector<std::vector<std::string>> objects,
+                      optimiseAndEmitParallel(*m, sorted, specialise, options.threads));
+  std::vector<std::string> out(cpus.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    size_t bytes = 0;
+    for (const std::string &o : objects[k])
+      bytes += o.size();
+    say(fmt::format("host code for {}: linking ({} KiB of object code from {} part{})",
+                    infos[order[k]].cpu, bytes / 1024, objects[k].size(),
+                    objects[k].size() == 1 ? "" : "s"));
+    TS_ASSIGN_OR_RETURN(out[order[k]], linkSharedObject(objects[k]));
+  }
+  if (info)
+    *info = std::move(infos);
+  return out;
+}
+
+Expected<std::string> buildHostLibrary(const std::vector<HostStepSpec> &steps,
+                                       const CodegenOptions &options, HostBuildInfo *info,
+                                       const std::function<void(std::string_view)> &progress) {
+  std::vector<HostBuildInfo> infos;
+  TS_ASSIGN_OR_RETURN(std::vector<std::string> libraries,
+                      buildHostLibraries(steps, options, {options.cpu}, &infos, progress));
+  if (info)
+    *info = infos[0];
+  return std::move(libraries[0]);
 }
 
 } // namespace tessera::codegen

@@ -84,9 +84,20 @@ struct HostBuildInfo {
 /// CPU. An error for a CPU name LLVM does not know.
 Expected<std::vector<std::string>> cpuFeatures(const CodegenOptions &options);
 
-/// `progress(done, total)` is called as the phases finish (for long compiles).
+/// The host shared object for `options.cpu`. `progress` is told each phase
+/// as it starts (for long compiles).
 Expected<std::string> buildHostLibrary(const std::vector<HostStepSpec> &steps,
                                        const CodegenOptions &options, HostBuildInfo *info = nullptr,
                                        const std::function<void(std::string_view phase)> &progress = {});
+
+/// The host shared object for each of `cpus` (in their order; `options.cpu`
+/// is not used), with each one's HostBuildInfo in `info`. The steps are built
+/// and simplified once, for the most portable CPU, and every CPU's code is
+/// then optimised and emitted on one pool of `options.threads` workers
+/// (llvm_util.h): two levels cost less than twice one.
+Expected<std::vector<std::string>>
+buildHostLibraries(const std::vector<HostStepSpec> &steps, const CodegenOptions &options,
+                   const std::vector<std::string> &cpus, std::vector<HostBuildInfo> *info = nullptr,
+                   const std::function<void(std::string_view phase)> &progress = {});
 
 } // namespace tessera::codegen

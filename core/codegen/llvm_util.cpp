@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <thread>
@@ -94,6 +95,17 @@ Expected<std::unique_ptr<llvm::TargetMachine>> makeTargetMachine(const CodegenOp
   if (!tm)
     return Error::format("LLVM cannot make a target machine for {} (cpu '{}')", triple, cpu);
   return tm;
+}
+
+void retarget(llvm::Module &m, const llvm::TargetMachine &tm) {
+  const std::string cpu = tm.getTargetCPU().str(), features = tm.getTargetFeatureString().str();
+  for (llvm::Function &f : m) {
+    if (f.isDeclaration())
+      continue;
+    f.removeFnAttr("tune-cpu");
+    f.addFnAttr("target-cpu", cpu);
+    f.addFnAttr("target-features", features);
+  }
 }
 
 namespace {
@@ -241,39 +253,30 @@ std::vector<const llvm::Function *> internalFunctionsReached(const llvm::Functio
   return out;
 }
 
+std::string bitcodeOf(const llvm::Module &m) {
+  std::string bitcode;
+  llvm::raw_string_ostream os(bitcode);
+  llvm::WriteBitcodeToFile(m, os);
+  os.flush();
+  return bitcode;
+}
+
 /// The default pipeline at `optLevel`, then the object file.
 Expected<std::string> optimiseThenEmit(llvm::Module &m, llvm::TargetMachine &tm, int optLevel) {
   Pipelines(tm, optLevel).runDefault(m, optLevel);
   return emitObject(m, tm);
 }
 
-} // namespace
-
-Expected<std::vector<std::string>> optimiseAndEmitParallel(llvm::Module &m,
-                                                           const CodegenOptions &options,
-                                                           const PrePipeline &pre,
-                                                           unsigned threads) {
-  TS_RETURN_IF_ERROR(verify(m));
-  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, makeTargetMachine(options));
-  TS_RETURN_IF_ERROR(Pipelines(*tm, options.optLevel).run(m, pre));
-  if (threads == 0)
-    threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  size_t functions = 0;
-  for (const llvm::Function &f : m)
-    functions += !f.isDeclaration();
-  threads = unsigned(std::min<size_t>(threads, functions / 2));
-  if (threads <= 1) {
-    TS_ASSIGN_OR_RETURN(std::string object, optimiseThenEmit(m, *tm, options.optLevel));
-    return std::vector<std::string>{std::move(object)};
-  }
-  // The exported functions (the host steps) and the shared internal ones
-  // (sharedInternally) are shared out by size, the largest first to the
-  // least loaded part. A shared function becomes hidden: defined in its
-  // part, called from the others, never exported from the shared object.
-  // Every part keeps its own copy of the other internal functions and
-  // constants it uses, still internal, so that each part optimises them as
-  // the whole module would. Each part travels as bitcode into a context of
-  // its own: an LLVMContext is not thread-safe.
+/// `m` split into up to `threads` parts, each as bitcode: the exported
+/// functions (the host steps) and the shared internal ones
+/// (sharedInternally) are shared out by size, the largest first to the
+/// least loaded part. A shared function becomes hidden: defined in its
+/// part, called from the others, never exported from the shared object.
+/// Every part keeps its own copy of the other internal functions and
+/// constants it uses, still internal, so that each part optimises them as
+/// the whole module would. Each part travels as bitcode into a context of
+/// its own: an LLVMContext is not thread-safe.
+std::vector<std::string> splitModule(llvm::Module &m, unsigned threads) {
   for (llvm::Function &f : m)
     if (sharedInternally(f)) {
       f.setLinkage(llvm::GlobalValue::ExternalLinkage);
@@ -329,35 +332,90 @@ Expected<std::vector<std::string>> optimiseAndEmitParallel(llvm::Module &m,
       auto it = partOf.find(base);
       return it == partOf.end() || it->second == p; // internal, or this part's
     });
-    std::string bitcode;
-    llvm::raw_string_ostream os(bitcode);
-    llvm::WriteBitcodeToFile(*part, os);
-    os.flush();
-    parts.push_back(std::move(bitcode));
+    parts.push_back(bitcodeOf(*part));
   }
-  std::vector<Expected<std::string>> objects(parts.size(), Error("not run"));
-  std::vector<std::thread> pool;
-  for (size_t i = 0; i < parts.size(); ++i)
-    pool.emplace_back([&, i] {
+  return parts;
+}
+
+} // namespace
+
+Expected<std::vector<std::vector<std::string>>>
+optimiseAndEmitParallel(llvm::Module &m, const std::vector<CodegenOptions> &targets,
+                        const PrePipeline &pre, unsigned threads) {
+  if (targets.empty())
+    return std::vector<std::vector<std::string>>{};
+  TS_RETURN_IF_ERROR(verify(m));
+  std::vector<std::unique_ptr<llvm::TargetMachine>> tms;
+  for (const CodegenOptions &t : targets) {
+    TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, makeTargetMachine(t));
+    tms.push_back(std::move(tm));
+  }
+  TS_RETURN_IF_ERROR(Pipelines(*tms[0], targets[0].optLevel).run(m, pre));
+  if (threads == 0)
+    threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  size_t functions = 0;
+  for (const llvm::Function &f : m)
+    functions += !f.isDeclaration();
+  const unsigned split = unsigned(std::min<size_t>(threads, functions / 2));
+  if (targets.size() == 1 && split <= 1) {
+    TS_ASSIGN_OR_RETURN(std::string object, optimiseThenEmit(m, *tms[0], targets[0].optLevel));
+    return std::vector<std::vector<std::string>>{{std::move(object)}};
+  }
+  // Every target's parts, then all of them over one pool of `threads`
+  // workers, largest first: one target's serial leftovers overlap another's.
+  struct Job {
+    size_t target;
+    std::string bitcode;
+  };
+  std::vector<Job> jobs;
+  for (size_t t = targets.size(); t-- > 0;) { // `m` itself last: the others are its copies
+    std::unique_ptr<llvm::Module> copy;
+    if (t > 0) {
+      copy = llvm::CloneModule(m);
+      retarget(*copy, *tms[t]);
+    }
+    llvm::Module &mt = t > 0 ? *copy : m;
+    if (split <= 1)
+      jobs.push_back({t, bitcodeOf(mt)});
+    else
+      for (std::string &part : splitModule(mt, split))
+        jobs.push_back({t, std::move(part)});
+  }
+  std::vector<size_t> order(jobs.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return jobs[a].bitcode.size() > jobs[b].bitcode.size();
+  });
+  std::vector<Expected<std::string>> objects(jobs.size(), Error("not run"));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t n; (n = next.fetch_add(1)) < order.size();) {
+      const size_t i = order[n];
+      const CodegenOptions &options = targets[jobs[i].target];
       objects[i] = [&]() -> Expected<std::string> {
         llvm::LLVMContext ctx;
         auto part = llvm::parseBitcodeFile(
-            llvm::MemoryBufferRef(parts[i], "part" + std::to_string(i)), ctx);
+            llvm::MemoryBufferRef(jobs[i].bitcode, "part" + std::to_string(i)), ctx);
         if (!part)
           return Error::format("internal error: a split part does not load: {}",
                                llvm::toString(part.takeError()));
-        TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> ptm,
-                            makeTargetMachine(options));
-        return optimiseThenEmit(**part, *ptm, options.optLevel);
+        TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, makeTargetMachine(options));
+        return optimiseThenEmit(**part, *tm, options.optLevel);
       }();
-    });
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned w = 1; w < std::min<size_t>(threads, jobs.size()); ++w)
+    pool.emplace_back(work);
+  work();
   for (std::thread &t : pool)
     t.join();
-  std::vector<std::string> out;
-  for (Expected<std::string> &o : objects) {
-    if (!o.ok())
-      return std::move(o).error();
-    out.push_back(std::move(*o));
+  std::vector<std::vector<std::string>> out(targets.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (!objects[i].ok())
+      return std::move(objects[i]).error();
+    out[jobs[i].target].push_back(std::move(*objects[i]));
   }
   return out;
 }

@@ -35,20 +35,29 @@ struct PrePipeline {
   std::string_view module, exported, cleanup;
 };
 
-/// Verifies `m`, runs `pre`, then the default pipeline and emission over
-/// `threads` threads (0: one per core, at most 8): the exported functions,
-/// and the large internal functions that several functions use, are shared
-/// out among up to `threads` parts by size (each part a copy of the module
-/// with the other parts' functions as declarations; the shared internal
-/// functions become hidden; the other internal functions and constants are
-/// copied into every part that uses them), and each part is optimised and
-/// emitted on its own thread in its own LLVMContext. One object file per
-/// part; one in all when `threads` is 1 or there are too few functions.
-/// Exported functions must not call each other (host steps do not).
-Expected<std::vector<std::string>> optimiseAndEmitParallel(llvm::Module &m,
-                                                           const CodegenOptions &options,
-                                                           const PrePipeline &pre,
-                                                           unsigned threads = 0);
+/// Verifies `m`, runs `pre` (for the first target), then the default
+/// pipeline and emission for each of `targets` (CPUs with their optimisation
+/// levels) over `threads` threads (0: one per core, at most 8). The first
+/// target should be the most portable: `pre` may use what its CPU has. Each
+/// other target gets a copy of `m` after `pre`, retargeted to its CPU, so
+/// that the front of the pipeline runs once for all of them. Each target's
+/// module is split into up to `threads` parts: its exported functions, and
+/// the large internal functions that several functions use, are shared out
+/// by size (each part a copy of the module with the other parts' functions
+/// as declarations; the shared internal functions become hidden; the other
+/// internal functions and constants are copied into every part that uses
+/// them). Every part of every target is then optimised and emitted in its
+/// own LLVMContext, on a pool of `threads` workers, the largest first. The
+/// result has one list of object files per target (one per part; one in all
+/// when `threads` is 1 or there are too few functions). Exported functions
+/// must not call each other (host steps do not).
+Expected<std::vector<std::vector<std::string>>>
+optimiseAndEmitParallel(llvm::Module &m, const std::vector<CodegenOptions> &targets,
+                        const PrePipeline &pre, unsigned threads = 0);
+
+/// Sets every function `m` defines to compile for `tm`'s CPU and features
+/// (the "target-cpu" and "target-features" attributes; "tune-cpu" dropped).
+void retarget(llvm::Module &m, const llvm::TargetMachine &tm);
 
 /// Links the functions `m` declares (and what they call) from the kernel
 /// library's bitcode (codegen/kernels, embedded at build time) into `m`.

@@ -80,13 +80,14 @@ buildHostLevels(const std::vector<codegen::HostStepSpec> &steps, const CompileOp
   std::vector<std::string> cpus = options.hostCpus;
   if (cpus.empty())
     cpus.push_back(options.codegen.cpu);
+  std::vector<codegen::HostBuildInfo> infos;
+  TS_ASSIGN_OR_RETURN(std::vector<std::string> libraries,
+                      codegen::buildHostLibraries(steps, options.codegen, cpus, &infos, progress));
   std::vector<HostCodeLevel> levels(cpus.size());
   for (size_t i = 0; i < cpus.size(); ++i) {
-    codegen::CodegenOptions level = options.codegen;
-    level.cpu = cpus[i];
-    TS_ASSIGN_OR_RETURN(levels[i].bytes,
-                        codegen::buildHostLibrary(steps, level, &levels[i].info, progress));
-    levels[i].size = levels[i].bytes.size();
+    levels[i].info = std::move(infos[i]);
+    levels[i].size = libraries[i].size();
+    levels[i].bytes = std::move(libraries[i]);
   }
   std::stable_sort(levels.begin(), levels.end(), [](const HostCodeLevel &a, const HostCodeLevel &b) {
     return a.info.features.size() > b.info.features.size();

@@ -115,6 +115,7 @@ private:
   void lowerSoftmax(FNode &n, const OpInfo &info);
   static dnnl::memory::desc matmulView(const Dims &logical, bool transposed);
   void lowerConcat(FNode &n, const OpInfo &info);
+  bool readByChannelConcat(int logical) const;
   bool concatInPlace(FNode &n, const OpInfo &info, const std::vector<dnnl::memory::desc> &mds,
                      const std::vector<int> &bufs, const dnnl::memory::desc &dst);
   void lowerResample(FNode &n, const OpInfo &info);

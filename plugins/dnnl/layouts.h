@@ -56,4 +56,22 @@ inline std::optional<memory::desc> sameLayout(const memory::desc &md, const memo
   return std::nullopt;
 }
 
+/// Whether `md` is the channels-last layout (nwc, nhwc, ndhwc) of `dims`.
+inline bool channelsLast(const memory::desc &md, const memory::dims &dims) {
+  static const Tag byRank[] = {Tag::undef, Tag::undef, Tag::undef, Tag::nwc, Tag::nhwc, Tag::ndhwc};
+  return dims.size() >= 3 && dims.size() <= 5 && md == memory::desc(dims, kF32, byRank[dims.size()]);
+}
+
+/// The layout of `dims` blocked over the channels by `block` (8 or 16:
+/// nChw16c for rank 4), for ranks 3 to 5.
+inline std::optional<memory::desc> channelBlocked(const memory::dims &dims, int64_t block) {
+  static const Tag by16[] = {Tag::undef, Tag::undef, Tag::undef, Tag::nCw16c, Tag::nChw16c,
+                             Tag::nCdhw16c};
+  static const Tag by8[] = {Tag::undef, Tag::undef, Tag::undef, Tag::nCw8c, Tag::nChw8c,
+                            Tag::nCdhw8c};
+  if (dims.size() < 3 || dims.size() > 5 || (block != 8 && block != 16))
+    return std::nullopt;
+  return memory::desc(dims, kF32, (block == 16 ? by16 : by8)[dims.size()]);
+}
+
 } // namespace tessera::dnnl_plugin

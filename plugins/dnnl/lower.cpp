@@ -376,6 +376,27 @@ void PlanBuilder::lowerProduct(size_t index, const OpInfo &info, bool fuse) {
           } catch (const dnnl::error &) {
           }
         auto pd = wino ? *wino : convPd(algorithm::convolution_direct);
+        // A result that a channel concat of batch 1 reads can be written
+        // straight into its piece of the concat's result (concatInPlace)
+        // unless it is channels-last, where the pieces interleave (AVX-512
+        // brgconv picks nhwc): ask for a channel-blocked result instead,
+        // which oneDNN's direct kernels write as fast.
+        if (readByChannelConcat(cur) && channelsLast(pd.dst_desc(), dd))
+          for (int64_t block : {16, 8}) {
+            std::optional<memory::desc> blocked = channelBlocked(dd, block);
+            if (!blocked || dd[1] % block != 0)
+              continue;
+            dstM = *blocked;
+            try {
+              auto b = convPd(wino ? algorithm::convolution_winograd
+                                   : algorithm::convolution_direct);
+              if (!isReference(b)) {
+                pd = b;
+                break;
+              }
+            } catch (const dnnl::error &) {
+            }
+          }
         srcWant = pd.src_desc(), wWant = pd.weights_desc(), dstMd = pd.dst_desc();
         prim = dnnl::convolution_forward(pd);
         pdHolder = std::make_unique<dnnl::primitive_desc>(pd);

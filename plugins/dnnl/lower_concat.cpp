@@ -86,6 +86,25 @@ void PlanBuilder::lowerConcat(FNode &n, const OpInfo &info) {
   addValue(n.out, dst, pd->dst_desc());
 }
 
+/// Whether a concat along the channels of a batch-1 tensor reads `logical`:
+/// its producer then writes best in a layout concatInPlace can place.
+bool PlanBuilder::readByChannelConcat(int logical) const {
+  const Logical &l = logicals_[size_t(logical)];
+  if (l.type.shape.size() < 3 || l.type.shape[0] != 1)
+    return false;
+  for (int c : l.consumers) {
+    const FNode &n = nodes_[size_t(c)];
+    if (n.done || n.node->op != "concat")
+      continue;
+    try {
+      if (analyzeOp(descOf(n)).axis == 1)
+        return true;
+    } catch (const sdk::Error &) {
+    }
+  }
+  return false;
+}
+
 /// A concat whose producers write its inputs into its result. Possible
 /// where each input is one contiguous piece of the result in the layout the
 /// input has: every dim before the axis is 1 (batch 1 along the channels),

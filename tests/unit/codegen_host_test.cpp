@@ -12,11 +12,13 @@
 #include "codegen/host.h"
 #include "host_kernel_harness.h"
 #include "ir/parser.h"
+#include "runtime/cpu_features.h"
 #include "test_util.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -285,6 +287,63 @@ TEST_CASE("host codegen: identical steps share one function; parts built on thre
         CHECK(host.symbol(cases[i].spec.symbol) != host.symbol(cases[i - 2].spec.symbol));
       CHECK(runAndCompare(host, cases[i]) == "");
       CHECK(runAndCompare(host, cases[i + 1]) == "");
+    }
+  }
+}
+
+TEST_CASE("host codegen: several CPUs from one front end, each its own shared object",
+          "[codegen][host-codegen]") {
+  std::vector<Prepared> cases;
+  std::vector<codegen::HostStepSpec> specs;
+  for (const char *op : {"conv2d", "dense", "softmax", "relu"})
+    for (const kit::OpSample &sample : kit::samplesFor(op)) {
+      auto p = prepare(sample, cases.size(), 11 + cases.size());
+      REQUIRE(p.ok());
+      specs.push_back(p->spec);
+      cases.push_back(std::move(*p));
+    }
+  // Not in order of ISA level: the results follow `cpus`, the front end is
+  // built for the most portable one.
+  const std::vector<std::string> cpus = {"x86-64-v3", "x86-64-v4", "x86-64-v2"};
+  for (unsigned threads : {1u, 2u}) {
+    INFO("threads " << threads);
+    codegen::CodegenOptions options;
+    options.threads = threads;
+    std::vector<std::string> said;
+    std::vector<codegen::HostBuildInfo> infos;
+    auto libraries = codegen::buildHostLibraries(
+        specs, options, cpus, &infos, [&](std::string_view line) { said.emplace_back(line); });
+    REQUIRE(libraries.ok());
+    REQUIRE(libraries->size() == 3);
+    REQUIRE(infos.size() == 3);
+    REQUIRE(said.size() == 4);
+    CHECK(said[0].find("optimising for x86-64-v2, x86-64-v3, x86-64-v4 at O2") !=
+          std::string::npos);
+    auto has = [](const codegen::HostBuildInfo &info, const char *feature) {
+      return std::count(info.features.begin(), info.features.end(), feature) == 1;
+    };
+    for (size_t i = 0; i < cpus.size(); ++i) {
+      INFO(cpus[i]);
+      CHECK(infos[i].cpu == cpus[i]);
+      CHECK(said[1 + i].find("host code for x86-64-v" + std::to_string(2 + i)) !=
+            std::string::npos);
+    }
+    CHECK((has(infos[0], "avx2") && !has(infos[0], "avx512f")));
+    CHECK(has(infos[1], "avx512f"));
+    CHECK((has(infos[2], "sse4.2") && !has(infos[2], "avx")));
+    // Each level's code is its own: the same IR compiled for another CPU.
+    CHECK((*libraries)[0] != (*libraries)[1]);
+    CHECK((*libraries)[0] != (*libraries)[2]);
+    for (size_t i = 0; i < cpus.size(); ++i) {
+      if (!runtime::requireCpuFeatures(infos[i].features, cpus[i]).ok())
+        continue; // this CPU cannot run it (v4 without AVX-512)
+      INFO("running the code for " << cpus[i]);
+      LoadedHost host((*libraries)[i]);
+      REQUIRE(host.error() == "");
+      for (const Prepared &p : cases) {
+        INFO(p.spec.symbol);
+        CHECK(runAndCompare(host, p) == "");
+      }
     }
   }
 }
