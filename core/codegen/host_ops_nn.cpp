@@ -215,7 +215,7 @@ Expected<KernelCall> lowerConv2d(const ir::Attrs &attrs, const HostOpTypes &t) {
   uint64_t cs = computeSize(d);
   // Taps gathered by the GEMM (mode 3) where that beats im2col: each tile
   // of output channels (the GEMM's row tile, kMT in codegen/kernels/
-  // nn_common.h) gathers them again, and a panel of 64 bytes of outputs
+  // nn_gemm.h) gathers them again, and a panel of 64 bytes of outputs
   // is one copy only when it lies in one output row at stride 1. Measured
   // (1 thread, AVX2): U-Net's 16-64-channel convs over rows of 64-256
   // outputs 25% faster in all; DenseNet-121's 32-channel convs over rows

@@ -3,6 +3,7 @@
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
+#include <llvm/IR/Constants.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Linker/Linker.h>
@@ -99,13 +100,34 @@ Expected<std::unique_ptr<llvm::TargetMachine>> makeTargetMachine(const CodegenOp
 
 void retarget(llvm::Module &m, const llvm::TargetMachine &tm) {
   const std::string cpu = tm.getTargetCPU().str(), features = tm.getTargetFeatureString().str();
+  // The kernels' explicit 64-byte vectors (nn_gemm.h's Vec64) in one
+  // register each where the CPU has them: AVX-512 CPUs prefer 256-bit
+  // vectors, and without this the backend splits every Vec64 into two
+  // (the GEMM's twelve accumulators became 24 ymm registers, half the
+  // throughput). Loops the vectoriser widens keep the preferred width.
+  const bool zmm = tm.getMCSubtargetInfo()->checkFeatures("+avx512f");
   for (llvm::Function &f : m) {
     if (f.isDeclaration())
       continue;
     f.removeFnAttr("tune-cpu");
     f.addFnAttr("target-cpu", cpu);
     f.addFnAttr("target-features", features);
+    if (zmm)
+      f.addFnAttr("min-legal-vector-width", "512");
+    else
+      f.removeFnAttr("min-legal-vector-width");
   }
+}
+
+void defineTargetConstants(llvm::Module &m, const llvm::TargetMachine &tm) {
+  llvm::GlobalVariable *wide = m.getGlobalVariable("tk_target_wide_gemm");
+  if (!wide || !wide->isDeclaration())
+    return;
+  // 32 vector registers: AVX-512.
+  const bool avx512 = tm.getMCSubtargetInfo()->checkFeatures("+avx512f");
+  wide->setInitializer(llvm::ConstantInt::get(wide->getValueType(), avx512 ? 1 : 0));
+  wide->setConstant(true);
+  wide->setLinkage(llvm::GlobalValue::InternalLinkage);
 }
 
 namespace {
@@ -358,6 +380,7 @@ optimiseAndEmitParallel(llvm::Module &m, const std::vector<CodegenOptions> &targ
     functions += !f.isDeclaration();
   const unsigned split = unsigned(std::min<size_t>(threads, functions / 2));
   if (targets.size() == 1 && split <= 1) {
+    defineTargetConstants(m, *tms[0]);
     TS_ASSIGN_OR_RETURN(std::string object, optimiseThenEmit(m, *tms[0], targets[0].optLevel));
     return std::vector<std::vector<std::string>>{{std::move(object)}};
   }
@@ -375,6 +398,7 @@ optimiseAndEmitParallel(llvm::Module &m, const std::vector<CodegenOptions> &targ
       retarget(*copy, *tms[t]);
     }
     llvm::Module &mt = t > 0 ? *copy : m;
+    defineTargetConstants(mt, *tms[t]);
     if (split <= 1)
       jobs.push_back({t, bitcodeOf(mt)});
     else
@@ -422,6 +446,7 @@ optimiseAndEmitParallel(llvm::Module &m, const std::vector<CodegenOptions> &targ
 
 Expected<std::string> optimiseAndEmit(llvm::Module &m, llvm::TargetMachine &tm, int optLevel) {
   TS_RETURN_IF_ERROR(verify(m));
+  defineTargetConstants(m, tm);
   return optimiseThenEmit(m, tm, optLevel);
 }
 

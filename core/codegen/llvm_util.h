@@ -59,6 +59,12 @@ optimiseAndEmitParallel(llvm::Module &m, const std::vector<CodegenOptions> &targ
 /// (the "target-cpu" and "target-features" attributes; "tune-cpu" dropped).
 void retarget(llvm::Module &m, const llvm::TargetMachine &tm);
 
+/// Defines the kernel library's per-CPU constants that `m` uses, for `tm`
+/// (tk_target_wide_gemm: wide GEMM tiles with AVX-512), as internal
+/// constants the optimiser folds. The passes before a module is copied per
+/// CPU must not see them (optimiseAndEmitParallel defines them after).
+void defineTargetConstants(llvm::Module &m, const llvm::TargetMachine &tm);
+
 /// Links the functions `m` declares (and what they call) from the kernel
 /// library's bitcode (codegen/kernels, embedded at build time) into `m`.
 /// The library is read lazily: only the functions linked are ever parsed,

@@ -24,6 +24,10 @@
 #include <cmath>
 #include <random>
 
+// The kernels' GEMM tile width (codegen/kernels/nn_gemm.h), defined by the
+// native kernel library.
+extern "C" int tk_target_wide_gemm;
+
 namespace tessera::test {
 namespace {
 
@@ -377,6 +381,40 @@ TEST_CASE("dense, matmul and batch_matmul host kernels", "[host-kernels][host-ke
     Tensor j = Tensor::fromInts(DType::I32, {1, 2, 1}, std::vector<int64_t>{2, 3});
     CHECK_DATA("batch_matmul", A{}, {i, j});
   }
+}
+
+// The kernels compiled natively run narrow GEMM tiles (one 64-byte panel
+// of B at a time) unless tk_target_wide_gemm is set, as the host code
+// generator sets it for AVX-512 levels (two panels: microKernelWide). Both
+// give the reference interpreter's results, whichever CPU runs the test.
+TEST_CASE("GEMM tiles two panels wide give the interpreter's results",
+          "[host-kernels][host-kernels-nn]") {
+  using A = Attrs;
+  struct Wide {
+    int previous = tk_target_wide_gemm;
+    Wide() { tk_target_wide_gemm = 1; }
+    ~Wide() { tk_target_wide_gemm = previous; }
+  } wide;
+  for (const char *op : {"conv2d", "conv2d_transpose", "dense", "matmul", "batch_matmul"}) {
+    auto failures = hostkernel::checkOpSamples(op);
+    INFO(op);
+    CAPTURE(failures);
+    CHECK(failures.empty());
+  }
+  // N across one and two panels of f32 (16 and 32 columns) and f64 (8, 16);
+  // M past a tile's 72 rows (one tile of every row when the column blocks
+  // keep the threads busy).
+  for (DType d : {DType::F32, DType::F64})
+    for (int64_t n : {15, 16, 17, 31, 32, 33, 47, 64, 65, 300}) {
+      INFO(ir::dtypeName(d) << " N " << n);
+      CHECK_CASE("matmul", A{}, {in(T(d, {7, 9})), in(T(d, {9, n}))});
+      CHECK_CASE("matmul", A{}, {in(T(d, {150, 40})), in(T(d, {40, n}))});
+    }
+  CHECK_CASE("matmul", A{}, {in(T(DType::F32, {150, 40})), in(T(DType::F32, {40, 1100}))});
+  CHECK_CASE("conv2d", A{{"pads", Ints{1, 1, 1, 1}}},
+             {in(T(DType::F32, {1, 8, 9, 11})), cst(T(DType::F32, {80, 8, 3, 3}))});
+  CHECK_CASE("conv2d", A{{"pads", Ints{1, 1, 1, 1}}},
+             {in(T(DType::F32, {1, 4, 17, 64})), cst(T(DType::F32, {24, 4, 3, 3}))});
 }
 
 TEST_CASE("pooling host kernels", "[host-kernels][host-kernels-nn]") {

@@ -27,7 +27,7 @@ foreach(src ${TK_SOURCES})
   add_custom_command(OUTPUT ${bc}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${TK_BC_DIR}
     COMMAND ${TESSERA_CLANGXX} -std=c++20 -O2 -Xclang -disable-llvm-optzns -emit-llvm -c
-            -fno-exceptions -fno-rtti -fno-math-errno -fPIC -Wall -Wno-unused-function
+            -fno-exceptions -fno-rtti -fno-math-errno -fPIC -Wall -Wno-unused-function -DTK_BITCODE
             -I${PROJECT_SOURCE_DIR}/core -MD -MF ${bc}.d -o ${bc} ${src}
     DEPENDS ${src}
     DEPFILE ${bc}.d

@@ -2,7 +2,7 @@
 //
 // NCHW convolutions (semantics: core/ir/ops/nn_conv.cpp), computed in float
 // (f32, f16, bf16) or double (f64):
-//  - conv2d as the GEMM of nn_common.h per image and group (weights
+//  - conv2d as the GEMM of nn_gemm.h per image and group (weights
 //    [Og, Cg*KH*KW] x the input's taps [Cg*KH*KW, OH*OW]): the taps gathered
 //    as the GEMM packs its panels (ConvPanels) for up to one row tile of
 //    output channels, else by im2col into scratch; a 1x1 stride-1 unpadded
@@ -15,7 +15,7 @@
 // scratch; the ia layouts are documented at each kernel.
 //
 //===----------------------------------------------------------------------===//
-#include "codegen/kernels/nn_common.h"
+#include "codegen/kernels/nn_gemm.h"
 
 using namespace tk_nn;
 

@@ -2,12 +2,20 @@
 //
 // tk_matmul: the batched matrix product behind dense, matmul and
 // batch_matmul (their lowerings describe each as one batched GEMM, see
-// codegen/host_ops_nn.cpp for the ia layout), on nn_common.h's GEMM.
+// codegen/host_ops_nn.cpp for the ia layout), on nn_gemm.h's GEMM.
 // tk_det: determinants by LU with partial pivoting, in double, as the
 // reference kernel computes them.
 //
 //===----------------------------------------------------------------------===//
-#include "codegen/kernels/nn_common.h"
+#include "codegen/kernels/nn_gemm.h"
+
+#ifndef TK_BITCODE
+// The host code generator defines it per CPU level (nn_gemm.h); compiled
+// natively, the kernels run narrow tiles unless a test sets it.
+extern "C" {
+int tk_target_wide_gemm = 0;
+}
+#endif
 
 using namespace tk_nn;
 

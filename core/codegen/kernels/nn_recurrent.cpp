@@ -10,7 +10,7 @@
 //
 // Per direction:
 //  - the input projection of every step at once, XW [P][S*B][C] = X W^T,
-//    as the GEMM micro-kernel (nn_common.h) on the W panels as they lie,
+//    as the GEMM micro-kernel (nn_gemm.h) on the W panels as they lie,
 //    the panels split over the runtime's threads;
 //  - per step, per panel of 16 hidden units (the threads share the
 //    panels): its gate columns of h R^T as one sequential stream of the R
@@ -34,7 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/kernels/fast_math.h"
-#include "codegen/kernels/nn_common.h"
+#include "codegen/kernels/nn_gemm.h"
 #include "codegen/kernels/recurrent_layout.h"
 
 using namespace tk_nn;

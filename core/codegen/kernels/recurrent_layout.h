@@ -13,7 +13,7 @@
 // direction (g the gate, u the unit within its panel):
 //   W [GH, I] -> Wp [P][G][I][16]  column panels of W^T, one per panel and
 //                                  gate: the GEMM micro-kernel's B panels
-//                                  (nn_common.h), so the input projection
+//                                  (nn_gemm.h), so the input projection
 //                                  of all steps reads them as they lie;
 //   R [GH, H] -> Rp [P][H][G][16]  per panel, row k holds the G*16 weights
 //                                  that h[k] meets: the per-step GEMV reads
@@ -33,7 +33,7 @@
 namespace tk_recurrent_layout {
 
 constexpr int64_t kRecurrentUnits = 16;   // hidden units per panel
-constexpr int64_t kRecurrentEdgeRows = 6; // rows of the GEMM micro-kernel (nn_common.h's kMR)
+constexpr int64_t kRecurrentEdgeRows = 6; // rows of the GEMM micro-kernel (nn_gemm.h's kMR)
 
 inline int64_t recurrentPanels(int64_t H) {
   return (H + kRecurrentUnits - 1) / kRecurrentUnits;
