@@ -220,7 +220,10 @@ Expected<KernelCall> lowerConv2d(const ir::Attrs &attrs, const HostOpTypes &t) {
   // (1 thread, AVX2): U-Net's 16-64-channel convs over rows of 64-256
   // outputs 25% faster in all; DenseNet-121's 32-channel convs over rows
   // of 56 and 28, 8% slower, so they keep im2col. Over sizes known at run
-  // time, im2col (the mode must not change with the sizes).
+  // time, im2col (the mode must not change with the sizes). The kernel
+  // gathers in mode 0 too where the GEMM keeps every row of output channels
+  // in one tile (nn_conv.cpp), which the lowering cannot know: it depends
+  // on the thread count.
   constexpr int64_t kConvGatherRows = 72;
   const bool gather = !t.anySize && ws[0] / groups <= kConvGatherRows && w.sw == 1 &&
                       ys[3] % (64 / int64_t(cs)) == 0;

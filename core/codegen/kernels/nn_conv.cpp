@@ -81,9 +81,10 @@ template <typename T> void im2colBody(void *closure, int64_t begin, int64_t end)
 /// the padding. The [Cg*KH*KW, OH*OW] column matrix of im2col is never
 /// written: for a 32-channel 3x3 conv over 256 x 256 that was 75 MB out to
 /// memory and back, twice the GEMM's own time. Each row tile of the GEMM
-/// gathers the panels again, so the lowering takes this mode for at most
-/// one tile of output channels (kMT). Gemm::aux is the ConvShape, B the
-/// group's input channels [Cg, H, W].
+/// gathers the panels again, so the lowering takes this mode (3) for at
+/// most one tile of output channels (kMT), and im2col's mode 0 takes it at
+/// run time where the GEMM keeps every row in one tile (gemmRowsInOneTile).
+/// Gemm::aux is the ConvShape, B the group's input channels [Cg, H, W].
 template <typename T> struct ConvPanels {
   /// d[0, len) = the row of tap (kh, kw) of channel plane `xc` under
   /// outputs (oh, ow .. ow + len), zero outside the input.
@@ -418,7 +419,10 @@ template <typename T> int32_t conv2dImpl(const tk_args *a, const tessera_host_ct
         g.C = y + (n * s.O + gi * og) * spatial, g.c_rs = spatial;
         g.batches = 1;
         g.aux = &s;
-        if (mode == 3) {
+        // im2col's column matrix is written out and read back: where the
+        // GEMM gathers each panel once (every row of output channels in
+        // one tile), the taps go straight into the panels instead.
+        if (mode == 3 || (mode == 0 && s.sw == 1 && gemmRowsInOneTile(g, ctx))) {
           gemmRun<T, ConvPanels<T>>(g, false, ctx);
           continue;
         }

@@ -132,6 +132,27 @@ template <typename T> struct Vec64 {
   typedef T type __attribute__((vector_size(64)));
 };
 
+/// An edge tile (fewer than kMR rows or than W columns of C) goes through
+/// a zero-padded kMR x W copy: edgeIn fills it (from C when accumulating),
+/// edgeOut writes its rows [0, mr) x [0, nr) back.
+template <typename T, int W>
+inline void edgeIn(T *edge, const T *C, int64_t c_rs, int64_t mr, int64_t nr, bool accumulate) {
+  TK_COLD_LOOP
+  for (int64_t i = 0; i < kMR * W; ++i) {
+    int64_t r = i / W, j = i % W;
+    edge[i] = accumulate && r < mr && j < nr ? C[r * c_rs + j] : T(0);
+  }
+}
+
+template <typename T, int W>
+inline void edgeOut(const T *edge, T *C, int64_t c_rs, int64_t mr, int64_t nr) {
+  TK_COLD_LOOP
+  for (int64_t r = 0; r < mr; ++r)
+    TK_COLD_LOOP
+    for (int64_t j = 0; j < nr; ++j)
+      C[r * c_rs + j] = edge[r * W + j];
+}
+
 /// C[0:mr, 0:nr] (+)= A[0:MR, 0:kc] x the packed panel b, where A[r, k] is
 /// a[r*rs + k*ks]: a packed sliver (rs 1, ks MR) or A in place (rs a_rs,
 /// ks 1). One straight-line body for every case (an edge tile goes through
@@ -148,11 +169,7 @@ inline void microKernel(int64_t kc, const T *a, int64_t rs, int64_t ks, const T 
   T *c = full ? C : edge;
   int64_t cs = full ? c_rs : NR;
   if (!full)
-    TK_COLD_LOOP
-    for (int64_t i = 0; i < kMR * NR; ++i) {
-      int64_t r = i / NR, j = i % NR;
-      edge[i] = accumulate && r < mr && j < nr ? C[r * c_rs + j] : T(0);
-    }
+    edgeIn<T, NR>(edge, C, c_rs, mr, nr, accumulate);
   V c0 = V{}, c1 = V{}, c2 = V{}, c3 = V{}, c4 = V{}, c5 = V{};
   if (accumulate) {
     __builtin_memcpy(&c0, c, sizeof(V));
@@ -178,11 +195,7 @@ inline void microKernel(int64_t kc, const T *a, int64_t rs, int64_t ks, const T 
   __builtin_memcpy(c + 4 * cs, &c4, sizeof(V));
   __builtin_memcpy(c + 5 * cs, &c5, sizeof(V));
   if (!full)
-    TK_COLD_LOOP
-    for (int64_t r = 0; r < mr; ++r)
-      TK_COLD_LOOP
-      for (int64_t j = 0; j < nr; ++j)
-        C[r * c_rs + j] = edge[r * NR + j];
+    edgeOut<T, NR>(edge, C, c_rs, mr, nr);
 }
 
 /// microKernel over two panels at once: C[0:mr, 0:nr] (+)= A x [b0 b1],
@@ -201,11 +214,7 @@ inline void microKernelWide(int64_t kc, const T *a, int64_t rs, int64_t ks, cons
   T *c = full ? C : edge;
   int64_t cs = full ? c_rs : W;
   if (!full)
-    TK_COLD_LOOP
-    for (int64_t i = 0; i < kMR * W; ++i) {
-      int64_t r = i / W, j = i % W;
-      edge[i] = accumulate && r < mr && j < nr ? C[r * c_rs + j] : T(0);
-    }
+    edgeIn<T, W>(edge, C, c_rs, mr, nr, accumulate);
   V c0 = V{}, c1 = V{}, c2 = V{}, c3 = V{}, c4 = V{}, c5 = V{};
   V d0 = V{}, d1 = V{}, d2 = V{}, d3 = V{}, d4 = V{}, d5 = V{};
   if (accumulate) {
@@ -239,11 +248,7 @@ inline void microKernelWide(int64_t kc, const T *a, int64_t rs, int64_t ks, cons
   __builtin_memcpy(c + 4 * cs, &c4, sizeof(V)), __builtin_memcpy(c + 4 * cs + NR, &d4, sizeof(V));
   __builtin_memcpy(c + 5 * cs, &c5, sizeof(V)), __builtin_memcpy(c + 5 * cs + NR, &d5, sizeof(V));
   if (!full)
-    TK_COLD_LOOP
-    for (int64_t r = 0; r < mr; ++r)
-      TK_COLD_LOOP
-      for (int64_t j = 0; j < nr; ++j)
-        C[r * c_rs + j] = edge[r * W + j];
+    edgeOut<T, W>(edge, C, c_rs, mr, nr);
 }
 
 /// One tile of one batch: C[i0:i1, j0:j1]. With wide tiles
@@ -374,6 +379,20 @@ template <typename T, typename PackB> void gemmBody(void *closure, int64_t begin
   }
 }
 
+/// Whether gemmRun computes every row of a column block in one tile, so
+/// that each panel of B is packed (or gathered, ConvPanels) once: where M
+/// fits one tile, or A is read in place (only its last M % kMR rows are
+/// packed: gemmTile's buffer holds kMT rows) and the column blocks alone
+/// keep the threads busy.
+template <typename T>
+inline bool gemmRowsInOneTile(const Gemm<T> &g, const tessera_host_ctx_t *ctx) {
+  if (g.M <= kMT)
+    return true;
+  const int64_t threads = ctx && ctx->num_threads > 1 ? ctx->num_threads : 1;
+  const int64_t tn = (g.N + kNT - 1) / kNT;
+  return g.a_ks == 1 && (threads == 1 || g.batches * tn >= 4 * threads);
+}
+
 /// Runs the GEMM on the runtime's threads: tiles (or, with `dot`, rows by
 /// column blocks) of every batch are independent. The rows are split into
 /// tiles of equal height (64 rows are one tile of 64, not 60 and 4: each
@@ -390,13 +409,8 @@ inline void gemmRun(const Gemm<T> &g, bool dot, const tessera_host_ctx_t *ctx) {
     r.tm = (g.M + kMT - 1) / kMT;
     r.rows = ((g.M + r.tm - 1) / r.tm + kMR - 1) / kMR * kMR; // <= kMT
     r.tm = (g.M + r.rows - 1) / r.rows;
-    // All rows in one tile where the column blocks alone keep the threads
-    // busy: each panel of B is then packed once, not once per kMT rows
-    // (ResNet-50's 512-row layers packed their im2col columns 8 times).
-    // Only with A read in place, where only its last M % kMR rows are
-    // packed (gemmTile's buffer holds kMT rows).
-    const int64_t threads = ctx && ctx->num_threads > 1 ? ctx->num_threads : 1;
-    if (g.a_ks == 1 && r.tm > 1 && (threads == 1 || g.batches * r.tn >= 4 * threads)) {
+    // (ResNet-50's 512-row layers packed their im2col columns 8 times.)
+    if (r.tm > 1 && gemmRowsInOneTile(g, ctx)) {
       r.tm = 1;
       r.rows = g.M;
     }
