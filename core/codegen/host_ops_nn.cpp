@@ -99,7 +99,7 @@ KernelCall lowerProduct(const ProductPlan &p, const HostOpTypes &t) {
                   {p.M, p.K, p.N, p.batches, p.a_rs, p.a_ks, p.b_ks, p.b_ns, mode, offA, offB, offP,
                    offC, p.bcount, int64_t(p.bshape.size())},
                   {},
-                  s.bytes};
+                  s.bytes, {}};
   for (const auto *v : {&p.bshape, &p.aStride, &p.bStride})
     call.ia.insert(call.ia.end(), v->begin(), v->end());
   return call;
@@ -180,7 +180,7 @@ Expected<KernelCall> lowerDet(const ir::Attrs &, const HostOpTypes &t) {
   int64_t n = t.inputs[0].shape().back();
   Scratch s;
   int64_t off = s.take(uint64_t(n * n) * 8);
-  return KernelCall{"det", {numel(t.outputs[0]), n, off}, {}, s.bytes};
+  return KernelCall{"det", {numel(t.outputs[0]), n, off}, {}, s.bytes, {}};
 }
 
 //===----------------------------------------------------------------------===//
@@ -296,7 +296,7 @@ Expected<KernelCall> lowerConv2dTranspose(const ir::Attrs &attrs, const HostOpTy
       "conv2d_transpose",
       {w.sh, w.sw, w.dh, w.dw, w.pt, w.pl, attrs.getInt("groups"), offX, offW, offCol, offY},
       {},
-      s.bytes};
+      s.bytes, {}};
 }
 
 //===----------------------------------------------------------------------===//
@@ -312,14 +312,14 @@ std::vector<int64_t> poolWindow(const ir::Attrs &attrs) {
 
 // max_pool2d: ia = the pool window. ceil_mode only shapes the output.
 Expected<KernelCall> lowerMaxPool(const ir::Attrs &attrs, const HostOpTypes &) {
-  return KernelCall{"max_pool2d", poolWindow(attrs), {}, 0};
+  return KernelCall{"max_pool2d", poolWindow(attrs), {}, 0, {}};
 }
 
 // max_pool2d_indices: ia = the pool window, column_major (storage_order 1).
 Expected<KernelCall> lowerMaxPoolIndices(const ir::Attrs &attrs, const HostOpTypes &) {
   auto ia = poolWindow(attrs);
   ia.push_back(attrs.getInt("storage_order") == 1);
-  return KernelCall{"max_pool2d_indices", ia, {}, 0};
+  return KernelCall{"max_pool2d_indices", ia, {}, 0, {}};
 }
 
 // avg_pool2d: ia = the pool window, pad_bottom, pad_right, count_include_pad.
@@ -327,7 +327,7 @@ Expected<KernelCall> lowerAvgPool(const ir::Attrs &attrs, const HostOpTypes &) {
   auto ia = poolWindow(attrs);
   Window w = window(attrs);
   ia.insert(ia.end(), {w.pb, w.pr, int64_t(attrs.getBool("count_include_pad"))});
-  return KernelCall{"avg_pool2d", ia, {}, 0};
+  return KernelCall{"avg_pool2d", ia, {}, 0, {}};
 }
 
 //===----------------------------------------------------------------------===//
@@ -338,14 +338,14 @@ Expected<KernelCall> lowerAvgPool(const ir::Attrs &attrs, const HostOpTypes &) {
 Expected<KernelCall> lowerBiasAdd(const ir::Attrs &attrs, const HostOpTypes &t) {
   const Shape &s = t.inputs[0].shape();
   AxisView v = axisView(s, normAxis(attrs.getInt("axis"), s.size()));
-  return KernelCall{"bias_add", {v.outer, v.n, v.inner}, {}, 0};
+  return KernelCall{"bias_add", {v.outer, v.n, v.inner}, {}, 0, {}};
 }
 
 // batch_norm: ia = outer, C, inner around 'axis'; fa = epsilon.
 Expected<KernelCall> lowerBatchNorm(const ir::Attrs &attrs, const HostOpTypes &t) {
   const Shape &s = t.inputs[0].shape();
   AxisView v = axisView(s, normAxis(attrs.getInt("axis"), s.size()));
-  return KernelCall{"batch_norm", {v.outer, v.n, v.inner}, {attrs.getFloat("epsilon")}, 0};
+  return KernelCall{"batch_norm", {v.outer, v.n, v.inner}, {attrs.getFloat("epsilon")}, 0, {}};
 }
 
 // layer_norm: ia = outer, inner, R, has_beta, offGamma, offBeta,
@@ -376,7 +376,7 @@ Expected<KernelCall> lowerLayerNorm(const ir::Attrs &attrs, const HostOpTypes &t
     }
     ia.insert(ia.end(), strides.begin(), strides.end());
   }
-  return KernelCall{"layer_norm", ia, {attrs.getFloat("epsilon")}, scratch.bytes};
+  return KernelCall{"layer_norm", ia, {attrs.getFloat("epsilon")}, scratch.bytes, {}};
 }
 
 // softmax, log_softmax: ia = outer, n, inner around 'axis', log.
@@ -384,7 +384,7 @@ Lowering softmaxLowering(bool log) {
   return [log](const ir::Attrs &attrs, const HostOpTypes &t) -> Expected<KernelCall> {
     const Shape &s = t.inputs[0].shape();
     AxisView v = axisView(s, normAxis(attrs.getInt("axis"), s.size()));
-    return KernelCall{"softmax", {v.outer, v.n, v.inner, log}, {}, 0};
+    return KernelCall{"softmax", {v.outer, v.n, v.inner, log}, {}, 0, {}};
   };
 }
 
@@ -440,7 +440,7 @@ Lowering reduceLowering(int64_t kind) {
     std::vector<int64_t> ia = {kind, int64_t(r), outN, count, par, offAcc};
     for (const auto *v : {&dims, &flags, &ostride})
       ia.insert(ia.end(), v->begin(), v->end());
-    return KernelCall{"reduce", ia, {}, scratch.bytes};
+    return KernelCall{"reduce", ia, {}, scratch.bytes, {}};
   };
 }
 
@@ -450,7 +450,7 @@ Lowering argLowering(bool isMax) {
     const Shape &s = t.inputs[0].shape();
     AxisView v = axisView(s, normAxis(attrs.getInt("axis"), s.size()));
     return KernelCall{
-        "argmax", {v.outer, v.n, v.inner, isMax, attrs.getBool("select_last_index")}, {}, 0};
+        "argmax", {v.outer, v.n, v.inner, isMax, attrs.getBool("select_last_index")}, {}, 0, {}};
   };
 }
 
@@ -461,7 +461,7 @@ Expected<KernelCall> lowerCumsum(const ir::Attrs &attrs, const HostOpTypes &t) {
   return KernelCall{"nn_cumsum",
                     {v.outer, v.n, v.inner, attrs.getBool("exclusive"), attrs.getBool("reverse")},
                     {},
-                    0};
+                    0, {}};
 }
 
 // topk: ia = outer, n, inner around 'axis', k, largest, offKeys, offOrder,
@@ -475,7 +475,7 @@ Expected<KernelCall> lowerTopk(const ir::Attrs &attrs, const HostOpTypes &t) {
                     {v.outer, v.n, v.inner, attrs.getInt("k"), attrs.getBool("largest"), 0,
                      8 * v.n, 16 * v.n, 24 * v.n},
                     {},
-                    uint64_t(32 * std::max<int64_t>(v.n, 1))};
+                    uint64_t(32 * std::max<int64_t>(v.n, 1)), {}};
 }
 
 } // namespace
@@ -488,11 +488,11 @@ void addNnLowerings(LoweringTable &table) {
   table.add("avg_pool2d", lowerAvgPool);
   table.add("global_avg_pool2d",
             [](const ir::Attrs &, const HostOpTypes &) -> Expected<KernelCall> {
-              return KernelCall{"global_avg_pool2d", {}, {}, 0};
+              return KernelCall{"global_avg_pool2d", {}, {}, 0, {}};
             });
   table.add("global_max_pool2d",
             [](const ir::Attrs &, const HostOpTypes &) -> Expected<KernelCall> {
-              return KernelCall{"global_max_pool2d", {}, {}, 0};
+              return KernelCall{"global_max_pool2d", {}, {}, 0, {}};
             });
   table.add("dense", lowerDense);
   table.add("matmul", lowerMatmul);
