@@ -98,6 +98,15 @@ Expected<std::unique_ptr<llvm::TargetMachine>> makeTargetMachine(const CodegenOp
   return tm;
 }
 
+namespace {
+
+/// 32 vector registers of 64 bytes: AVX-512.
+bool hasAvx512(const llvm::TargetMachine &tm) {
+  return tm.getMCSubtargetInfo()->checkFeatures("+avx512f");
+}
+
+} // namespace
+
 void retarget(llvm::Module &m, const llvm::TargetMachine &tm) {
   const std::string cpu = tm.getTargetCPU().str(), features = tm.getTargetFeatureString().str();
   // The kernels' explicit 64-byte vectors (nn_gemm.h's Vec64) in one
@@ -105,7 +114,7 @@ void retarget(llvm::Module &m, const llvm::TargetMachine &tm) {
   // vectors, and without this the backend splits every Vec64 into two
   // (the GEMM's twelve accumulators became 24 ymm registers, half the
   // throughput). Loops the vectoriser widens keep the preferred width.
-  const bool zmm = tm.getMCSubtargetInfo()->checkFeatures("+avx512f");
+  const bool zmm = hasAvx512(tm);
   for (llvm::Function &f : m) {
     if (f.isDeclaration())
       continue;
@@ -123,9 +132,7 @@ void defineTargetConstants(llvm::Module &m, const llvm::TargetMachine &tm) {
   llvm::GlobalVariable *wide = m.getGlobalVariable("tk_target_wide_gemm");
   if (!wide || !wide->isDeclaration())
     return;
-  // 32 vector registers: AVX-512.
-  const bool avx512 = tm.getMCSubtargetInfo()->checkFeatures("+avx512f");
-  wide->setInitializer(llvm::ConstantInt::get(wide->getValueType(), avx512 ? 1 : 0));
+  wide->setInitializer(llvm::ConstantInt::get(wide->getValueType(), hasAvx512(tm) ? 1 : 0));
   wide->setConstant(true);
   wide->setLinkage(llvm::GlobalValue::InternalLinkage);
 }
