@@ -394,13 +394,17 @@ def render(records, args, ort_ok):
             else:
                 row.append("-")
             flags = []
-            if "dnnl" in ms and ms.get("host", 0) > 0 and ms["dnnl"] > ms["host"]:
-                flags.append(f"dnnl slower than host ({ms['dnnl'] / ms['host']:.2f}x)")
-            if "dnnl" in ms and ms.get("ort", 0) > 0 and ms["dnnl"] > ms["ort"]:
-                flags.append(f"dnnl above ORT ({ms['dnnl'] / ms['ort']:.2f}x)")
-            for c in ("measure", "dnnl_measure"):  # placement must never lose to the host
-                if c in ms and ms.get("host", 0) > 0 and ms[c] > ms["host"]:
-                    flags.append(f"{c} slower than host ({ms[c] / ms['host']:.2f}x)")
+            # Each dnnl or placement configuration against the host-only one
+            # compiled for the same CPU (dnnl@default against host@default;
+            # else the plain host), and dnnl against ORT.
+            for c in ms:
+                base, at, cpu = c.partition("@")
+                host = "host" + at + cpu if "host" + at + cpu in ms else "host"
+                if base in ("dnnl", "measure", "dnnl_measure"):
+                    if ms.get(host, 0) > 0 and (ms[c] or 0) > ms[host]:
+                        flags.append(f"{c} slower than {host} ({ms[c] / ms[host]:.2f}x)")
+                if base == "dnnl" and ms.get("ort", 0) > 0 and (ms[c] or 0) > ms["ort"]:
+                    flags.append(f"{c} above ORT ({ms[c] / ms['ort']:.2f}x)")
             flag = "; ".join(flags)
             if i == 0 and "chose" in rec:
                 chose = f"measure chose {rec['chose']}"

@@ -8,8 +8,10 @@
 // (simple_nchw) it took 10 ms. So the plugin runs max pooling itself, in the
 // layout its input has: each (batch, channel block, output row) is a task
 // over the calling thread's OpenMP threads; the window's taps inside the
-// input are maxed a block of channels at a time (8 or 16 lanes as one
-// vector op; AVX2 where the CPU has it).
+// input are maxed 16 channels at a time, then 8, then one (one vector op
+// per tap: AVX-512 or AVX2 where the CPU has it). NHWC, which brgconv picks
+// on AVX-512 CPUs, is one block of C lanes: a scalar loop over them made
+// GoogLeNet's max pools 12 ms of 31 on a Zen 4, 0.9 ms now.
 //
 // Semantics are the reference interpreter's (core/ir/ops/nn_pool.cpp):
 // padded positions never win, a window holding no input element gives 0,
