@@ -686,6 +686,15 @@ TEST_CASE("roi_align kernel: modes, sampling, coordinates", "[host-kernels][host
           CHECK_OK(
               check("roi_align", attrs, {rnd(DType::F32, {2, 3, 6, 7}), val(rois), val(batch)}));
         }
+  // A roi so wide that its samples along a row (3 bins of ceil(590 / 3)
+  // each) outnumber the kernel's per-roi table: those are computed per
+  // sample; the narrow one beside it comes from the table.
+  Tensor wide = doubles(DType::F32, {2, 4}, {4, 1, 594, 6.5, 2, 2, 9, 5});
+  for (const char *mode : {"avg", "max"})
+    CHECK_OK(check(
+        "roi_align",
+        {{"mode", std::string(mode)}, {"output_height", int64_t(2)}, {"output_width", int64_t(3)}},
+        {rnd(DType::F32, {1, 2, 8, 600}), val(wide), val(ints(DType::I64, {2}, {0, 0}))}));
   Tensor rois64 = doubles(DType::F64, {2, 4}, {0.5, 0.5, 3.5, 2.5, 0, 0, 7, 7});
   CHECK_OK(check("roi_align", {},
                  {rnd(DType::F64, {1, 2, 5, 5}), val(rois64), val(ints(DType::I64, {2}, {0, 0}))}));

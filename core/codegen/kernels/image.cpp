@@ -316,15 +316,73 @@ struct GridSampleBody {
 // roi_align
 //===----------------------------------------------------------------------===//
 
+// One axis of a bilinear sample: positions lo and hi with weights wlo and
+// whi, or outside the map (the sample's four taps then read position 0 with
+// weight 0, as the reference's do).
+struct RoiAxisTap {
+  int64_t lo, hi;
+  double wlo, whi;
+  bool outside;
+};
+
+// The taps of a sample at coordinate v on an axis of `size` positions.
+static inline RoiAxisTap roiTap(double v, int64_t size) {
+  RoiAxisTap t{0, 0, 0, 0, v < -1.0 || v > (double)size};
+  if (t.outside)
+    return t;
+  v = v < 0 ? 0 : v;
+  int64_t lo = (int64_t)v, hi;
+  if (lo >= size - 1) {
+    hi = lo = size - 1;
+    v = (double)lo;
+  } else {
+    hi = lo + 1;
+  }
+  const double l = v - (double)lo;
+  t.lo = lo, t.hi = hi, t.wlo = 1 - l, t.whi = l;
+  return t;
+}
+
+// The coordinate of sample i of bin p along an axis: `start` the roi's
+// first coordinate, `bin` a bin's size, `grid` samples per bin.
+static inline double roiSample(double start, double bin, int64_t grid, int64_t p, int64_t i) {
+  return start + (double)p * bin + ((double)i + 0.5) * bin / (double)grid;
+}
+
+// A sample's four taps in a channel's plane and their weights.
+struct RoiSample {
+  int64_t pos[4];
+  double w[4];
+};
+
+static inline RoiSample roiSampleTaps(const RoiAxisTap &ty, const RoiAxisTap &tx, int64_t W) {
+  RoiSample s{{0, 0, 0, 0}, {0, 0, 0, 0}};
+  if (ty.outside || tx.outside)
+    return s;
+  s.pos[0] = ty.lo * W + tx.lo, s.pos[1] = ty.lo * W + tx.hi;
+  s.pos[2] = ty.hi * W + tx.lo, s.pos[3] = ty.hi * W + tx.hi;
+  s.w[0] = ty.wlo * tx.wlo, s.w[1] = ty.wlo * tx.whi;
+  s.w[2] = ty.whi * tx.wlo, s.w[3] = ty.whi * tx.whi;
+  return s;
+}
+
 struct RoiAlignBody {
   const tk_tensor *x, *rois, *batch, *y;
   int64_t C, H, W, PH, PW, ratio;
   bool halfPixel, maxMode;
   double scale;
 
+  // A roi's samples (bin by bin) are computed once and read by each of its
+  // channels where there are at most this many (torchvision's box heads
+  // take 7 x 7 bins of 2 x 2, its mask heads 14 x 14 of 2 x 2: 784; 48 KiB
+  // of stack); a roi with more computes each channel's samples in place.
+  static constexpr int64_t kMaxSamples = 1024;
+
   // Rows: (roi, c) pairs.
   void operator()(int64_t begin, int64_t end) const {
     const int64_t *batchIndices = (const int64_t *)batch->data;
+    RoiSample table[kMaxSamples];
+    int64_t tabled = -1; // the roi whose samples `table` holds
     for (int64_t rc = begin; rc < end; ++rc) {
       int64_t roi = rc / C, c = rc % C;
       int64_t b = batchIndices[roi];
@@ -343,55 +401,81 @@ struct RoiAlignBody {
       int64_t gridW = ratio > 0 ? ratio : (int64_t)ceil(rw / (double)PW);
       int64_t cells = gridH * gridW;
       double count = (double)(cells > 1 ? cells : 1);
-      const int64_t base = (b * C + c) * H * W;
-      for (int64_t ph = 0; ph < PH; ++ph)
-        for (int64_t pw = 0; pw < PW; ++pw) {
-          double acc = 0;
-          bool first = true;
-          for (int64_t iy = 0; iy < gridH; ++iy)
-            for (int64_t ix = 0; ix < gridW; ++ix) {
-              double yy = y1 + (double)ph * binH + ((double)iy + 0.5) * binH / (double)gridH;
-              double xx = x1 + (double)pw * binW + ((double)ix + 0.5) * binW / (double)gridW;
-              int64_t pos[4] = {0, 0, 0, 0};
-              double w[4] = {0, 0, 0, 0};
-              if (!(yy < -1.0 || yy > (double)H || xx < -1.0 || xx > (double)W)) {
-                yy = yy < 0 ? 0 : yy;
-                xx = xx < 0 ? 0 : xx;
-                int64_t yl = (int64_t)yy, xl = (int64_t)xx, yh, xh;
-                if (yl >= H - 1) {
-                  yh = yl = H - 1;
-                  yy = (double)yl;
-                } else {
-                  yh = yl + 1;
-                }
-                if (xl >= W - 1) {
-                  xh = xl = W - 1;
-                  xx = (double)xl;
-                } else {
-                  xh = xl + 1;
-                }
-                double ly = yy - (double)yl, lx = xx - (double)xl, hy = 1 - ly, hx = 1 - lx;
-                w[0] = hy * hx, w[1] = hy * lx, w[2] = ly * hx, w[3] = ly * lx;
-                pos[0] = yl * W + xl, pos[1] = yl * W + xh, pos[2] = yh * W + xl,
-                pos[3] = yh * W + xh;
-              }
-              if (maxMode) {
-                double m = w[0] * tk_load_f64(*x, base + pos[0]);
-                for (int k = 1; k < 4; ++k) {
-                  double v = w[k] * tk_load_f64(*x, base + pos[k]);
-                  m = m < v ? v : m; // std::max(m, v)
-                }
-                acc = first ? m : (acc < m ? m : acc);
-                first = false;
-              } else {
-                for (int k = 0; k < 4; ++k)
-                  acc += w[k] * tk_load_f64(*x, base + pos[k]);
-              }
-            }
-          if (!maxMode)
-            acc /= count;
-          tk_store_f64(*y, ((roi * C + c) * PH + ph) * PW + pw, acc);
-        }
+      const int64_t base = (b * C + c) * H * W, out = (roi * C + c) * PH * PW;
+      // Bin (ph, pw)'s sample (iy, ix).
+      auto taps = [&](int64_t ph, int64_t pw, int64_t iy, int64_t ix) {
+        return roiSampleTaps(roiTap(roiSample(y1, binH, gridH, ph, iy), H),
+                             roiTap(roiSample(x1, binW, gridW, pw, ix), W), W);
+      };
+      if (PH * PW * cells > kMaxSamples) {
+        for (int64_t ph = 0; ph < PH; ++ph)
+          for (int64_t pw = 0; pw < PW; ++pw) {
+            double acc = 0;
+            for (int64_t iy = 0; iy < gridH; ++iy)
+              for (int64_t ix = 0; ix < gridW; ++ix)
+                add(TkAnyFloat{x, base}, taps(ph, pw, iy, ix), acc, iy == 0 && ix == 0);
+            tk_store_f64(*y, out + ph * PW + pw, maxMode ? acc : acc / count);
+          }
+        continue;
+      }
+      if (tabled != roi) {
+        RoiSample *next = table;
+        for (int64_t ph = 0; ph < PH; ++ph)
+          for (int64_t pw = 0; pw < PW; ++pw)
+            for (int64_t iy = 0; iy < gridH; ++iy)
+              for (int64_t ix = 0; ix < gridW; ++ix)
+                *next++ = taps(ph, pw, iy, ix);
+        tabled = roi;
+      }
+      if (x->dtype == TK_F32 && y->dtype == TK_F32)
+        channel(((const float *)x->data) + base, table, cells, count, (float *)y->data + out);
+      else
+        channel(TkAnyFloat{x, base}, table, cells, count, TkAnyOut{y, out});
+    }
+  }
+
+  // A float tensor's elements from `base` on, as double.
+  struct TkAnyFloat {
+    const tk_tensor *t;
+    int64_t base;
+    double operator[](int64_t i) const { return tk_load_f64(*t, base + i); }
+  };
+  struct TkAnyOut {
+    const tk_tensor *t;
+    int64_t base;
+    void store(int64_t i, double v) const { tk_store_f64(*t, base + i, v); }
+  };
+  static void store(float *y, int64_t i, double v) { y[i] = (float)v; }
+  static void store(const TkAnyOut &y, int64_t i, double v) { y.store(i, v); }
+
+  // One sample into a bin's acc. avg: the weighted sum of its taps added;
+  // max: the largest weighted tap, then the largest over the bin's samples.
+  template <class Plane>
+  __attribute__((always_inline)) void add(const Plane &plane, const RoiSample &s, double &acc,
+                                          bool first) const {
+    if (maxMode) {
+      double m = s.w[0] * (double)plane[s.pos[0]];
+      for (int k = 1; k < 4; ++k) {
+        double v = s.w[k] * (double)plane[s.pos[k]];
+        m = m < v ? v : m; // std::max(m, v)
+      }
+      acc = first ? m : (acc < m ? m : acc);
+    } else {
+      // Two independent pairs: one add per sample on the bin's chain.
+      acc += (s.w[0] * (double)plane[s.pos[0]] + s.w[1] * (double)plane[s.pos[1]]) +
+             (s.w[2] * (double)plane[s.pos[2]] + s.w[3] * (double)plane[s.pos[3]]);
+    }
+  }
+
+  // One (roi, c) row: bin by bin, `cells` samples each, from the roi's table.
+  template <class Plane, class Out>
+  __attribute__((always_inline)) void channel(const Plane &plane, const RoiSample *table,
+                                              int64_t cells, double count, const Out &out) const {
+    for (int64_t bin = 0; bin < PH * PW; ++bin, table += cells) {
+      double acc = 0;
+      for (int64_t k = 0; k < cells; ++k)
+        add(plane, table[k], acc, k == 0);
+      store(out, bin, maxMode ? acc : acc / count);
     }
   }
 };
