@@ -617,6 +617,42 @@ TEST_CASE("dnnl plugin: max pooling by the plugin's own kernel in every layout",
   }
 }
 
+TEST_CASE("dnnl plugin: strided convolutions over many channels run channel-blocked",
+          "[dnnl_plugin]") {
+  // A wav2vec2 front end's convolutions (1-D, imported as [N, C, 1, L]):
+  // where oneDNN would pick brgconv (AVX-512), they ask for nChw16c, which
+  // its direct jit kernel runs faster (blockedPaysOverBrgconv). Two in a
+  // chain stay blocked between them. 260 channels are not a multiple of 16:
+  // oneDNN's own choice stands. Odd lengths, stride 2, and a 2-D 3x3 too.
+  struct Case {
+    int64_t c, h, w, kh, kw;
+  };
+  for (const Case &k : {Case{256, 1, 101, 1, 3}, Case{272, 1, 57, 1, 2}, Case{260, 1, 33, 1, 3},
+                        Case{256, 9, 11, 3, 3}}) {
+    INFO(k.c << " channels, " << k.h << "x" << k.w << ", kernel " << k.kh << "x" << k.kw);
+    GraphBuilder b("tessera_strided_conv");
+    int64_t x = b.input("x", {1, k.c, k.h, k.w});
+    Attrs attrs{{"strides", ints({k.kh > 1 ? 2 : 1, 2})}};
+    int64_t c1 =
+        b.op("relu",
+             {b.op("conv2d", {x, b.constant("w1", {k.c, k.c, k.kh, k.kw}, -0.05, 0.05)}, attrs)});
+    b.output(b.op("conv2d", {c1, b.constant("w2", {k.c, k.c, k.kh, k.kw}, -0.05, 0.05)}, attrs));
+    const std::string plan = compiledPlan(b);
+    INFO(plan);
+    if (k.c % 16 == 0) {
+      CHECK(plan.find("[brgconv:") == std::string::npos);
+      // The region's input and output are plain: one reorder each, none
+      // between the convolutions.
+      size_t reorders = 0;
+      for (size_t at = plan.find(": reorder "); at != std::string::npos;
+           at = plan.find(": reorder ", at + 1))
+        ++reorders;
+      CHECK(reorders <= 2);
+    }
+    plugin().checkAgainstReference(b);
+  }
+}
+
 TEST_CASE("dnnl plugin: a fused chain oneDNN runs only by reference is not fused",
           "[dnnl_plugin]") {
   // A YOLOv5 bottleneck: conv + bias, SiLU (x * sigmoid(x), which the core
