@@ -199,6 +199,11 @@ TEST_CASE("conv2d host kernel", "[host-kernels][host-kernels-nn]") {
     // stride 2: the input rows split into two column phases
     CHECK_CASE("conv2d", dw(3, {1, 1, 1, 1}, {2, 2}),
                {in(T(DType::F32, {1, 3, 20, 41})), cst(T(DType::F32, {3, 1, 3, 3}))});
+    // stride 2 in double, 5x5 (EfficientNet's), rows wide enough that each
+    // phase is copied a vector at a time (two of 8 lanes into one) before
+    // its last values one by one
+    CHECK_CASE("conv2d", dw(2, {2, 2, 2, 2}, {2, 2}),
+               {in(T(DType::F64, {1, 2, 9, 45})), cst(T(DType::F64, {2, 1, 5, 5}))});
     // 7x7 (ConvNeXt) in double: 8 lanes
     CHECK_CASE("conv2d", dw(2, {3, 3, 3, 3}),
                {in(T(DType::F64, {1, 2, 9, 19})), cst(T(DType::F64, {2, 1, 7, 7}))});
