@@ -107,9 +107,14 @@ std::string describePlan(const PrimitivePlan &plan, const sdk::JsonFunction &fn,
   std::string s = "function '" + fn.symbol + "': " + std::to_string(plan.steps.size()) +
                   " steps, arena " + std::to_string(plan.arenaBytes) + " bytes, scratchpad " +
                   std::to_string(plan.scratchpadBytes) + " bytes\n";
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    s += "  step " + std::to_string(i) + ": " + shortName(plan.steps[i].what) + " [" +
-         plan.steps[i].impl + "]" + (plan.steps[i].serial ? " on one thread" : "") + "\n";
+  // Each step's primitive kind (a matmul may run as an inner_product), but
+  // a reorder's, which its description names.
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step &step = plan.steps[i];
+    s += "  step " + std::to_string(i) + ": " + shortName(step.what) +
+         (step.kind == "reorder" ? "" : " " + step.kind) + " [" + step.impl + "]" +
+         (step.serial ? " on one thread" : "") + "\n";
+  }
   for (const std::string &c : plan.inPlace)
     s += "  " + shortName(c) + "\n";
   size_t plain = 0, copies = 0;
