@@ -400,7 +400,8 @@ TEST_CASE("GEMM tiles two panels wide give the interpreter's results",
     Wide() { tk_target_wide_gemm = 1; }
     ~Wide() { tk_target_wide_gemm = previous; }
   } wide;
-  for (const char *op : {"conv2d", "conv2d_transpose", "dense", "matmul", "batch_matmul"}) {
+  for (const char *op :
+       {"conv2d", "conv2d_transpose", "dense", "matmul", "batch_matmul", "lstm", "gru", "rnn"}) {
     auto failures = hostkernel::checkOpSamples(op);
     INFO(op);
     CAPTURE(failures);
@@ -420,6 +421,36 @@ TEST_CASE("GEMM tiles two panels wide give the interpreter's results",
              {in(T(DType::F32, {1, 8, 9, 11})), cst(T(DType::F32, {80, 8, 3, 3}))});
   CHECK_CASE("conv2d", A{{"pads", Ints{1, 1, 1, 1}}},
              {in(T(DType::F32, {1, 4, 17, 64})), cst(T(DType::F32, {24, 4, 3, 3}))});
+}
+
+// A recurrent step at batch 1 spreads the rows of R over several sets of
+// accumulators (4 or 8 by the tile width): hidden sizes that leave a
+// remainder after the last full set, for each cell, narrow and wide.
+TEST_CASE("recurrent host kernels: hidden sizes past the accumulator sets",
+          "[host-kernels][host-kernels-nn]") {
+  struct Width {
+    int previous = tk_target_wide_gemm;
+    explicit Width(int wide) { tk_target_wide_gemm = wide; }
+    ~Width() { tk_target_wide_gemm = previous; }
+  };
+  for (int wide : {0, 1})
+    for (int64_t H : {5, 19, 37}) {
+      Width width(wide);
+      INFO("wide " << wide << ", H " << H);
+      const int64_t S = 3, I = 7;
+      auto X = [&] { return in(T(DType::F32, {S, 1, I})); };
+      auto h0 = [&] { return in(T(DType::F32, {1, 1, H})); };
+      CHECK_CASE("rnn", Attrs{},
+                 {X(), cst(T(DType::F32, {1, H, I})), cst(T(DType::F32, {1, H, H})),
+                  cst(T(DType::F32, {1, 2 * H})), h0()});
+      for (int64_t lbr : {0, 1})
+        CHECK_CASE("gru", Attrs{{"linear_before_reset", lbr}},
+                   {X(), cst(T(DType::F32, {1, 3 * H, I})), cst(T(DType::F32, {1, 3 * H, H})),
+                    cst(T(DType::F32, {1, 6 * H})), h0()});
+      CHECK_CASE("lstm", Attrs{},
+                 {X(), cst(T(DType::F32, {1, 4 * H, I})), cst(T(DType::F32, {1, 4 * H, H})),
+                  cst(T(DType::F32, {1, 8 * H})), h0(), h0()});
+    }
 }
 
 TEST_CASE("pooling host kernels", "[host-kernels][host-kernels-nn]") {

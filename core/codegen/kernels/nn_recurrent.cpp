@@ -83,22 +83,41 @@ void projectPanels(void *closure, int64_t begin, int64_t end) {
 }
 
 /// acc[N*16] += h R for N gates of one panel, one batch row: `r` points at
-/// the first gate's columns of row 0, rows `stride` floats apart.
-template <int N>
+/// the first gate's columns of row 0, rows `stride` floats apart. The rows
+/// of R go round S sets of accumulators, summed at the end: N chains of
+/// dependent FMAs alone left the FMA units idle most of the time (a tanh
+/// RNN, N = 1, waited out each FMA's latency in turn).
+template <int N, int S>
 inline void gemvRow(const float *r, int64_t stride, const float *h, int64_t H, float *acc) {
-  V a[N];
-  for (int n = 0; n < N; ++n)
-    load(a[n], acc + n * U);
-  for (int64_t k = 0; k < H; ++k, r += stride) {
+  V a[S][N];
+  for (int n = 0; n < N; ++n) {
+    load(a[0][n], acc + n * U);
+    for (int s = 1; s < S; ++s)
+      a[s][n] = V{};
+  }
+  int64_t k = 0;
+  for (; k + S <= H; k += S, r += S * stride)
+    for (int s = 0; s < S; ++s) {
+      const float hk = h[k + s];
+      for (int n = 0; n < N; ++n) {
+        V v;
+        load(v, r + s * stride + n * U);
+        a[s][n] += v * hk;
+      }
+    }
+  for (; k < H; ++k, r += stride) {
     const float hk = h[k];
     for (int n = 0; n < N; ++n) {
       V v;
       load(v, r + n * U);
-      a[n] += v * hk;
+      a[0][n] += v * hk;
     }
   }
-  for (int n = 0; n < N; ++n)
-    store(acc + n * U, a[n]);
+  for (int n = 0; n < N; ++n) {
+    for (int s = 1; s < S; ++s)
+      a[0][n] += a[s][n];
+    store(acc + n * U, a[0][n]);
+  }
 }
 
 /// gemvRow for two batch rows at once: each load of R feeds both.
@@ -129,11 +148,14 @@ inline void gemv(const float *panel, int64_t C, int64_t g, int64_t n, const floa
   if (!h1) {
     const float *r = panel + g * U;
     float *acc = acc0 + g * U;
+    // About 8 accumulators where a vector is one register (AVX-512), 4
+    // (8 registers) where it is two (tk_target_wide_gemm, nn_gemm.h).
+    const bool wide = tk_target_wide_gemm != 0;
     switch (n) {
-    case 4: gemvRow<4>(r, C, h0, H, acc); return;
-    case 3: gemvRow<3>(r, C, h0, H, acc); return;
-    case 2: gemvRow<2>(r, C, h0, H, acc); return;
-    default: gemvRow<1>(r, C, h0, H, acc); return;
+    case 4: return wide ? gemvRow<4, 2>(r, C, h0, H, acc) : gemvRow<4, 1>(r, C, h0, H, acc);
+    case 3: return wide ? gemvRow<3, 2>(r, C, h0, H, acc) : gemvRow<3, 1>(r, C, h0, H, acc);
+    case 2: return wide ? gemvRow<2, 4>(r, C, h0, H, acc) : gemvRow<2, 2>(r, C, h0, H, acc);
+    default: return wide ? gemvRow<1, 8>(r, C, h0, H, acc) : gemvRow<1, 4>(r, C, h0, H, acc);
     }
   }
   for (int64_t e = g + n; g < e; g += 2) {
