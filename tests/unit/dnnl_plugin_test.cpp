@@ -663,6 +663,40 @@ TEST_CASE("dnnl plugin: max pooling by the plugin's own kernel in every layout",
   }
 }
 
+// A batch_norm left unfolded (x * s + t per channel, then relu: DenseNet's
+// norm1 + relu1 over a concat) runs by the plugin's own kernel where its
+// input is channels last, as brgconv writes on AVX-512 (oneDNN's
+// batch_normalization there took twice the time, channel_affine.h), else
+// as oneDNN's batch_normalization. Channel counts of 1, 3 and 17 (vector
+// tails), batch 2, with and without the relu, a scale or a shift alone.
+TEST_CASE("dnnl plugin: per-channel scale and shift after a convolution in every layout",
+          "[dnnl_plugin]") {
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  for (int64_t channels : {1, 3, 17, 40, 64})
+    for (int form = 0; form < 4; ++form) { // s and t, relu; s and t; s, relu; t, relu
+      INFO(channels << " channels, form " << form);
+      GraphBuilder b("tessera_affine");
+      int64_t x = b.input("x", {2, 32, 9, 11});
+      int64_t y = b.op("conv2d", {x, b.constant("w", {channels, 32, 1, 1}, -0.2, 0.2)});
+      if (form != 3)
+        y = b.op("multiply", {y, b.constant("s", {channels, 1, 1}, 0.5, 1.5)});
+      if (form != 2)
+        y = b.op("add", {y, b.constant("t", {channels, 1, 1}, -0.5, 0.5)});
+      if (form != 1)
+        y = b.op("relu", {y});
+      b.output(y);
+      const std::string plan = compiledPlan(b);
+      INFO(plan);
+      // Over 40 or 64 channels oneDNN's AVX-512 1x1 convolution writes
+      // NHWC. (A shift alone is the convolution's bias, a relu its post-op.)
+      if (avx512 && channels >= 40 && form != 3)
+        CHECK(plan.find("affine [tessera:channel_affine]") != std::string::npos);
+      CHECK(plan.find("[ref") == std::string::npos);
+      plugin().checkAgainstReference(b);
+    }
+}
+
 TEST_CASE("dnnl plugin: strided convolutions over many channels run channel-blocked",
           "[dnnl_plugin]") {
   // A wav2vec2 front end's convolutions (1-D, imported as [N, C, 1, L]):
