@@ -21,6 +21,7 @@
 
 #include "ir/dtype.h"
 #include "support/error.h"
+#include "tessera/sdk/shape_math.hpp"
 
 #include <cstdint>
 #include <span>
@@ -31,23 +32,11 @@ namespace tessera::ir {
 
 using Shape = std::vector<int64_t>;
 
-/// The largest element count of a tensor type. With every dim at most this
-/// and the product of the non-zero dims at most this too, no size computed
-/// from a type (element counts, byte sizes, strides, in any order of dims)
-/// comes near int64 overflow.
-inline constexpr int64_t kMaxElements = int64_t(1) << 48;
-/// Whether `shape` can be a tensor type's: every dim >= 0, and the limits of
-/// kMaxElements. (The SDK's sdk::shapeFits is the same rule for plugins.)
-inline bool shapeFits(std::span<const int64_t> shape) {
-  int64_t elements = 1;
-  for (int64_t d : shape) {
-    if (d < 0 || d > kMaxElements || (d != 0 && elements > kMaxElements / d))
-      return false;
-    if (d != 0)
-      elements *= d;
-  }
-  return true;
-}
+/// The largest element count of a tensor type, and whether a shape can be a
+/// tensor type's: the SDK's rule (tessera/sdk/shape_math.hpp), which the
+/// core hands plugins and the SDK's readers enforce.
+using sdk::kMaxElements;
+using sdk::shapeFits;
 /// shapeFits, with an error that says what is wrong.
 Status checkShape(std::span<const int64_t> shape);
 /// checkShape on every tensor type in `t` (tuple fields, function types).

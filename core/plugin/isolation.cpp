@@ -189,15 +189,17 @@ Expected<RegionEstimate> LoadedPlugin::guardedEstimateRegion(const tessera_graph
   std::string call = fmt::format("estimate_region for region @{}", str(region.symbol));
   const auto limit = callIsolation().checkerTimeout;
   // The answer: the estimate's 8 bytes, then the reason.
-  TS_ASSIGN_OR_RETURN(std::string answer,
-                      guarded(name_, call, limit,
-                              [&](ChildChannel &channel) -> Expected<std::string> {
-                                channel.mark(name_, call, limit);
-                                RegionEstimate e = estimateRegion(region);
-                                std::string out(sizeof(double), '\0');
-                                std::memcpy(out.data(), &e.speedup, sizeof(double));
-                                return out + e.reason;
-                              }));
+  Expected<std::string> got =
+      guarded(name_, call, limit, [&](ChildChannel &channel) -> Expected<std::string> {
+        channel.mark(name_, call, limit);
+        RegionEstimate e = estimateRegion(region);
+        std::string out(sizeof(double), '\0');
+        std::memcpy(out.data(), &e.speedup, sizeof(double));
+        return out + e.reason;
+      });
+  if (!got.ok())
+    return std::move(got).error();
+  const std::string &answer = *got; // (read in place: GCC 12 saw a moved string as uninitialised)
   if (answer.size() < sizeof(double))
     return Error::format("internal error: {}'s answer holds {} bytes", call, answer.size());
   RegionEstimate e;

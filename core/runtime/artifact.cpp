@@ -290,7 +290,7 @@ Expected<Artifact> Artifact::readFile(const std::string &path) {
   TS_RETURN_IF_ERROR(checkReadableFile(path));
   std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f)
-    return Error::format("{}: cannot open the file", path);
+    return Error::format("{}: cannot open the file", path).setCode(ErrorCode::NotFound);
   const std::streamoff size = f.tellg();
   if (size < 0)
     return Error::format("{}: cannot tell the file's size", path);

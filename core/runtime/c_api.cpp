@@ -49,17 +49,10 @@ tessera_status_t *shortBuffer(const DLTensor &t, size_t bytes, const std::string
 
 /// The code of a load error: the loader's messages are stable (see
 /// runtime/session_load.cpp and runtime/artifact.cpp).
+/// A load's failure: a file that is missing or not a file, a plugin or CPU
+/// the artifact needs (their errors carry codes), else a damaged artifact.
 tessera_status_code_t loadErrorCode(const Error &e) {
-  const std::string &m = e.message();
-  if (m.find(": cannot open the file") != std::string::npos)
-    return TESSERA_STATUS_NOT_FOUND;
-  if (m.find(": is a directory, not a file") != std::string::npos ||
-      m.find(", not a regular file") != std::string::npos)
-    return TESSERA_STATUS_INVALID_ARGUMENT;
-  if (m.find(": needs plugin '") != std::string::npos ||
-      m.find("; this CPU (") != std::string::npos || m.find(": host code is for ") != std::string::npos)
-    return TESSERA_STATUS_FAILED_PRECONDITION;
-  return TESSERA_STATUS_DATA_LOSS;
+  return statusCodeOf(e, TESSERA_STATUS_DATA_LOSS);
 }
 
 tessera_status_t *
@@ -346,9 +339,8 @@ tessera_status_t *tessera_session_run(tessera_session_t *session) {
     Status st = session->session->run();
     if (st.ok())
       return static_cast<tessera_status_t *>(nullptr);
-    const bool unset = st.error().message().ends_with(" was not set");
-    return statusOf(unset ? TESSERA_STATUS_FAILED_PRECONDITION : TESSERA_STATUS_INTERNAL,
-                    st.error().str());
+    // An input not set is the caller's (its error carries the code).
+    return statusOf(statusCodeOf(st.error(), TESSERA_STATUS_INTERNAL), st.error().str());
   });
 }
 

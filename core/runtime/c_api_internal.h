@@ -120,8 +120,21 @@ inline tessera_status_t *inUseElsewhere() {
                   "one session from many threads at once");
 }
 
+/// The C status code of an error: its own code (Error::code), else
+/// `fallback`.
+inline tessera_status_code_t statusCodeOf(const Error &e, tessera_status_code_t fallback) {
+  switch (e.code()) {
+  case ErrorCode::InvalidArgument: return TESSERA_STATUS_INVALID_ARGUMENT;
+  case ErrorCode::NotFound: return TESSERA_STATUS_NOT_FOUND;
+  case ErrorCode::FailedPrecondition: return TESSERA_STATUS_FAILED_PRECONDITION;
+  case ErrorCode::Unknown: break;
+  }
+  return fallback;
+}
+
+/// `s` as a C status: null when ok, else its error's code or `code`.
 inline tessera_status_t *fromStatus(const Status &s, tessera_status_code_t code) {
-  return s.ok() ? nullptr : statusOf(code, s.error().str());
+  return s.ok() ? nullptr : statusOf(statusCodeOf(s.error(), code), s.error().str());
 }
 
 /// Runs `body` (returning a status), turning exceptions into statuses.

@@ -49,11 +49,9 @@ tessera_status_t *tessera_session_run_with(tessera_session_t *session, const DLT
     auto result =
         session->session->runShared(std::span<const DLTensor>(inputs, inputs ? num_inputs : 0));
     if (!result.ok()) {
-      // Binding errors name an input ("input 'x': ..."); the rest is a step's failure.
-      const std::string &m = result.error().message();
-      const bool bad = m.find(" given; the model has ") != std::string::npos ||
-                       m.rfind("input ", 0) == 0;
-      return statusOf(bad ? TESSERA_STATUS_INVALID_ARGUMENT : TESSERA_STATUS_INTERNAL,
+      // Binding errors are the caller's (their errors carry the code); the
+      // rest is a step's failure.
+      return statusOf(statusCodeOf(result.error(), TESSERA_STATUS_INTERNAL),
                       result.error().str());
     }
     auto *r = new tessera_run_result{std::move(result).value()};

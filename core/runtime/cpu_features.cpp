@@ -189,7 +189,8 @@ Status requireCpuFeatures(const std::vector<std::string> &needed, std::string_vi
   return Error::format("{} needs {}; this CPU ({}) lacks {}; recompile with --mcpu={} or for "
                        "this machine (--mcpu=native)",
                        what, fmt::join(missing, ", "), cpuBrand(),
-                       missing.size() == 1 ? "it" : "them", x86Level());
+                       missing.size() == 1 ? "it" : "them", x86Level())
+      .setCode(ErrorCode::FailedPrecondition);
 }
 
 } // namespace tessera::runtime

@@ -359,7 +359,8 @@ Status Session::run() {
   SessionImpl &s = *impl_;
   for (size_t i = 0; i < s.inputSet.size(); ++i)
     if (!s.inputSet[i])
-      return Error::format("{} was not set", tensorName("input", s.model->inputs()[i], i));
+      return Error::format("{} was not set", tensorName("input", s.model->inputs()[i], i))
+          .setCode(ErrorCode::FailedPrecondition);
   return s.profile.enabled() ? s.execute<true>() : s.execute<false>();
 }
 
@@ -458,7 +459,8 @@ template <bool Profiled> Status SessionImpl::execute() {
           std::span<const int64_t>(externalValues.data() + e.symFirst, e.symCount),
           Profiled ? profile.callContext() : nullptr);
       if (!st.ok())
-        return Error::format("{}: {}", stepName(plan, i), st.error().str());
+        return Error::format("{}: {}", stepName(plan, i), st.error().str())
+            .setCode(st.error().code());
       break;
     }
     case StepKind::Copy:

@@ -158,7 +158,8 @@ Status checkHostTriple(const json &meta) {
     const std::string triple = target["triple"].get<std::string>();
     if (std::string_view(triple).substr(0, triple.find('-')) != kArch)
       return Error::format("host code is for {}; this machine is {}: recompile the model here",
-                           triple, kArch);
+                           triple, kArch)
+          .setCode(ErrorCode::FailedPrecondition);
   }
 #else
   (void)meta;
@@ -382,10 +383,12 @@ loadVerified(const Artifact &artifact, std::shared_ptr<LoadedModel> model, Loade
           return Error::format("needs plugin '{}' (module type_key '{}'); the loaded plugin '{}' "
                                "{} ({}) has no module factory '{}' (it has: {})",
                                name, ref.typeKey, name, loaded->version(), loaded->path(),
-                               ref.typeKey, fmt::join(loaded->typeKeys(), ", "));
+                               ref.typeKey, fmt::join(loaded->typeKeys(), ", "))
+              .setCode(ErrorCode::FailedPrecondition);
         return Error::format("needs plugin '{}' (module type_key '{}') which is not loaded; "
                              "search path: {}",
-                             name, ref.typeKey, describeSearch(registry, name));
+                             name, ref.typeKey, describeSearch(registry, name))
+            .setCode(ErrorCode::FailedPrecondition);
       }
       p->warnIfShadowing();
       if (Status v = p->checkModuleVersion(ref.pluginVersion); !v.ok())
@@ -430,7 +433,8 @@ loadVerified(const Artifact &artifact, std::shared_ptr<LoadedModel> model, Loade
       continue;
     auto fn = m.modules[size_t(step.module)]->function(step.symbol);
     if (!fn.ok())
-      return Error::format("{}: {}", stepName(plan, s), fn.error().str());
+      return Error::format("{}: {}", stepName(plan, s), fn.error().str())
+          .setCode(fn.error().code());
     m.functions[s] = std::move(*fn);
   }
   return std::shared_ptr<const LoadedModel>(std::move(model));
@@ -446,7 +450,7 @@ Expected<std::shared_ptr<const LoadedModel>> LoadedModel::load(const std::string
   model->impl_->display = path;
   auto loaded = loadVerified(*artifact, model, *model->impl_);
   if (!loaded.ok())
-    return Error::format("{}: {}", path, loaded.error().str());
+    return Error::format("{}: {}", path, loaded.error().str()).setCode(loaded.error().code());
   return loaded;
 }
 
@@ -459,7 +463,8 @@ Expected<std::shared_ptr<const LoadedModel>> LoadedModel::load(std::string bytes
   model->impl_->display = display;
   auto loaded = loadVerified(*artifact, model, *model->impl_);
   if (!loaded.ok())
-    return Error::format("{}: {}", display, loaded.error().str());
+    return Error::format("{}: {}", display, loaded.error().str())
+        .setCode(loaded.error().code());
   return loaded;
 }
 

@@ -169,7 +169,7 @@ Status SessionImpl::runSequenceStep(size_t i) {
   const size_t n = step.numInputs;
   const uint32_t outBuffer = step.args[n];
   auto fail = [&](const Error &e) {
-    return Error::format("{}: {}", detail::stepName(plan, i), e.str());
+    return Error::format("{}: {}", detail::stepName(plan, i), e.str()).setCode(e.code());
   };
   auto element = [&](size_t a) {
     auto [ptr, shape] = tensorArg(i, a);

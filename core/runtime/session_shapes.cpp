@@ -259,7 +259,8 @@ Status SessionImpl::deriveFollowers(size_t step, uint32_t k, bool withinPlan) {
   for (uint32_t f : followers[k]) {
     auto v = deriveSymbolValue(plan.symbols, symbolValues, f);
     if (!v.ok())
-      return Error::format("{}: {}", detail::stepName(plan, step), v.error().str());
+      return Error::format("{}: {}", detail::stepName(plan, step), v.error().str())
+          .setCode(v.error().code());
     // Formulas are monotone, so memory planned at the bounds holds every
     // value; a formula that is not is refused here, not overrun.
     if (withinPlan && *v > plannedValues[f])

@@ -56,7 +56,8 @@ Expected<std::unique_ptr<RunResult>> Session::runShared(std::span<const DLTensor
   const auto &infos = impl_->model->inputs();
   if (inputs.size() != infos.size())
     return Error::format("{} input{} given; the model has {}", inputs.size(),
-                         inputs.size() == 1 ? "" : "s", infos.size());
+                         inputs.size() == 1 ? "" : "s", infos.size())
+        .setCode(ErrorCode::InvalidArgument);
   TS_ASSIGN_OR_RETURN(std::unique_ptr<Session> state, pool_->acquire());
   // Back to the pool however this ends: a RunResult, or an error.
   std::unique_ptr<RunResult> result(new RunResult(pool_, std::move(state)));
@@ -66,8 +67,11 @@ Expected<std::unique_ptr<RunResult>> Session::runShared(std::span<const DLTensor
       return Error::format("{} is a sequence ({}): bind it with setInputSequence and run()",
                            infos[i].name.empty() ? fmt::format("input {}", i)
                                                  : fmt::format("input '{}'", infos[i].name),
-                           infos[i].str());
-    TS_RETURN_IF_ERROR(s.setInput(i, inputs[i]));
+                           infos[i].str())
+          .setCode(ErrorCode::InvalidArgument);
+    // Whatever binding refuses is the caller's input.
+    if (Status bound = s.setInput(i, inputs[i]); !bound.ok())
+      return std::move(bound).error().setCode(ErrorCode::InvalidArgument);
   }
   TS_RETURN_IF_ERROR(s.run());
   return result;

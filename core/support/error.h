@@ -19,6 +19,12 @@
 
 namespace tessera {
 
+/// What kind of failure an Error reports, for interfaces that hand callers a
+/// code (the C API's tessera_status_code_t): given where the error is made,
+/// and kept as context is added. Unknown leaves the choice to the interface
+/// (a load's default is data loss, a run's an internal fault).
+enum class ErrorCode { Unknown, InvalidArgument, NotFound, FailedPrecondition };
+
 class Error {
 public:
   Error() = default;
@@ -31,6 +37,16 @@ public:
 
   /// The innermost message, without context.
   const std::string &message() const { return message_; }
+  /// The kind of failure (ErrorCode), Unknown unless set.
+  ErrorCode code() const { return code_; }
+  Error &setCode(ErrorCode code) & {
+    code_ = code;
+    return *this;
+  }
+  Error &&setCode(ErrorCode code) && {
+    code_ = code;
+    return std::move(*this);
+  }
   /// Context lines, outermost last.
   const std::vector<std::string> &context() const { return context_; }
 
@@ -82,6 +98,7 @@ private:
   std::vector<std::string> context_;
   std::string position_;
   bool located_ = false;
+  ErrorCode code_ = ErrorCode::Unknown;
 };
 
 /// Either a value of type T or an Error. Checked access only.

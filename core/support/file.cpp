@@ -33,13 +33,17 @@ Status checkReadableFile(const std::string &path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     return Error::format("{}: cannot open the file ({})", path,
-                         errno == ENOENT ? "no such file" : std::strerror(errno));
+                         errno == ENOENT ? "no such file" : std::strerror(errno))
+        .setCode(ErrorCode::NotFound);
   if (S_ISDIR(st.st_mode))
-    return Error::format("{}: is a directory, not a file", path);
+    return Error::format("{}: is a directory, not a file", path)
+        .setCode(ErrorCode::InvalidArgument);
   if (!S_ISREG(st.st_mode))
-    return Error::format("{}: is {}, not a regular file", path, kindOf(st.st_mode));
+    return Error::format("{}: is {}, not a regular file", path, kindOf(st.st_mode))
+        .setCode(ErrorCode::InvalidArgument);
   if (::access(path.c_str(), R_OK) != 0)
-    return Error::format("{}: cannot open the file ({})", path, std::strerror(errno));
+    return Error::format("{}: cannot open the file ({})", path, std::strerror(errno))
+        .setCode(ErrorCode::NotFound);
   return okStatus();
 }
 

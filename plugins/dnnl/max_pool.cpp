@@ -17,20 +17,13 @@ namespace tessera::dnnl_plugin {
 
 namespace {
 
+using Taps = sdk::TapRange;
+
 /// The taps k in [0, K) of a window starting at `start` (stride-scaled
 /// output position minus the padding) with `step` between taps whose
 /// position start + k * step is inside [0, size).
-struct Taps {
-  int64_t first = 0, end = 0;
-};
 Taps tapsInside(int64_t start, int64_t K, int64_t step, int64_t size) {
-  Taps t;
-  t.first = start < 0 ? (-start + step - 1) / step : 0;
-  const int64_t last = size - 1 - start; // the largest offset still inside
-  t.end = last < 0 ? 0 : std::min(K, last / step + 1);
-  if (t.end < t.first)
-    t.end = t.first;
-  return t;
+  return sdk::tapsInside(start, K, step, 0, size);
 }
 
 /// The maximum over a window's taps of a vector of `Lanes` from `first` (the first

@@ -130,15 +130,6 @@ void broadcastBinary(F f, const float *a, const Shape &as, const float *b, const
   });
 }
 
-/// Number of taps start + k*dilation (k < size) that fall in [lo, hi).
-int64_t tapsInside(int64_t start, int64_t size, int64_t dilation, int64_t lo, int64_t hi) {
-  int64_t count = 0;
-  for (int64_t k = 0; k < size; ++k) {
-    int64_t p = start + k * dilation;
-    count += p >= lo && p < hi;
-  }
-  return count;
-}
 
 } // namespace
 
@@ -423,10 +414,10 @@ void avgPool2d(const float *x, const Shape &xs, const Window &win, bool countInc
     for (int64_t ow = 0; ow < OW; ++ow) {
       int64_t hs = oh * win.s[0] - win.p0[0], wst = ow * win.s[1] - win.p0[1];
       int64_t count = countIncludePad
-                          ? tapsInside(hs, win.k[0], win.d[0], -win.p0[0], H + win.p1[0]) *
-                                tapsInside(wst, win.k[1], win.d[1], -win.p0[1], W + win.p1[1])
-                          : tapsInside(hs, win.k[0], win.d[0], 0, H) *
-                                tapsInside(wst, win.k[1], win.d[1], 0, W);
+              ? sdk::tapsInside(hs, win.k[0], win.d[0], -win.p0[0], H + win.p1[0]).count() *
+                    sdk::tapsInside(wst, win.k[1], win.d[1], -win.p0[1], W + win.p1[1]).count()
+              : sdk::tapsInside(hs, win.k[0], win.d[0], 0, H).count() *
+                    sdk::tapsInside(wst, win.k[1], win.d[1], 0, W).count();
       for (int64_t p = 0; p < planes; ++p) {
         const float *xp = x + p * H * W;
         double sum = 0;

@@ -301,8 +301,8 @@ TEST_CASE("dnnl plugin: a matmul by constant weights runs as an inner product", 
   SECTION("constant weights: inner products, fused as before") {
     GraphBuilder b("tessera_dense_matmul");
     int64_t x = b.input("x", {1, 17, 33}), r = b.input("r", {1, 17, 3});
-    int64_t h = b.op("gelu", {b.op("add", {b.op("matmul", {x, b.constant("w", {33, 47}, -0.3, 0.3)}),
-                                           b.constant("bias", {47})})});
+    int64_t m = b.op("matmul", {x, b.constant("w", {33, 47}, -0.3, 0.3)});
+    int64_t h = b.op("gelu", {b.op("add", {m, b.constant("bias", {47})})});
     b.output(b.op("add", {b.op("matmul", {h, b.constant("w2", {47, 3}, -0.2, 0.2)}), r}));
     // One output column (a [K] weight, promoted), one row, a transposed one.
     b.output(b.op("matmul", {x, b.constant("v", {33}, -0.5, 0.5)}));

@@ -454,6 +454,30 @@ TEST_CASE("SDK readers refuse shapes whose sizes would overflow", "[json_plugin]
   CHECK(!sdk::shapeFits(std::vector<int64_t>{-1}));
 }
 
+// The taps of a window inside a range, which the core's reference pooling,
+// the json plugin's and the dnnl plugin's max pooling all take from the SDK:
+// against counting them one by one, windows before, across and after it.
+TEST_CASE("sdk::tapsInside gives the taps a count finds", "[json_plugin]") {
+  for (int64_t K : {1, 2, 3, 7})
+    for (int64_t step : {1, 2, 3})
+      for (int64_t start = -12; start <= 12; ++start)
+        for (auto [lo, hi] : {std::pair<int64_t, int64_t>{0, 5}, {-2, 7}, {3, 4}, {0, 0}}) {
+          int64_t first = -1, end = -1;
+          for (int64_t k = 0; k < K; ++k)
+            if (start + k * step >= lo && start + k * step < hi) {
+              first = first < 0 ? k : first;
+              end = k + 1;
+            }
+          const sdk::TapRange t = sdk::tapsInside(start, K, step, lo, hi);
+          INFO("K " << K << " step " << step << " start " << start << " in [" << lo << ", " << hi
+                    << ")");
+          CHECK(t.count() == (first < 0 ? 0 : end - first));
+          if (first >= 0)
+            CHECK((t.first == first && t.end == end));
+          CHECK((0 <= t.first && t.first <= t.end && t.end <= K));
+        }
+}
+
 TEST_CASE("json plugin: calls with wrong arguments name the argument", "[json_plugin]") {
   GraphBuilder b("tessera_args");
   int64_t x = b.input("x", {2, 3});

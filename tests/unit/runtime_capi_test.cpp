@@ -108,6 +108,20 @@ TEST_CASE("C API: load, query, run, outputs", "[runtime]") {
   CHECK(take(tessera_session_run(nullptr)).second == "session is NULL");
   CHECK(take(tessera_session_get_output(session, 2, &out)).first ==
         TESSERA_STATUS_INVALID_ARGUMENT);
+  // tessera_session_run_with: what binding refuses is the caller's
+  // (INVALID_ARGUMENT, whatever its message says), as is a wrong count.
+  tessera_run_result_t *result = nullptr;
+  DLTensor pair[2] = {tx, ty};
+  auto count = take(tessera_session_run_with(session, pair, 1, &result));
+  CHECK(count.first == TESSERA_STATUS_INVALID_ARGUMENT);
+  CHECK(count.second == "1 input given; the model has 2");
+  DLTensor badPair[2] = {tx, tw};
+  auto shapeWith = take(tessera_session_run_with(session, badPair, 2, &result));
+  CHECK(shapeWith.first == TESSERA_STATUS_INVALID_ARGUMENT);
+  CHECK(shapeWith.second == "input 'y': expected f32[4, 8], got f32[4, 9]");
+  CHECK(result == nullptr);
+  REQUIRE(take(tessera_session_run_with(session, pair, 2, &result)).second == "");
+  tessera_run_result_release(result);
   tessera_session_release(session);
   tessera_session_release(nullptr);
   tessera_model_release(nullptr);

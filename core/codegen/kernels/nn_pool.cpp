@@ -205,7 +205,9 @@ template <int DT> int32_t maxPoolIndicesImpl(const tk_args *a, const tessera_hos
 // --- avg_pool2d: ia = KH, KW, sh, sw, dh, dw, pad_top, pad_left, pad_bottom,
 //     pad_right, count_include_pad -------------------------------------------------
 
-/// Number of taps start + k*dilation (k < size) inside [lo, hi).
+/// Number of taps start + k*dilation (k < size) inside [lo, hi): the count of
+/// the SDK's sdk::tapsInside (tessera/sdk/shape_math.hpp), which this
+/// freestanding bitcode, including no C++ library header, cannot include.
 inline int64_t tapsInside(int64_t start, int64_t size, int64_t dilation, int64_t lo, int64_t hi) {
   int64_t count = 0;
   for (int64_t k = 0; k < size; ++k) {

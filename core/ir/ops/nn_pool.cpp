@@ -165,15 +165,6 @@ Expected<std::vector<Tensor>> maxPool2dIndicesKernel(std::span<const Tensor> in,
   return std::vector<Tensor>{y};
 }
 
-/// Number of taps start + k*dilation (k < size) that fall in [lo, hi).
-int64_t tapsInside(int64_t start, int64_t size, int64_t dilation, int64_t lo, int64_t hi) {
-  int64_t count = 0;
-  for (int64_t k = 0; k < size; ++k) {
-    int64_t p = start + k * dilation;
-    count += p >= lo && p < hi;
-  }
-  return count;
-}
 
 // avg_pool2d: the sum of the window's input elements (padding is zero)
 // divided by the number of taps inside the input (count_include_pad false)
@@ -192,10 +183,10 @@ Expected<std::vector<Tensor>> avgPool2dKernel(std::span<const Tensor> in, const 
     for (int64_t ow = 0; ow < ys[3]; ++ow) {
       int64_t hs = oh * win.s[0] - win.p0[0], ws = ow * win.s[1] - win.p0[1];
       int64_t count = includePad
-                          ? tapsInside(hs, win.k[0], win.d[0], -win.p0[0], xs[2] + win.p1[0]) *
-                                tapsInside(ws, win.k[1], win.d[1], -win.p0[1], xs[3] + win.p1[1])
-                          : tapsInside(hs, win.k[0], win.d[0], 0, xs[2]) *
-                                tapsInside(ws, win.k[1], win.d[1], 0, xs[3]);
+              ? sdk::tapsInside(hs, win.k[0], win.d[0], -win.p0[0], xs[2] + win.p1[0]).count() *
+                    sdk::tapsInside(ws, win.k[1], win.d[1], -win.p0[1], xs[3] + win.p1[1]).count()
+              : sdk::tapsInside(hs, win.k[0], win.d[0], 0, xs[2]).count() *
+                    sdk::tapsInside(ws, win.k[1], win.d[1], 0, xs[3]).count();
       for (int64_t n = 0; n < ys[0]; ++n)
         for (int64_t c = 0; c < ys[1]; ++c) {
           double sum = 0;

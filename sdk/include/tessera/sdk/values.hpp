@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "tessera/sdk/shape_math.hpp"
 #include "tessera/sdk/status.hpp"
 
 #include <algorithm>
@@ -69,24 +70,7 @@ inline std::string dtypeName(DLDataType t) {
 
 inline size_t dtypeBytes(DLDataType t) { return (size_t(t.bits) * t.lanes + 7) / 8; }
 
-/// The most elements a tensor type may have (TESSERA_MAX_ELEMENTS, as in the
-/// core's IR): every dim at most this, and the product of the non-zero dims
-/// at most this too. The core never hands a plugin a larger type and the
-/// SDK's readers refuse one, so no size computed from a type (element
-/// counts, byte sizes, strides) comes near int64 overflow.
-inline constexpr int64_t kMaxElements = TESSERA_MAX_ELEMENTS;
-
-/// Whether `shape` has no negative dim and keeps to kMaxElements.
-inline bool shapeFits(std::span<const int64_t> shape) {
-  int64_t elements = 1;
-  for (int64_t d : shape) {
-    if (d < 0 || d > kMaxElements || (d != 0 && elements > kMaxElements / d))
-      return false;
-    if (d != 0)
-      elements *= d;
-  }
-  return true;
-}
+// kMaxElements and shapeFits: tessera/sdk/shape_math.hpp.
 
 /// A tensor type: dtype and static shape.
 struct TensorType {
