@@ -306,7 +306,9 @@ const ConverterRegistry &ConverterRegistry::standard() {
     ConverterRegistry r;
     for (auto *family : {&registerElementwiseConverters, &registerReduceConverters,
                          &registerNNConverters, &registerTensorConverters,
-                         &registerLossConverters, &registerSequenceConverters,
+                         &registerLossConverters, &registerEinsumConverters,
+                         &registerIndexConverters, &registerQuantizeConverters,
+                         &registerSequenceConverters,
                          &registerRecurrentConverters, &registerSamplingConverters,
                          &registerSignalConverters,
                          &registerControlFlowConverters}) {

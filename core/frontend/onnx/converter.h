@@ -250,7 +250,10 @@ Status registerElementwiseConverters(ConverterRegistry &r); // math, activations
 Status registerReduceConverters(ConverterRegistry &r);      // Reduce*, ArgMax/ArgMin
 Status registerNNConverters(ConverterRegistry &r);          // Conv, Gemm, MatMul, pools, norms, Softmax, Resize
 Status registerTensorConverters(ConverterRegistry &r);      // shape and data movement, Constant, Shape, ...
-Status registerLossConverters(ConverterRegistry &r);        // NLL and SCE losses, Einsum, index ops
+Status registerLossConverters(ConverterRegistry &r);        // NLL and SCE losses, MeanVarianceNormalization
+Status registerEinsumConverters(ConverterRegistry &r);      // Einsum
+Status registerIndexConverters(ConverterRegistry &r);       // GatherND, Scatter*, Compress, NonZero, Unique, NMS
+Status registerQuantizeConverters(ConverterRegistry &r);    // QuantizeLinear, QLinearConv, MatMulInteger, ...
 Status registerSequenceConverters(ConverterRegistry &r);    // sequences as tuples of static length
 Status registerRecurrentConverters(ConverterRegistry &r);   // RNN, GRU unrolled; LSTM as lstm or unrolled
 Status registerSamplingConverters(ConverterRegistry &r);    // GridSample, RoiAlign

@@ -110,6 +110,34 @@ inline Expected<ir::Expr> tensorInput(const NodeContext &ctx, size_t i, std::str
   return e;
 }
 
+/// Registers one converter: op type, the opsets it covers, the converter
+/// and the notes docs/onnx-support.md shows (each family's register
+/// function, converter.h).
+inline Status addConverter(ConverterRegistry &r, std::string opType, int64_t minOpset,
+                           int64_t maxOpset, Converter convert, std::string notes) {
+  return r.add(
+      ConverterSpec{std::move(opType), minOpset, maxOpset, std::move(convert), std::move(notes)});
+}
+
+/// A scalar integer constant of dtype `dt`.
+inline ir::Expr scalarInt(NodeContext &ctx, ir::DType dt, int64_t v) {
+  return ctx.constant(ir::Tensor::fromInts(dt, {}, std::vector<int64_t>{v}));
+}
+
+/// `op` (reduce_sum, reduce_mean, reduce_min, ...) over every element, as a
+/// scalar.
+inline Expected<ir::Expr> reduceAll(NodeContext &ctx, std::string_view op, const ir::Expr &x) {
+  return ctx.call(op, {x}, {{"axes", Ints{}}, {"keepdims", false}});
+}
+
+/// Input `i` (named `name` in errors), which must be an integer tensor.
+inline Expected<ir::Expr> integerInput(NodeContext &ctx, size_t i, std::string_view name) {
+  TS_ASSIGN_OR_RETURN(ir::Expr e, tensorInput(ctx, i, name));
+  if (!ir::isInteger(dtypeOf(e)))
+    return ctx.error("input {} ('{}') must be an integer tensor, got {}", i, name, e->type().str());
+  return e;
+}
+
 /// A run-time symbol for the result count of data-dependent node `ctx`
 /// ("NonZero_3_count" for node '/NonZero_3'), bounded by `hi` (kUnbounded:
 /// none); `what` replaces "count" for a node with several.

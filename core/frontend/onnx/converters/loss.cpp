@@ -1,51 +1,25 @@
-//===- frontend/onnx/converters/loss.cpp - ONNX loss and index converters ---===//
+//===- frontend/onnx/converters/loss.cpp - ONNX loss converters ------------===//
 //
-// Converters for the ONNX losses and index-driven ops:
+// Converters for the ONNX losses and MeanVarianceNormalization:
 //   NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss  composed from
 //       log_softmax, gather_elements, gather, equal, where, reduce_sum, ...
-//   Einsum                      composed from transpose, slice (diagonals),
-//                               reduce_sum and batch_matmul
-//   GatherND, ScatterND, ScatterElements, Scatter  the core index ops
 //   MeanVarianceNormalization   composed from reduce_mean, sqrt, ...
-//   Compress                    gather with the indices of a constant condition
-//   ReverseSequence             gather_elements with computed indices
-//
-// This file holds the losses, MeanVarianceNormalization, the helpers the
-// family shares and registerLossConverters(); Einsum is in loss_einsum.cpp,
-// the index ops and the ops with data-dependent output shapes in
-// loss_index.cpp, the quantization ops in loss_quantize.cpp (shared
-// declarations: loss_internal.h).
+// and registerLossConverters(). Einsum is in einsum.cpp, the index ops in
+// index.cpp, the quantization ops in quantize.cpp, each family with its own
+// register function (converter.h).
 //
 //===----------------------------------------------------------------------===//
-#include "frontend/onnx/converters/loss_internal.h"
+#include "frontend/onnx/converters/common.h"
 
 #include <optional>
 
 namespace tessera::frontend::onnx {
 
-namespace loss_detail {
-
-//===----------------------------------------------------------------------===//
-// Helpers
-//===----------------------------------------------------------------------===//
-
-Expr scalarInt(NodeContext &ctx, DType dt, int64_t v) {
-  return ctx.constant(Tensor::fromInts(dt, {}, std::vector<int64_t>{v}));
-}
-
-/// Sum (or mean) of every element, as a scalar.
-Expected<Expr> reduceAll(NodeContext &ctx, std::string_view op, const Expr &x) {
-  return ctx.call(op, {x}, {{"axes", Ints{}}, {"keepdims", false}});
-}
-
-Expected<Expr> integerInput(NodeContext &ctx, size_t i, std::string_view name) {
-  TS_ASSIGN_OR_RETURN(Expr e, tensorInput(ctx, i, name));
-  if (!ir::isInteger(dtypeOf(e)))
-    return ctx.error("input {} ('{}') must be an integer tensor, got {}", i, name, e->type().str());
-  return e;
-}
-
 namespace {
+
+using ir::DType;
+using ir::Expr;
+using ir::Tensor;
 
 //===----------------------------------------------------------------------===//
 // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
@@ -182,61 +156,17 @@ Expected<Outputs> convertMVN(NodeContext &ctx) {
 }
 
 } // namespace
-} // namespace loss_detail
 
 Status registerLossConverters(ConverterRegistry &r) {
-  using namespace loss_detail;
-  auto add = [&](std::string opType, int64_t minOpset, int64_t maxOpset, Converter convert,
-                 std::string notes) {
-    return r.add(
-        ConverterSpec{std::move(opType), minOpset, maxOpset, std::move(convert), std::move(notes)});
-  };
-  TS_RETURN_IF_ERROR(add("NegativeLogLikelihoodLoss", 12, 17, convertNLL,
-                         "reduction none/sum/mean, weight, ignore_index, [N, C, d1, ...]; "
-                         "composed (gather_elements, gather, where, reduce_sum)"));
-  TS_RETURN_IF_ERROR(add("SoftmaxCrossEntropyLoss", 12, 17, convertSCE,
-                         "reduction none/sum/mean, weights, ignore_index, [N, C, d1, ...], "
-                         "log_prob output; composed (log_softmax + the NLL loss)"));
-  TS_RETURN_IF_ERROR(add("Einsum", 12, 17, convertEinsum,
-                         "explicit and implicit output, ellipsis, diagonals, any number of "
-                         "operands; composed (transpose, slice, reduce_sum, batch_matmul)"));
-  TS_RETURN_IF_ERROR(add("GatherND", 11, 17, convertGatherND, "core gather_nd; batch_dims"));
+  TS_RETURN_IF_ERROR(addConverter(r, "NegativeLogLikelihoodLoss", 12, 17, convertNLL,
+                                  "reduction none/sum/mean, weight, ignore_index, [N, C, d1, ...]; "
+                                  "composed (gather_elements, gather, where, reduce_sum)"));
   TS_RETURN_IF_ERROR(
-      add("ScatterND", 11, 17, convertScatterND, "core scatter_nd; reduction none/add/mul"));
-  TS_RETURN_IF_ERROR(add("ScatterElements", 11, 17, convertScatterElements,
-                         "core scatter_elements; axis, negative indices, reduction none/add/mul"));
-  TS_RETURN_IF_ERROR(add("Scatter", 9, 10, convertScatterElements,
-                         "core scatter_elements (deprecated ONNX op); axis"));
-  TS_RETURN_IF_ERROR(add("MeanVarianceNormalization", 9, 17, convertMVN,
-                         "axes; composed (reduce_mean, sqrt, divide)"));
-  TS_RETURN_IF_ERROR(add("Compress", 9, 17, convertCompress,
-                         "axis or flattened; gather of the true slices (a condition known only at run time: "
-                         "core nonzero, its count a run-time symbol)"));
-  TS_RETURN_IF_ERROR(add("ReverseSequence", 10, 17, convertReverseSequence,
-                         "batch_axis, time_axis; composed (gather_elements with computed "
-                         "indices)"));
-  TS_RETURN_IF_ERROR(add("NonZero", 9, 17, convertNonZero, "a constant on a constant input; else core nonzero (its count a run-time symbol)"));
-  TS_RETURN_IF_ERROR(add("Unique", 11, 17, convertUnique,
-                         "sorted, axis; core unique (its count a run-time symbol) and gather; "
-                         "constants on a constant input"));
-  TS_RETURN_IF_ERROR(add("NonMaxSuppression", 10, 17, convertNMS,
-                         "core non_max_suppression (its count a run-time symbol): constant thresholds as attributes "
-                         "(a constant on constant boxes and scores), thresholds known only at run time as "
-                         "arguments read when it runs"));
-  TS_RETURN_IF_ERROR(add("QuantizeLinear", 10, 17, convertQuantizeLinear,
-                         "u8/i8, per tensor or per axis; composed (divide, round, clip, cast)"));
-  TS_RETURN_IF_ERROR(add("DequantizeLinear", 10, 17, convertDequantizeLinear,
-                         "u8/i8/i32, per tensor or per axis; composed"));
-  TS_RETURN_IF_ERROR(add("DynamicQuantizeLinear", 11, 17, convertDynamicQuantizeLinear,
-                         "composed as ONNX's function body"));
-  TS_RETURN_IF_ERROR(add("MatMulInteger", 10, 17, convertMatMulInteger,
-                         "zero points per tensor/row/column; matmul in f64 (exact below 2^53)"));
-  TS_RETURN_IF_ERROR(add("ConvInteger", 10, 17, convertConvInteger,
-                         "zero points (w's per channel); the Conv converter in f64"));
-  TS_RETURN_IF_ERROR(add("QLinearMatMul", 10, 17, convertQLinearMatMul,
-                         "integer matmul, requantized in f32 with round half to even"));
-  TS_RETURN_IF_ERROR(add("QLinearConv", 10, 17, convertQLinearConv,
-                         "integer Conv + i32 bias, per-channel w scale, requantized in f32"));
+      addConverter(r, "SoftmaxCrossEntropyLoss", 12, 17, convertSCE,
+                   "reduction none/sum/mean, weights, ignore_index, [N, C, d1, ...], "
+                   "log_prob output; composed (log_softmax + the NLL loss)"));
+  TS_RETURN_IF_ERROR(addConverter(r, "MeanVarianceNormalization", 9, 17, convertMVN,
+                                  "axes; composed (reduce_mean, sqrt, divide)"));
   return okStatus();
 }
 

@@ -1,4 +1,4 @@
-//===- frontend/onnx/converters/loss_index.cpp - ONNX index converters ----===//
+//===- frontend/onnx/converters/index.cpp - ONNX index converters ----===//
 //
 // The index-driven ONNX ops: GatherND, ScatterND, ScatterElements and Scatter
 // on the core index ops, Compress (gather with the indices of a constant
@@ -6,10 +6,10 @@
 // the ops with data-dependent output shapes, NonZero, Unique and
 // NonMaxSuppression: core ops whose result size the data decides, folded on
 // constant inputs.
-// registerLossConverters() (loss.cpp) registers them.
+// registerIndexConverters() at the end registers them.
 //
 //===----------------------------------------------------------------------===//
-#include "frontend/onnx/converters/loss_internal.h"
+#include "frontend/onnx/converters/common.h"
 
 #include "ir/ops/unique.h"
 #include "ir/symbol.h"
@@ -20,7 +20,13 @@
 #include <cmath>
 #include <numeric>
 
-namespace tessera::frontend::onnx::loss_detail {
+namespace tessera::frontend::onnx {
+
+namespace index_detail {
+
+using ir::DType;
+using ir::Expr;
+using ir::Tensor;
 
 //===----------------------------------------------------------------------===//
 // Index ops
@@ -386,4 +392,39 @@ Expected<Outputs> convertNMS(NodeContext &ctx) {
   return Outputs{selected};
 }
 
-} // namespace tessera::frontend::onnx::loss_detail
+} // namespace index_detail
+
+Status registerIndexConverters(ConverterRegistry &r) {
+  using namespace index_detail;
+  TS_RETURN_IF_ERROR(
+      addConverter(r, "GatherND", 11, 17, convertGatherND, "core gather_nd; batch_dims"));
+  TS_RETURN_IF_ERROR(addConverter(r, "ScatterND", 11, 17, convertScatterND,
+                                  "core scatter_nd; reduction none/add/mul"));
+  TS_RETURN_IF_ERROR(
+      addConverter(r, "ScatterElements", 11, 17, convertScatterElements,
+                   "core scatter_elements; axis, negative indices, reduction none/add/mul"));
+  TS_RETURN_IF_ERROR(addConverter(r, "Scatter", 9, 10, convertScatterElements,
+                                  "core scatter_elements (deprecated ONNX op); axis"));
+  TS_RETURN_IF_ERROR(addConverter(
+      r, "Compress", 9, 17, convertCompress,
+      "axis or flattened; gather of the true slices (a condition known only at run time: "
+      "core nonzero, its count a run-time symbol)"));
+  TS_RETURN_IF_ERROR(addConverter(r, "ReverseSequence", 10, 17, convertReverseSequence,
+                                  "batch_axis, time_axis; composed (gather_elements with computed "
+                                  "indices)"));
+  TS_RETURN_IF_ERROR(addConverter(
+      r, "NonZero", 9, 17, convertNonZero,
+      "a constant on a constant input; else core nonzero (its count a run-time symbol)"));
+  TS_RETURN_IF_ERROR(
+      addConverter(r, "Unique", 11, 17, convertUnique,
+                   "sorted, axis; core unique (its count a run-time symbol) and gather; "
+                   "constants on a constant input"));
+  TS_RETURN_IF_ERROR(addConverter(
+      r, "NonMaxSuppression", 10, 17, convertNMS,
+      "core non_max_suppression (its count a run-time symbol): constant thresholds as attributes "
+      "(a constant on constant boxes and scores), thresholds known only at run time as "
+      "arguments read when it runs"));
+  return okStatus();
+}
+
+} // namespace tessera::frontend::onnx

@@ -1,18 +1,24 @@
-//===- frontend/onnx/converters/loss_einsum.cpp - ONNX Einsum converter ---===//
+//===- frontend/onnx/converters/einsum.cpp - ONNX Einsum converter ---===//
 //
 // Einsum composed from transpose, slice (diagonals), reduce_sum and
 // batch_matmul: explicit and implicit outputs, ellipsis with broadcasting,
-// repeated labels and any number of operands. registerLossConverters()
-// (loss.cpp) registers it.
+// repeated labels and any number of operands. registerEinsumConverters()
+// at the end registers it.
 //
 //===----------------------------------------------------------------------===//
-#include "frontend/onnx/converters/loss_internal.h"
+#include "frontend/onnx/converters/common.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-namespace tessera::frontend::onnx::loss_detail {
+namespace tessera::frontend::onnx {
+
+namespace einsum_detail {
+
+using ir::DType;
+using ir::Expr;
+using ir::Tensor;
 
 //===----------------------------------------------------------------------===//
 // Einsum
@@ -316,4 +322,15 @@ Expected<Outputs> convertEinsum(NodeContext &ctx) {
   return Outputs{y};
 }
 
-} // namespace tessera::frontend::onnx::loss_detail
+} // namespace einsum_detail
+
+Status registerEinsumConverters(ConverterRegistry &r) {
+  using namespace einsum_detail;
+  TS_RETURN_IF_ERROR(
+      addConverter(r, "Einsum", 12, 17, convertEinsum,
+                   "explicit and implicit output, ellipsis, diagonals, any number of "
+                   "operands; composed (transpose, slice, reduce_sum, batch_matmul)"));
+  return okStatus();
+}
+
+} // namespace tessera::frontend::onnx

@@ -1,16 +1,22 @@
-//===- frontend/onnx/converters/loss_quantize.cpp - ONNX quantization converters ---===//
+//===- frontend/onnx/converters/quantize.cpp - ONNX quantization converters ---===//
 //
 // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger,
 // ConvInteger, QLinearMatMul and QLinearConv, composed from core ops (the
 // integer convolutions through the Conv converter).
-// registerLossConverters() (loss.cpp) registers them.
+// registerQuantizeConverters() at the end registers them.
 //
 //===----------------------------------------------------------------------===//
-#include "frontend/onnx/converters/loss_internal.h"
+#include "frontend/onnx/converters/common.h"
 
 #include <array>
 
-namespace tessera::frontend::onnx::loss_detail {
+namespace tessera::frontend::onnx {
+
+namespace quantize_detail {
+
+using ir::DType;
+using ir::Expr;
+using ir::Tensor;
 
 //===----------------------------------------------------------------------===//
 // Quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
@@ -236,4 +242,28 @@ Expected<Outputs> convertQLinearConv(NodeContext &ctx) {
   return Outputs{y};
 }
 
-} // namespace tessera::frontend::onnx::loss_detail
+} // namespace quantize_detail
+
+Status registerQuantizeConverters(ConverterRegistry &r) {
+  using namespace quantize_detail;
+  TS_RETURN_IF_ERROR(
+      addConverter(r, "QuantizeLinear", 10, 17, convertQuantizeLinear,
+                   "u8/i8, per tensor or per axis; composed (divide, round, clip, cast)"));
+  TS_RETURN_IF_ERROR(addConverter(r, "DequantizeLinear", 10, 17, convertDequantizeLinear,
+                                  "u8/i8/i32, per tensor or per axis; composed"));
+  TS_RETURN_IF_ERROR(addConverter(r, "DynamicQuantizeLinear", 11, 17, convertDynamicQuantizeLinear,
+                                  "composed as ONNX's function body"));
+  TS_RETURN_IF_ERROR(
+      addConverter(r, "MatMulInteger", 10, 17, convertMatMulInteger,
+                   "zero points per tensor/row/column; matmul in f64 (exact below 2^53)"));
+  TS_RETURN_IF_ERROR(addConverter(r, "ConvInteger", 10, 17, convertConvInteger,
+                                  "zero points (w's per channel); the Conv converter in f64"));
+  TS_RETURN_IF_ERROR(addConverter(r, "QLinearMatMul", 10, 17, convertQLinearMatMul,
+                                  "integer matmul, requantized in f32 with round half to even"));
+  TS_RETURN_IF_ERROR(
+      addConverter(r, "QLinearConv", 10, 17, convertQLinearConv,
+                   "integer Conv + i32 bias, per-channel w scale, requantized in f32"));
+  return okStatus();
+}
+
+} // namespace tessera::frontend::onnx
