@@ -1,10 +1,11 @@
 # cmake -DCORE=<core folder> -P check_layering.cmake
 #
-# The core's layers and what each may include (docs/design/0001 and
-# ARCHITECTURE.md; lowest first). A layer includes only layers below it
-# ("tessera/..." are the SDK's public headers, below every layer): an include outside its list
-# fails, naming the file and the line. The pass machinery (passes/) knows no
-# partitioning; the runtime knows no compiler; codegen knows no plugin.
+# The core's layers and what each may include (the picture is
+# docs/design/0012-layers.md; lowest first). A layer includes only layers
+# below it ("tessera/..." are the SDK's public headers, below every layer):
+# an include outside its list fails, naming the file and the line. The pass
+# machinery (passes/) knows no partitioning; the runtime knows no compiler;
+# codegen knows no plugin.
 cmake_minimum_required(VERSION 3.20)
 set(allowed_support "")
 set(allowed_ir support)
