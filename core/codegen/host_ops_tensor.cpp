@@ -71,32 +71,32 @@ void addUnary(LoweringTable &table) {
   };
   for (const auto &[name, code] : codes)
     table.add(name, [code](const ir::Attrs &, const HostOpTypes &) -> Expected<KernelCall> {
-      return KernelCall{"unary", {code}, {}, 0};
+      return KernelCall{"unary", {code}, {}, 0, {}};
     });
   table.add("leaky_relu", [](const ir::Attrs &attrs, const HostOpTypes &) -> Expected<KernelCall> {
-    return KernelCall{"unary", {TK_U_LEAKY_RELU}, {attrs.getFloat("alpha")}, 0};
+    return KernelCall{"unary", {TK_U_LEAKY_RELU}, {attrs.getFloat("alpha")}, 0, {}};
   });
   table.add(
       "hard_sigmoid", [](const ir::Attrs &attrs, const HostOpTypes &) -> Expected<KernelCall> {
         return KernelCall{
-            "unary", {TK_U_HARD_SIGMOID}, {attrs.getFloat("alpha"), attrs.getFloat("beta")}, 0};
+            "unary", {TK_U_HARD_SIGMOID}, {attrs.getFloat("alpha"), attrs.getFloat("beta")}, 0, {}};
       });
   table.add("gelu", [](const ir::Attrs &attrs, const HostOpTypes &) -> Expected<KernelCall> {
     bool tanhApprox = attrs.getString("approximate") == "tanh";
-    return KernelCall{"unary", {tanhApprox ? TK_U_GELU_TANH : TK_U_GELU}, {}, 0};
+    return KernelCall{"unary", {tanhApprox ? TK_U_GELU_TANH : TK_U_GELU}, {}, 0, {}};
   });
   table.add("clip", [](const ir::Attrs &attrs, const HostOpTypes &t) -> Expected<KernelCall> {
     double lo = attrs.getFloat("min"), hi = attrs.getFloat("max");
     DType dt = t.inputs[0].dtype();
     return KernelCall{
-        "unary", {TK_U_CLIP, clipBound(lo, true, dt), clipBound(hi, false, dt)}, {lo, hi}, 0};
+        "unary", {TK_U_CLIP, clipBound(lo, true, dt), clipBound(hi, false, dt)}, {lo, hi}, 0, {}};
   });
   table.add("isinf", [](const ir::Attrs &attrs, const HostOpTypes &) -> Expected<KernelCall> {
     return KernelCall{"unary",
                       {TK_U_ISINF, attrs.getBool("detect_positive") ? 1 : 0,
                        attrs.getBool("detect_negative") ? 1 : 0},
                       {},
-                      0};
+                      0, {}};
   });
 }
 
@@ -104,7 +104,7 @@ void addUnary(LoweringTable &table) {
 // strides_b[rank]] over the collapsed output.
 Expected<KernelCall> lowerBroadcast(const char *kernel, int64_t op, const HostOpTypes &t) {
   TS_ASSIGN_OR_RETURN(Walk w, broadcastWalk(t));
-  KernelCall call{kernel, {op}, {}, 0};
+  KernelCall call{kernel, {op}, {}, 0, {}};
   appendWalk(call.ia, w);
   return call;
 }
@@ -137,13 +137,13 @@ void addBinary(LoweringTable &table) {
   // where: ia = [elem_size, rank, shape[rank], strides_cond, strides_x, strides_y].
   table.add("where", [](const ir::Attrs &, const HostOpTypes &t) -> Expected<KernelCall> {
     TS_ASSIGN_OR_RETURN(Walk w, broadcastWalk(t));
-    KernelCall call{"where", {elemSize(t.outputs[0])}, {}, 0};
+    KernelCall call{"where", {elemSize(t.outputs[0])}, {}, 0, {}};
     appendWalk(call.ia, w);
     return call;
   });
   // cast: no attributes (the kernel reads the dtypes of its tensors).
   table.add("cast", [](const ir::Attrs &, const HostOpTypes &) -> Expected<KernelCall> {
-    return KernelCall{"cast", {}, {}, 0};
+    return KernelCall{"cast", {}, {}, 0, {}};
   });
 }
 
@@ -154,7 +154,7 @@ void addBinary(LoweringTable &table) {
 // strided_copy: ia = [elem_size, base, rank, shape[rank], strides[rank]].
 Expected<KernelCall> stridedCopy(const ir::Type &out, int64_t base, Ints strides) {
   TS_ASSIGN_OR_RETURN(Walk w, collapse(Walk{out.shape(), {std::move(strides)}}));
-  KernelCall call{"strided_copy", {elemSize(out), base}, {}, 0};
+  KernelCall call{"strided_copy", {elemSize(out), base}, {}, 0, {}};
   appendWalk(call.ia, w);
   return call;
 }
@@ -163,7 +163,7 @@ void addTransform(LoweringTable &table) {
   // copy: ia = [nbytes]; the shape-only ops.
   for (const char *op : {"reshape", "flatten", "squeeze", "unsqueeze"})
     table.add(op, [](const ir::Attrs &, const HostOpTypes &t) -> Expected<KernelCall> {
-      return KernelCall{"copy", {numel(t.outputs[0].shape()) * elemSize(t.outputs[0])}, {}, 0};
+      return KernelCall{"copy", {numel(t.outputs[0].shape()) * elemSize(t.outputs[0])}, {}, 0, {}};
     });
   table.add("transpose", [](const ir::Attrs &attrs, const HostOpTypes &t) {
     const Ints &in = t.inputs[0].shape();
@@ -222,7 +222,7 @@ void addTransform(LoweringTable &table) {
         "concat",
         {elemSize(t.outputs[0]), product(out, 0, size_t(axis)), out[size_t(axis)] * inner},
         {},
-        0};
+        0, {}};
     for (const ir::Type &in : t.inputs)
       call.ia.push_back(in.shape()[size_t(axis)] * inner);
     return call;
@@ -236,7 +236,7 @@ void addTransform(LoweringTable &table) {
     KernelCall call{"split",
                     {elemSize(t.inputs[0]), product(in, 0, size_t(axis)), in[size_t(axis)] * inner},
                     {},
-                    0};
+                    0, {}};
     int64_t offset = 0;
     for (const ir::Type &out : t.outputs) {
       int64_t len = out.shape()[size_t(axis)] * inner;
@@ -267,7 +267,7 @@ void addTransform(LoweringTable &table) {
                     {elemSize(t.inputs[0]), int64_t(rank), code,
                      fillBits(t.inputs[0].dtype(), attrs.getFloat("value"))},
                     {},
-                    0};
+                    0, {}};
     Ints strides = ir::rowMajorStrides(in);
     for (size_t d = 0; d < rank; ++d) {
       int64_t b = pads[d], e = pads[d + rank];
@@ -301,7 +301,7 @@ void addIndex(LoweringTable &table) {
                       {elemSize(t.inputs[0]), product(ds, 0, size_t(axis)), ds[size_t(axis)],
                        numel(t.inputs[1].shape()), product(ds, size_t(axis) + 1, ds.size())},
                       {},
-                      0};
+                      0, {}};
   });
   // gather_elements: ia = [elem_size, rank, axis, dim, indices_shape[rank],
   // data_strides[rank]].
@@ -314,7 +314,7 @@ void addIndex(LoweringTable &table) {
               KernelCall call{"gather_elements",
                               {elemSize(t.inputs[0]), int64_t(ds.size()), axis, ds[size_t(axis)]},
                               {},
-                              0};
+                              0, {}};
               Ints strides = ir::rowMajorStrides(ds);
               call.ia.insert(call.ia.end(), is.begin(), is.end());
               call.ia.insert(call.ia.end(), strides.begin(), strides.end());
@@ -324,7 +324,7 @@ void addIndex(LoweringTable &table) {
   table.add("nonzero", [](const ir::Attrs &, const HostOpTypes &t) -> Expected<KernelCall> {
     const Ints &ds = t.inputs[0].shape();
     KernelCall call{"nonzero", {elemSize(t.inputs[0]), std::max<int64_t>(int64_t(ds.size()), 1)},
-                    {}, 0};
+                    {}, 0, {}};
     call.ia.insert(call.ia.end(), ds.begin(), ds.end());
     if (ds.empty())
       call.ia.push_back(1);
@@ -339,45 +339,49 @@ void addIndex(LoweringTable &table) {
       (d < axis ? outer : inner) *= d == axis ? 1 : ds[d];
     const int64_t n = ds[axis];
     return KernelCall{"unique", {outer, n, inner, attrs.getBool("sorted")}, {},
-                      uint64_t(32 * std::max<int64_t>(n, 1))};
+                      uint64_t(32 * std::max<int64_t>(n, 1)), {}};
   });
   // non_max_suppression: ia = [batches, classes, n, max_output,
   // use_score_threshold, center_point_box], fa = [iou, score threshold].
   table.add("non_max_suppression",
             [](const ir::Attrs &attrs, const HostOpTypes &t) -> Expected<KernelCall> {
               const Ints &s = t.inputs[1].shape();
-              return KernelCall{"non_max_suppression",
-                                {s[0], s[1], s[2], attrs.getInt("max_output"),
-                                 attrs.getBool("use_score_threshold"),
-                                 attrs.getBool("center_point_box")},
-                                {attrs.getFloat("iou_threshold"), attrs.getFloat("score_threshold")},
-                                // the selection (i64 per box), then the selection's own
-                                uint64_t(8 * s[2] + nms::scratchBytes(s[2]))};
+              return KernelCall{
+                  "non_max_suppression",
+                  {s[0], s[1], s[2], attrs.getInt("max_output"),
+                   attrs.getBool("use_score_threshold"), attrs.getBool("center_point_box")},
+                  {attrs.getFloat("iou_threshold"), attrs.getFloat("score_threshold")},
+                  // the selection (i64 per box), then the selection's own
+                  uint64_t(8 * s[2] + nms::scratchBytes(s[2])),
+                  {}};
             });
   // range: ia = [start, delta, n] (the count from the result's shape).
   table.add("range", [](const ir::Attrs &attrs, const HostOpTypes &t) -> Expected<KernelCall> {
     if (t.outputs[0].dtype() != ir::DType::I64 && t.outputs[0].dtype() != ir::DType::I32)
       return Error::format("range to {}: the host kernel writes i64 and i32",
                            ir::dtypeName(t.outputs[0].dtype()));
-    return KernelCall{
-        "range", {attrs.getInt("start"), attrs.getInt("delta"), t.outputs[0].shape()[0]}, {}, 0};
+    return KernelCall{"range",
+                      {attrs.getInt("start"), attrs.getInt("delta"), t.outputs[0].shape()[0]},
+                      {},
+                      0,
+                      {}};
   });
   // iota: the range kernel from 0 by 1 (the length from the result's shape).
   table.add("iota", [](const ir::Attrs &, const HostOpTypes &t) -> Expected<KernelCall> {
-    return KernelCall{"range", {0, 1, t.outputs[0].shape()[0]}, {}, 0};
+    return KernelCall{"range", {0, 1, t.outputs[0].shape()[0]}, {}, 0, {}};
   });
   // check: ia = [elem_size] (the sizes from the tensors' run-time shapes).
   table.add("check", [](const ir::Attrs &, const HostOpTypes &t) -> Expected<KernelCall> {
-    return KernelCall{"check", {int64_t(ir::dtypeSize(t.inputs[0].dtype()))}, {}, 0};
+    return KernelCall{"check", {int64_t(ir::dtypeSize(t.inputs[0].dtype()))}, {}, 0, {}};
   });
   // range_count: no parameters (the dtype is the inputs').
   table.add("range_count", [](const ir::Attrs &, const HostOpTypes &) -> Expected<KernelCall> {
-    return KernelCall{"range_count", {}, {}, 0};
+    return KernelCall{"range_count", {}, {}, 0, {}};
   });
   // symbol_values: ia = [n, values...].
   table.add("symbol_values", [](const ir::Attrs &attrs, const HostOpTypes &) -> Expected<KernelCall> {
     const Ints values = attrs.getInts("values");
-    KernelCall call{"symbol_values", {int64_t(values.size())}, {}, 0};
+    KernelCall call{"symbol_values", {int64_t(values.size())}, {}, 0, {}};
     call.ia.insert(call.ia.end(), values.begin(), values.end());
     return call;
   });
@@ -392,7 +396,7 @@ void addIndex(LoweringTable &table) {
                     {elemSize(t.inputs[0]), product(ds, 0, b), product(is, b, is.size() - 1),
                      int64_t(k), product(ds, b + k, ds.size()), b == 0 ? 0 : strides[b - 1]},
                     {},
-                    0};
+                    0, {}};
     for (size_t j = 0; j < k; ++j) {
       call.ia.push_back(ds[b + j]);
       call.ia.push_back(strides[b + j]);
@@ -409,7 +413,7 @@ void addIndex(LoweringTable &table) {
                     {reductionCode(attrs.getString("reduction")), product(is, 0, is.size() - 1),
                      int64_t(k), product(ds, k, ds.size())},
                     {},
-                    0};
+                    0, {}};
     for (size_t j = 0; j < k; ++j) {
       call.ia.push_back(ds[j]);
       call.ia.push_back(strides[j]);
@@ -428,7 +432,7 @@ void addIndex(LoweringTable &table) {
                               {reductionCode(attrs.getString("reduction")), int64_t(ds.size()),
                                axis, ds[size_t(axis)]},
                               {},
-                              0};
+                              0, {}};
               Ints strides = ir::rowMajorStrides(ds);
               call.ia.insert(call.ia.end(), is.begin(), is.end());
               call.ia.insert(call.ia.end(), strides.begin(), strides.end());
