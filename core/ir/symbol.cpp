@@ -1,8 +1,6 @@
 //===- ir/symbol.cpp - The process-wide table of symbols ------------------===//
 #include "ir/symbol.h"
 
-#include "ir/type.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -222,30 +220,6 @@ std::vector<SymbolDefinition> symbolDefinitions(int64_t dim) {
 
 int64_t derivedPlaceholder(std::string_view printed) {
   return SymbolTable::get().named(std::string(printed), 0, kUnbounded);
-}
-
-bool typesMatch(const Type &declared, const Type &inferred) {
-  if (declared == inferred)
-    return true;
-  if (declared.kind() != inferred.kind())
-    return false;
-  if (declared.isTensor()) {
-    if (declared.dtype() != inferred.dtype() || declared.rank() != inferred.rank())
-      return false;
-    for (size_t i = 0; i < declared.rank(); ++i) {
-      const int64_t a = declared.shape()[i], b = inferred.shape()[i];
-      if (a != b && !(isSymbol(a) && isSymbol(b) && symbolInfo(a).name.starts_with('?') &&
-                      symbolInfo(b).derived() && dimStr(b) == symbolInfo(a).name))
-        return false;
-    }
-    return true;
-  }
-  if (declared.fields().size() != inferred.fields().size())
-    return false;
-  for (size_t i = 0; i < declared.fields().size(); ++i)
-    if (!typesMatch(declared.fields()[i], inferred.fields()[i]))
-      return false;
-  return !declared.isFunc() || typesMatch(declared.result(), inferred.result());
 }
 
 bool isKnownSymbol(int64_t dim) { return SymbolTable::get().find(dim) != nullptr; }

@@ -51,8 +51,6 @@
 
 namespace tessera::ir {
 
-class Type;
-
 inline constexpr size_t kProbes = 8;
 inline constexpr int64_t kUnbounded = -1;
 
@@ -124,11 +122,8 @@ int64_t readBackDim(const std::array<int64_t, kProbes> &values, std::optional<in
 /// A derived dim read back from text ("?3fa0"): its formula is not in the
 /// text, so it is a symbol of that name with no relation to others; a
 /// declared type matches an inferred one whose derived dim prints the same
-/// (typesMatch).
+/// (typesMatch, type.h).
 int64_t derivedPlaceholder(std::string_view printed);
-/// `declared` (from text) against `inferred`: equal, except that a derived
-/// placeholder matches the derived symbol that prints as it.
-bool typesMatch(const Type &declared, const Type &inferred);
 /// The value of `dim` when every named symbol it comes from is at its
 /// lower bound + 1 (within its bounds): a derived one through its first
 /// definition, so that N and 2N are 2 and 4, not 2 and 3. Nullopt where a

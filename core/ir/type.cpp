@@ -250,4 +250,28 @@ void Type::appendTo(std::string &out) const {
   }
 }
 
+bool typesMatch(const Type &declared, const Type &inferred) {
+  if (declared == inferred)
+    return true;
+  if (declared.kind() != inferred.kind())
+    return false;
+  if (declared.isTensor()) {
+    if (declared.dtype() != inferred.dtype() || declared.rank() != inferred.rank())
+      return false;
+    for (size_t i = 0; i < declared.rank(); ++i) {
+      const int64_t a = declared.shape()[i], b = inferred.shape()[i];
+      if (a != b && !(isSymbol(a) && isSymbol(b) && symbolInfo(a).name.starts_with('?') &&
+                      symbolInfo(b).derived() && dimStr(b) == symbolInfo(a).name))
+        return false;
+    }
+    return true;
+  }
+  if (declared.fields().size() != inferred.fields().size())
+    return false;
+  for (size_t i = 0; i < declared.fields().size(); ++i)
+    if (!typesMatch(declared.fields()[i], inferred.fields()[i]))
+      return false;
+  return !declared.isFunc() || typesMatch(declared.result(), inferred.result());
+}
+
 } // namespace tessera::ir

@@ -103,4 +103,9 @@ private:
   const Impl *impl_; // uniqued, never freed
 };
 
+/// `declared` (from text) against `inferred`: equal, except that a derived
+/// placeholder matches the derived symbol that prints as it
+/// (derivedPlaceholder, symbol.h).
+bool typesMatch(const Type &declared, const Type &inferred);
+
 } // namespace tessera::ir
